@@ -1,0 +1,59 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Each installs what it needs.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+REQS := layers/runtime/requirements.txt
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml $(REQS)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r $(REQS) -e '.[dev]'
+	@touch $@
+
+.PHONY: install
+install: $(STAMP) ## Create .venv and install the package (editable) with dev tools
+
+.PHONY: demo
+demo: $(STAMP) ## Run the document-feedback workflow end to end on the embedded defaults
+	$(BIN)/agent-runtime run document-feedback \
+		--message "Please review the attached design doc against our existing ones before Friday's review." \
+		--file examples/documents/webhook-retries-design.md \
+		--file examples/documents/queue-consumer-design.md
+
+.PHONY: test
+test: $(STAMP) ## Run lint and the unit + functional test suites
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest
+
+.PHONY: lint
+lint: $(STAMP) ## Lint and check formatting (ruff)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+.PHONY: fmt
+fmt: $(STAMP) ## Format the code (ruff)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+.PHONY: lock
+lock: ## Regenerate layers/runtime/requirements.txt from pyproject.toml
+	@test -x $(BIN)/uv || { test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); $(BIN)/python -m pip install --quiet uv; }
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --no-header --quiet -o $(REQS)
+
+.PHONY: bench
+bench: $(STAMP) ## Run the benchmarks under tests/bench (not part of make test)
+	$(BIN)/python -m pytest tests/bench -s
+
+.PHONY: clean
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .ruff_cache .aws-sam

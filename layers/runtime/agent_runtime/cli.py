@@ -1,0 +1,164 @@
+"""``agent-runtime``: run workflows locally and check workflow files.
+
+Exit codes: 0 completed, 1 the run failed, 2 bad usage or configuration, 3 stopped at the tool-call limit,
+4 suspended at the deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .config import RuntimeConfig
+from .errors import ConfigError
+from .files import FileInputError, FileStore, InMemoryFileStore
+from .record import RunRecord, RunStatus
+from .runtime import build_agent, open_model
+from .threads import LocalThreadStore, check_thread_id
+from .trace import TraceHook
+from .workflows import WorkflowError, available_workflows, load_workflow
+
+EXIT_CODES = {
+    RunStatus.COMPLETED: 0,
+    RunStatus.FAILED: 1,
+    RunStatus.TOOL_CALL_LIMIT: 3,
+    RunStatus.SUSPENDED: 4,
+}
+EXIT_USAGE = 2
+
+DESCRIPTION = """\
+Serverless agent runtime: run LLM workflows with a context engine built for huge files.
+
+With neither OPENAI_API_KEY nor OPENAI_BASE_URL set, runs use the embedded demo model (a scripted
+OpenAI-compatible server on 127.0.0.1). Set OPENAI_BASE_URL (and OPENAI_API_KEY if the endpoint needs
+one) to use OpenAI, Azure-compatible gateways, Ollama, vLLM or LiteLLM."""
+
+RUN_EPILOG = """\
+examples:
+  agent-runtime run document-feedback --message "Review this" --file spec.md --file old-spec.md
+  agent-runtime run ./my-workflow.yaml --message "hello" --json
+  agent-runtime run document-feedback --thread PROJ-123 --message "and now?"
+
+exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached,
+4 suspended at the deadline"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-runtime", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = commands.add_parser(
+        "run",
+        help="run a workflow on a message and print the final answer",
+        description="Run a workflow on a message and print the final answer on stdout. "
+        "A live trace (turns, tokens used/available, tool calls) goes to stderr.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("workflow", metavar="WORKFLOW", help="a workflow name in the workflows folder, or a YAML path")
+    run.add_argument("-m", "--message", required=True, help="the user's message")
+    run.add_argument(
+        "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="attach a file (repeatable)"
+    )
+    run.add_argument(
+        "-t", "--thread", metavar="ID", help="continue (or start) a conversation thread stored under AGENT_STATE_DIR"
+    )
+    run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
+    run.add_argument("-q", "--quiet", action="store_true", help="no live trace on stderr")
+    run.set_defaults(handler=_cmd_run)
+
+    workflows = commands.add_parser(
+        "workflows", help="list or validate workflow files", description="List or validate workflow files."
+    )
+    wf_commands = workflows.add_subparsers(dest="workflows_command", metavar="COMMAND", required=True)
+    wf_list = wf_commands.add_parser("list", help="list the workflows in the workflows folder")
+    wf_list.set_defaults(handler=_cmd_workflows_list)
+    wf_validate = wf_commands.add_parser(
+        "validate",
+        help="validate workflows; exit 2 with one line per problem (file: key: why)",
+        description="Validate workflow files. With no argument, validates every workflow in the workflows folder.",
+    )
+    wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
+    wf_validate.set_defaults(handler=_cmd_workflows_validate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        config = RuntimeConfig.from_env()
+        return int(args.handler(args, config))
+    except ConfigError as error:
+        print(f"agent-runtime: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _load_files(paths: Sequence[str]) -> FileStore:
+    store = InMemoryFileStore()
+    for raw in paths:
+        path = Path(raw)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise FileInputError(f"--file {raw}: {error.strerror or error}") from None
+        store.put(data, name=path.name)
+    return store
+
+
+def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    workflow = load_workflow(args.workflow, config.workflows_dir)
+    files = _load_files(args.files)
+    threads = LocalThreadStore(config.state_dir)
+    state = threads.load(check_thread_id(args.thread)) if args.thread else None
+    hooks = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
+    with open_model(workflow, config) as model:
+        record = build_agent(workflow, model, files=files, hooks=hooks).run(args.message, state=state)
+    if args.thread and record.state is not None:
+        threads.save(args.thread, record.state)
+    _print_outcome(record, as_json=args.json)
+    return EXIT_CODES.get(record.status, 1)
+
+
+def _print_outcome(record: RunRecord, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
+    elif record.final_answer is not None:
+        print(record.final_answer)
+    if record.status is not RunStatus.COMPLETED:
+        print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
+
+
+def _cmd_workflows_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    for name in available_workflows(config.workflows_dir):
+        try:
+            description = load_workflow(name, config.workflows_dir).description
+        except WorkflowError:
+            description = "(invalid: run 'agent-runtime workflows validate')"
+        print(f"{name:<24} {description}")
+    return 0
+
+
+def _cmd_workflows_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    refs = args.refs or available_workflows(config.workflows_dir)
+    if not refs:
+        raise ConfigError(f"no workflows found in {config.workflows_dir}")
+    failed = 0
+    for ref in refs:
+        try:
+            workflow = load_workflow(ref, config.workflows_dir)
+        except WorkflowError as error:
+            failed += 1
+            print(error, file=sys.stderr)
+            continue
+        print(f"ok  {workflow.path}")
+    return EXIT_USAGE if failed else 0

@@ -1,0 +1,73 @@
+"""Runtime settings read once from the environment (frozen, built at cold start, never mid-request)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ConfigError
+
+# Every environment variable the runtime reads. The OpenAI client reads its own
+# OPENAI_BASE_URL / OPENAI_API_KEY; we only look at them to pick the embedded demo model.
+ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
+ENV_OPENAI_BASE_URL = "OPENAI_BASE_URL"
+ENV_WORKFLOWS_DIR = "AGENT_WORKFLOWS_DIR"
+ENV_LOG_PAYLOADS = "AGENT_LOG_PAYLOADS"
+ENV_MODEL_MAX_ATTEMPTS = "AGENT_MODEL_MAX_ATTEMPTS"
+ENV_MODEL_TIMEOUT = "AGENT_MODEL_TIMEOUT_SECONDS"
+ENV_DEADLINE_MARGIN = "AGENT_DEADLINE_MARGIN_SECONDS"
+ENV_STATE_DIR = "AGENT_STATE_DIR"
+
+
+def _repo_root() -> Path:
+    # layers/runtime/agent_runtime/config.py -> repository root (editable install / tests).
+    return Path(__file__).resolve().parents[3]
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _number(env: Mapping[str, str], key: str, default: float) -> float:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r} is not a number") from None
+    if value < 0:
+        raise ConfigError(f"{key}={raw!r} must not be negative")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """Process-wide settings. Build once with :meth:`from_env`."""
+
+    workflows_dir: Path
+    state_dir: Path = Path(".agent-runtime")
+    log_payloads: bool = False
+    model_max_attempts: int = 4
+    model_timeout_seconds: float = 120.0
+    deadline_margin_seconds: float = 30.0
+    use_demo_model: bool = False
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeConfig:
+        """Read the settings from ``env`` (default: ``os.environ``)."""
+        env = os.environ if env is None else env
+        attempts = _number(env, ENV_MODEL_MAX_ATTEMPTS, 4)
+        if attempts < 1:
+            raise ConfigError(f"{ENV_MODEL_MAX_ATTEMPTS} must be at least 1")
+        return cls(
+            workflows_dir=Path(env.get(ENV_WORKFLOWS_DIR) or _repo_root() / "workflows"),
+            state_dir=Path(env.get(ENV_STATE_DIR) or ".agent-runtime"),
+            log_payloads=_truthy(env.get(ENV_LOG_PAYLOADS)),
+            model_max_attempts=int(attempts),
+            model_timeout_seconds=_number(env, ENV_MODEL_TIMEOUT, 120.0),
+            deadline_margin_seconds=_number(env, ENV_DEADLINE_MARGIN, 30.0),
+            use_demo_model=not (env.get(ENV_OPENAI_API_KEY) or env.get(ENV_OPENAI_BASE_URL)),
+        )

@@ -1,0 +1,16 @@
+"""Files as a core construct: a store interface, metadata, and the always-on file tools."""
+
+from __future__ import annotations
+
+from .exceptions import FileInputError, FileNotFoundInStoreError, FileRangeError
+from .store import FileMeta, FileStore, InMemoryFileStore, guess_mimetype
+
+__all__ = [
+    "FileInputError",
+    "FileMeta",
+    "FileNotFoundInStoreError",
+    "FileRangeError",
+    "FileStore",
+    "InMemoryFileStore",
+    "guess_mimetype",
+]

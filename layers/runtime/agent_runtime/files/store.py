@@ -1,0 +1,117 @@
+"""The file store: a template-method base (Powertools style) and an in-memory implementation.
+
+Stores hold bytes plus metadata. Ids are derived from name and content, so a resumed run or a retried
+upload gets the same id. Persistent stores (local directory, S3 + DynamoDB) subclass :class:`FileStore`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from .exceptions import FileNotFoundInStoreError, FileRangeError
+
+
+@dataclass(frozen=True, slots=True)
+class FileMeta:
+    """What the model and the run record know about a file."""
+
+    id: str
+    name: str
+    mimetype: str
+    size_bytes: int
+    source: str = "attachment"  # attachment | virtual | extracted
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "mimetype": self.mimetype,
+            "size_bytes": self.size_bytes,
+            "source": self.source,
+        }
+
+
+def guess_mimetype(name: str) -> str:
+    guessed, _ = mimetypes.guess_type(name)
+    if guessed:
+        return guessed
+    return "text/markdown" if name.endswith((".md", ".markdown")) else "application/octet-stream"
+
+
+def file_id_for(name: str, data: bytes) -> str:
+    digest = hashlib.sha256(name.encode() + b"\0" + data).hexdigest()
+    return f"file-{digest[:12]}"
+
+
+class FileStore(ABC):
+    """Bytes and metadata for one run's files. Subclasses implement four primitives."""
+
+    def put(self, data: bytes, *, name: str, mimetype: str | None = None, source: str = "attachment") -> FileMeta:
+        """Store ``data`` and return its metadata (idempotent for the same name and content)."""
+        meta = FileMeta(
+            id=file_id_for(name, data),
+            name=name,
+            mimetype=mimetype or guess_mimetype(name),
+            size_bytes=len(data),
+            source=source,
+        )
+        self._write(meta, data)
+        return meta
+
+    def meta(self, file_id: str) -> FileMeta:
+        meta = self._load_meta(file_id)
+        if meta is None:
+            known = ", ".join(m.id for m in self.list()) or "none"
+            raise FileNotFoundInStoreError(f"no file with id {file_id!r} (known ids: {known})")
+        return meta
+
+    def read(self, file_id: str, start: int = 0, end: int | None = None) -> bytes:
+        """Bytes ``[start, end)`` of a file; ``end=None`` reads to the end."""
+        meta = self.meta(file_id)
+        stop = meta.size_bytes if end is None else min(end, meta.size_bytes)
+        if start < 0 or start > meta.size_bytes or stop < start:
+            raise FileRangeError(f"byte range {start}:{end} is outside {file_id!r} (0:{meta.size_bytes})")
+        return self._read(file_id, start, stop)
+
+    def list(self) -> list[FileMeta]:
+        return self._list_meta()
+
+    @abstractmethod
+    def _write(self, meta: FileMeta, data: bytes) -> None: ...
+
+    @abstractmethod
+    def _read(self, file_id: str, start: int, end: int) -> bytes: ...
+
+    @abstractmethod
+    def _load_meta(self, file_id: str) -> FileMeta | None: ...
+
+    @abstractmethod
+    def _list_meta(self) -> list[FileMeta]: ...
+
+
+class InMemoryFileStore(FileStore):
+    """A store for one process: tests, the CLI, sub-runs that share nothing durable."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: dict[str, bytes] = {}
+        self._meta: dict[str, FileMeta] = {}
+
+    def _write(self, meta: FileMeta, data: bytes) -> None:
+        with self._lock:
+            self._data[meta.id] = data
+            self._meta[meta.id] = meta
+
+    def _read(self, file_id: str, start: int, end: int) -> bytes:
+        return self._data[file_id][start:end]
+
+    def _load_meta(self, file_id: str) -> FileMeta | None:
+        return self._meta.get(file_id)
+
+    def _list_meta(self) -> list[FileMeta]:
+        with self._lock:
+            return list(self._meta.values())

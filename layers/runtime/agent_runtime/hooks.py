@@ -1,0 +1,80 @@
+"""Extension points around the loop. The context engine, persistence and tracing plug in here.
+
+Subclass :class:`Hook` and override what you need; every method has a do-nothing default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from .messages import Message
+
+if TYPE_CHECKING:
+    from .loop import Run
+    from .models import ContextLengthExceededError, ModelResponse
+    from .tools import ToolOutcome
+
+
+class Hook:
+    """No-op base: override the events you care about."""
+
+    def on_run_start(self, run: Run) -> None:
+        """Once per invocation, after the state is built or restored."""
+
+    def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        """Return the messages to send (e.g. compacted, or with a status appended). Don't mutate the input."""
+        return messages
+
+    def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        """After a successful model call, before its message joins the history."""
+
+    def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        """Return the outcome to record (e.g. with a large result moved to a virtual file)."""
+        return outcome
+
+    def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
+        """Shrink ``run.state.messages`` and return True to retry the call, or False to let the run fail."""
+        return False
+
+    def after_step(self, run: Run) -> None:
+        """After each step, when the state is consistent (a checkpoint point)."""
+
+    def on_run_end(self, run: Run) -> None:
+        """Once per invocation, whatever the outcome."""
+
+
+class HookChain(Hook):
+    """Runs hooks in order; transforming hooks feed each other."""
+
+    def __init__(self, hooks: Iterable[Hook] = ()) -> None:
+        self.hooks = list(hooks)
+
+    def on_run_start(self, run: Run) -> None:
+        for hook in self.hooks:
+            hook.on_run_start(run)
+
+    def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        for hook in self.hooks:
+            messages = hook.before_model_call(run, messages)
+        return messages
+
+    def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        for hook in self.hooks:
+            hook.after_model_call(run, response)
+
+    def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        for hook in self.hooks:
+            outcome = hook.on_tool_result(run, outcome)
+        return outcome
+
+    def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
+        return any(hook.on_context_overflow(run, error) for hook in self.hooks)
+
+    def after_step(self, run: Run) -> None:
+        for hook in self.hooks:
+            hook.after_step(run)
+
+    def on_run_end(self, run: Run) -> None:
+        for hook in self.hooks:
+            hook.on_run_end(run)

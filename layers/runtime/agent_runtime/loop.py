@@ -1,0 +1,241 @@
+"""The agent loop: an explicit ``while`` over steps, each returning a small tagged result.
+
+A step either calls the model (and then its tools) or finishes tool calls left pending by a suspended run.
+The state after every step is consistent: no tool call without its result reaches the model.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from . import messages as msgs
+from .deadline import Deadline
+from .errors import ConfigError
+from .files import FileMeta, FileStore, InMemoryFileStore
+from .hooks import Hook, HookChain
+from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
+from .record import RunRecord, RunState, RunStatus, new_run_id, now_iso
+from .run_context import RunContext
+from .tools import ToolOutcome, ToolRegistry, error_text
+from .workflows import Workflow
+
+logger = logging.getLogger(__name__)
+MAX_PARALLEL_TOOLS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class RanTools:
+    outcomes: tuple[ToolOutcome, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Suspended:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    status: RunStatus
+    reason: str
+
+
+StepResult = Final | RanTools | Suspended | Stopped
+
+
+@dataclass(slots=True)
+class Run:
+    """One invocation's live objects, handed to hooks."""
+
+    workflow: Workflow
+    state: RunState
+    record: RunRecord
+    context: RunContext
+    deadline: Deadline
+
+
+def system_prompt(workflow: Workflow, files: Sequence[FileMeta]) -> str:
+    """The workflow's prompt plus the run's files list (metadata only; contents come through tools)."""
+    if not files:
+        return workflow.prompt
+    return f"{workflow.prompt.rstrip()}\n\n{_files_section(files)}"
+
+
+def _files_section(files: Sequence[FileMeta]) -> str:
+    rows = "\n".join(f"- {f.id}: {f.name} ({f.mimetype}, {f.size_bytes:,} bytes, {f.source})" for f in files)
+    return f"## Files\nRead them with the file tools, by id.\n{rows}"
+
+
+class Agent:
+    """Runs one workflow with one model, a tool registry and hooks."""
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        model: Model,
+        *,
+        tools: ToolRegistry | None = None,
+        hooks: Sequence[Hook] = (),
+        files: FileStore | None = None,
+    ) -> None:
+        self.workflow = workflow
+        self.model = model
+        self.tools = tools if tools is not None else ToolRegistry()
+        self.hooks = HookChain(hooks)
+        self.files = files if files is not None else InMemoryFileStore()
+
+    def run(
+        self,
+        message: str | None = None,
+        *,
+        state: RunState | None = None,
+        deadline: Deadline | None = None,
+        run_id: str | None = None,
+    ) -> RunRecord:
+        """Run until a final answer, the tool-call cap, a failure, or the deadline (then the run suspends).
+
+        Pass ``state`` to resume a suspended run or continue a thread; ``message`` then adds a user turn.
+        """
+        run = self._start(message, state, deadline or Deadline.none(), run_id)
+        self.hooks.on_run_start(run)
+        try:
+            while True:
+                result = self._step(run)
+                self.hooks.after_step(run)
+                if not isinstance(result, RanTools):
+                    break
+            self._finish(run, result)
+        except ModelError as error:
+            run.record.status, run.record.stop_reason = RunStatus.FAILED, str(error)
+            run.record.event("failed", error=type(error).__name__, status_code=error.status_code)
+        finally:
+            run.record.ended_at = now_iso()
+            self.hooks.on_run_end(run)
+        return run.record
+
+    def _start(self, message: str | None, state: RunState | None, deadline: Deadline, run_id: str | None) -> Run:
+        files = self.files.list()
+        new_files = [f for f in files if state is None or f.id not in state.announced_files]
+        if state is None:
+            state = RunState(run_id=run_id or new_run_id(), workflow=self.workflow.name)
+            state.messages.append(msgs.system(system_prompt(self.workflow, files)))
+        elif message is not None and new_files:  # a thread goes on with new attachments: say so in the turn
+            message = f"{message}\n\n{_files_section(new_files)}"
+        state.announced_files.extend(f.id for f in new_files)
+        if message is not None:
+            state.messages.append(msgs.user(message))
+        if len(state.messages) < 2 and not msgs.pending_tool_calls(state.messages):
+            raise ConfigError("a run needs a user message (pass message=...)")
+        record = RunRecord(state.run_id, self.workflow.name, self.model.name, state=state)
+        record.files = [f.to_dict() for f in files]
+        record.event("run_started", resumed=state.turn > 0, turn=state.turn)
+        context = RunContext(state.run_id, self.workflow.name, self.files, deadline)
+        return Run(self.workflow, state, record, context, deadline)
+
+    def _step(self, run: Run) -> StepResult:
+        pending = msgs.pending_tool_calls(run.state.messages)
+        if pending:  # a suspended run left calls unanswered: finish them before asking the model again
+            return self._run_tools(run, [ToolCall.from_dict(call) for call in pending])
+        if run.deadline.expired():
+            return Suspended("the deadline was reached before the next model call")
+        run.state.turn += 1
+        try:
+            response = self._call_model(run)
+        except ModelError:
+            if run.deadline.expired():  # cut off by our own deadline: nothing was appended, so suspend
+                run.state.turn -= 1
+                return Suspended("the deadline was reached during a model call")
+            raise
+        run.state.messages.append(response.to_message())
+        if not response.tool_calls:
+            return Final(response.text or "")
+        return self._run_tools(run, list(response.tool_calls))
+
+    def _call_model(self, run: Run) -> ModelResponse:
+        retried = False
+        while True:
+            request = ModelRequest(
+                messages=self.hooks.before_model_call(run, list(run.state.messages)),
+                tools=self.tools.specs(),
+                max_output_tokens=self.workflow.model.max_output_tokens,
+                timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
+            )
+            try:
+                response = self.model.complete(request)
+            except ContextLengthExceededError as error:
+                run.record.event("context_overflow", turn=run.state.turn, retried=retried)
+                if retried or not self.hooks.on_context_overflow(run, error):
+                    raise
+                retried = True
+                continue
+            run.record.model_calls.append({"turn": run.state.turn, **response.to_record()})
+            self.hooks.after_model_call(run, response)
+            return response
+
+    def _run_tools(self, run: Run, calls: list[ToolCall]) -> StepResult:
+        limit = self.workflow.limits.max_tool_calls
+        allowed = max(0, limit - run.state.tool_calls_used)
+        runnable, refused = calls[:allowed], calls[allowed:]
+        outcomes: list[ToolOutcome] = []
+        for batch in self._batches(runnable):
+            if run.deadline.expired():
+                return Suspended(f"the deadline was reached with {len(calls) - len(outcomes)} tool call(s) pending")
+            outcomes.extend(self._execute(run, batch))
+        for call in refused:  # every call gets a result, so the history never holds an orphan
+            reason = f"not run: the workflow's limit of {limit} tool calls (limits.max_tool_calls) was reached"
+            self._append(run, ToolOutcome(call=call, content=error_text(reason), is_error=True), counted=False)
+        if refused:
+            return Stopped(
+                RunStatus.TOOL_CALL_LIMIT,
+                f"Stopped: the workflow allows {limit} tool calls (limits.max_tool_calls) and the model asked "
+                f"for more. {len(refused)} call(s) were not run.",
+            )
+        return RanTools(tuple(outcomes))
+
+    def _batches(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
+        # Read-only calls run together; a mutating call runs alone, in order, so its effects stay ordered.
+        batches: list[list[ToolCall]] = []
+        for call in calls:
+            if not batches or self._is_mutating(call) or self._is_mutating(batches[-1][0]):
+                batches.append([call])
+            else:
+                batches[-1].append(call)
+        return batches
+
+    def _execute(self, run: Run, batch: list[ToolCall]) -> list[ToolOutcome]:
+        if len(batch) == 1:
+            outcomes = [self.tools.execute(batch[0], run.context)]
+        else:
+            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_TOOLS, len(batch))) as pool:
+                outcomes = list(pool.map(lambda call: self.tools.execute(call, run.context), batch))
+        return [self._append(run, outcome) for outcome in outcomes]
+
+    def _is_mutating(self, call: ToolCall) -> bool:
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.mutating
+
+    def _append(self, run: Run, outcome: ToolOutcome, *, counted: bool = True) -> ToolOutcome:
+        outcome = self.hooks.on_tool_result(run, outcome)
+        run.state.messages.append(msgs.tool_result(outcome.call.id, outcome.content))
+        run.record.tool_calls.append({"turn": run.state.turn, "executed": counted, **outcome.to_record()})
+        run.state.tool_calls_used += int(counted)
+        return outcome
+
+    def _finish(self, run: Run, result: StepResult) -> None:
+        record = run.record
+        if isinstance(result, Final):
+            record.status, record.final_answer = RunStatus.COMPLETED, result.answer
+            record.event("completed", turns=run.state.turn)
+        elif isinstance(result, Suspended):
+            record.status, record.stop_reason = RunStatus.SUSPENDED, result.reason
+            record.event("suspended", reason=result.reason, turn=run.state.turn)
+        elif isinstance(result, Stopped):
+            record.status, record.stop_reason = result.status, result.reason
+            record.event(str(result.status), reason=result.reason, tool_calls=run.state.tool_calls_used)

@@ -1,0 +1,86 @@
+"""Chat Completions messages as plain JSON dicts, so history persists to S3 without a serialiser.
+
+The invariant every component keeps: an assistant message's ``tool_calls`` are always followed by exactly one
+``tool`` message per call id, and no ``tool`` message exists without its call. :func:`find_orphans` checks it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+
+class FunctionCall(TypedDict):
+    name: str
+    arguments: str
+
+
+class ToolCallDict(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class Message(TypedDict):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: NotRequired[str | list[dict[str, Any]] | None]
+    tool_calls: NotRequired[list[ToolCallDict]]
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+
+
+def system(text: str) -> Message:
+    return {"role": "system", "content": text}
+
+
+def user(text: str) -> Message:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str | None, tool_calls: list[ToolCallDict] | None = None) -> Message:
+    message: Message = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message
+
+
+def tool_result(call_id: str, content: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def text_of(message: Message) -> str:
+    """The text of a message, joining text parts of multi-part content."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def pending_tool_calls(messages: list[Message]) -> list[ToolCallDict]:
+    """Calls of the last assistant message that have no result yet (a run suspended mid-batch)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] == "assistant":
+            answered = {m.get("tool_call_id") for m in messages[index + 1 :] if m["role"] == "tool"}
+            return [call for call in message.get("tool_calls", []) if call["id"] not in answered]
+    return []
+
+
+def find_orphans(messages: list[Message]) -> list[str]:
+    """Describe every broken call/result pairing; an empty list means the history is safe to send."""
+    problems: list[str] = []
+    open_calls: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            call_id = message.get("tool_call_id", "")
+            if open_calls.pop(call_id, None) is None:
+                problems.append(f"message {index}: tool result {call_id!r} has no matching call")
+            continue
+        if open_calls:
+            problems.extend(f"message {i}: tool call {cid!r} has no result" for cid, i in open_calls.items())
+            open_calls = {}
+        for call in message.get("tool_calls", []) if message["role"] == "assistant" else []:
+            open_calls[call["id"]] = index
+    problems.extend(f"message {i}: tool call {cid!r} has no result" for cid, i in open_calls.items())
+    return problems

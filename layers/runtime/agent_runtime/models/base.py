@@ -1,0 +1,83 @@
+"""The model boundary: a one-method protocol and the small value types that cross it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..messages import Message, ToolCallDict, assistant
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call as the model sent it. ``arguments`` stays the raw string: it may not be valid JSON."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> ToolCallDict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+    @classmethod
+    def from_dict(cls, data: ToolCallDict) -> ToolCall:
+        return cls(id=data["id"], name=data["function"]["name"], arguments=data["function"]["arguments"])
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model call, as the endpoint reported it."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model call needs. ``timeout`` is set by the loop from the run's deadline."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    max_output_tokens: int | None = None
+    timeout: float | None = None
+    parallel_tool_calls: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """One assistant turn plus what it cost."""
+
+    text: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"
+    usage: Usage | None = None
+    model: str = ""
+    attempts: int = 1
+    latency_ms: float = 0.0
+
+    def to_message(self) -> Message:
+        return assistant(self.text, [call.to_dict() for call in self.tool_calls] or None)
+
+    def to_record(self) -> dict[str, Any]:
+        """The run-record entry for this call (no payload: usage, timing and shape only)."""
+        return {
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+            "tool_calls": len(self.tool_calls),
+            "attempts": self.attempts,
+            "latency_ms": round(self.latency_ms, 1),
+            "usage": None if self.usage is None else asdict(self.usage),
+        }
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that turns a request into an assistant turn."""
+
+    name: str
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Run one model call. Raise ``ModelError`` (or a subclass) when it fails for good."""
+        ...

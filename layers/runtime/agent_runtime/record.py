@@ -1,0 +1,107 @@
+"""What a run leaves behind: its resumable state and its record (usage, tool calls, events)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from .messages import Message
+
+
+def new_run_id() -> str:
+    return f"run-{uuid.uuid4().hex[:16]}"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    SUSPENDED = "suspended"  # deadline reached: state is consistent and resumable
+    TOOL_CALL_LIMIT = "tool_call_limit"  # limits.max_tool_calls reached
+    FAILED = "failed"  # a RunError ended it
+
+
+@dataclass(slots=True)
+class RunState:
+    """Everything needed to continue a run: plain JSON, safe to checkpoint after any step."""
+
+    run_id: str
+    workflow: str
+    messages: list[Message] = field(default_factory=list)
+    turn: int = 0
+    tool_calls_used: int = 0
+    announced_files: list[str] = field(default_factory=list)  # ids the model has been told about
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "workflow": self.workflow,
+            "messages": self.messages,
+            "turn": self.turn,
+            "tool_calls_used": self.tool_calls_used,
+            "announced_files": self.announced_files,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunState:
+        return cls(
+            run_id=data["run_id"],
+            workflow=data["workflow"],
+            messages=list(data.get("messages", [])),
+            turn=int(data.get("turn", 0)),
+            tool_calls_used=int(data.get("tool_calls_used", 0)),
+            announced_files=list(data.get("announced_files", [])),
+        )
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """The audit trail of one run (one invocation of the loop). Holds no prompt or tool payloads."""
+
+    run_id: str
+    workflow: str
+    model: str
+    status: RunStatus = RunStatus.RUNNING
+    final_answer: str | None = None
+    stop_reason: str | None = None
+    started_at: str = field(default_factory=now_iso)
+    ended_at: str | None = None
+    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    # The state to resume or continue from. Holds payloads, so it is never part of to_dict().
+    state: RunState | None = field(default=None, repr=False)
+
+    def event(self, kind: str, **data: Any) -> None:
+        self.events.append({"type": kind, "at": now_iso(), **data})
+
+    def usage_totals(self) -> dict[str, int]:
+        totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0}
+        for call in self.model_calls:
+            for key, value in (call.get("usage") or {}).items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "workflow": self.workflow,
+            "model": self.model,
+            "status": str(self.status),
+            "final_answer": self.final_answer,
+            "stop_reason": self.stop_reason,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "usage": self.usage_totals(),
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+            "files": self.files,
+            "events": self.events,
+        }

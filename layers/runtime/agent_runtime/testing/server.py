@@ -1,0 +1,187 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 that replays a script of assistant turns.
+
+Tests and the demo reach it through the real ``openai`` client, never a mock. It records every request, answers
+an unscripted request with a loud 400, rejects histories with orphaned tool calls or results exactly as the real
+API does, and :meth:`ScriptedServer.assert_complete` fails on unused steps or on anything unexpected.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import openai
+
+from ..messages import find_orphans
+from .steps import Fail, Reply, ScriptedRequest, Step
+
+
+class ScriptError(AssertionError):
+    """The conversation did not follow the script."""
+
+
+def rough_token_count(body: dict[str, Any]) -> int:
+    """A deterministic stand-in for the prompt's token count (about four characters a token)."""
+    text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
+    return max(1, len(text) // 4)
+
+
+class ScriptedServer:
+    """Serve ``script`` on ``http://127.0.0.1:<port>/v1``. Use as a context manager."""
+
+    def __init__(
+        self,
+        script: Iterable[Step],
+        *,
+        model: str = "scripted-model",
+        token_counter: Callable[[dict[str, Any]], int] = rough_token_count,
+    ) -> None:
+        self.model = model
+        self.requests: list[ScriptedRequest] = []
+        self.problems: list[str] = []
+        self._steps: deque[Step] = deque(script)
+        self._count_tokens = token_counter
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def client(self, **kwargs: Any) -> openai.OpenAI:
+        """An ``openai.OpenAI`` client pointed at this server (its own retries off)."""
+        return openai.OpenAI(base_url=self.base_url, api_key="scripted", max_retries=0, **kwargs)
+
+    def add(self, *steps: Step) -> None:
+        with self._lock:
+            self._steps.extend(steps)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._steps)
+
+    def assert_complete(self) -> None:
+        """Raise if a step was never used or a request was unexpected or malformed."""
+        problems = list(self.problems)
+        if self._steps:
+            problems.append(f"{len(self._steps)} scripted step(s) were never requested")
+        if problems:
+            raise ScriptError("; ".join(problems))
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # Called on the server thread.
+    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            request = ScriptedRequest(index=len(self.requests), body=body)
+            self.requests.append(request)
+            orphans = find_orphans(body.get("messages", []))
+            if orphans:
+                return self._reject(request, "invalid history: " + "; ".join(orphans))
+            if not self._steps:
+                return self._reject(request, "the script has no step left for this request")
+            step = self._steps.popleft()
+        return self._play(request, step)
+
+    def _reject(self, request: ScriptedRequest, why: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        message = f"scripted model: request #{request.index + 1}: {why}"
+        self.problems.append(message)
+        return 400, _error_body(message, "invalid_request_error", None), {}
+
+    def _play(self, request: ScriptedRequest, step: Step) -> tuple[int, dict[str, Any], dict[str, str]]:
+        while callable(step):
+            try:
+                step = step(request)
+            except Exception as error:  # a broken responder is a test bug: report it loudly
+                return self._reject(request, f"responder raised {type(error).__name__}: {error}")
+        if isinstance(step, Fail):
+            return step.status, _error_body(step.message, step.error_type, step.code), step.headers
+        return 200, self._completion(request, step), {}
+
+    def _completion(self, request: ScriptedRequest, step: Reply) -> dict[str, Any]:
+        tool_calls = [
+            {
+                "id": scripted.id or f"call_{next(self._ids)}",
+                "type": "function",
+                "function": {"name": scripted.name, "arguments": scripted.raw_arguments()},
+            }
+            for scripted in step.calls
+        ]
+        prompt = self._count_tokens(request.body)
+        completion = max(1, len(json.dumps([step.text, tool_calls])) // 4)
+        message: dict[str, Any] = {"role": "assistant", "content": step.text}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        return {
+            "id": f"chatcmpl-{request.index + 1}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.body.get("model", self.model),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": step.finish_reason or ("tool_calls" if tool_calls else "stop"),
+                }
+            ],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+
+def _error_body(message: str, error_type: str, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+
+def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, _error_body(f"no route for POST {self.path}", "invalid_request_error", None), {})
+                return
+            length = int(self.headers.get("content-length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except json.JSONDecodeError as error:
+                self._send(400, _error_body(f"request body is not JSON: {error}", "invalid_request_error", None), {})
+                return
+            self._send(*server._answer(body))
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]}, {})
+            else:
+                self._send(404, _error_body(f"no route for GET {self.path}", "invalid_request_error", None), {})
+
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+            return
+
+    return Handler

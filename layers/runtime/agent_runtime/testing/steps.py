@@ -1,0 +1,111 @@
+"""Script steps for the scripted model: what the fake assistant does on each request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import Message, text_of
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedCall:
+    """A tool call to emit. ``arguments`` may be a raw string, to send invalid JSON on purpose."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+    def raw_arguments(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An assistant turn: text, tool calls, or both."""
+
+    text: str | None = None
+    calls: tuple[ScriptedCall, ...] = ()
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """An HTTP error response, e.g. 429, 500, or a 400 ``context_length_exceeded``."""
+
+    status: int
+    message: str = "scripted failure"
+    code: str | None = None
+    error_type: str = "server_error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedRequest:
+    """One request as the server received it, with helpers for responder steps."""
+
+    index: int
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.body.get("messages", [])
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [tool["function"]["name"] for tool in self.body.get("tools", [])]
+
+    def tool_results(self) -> dict[str, str]:
+        """Results of the latest batch of tool calls, by call id."""
+        results: dict[str, str] = {}
+        for message in reversed(self.messages):
+            if message["role"] != "tool":
+                break
+            results[message.get("tool_call_id", "")] = text_of(message)
+        return dict(reversed(list(results.items())))
+
+    def last_user_text(self) -> str:
+        return next((text_of(m) for m in reversed(self.messages) if m["role"] == "user"), "")
+
+    def system_text(self) -> str:
+        return "\n".join(text_of(m) for m in self.messages if m["role"] == "system")
+
+
+Responder = Callable[[ScriptedRequest], "Reply | Fail"]
+Step = Reply | Fail | Responder
+
+
+def reply(text: str) -> Reply:
+    """A final text answer."""
+    return Reply(text=text)
+
+
+def call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None) -> Reply:
+    """One tool call."""
+    return Reply(calls=(ScriptedCall(name, {} if arguments is None else arguments, id),))
+
+
+def calls(*items: ScriptedCall | tuple[str, dict[str, Any] | str]) -> Reply:
+    """Several tool calls in one turn (parallel tool calls)."""
+    built = tuple(item if isinstance(item, ScriptedCall) else ScriptedCall(*item) for item in items)
+    return Reply(calls=built)
+
+
+def rate_limited(retry_after: float | None = None) -> Fail:
+    headers = {} if retry_after is None else {"retry-after": str(retry_after)}
+    return Fail(429, "Rate limit reached", code="rate_limit_exceeded", error_type="requests", headers=headers)
+
+
+def server_error(status: int = 500) -> Fail:
+    return Fail(status, "The server had an error while processing your request.")
+
+
+def context_overflow(limit: int = 8192, used: int = 9000) -> Fail:
+    return Fail(
+        400,
+        f"This model's maximum context length is {limit} tokens. However, your messages resulted in {used} tokens.",
+        code="context_length_exceeded",
+        error_type="invalid_request_error",
+    )

@@ -1,0 +1,115 @@
+"""The registry: tools by name, and the one place a tool call is executed safely.
+
+Whatever goes wrong inside a call (unknown tool, arguments that are not JSON, a validation error, a
+``ToolError``, an unexpected exception) becomes an error result the model sees. Nothing here ends a run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError, ToolError
+from ..models.base import ToolCall
+from ..run_context import RunContext
+from .decorator import Tool
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """The result of one call, ready to become a ``tool`` message."""
+
+    call: ToolCall
+    content: str
+    is_error: bool = False
+    mutating: bool = False
+    duration_ms: float = 0.0
+
+    def to_record(self) -> dict[str, Any]:
+        """The run-record entry (names and status, never the payload)."""
+        return {
+            "id": self.call.id,
+            "name": self.call.name,
+            "is_error": self.is_error,
+            "mutating": self.mutating,
+            "duration_ms": round(self.duration_ms, 1),
+        }
+
+
+def error_text(message: str) -> str:
+    return f"ERROR: {message}"
+
+
+class ToolRegistry:
+    """Tools by name. Order is kept: it is the order the model sees them in."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.register(item)
+
+    def register(self, item: Tool) -> None:
+        if not isinstance(item, Tool):
+            raise ConfigError(f"{item!r} is not a Tool; decorate it with @tool")
+        if item.name in self._tools:
+            raise ConfigError(f"two tools are named {item.name!r}")
+        self._tools[item.name] = item
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [item.spec() for item in self._tools.values()]
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def execute(self, call: ToolCall, context: RunContext | None = None) -> ToolOutcome:
+        """Run one call; every failure is returned as an error outcome."""
+        started = time.monotonic()
+        item = self._tools.get(call.name)
+        try:
+            if item is None:
+                raise ToolError(f"there is no tool named {call.name!r}; available: {', '.join(self._tools)}")
+            content = item.invoke(parse_arguments(call.arguments), context)
+            is_error = False
+        except ToolError as error:
+            content, is_error = error_text(str(error)), True
+        except Exception as error:  # a bug in a tool must not kill the run; the model is told, we log it
+            logger.warning("tool=<%s>, error=<%s> | tool raised", call.name, type(error).__name__, exc_info=True)
+            content, is_error = error_text(f"tool {call.name!r} failed: {type(error).__name__}: {error}"), True
+        return ToolOutcome(
+            call=call,
+            content=content,
+            is_error=is_error,
+            mutating=bool(item and item.mutating),
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Decode the model's argument string; malformed JSON is a tool error the model can fix."""
+    if raw.strip() == "":
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ToolError(
+            f"the arguments are not valid JSON ({error.msg} at position {error.pos}); "
+            "send the call again with a JSON object"
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolError(f"the arguments must be a JSON object, not {type(value).__name__}")
+    return value

@@ -1,0 +1,70 @@
+"""Find and load workflow files: by name in the workflows folder, or by path."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .exceptions import Problem, WorkflowError
+from .schema import Workflow, parse_workflow
+
+SUFFIXES = (".yaml", ".yml")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, but a key given twice is an error instead of a silent overwrite."""
+
+
+def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+
+
+def available_workflows(directory: Path) -> list[str]:
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.iterdir() if p.suffix in SUFFIXES and p.is_file())
+
+
+def resolve_workflow_path(ref: str, directory: Path) -> Path:
+    """``ref`` is a path to a YAML file, or a workflow name looked up in ``directory``."""
+    as_path = Path(ref)
+    if as_path.suffix in SUFFIXES or "/" in ref or as_path.is_file():
+        if as_path.is_file():
+            return as_path
+        raise WorkflowError([Problem(ref, "(file)", "no such workflow file")])
+    for suffix in SUFFIXES:
+        candidate = directory / f"{ref}{suffix}"
+        if candidate.is_file():
+            return candidate
+    known = ", ".join(available_workflows(directory)) or "none"
+    raise WorkflowError([Problem(str(directory / f"{ref}.yaml"), "(file)", f"no such workflow; available: {known}")])
+
+
+def load_workflow(ref: str, directory: Path) -> Workflow:
+    """Load and validate a workflow by name or path."""
+    path = resolve_workflow_path(ref, directory)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
+        reason = getattr(error, "problem", None) or str(error)
+        raise WorkflowError([Problem(str(path), where, f"invalid YAML: {reason}")]) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise WorkflowError([Problem(str(path), "(file)", f"cannot read: {error}")]) from None
+    workflow = parse_workflow(data, file=str(path), base_dir=path.parent)
+    if workflow.name != path.stem:
+        raise WorkflowError([Problem(str(path), "name", f"must equal the file name {path.stem!r}")])
+    return replace(workflow, path=path)
