@@ -38,6 +38,15 @@ With neither OPENAI_API_KEY nor OPENAI_BASE_URL set, runs use the embedded demo 
 OpenAI-compatible server on 127.0.0.1). Set OPENAI_BASE_URL (and OPENAI_API_KEY if the endpoint needs
 one) to use OpenAI, Azure-compatible gateways, Ollama, vLLM or LiteLLM."""
 
+ENV_HELP = """\
+environment:
+  OPENAI_BASE_URL, OPENAI_API_KEY   the model endpoint (read by the openai client)
+  AGENT_WORKFLOWS_DIR               where workflow names are looked up (default: the repo's workflows/)
+  AGENT_STATE_DIR                   where --thread state is kept (default: ./.agent-runtime)
+  AGENT_LOG_PAYLOADS=1              show tool arguments in the trace (off by default)
+  AGENT_MODEL_MAX_ATTEMPTS          attempts per model call on 429/5xx/timeouts (default: 4)
+  AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)"""
+
 RUN_EPILOG = """\
 examples:
   agent-runtime run document-feedback --message "Review this" --file spec.md --file old-spec.md
@@ -50,7 +59,10 @@ exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="agent-runtime", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="agent-runtime",
+        description=DESCRIPTION,
+        epilog=ENV_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
@@ -80,12 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
         "workflows", help="list or validate workflow files", description="List or validate workflow files."
     )
     wf_commands = workflows.add_subparsers(dest="workflows_command", metavar="COMMAND", required=True)
-    wf_list = wf_commands.add_parser("list", help="list the workflows in the workflows folder")
+    wf_list = wf_commands.add_parser(
+        "list",
+        help="list the workflows in the workflows folder",
+        description="List the workflows in the workflows folder (AGENT_WORKFLOWS_DIR) with their descriptions.",
+    )
     wf_list.set_defaults(handler=_cmd_workflows_list)
     wf_validate = wf_commands.add_parser(
         "validate",
         help="validate workflows; exit 2 with one line per problem (file: key: why)",
-        description="Validate workflow files. With no argument, validates every workflow in the workflows folder.",
+        description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
+        "Prints one line per problem (file: key: why) on stderr and exits 2 if any workflow is invalid.",
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.set_defaults(handler=_cmd_workflows_validate)

@@ -51,7 +51,10 @@ class ScriptedServer:
         self._ids = itertools.count(1)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="scripted-model", daemon=True)
+
+    def _serve(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.02)  # short poll: close() returns fast
 
     @property
     def base_url(self) -> str:
@@ -86,7 +89,8 @@ class ScriptedServer:
         self.close()
 
     def close(self) -> None:
-        self._httpd.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for serve_forever and would hang if it never ran
+            self._httpd.shutdown()
         self._httpd.server_close()
 
     # Called on the server thread.

@@ -1,0 +1,72 @@
+"""Shared fixtures: a scripted model served over real HTTP, workflows, agents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from agent_runtime import Agent, Hook, ToolRegistry
+from agent_runtime.files import FileStore
+from agent_runtime.models import OpenAIChatModel, RetryPolicy
+from agent_runtime.testing import ScriptedServer, Step
+from agent_runtime.workflows import Limits, ModelSettings, Workflow
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Tests never reach a real model, and never write state into the working tree.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., ScriptedServer]]:
+    """Start scripted servers; each must have used its whole script by the end of the test."""
+    servers: list[ScriptedServer] = []
+
+    def start(*steps: Step, **kwargs: object) -> ScriptedServer:
+        server = ScriptedServer(steps, **kwargs)  # type: ignore[arg-type]
+        server.__enter__()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+    for server in servers:
+        server.assert_complete()
+
+
+def make_workflow(*, max_tool_calls: int = 50, window: int = 128_000, prompt: str = "You help.") -> Workflow:
+    return Workflow(
+        name="test-flow",
+        description="a workflow for tests",
+        prompt=prompt,
+        model=ModelSettings("gpt-4o", window, 1024),
+        limits=Limits(max_tool_calls=max_tool_calls),
+    )
+
+
+def model_for(server: ScriptedServer, *, attempts: int = 3) -> OpenAIChatModel:
+    return OpenAIChatModel("gpt-4o", client=server.client(), retry=RetryPolicy(max_attempts=attempts, base_delay=0.01))
+
+
+def make_agent(
+    server: ScriptedServer,
+    *,
+    tools: Sequence = (),
+    hooks: Sequence[Hook] = (),
+    files: FileStore | None = None,
+    **workflow_kwargs: object,
+) -> Agent:
+    return Agent(
+        make_workflow(**workflow_kwargs),  # type: ignore[arg-type]
+        model_for(server),
+        tools=ToolRegistry(tools),
+        hooks=hooks,
+        files=files,
+    )

@@ -1,0 +1,163 @@
+"""The agent-runtime command, run as a user runs it: a subprocess, real HTTP, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "examples" / "documents"
+Start = Callable[..., ScriptedServer]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "agent_runtime", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_help_is_complete() -> None:
+    top = run_cli("--help")
+    assert top.returncode == 0
+    for word in ("run", "workflows", "OPENAI_BASE_URL", "demo model"):
+        assert word in top.stdout
+    run_help = run_cli("run", "--help").stdout
+    for flag in ("--message", "--file", "--thread", "--json", "--quiet", "exit codes"):
+        assert flag in run_help
+    assert "validate" in run_cli("workflows", "--help").stdout
+    assert "one line per problem" in run_cli("workflows", "validate", "--help").stdout
+
+
+def test_demo_model_reviews_the_attached_documents() -> None:
+    result = run_cli(
+        "run",
+        "document-feedback",
+        "--message",
+        "Please review",
+        "--file",
+        str(DOCS / "webhook-retries-design.md"),
+        "--file",
+        str(DOCS / "queue-consumer-design.md"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "using the embedded demo model at http://127.0.0.1:" in result.stderr
+    assert "turn 1 · tokens" in result.stderr and "✓ file_read" in result.stderr
+    assert "Review of webhook-retries-design.md" in result.stdout
+    # Findings come from the documents' text, so they name real sections and lines.
+    assert "Rollout and rollback (in queue-consumer-design.md)" in result.stdout
+    assert "line 23: TODO: decide whether retries keep the original payload" in result.stdout
+    assert "Goals" not in result.stdout.split("lacks:")[1].split("*Decisions")[0]
+
+
+def test_demo_answer_follows_the_documents(tmp_path: Path) -> None:
+    complete = tmp_path / "complete.md"
+    complete.write_text((DOCS / "queue-consumer-design.md").read_text(encoding="utf-8"), encoding="utf-8")
+    result = run_cli(
+        "run",
+        "document-feedback",
+        "-q",
+        "-m",
+        "review",
+        "-f",
+        str(complete),
+        "-f",
+        str(DOCS / "queue-consumer-design.md"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Close to ready — 0 point(s)" in result.stdout
+    assert result.stderr.count("\n") == 1  # --quiet: only the demo-model notice
+
+
+def test_json_run_record_against_an_openai_compatible_server(scripted: Start) -> None:
+    def answer(request: ScriptedRequest):
+        first_read = next(msg["content"] for msg in request.messages if msg["role"] == "tool")
+        return reply(f"The doc starts with: {first_read.splitlines()[1].split(chr(9))[1]}")
+
+    def read_first(request: ScriptedRequest):
+        file_id = request.system_text().split("- ")[-1].split(":")[0]
+        return call("file_read", {"id": file_id, "start_line": 1, "end_line": 3})
+
+    server = scripted(read_first, call("file_read", '{"id": "oops"'), answer)
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+    result = run_cli(
+        "run", "document-feedback", "--json", "-m", "review", "-f", str(DOCS / "webhook-retries-design.md"), env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "demo model" not in result.stderr
+    record = json.loads(result.stdout)
+    assert record["status"] == "completed"
+    assert record["final_answer"] == "The doc starts with: # Design: retrying outbound webhooks"
+    assert len(record["model_calls"]) == 3
+    assert all(c["usage"]["prompt_tokens"] > 0 and c["usage"]["completion_tokens"] > 0 for c in record["model_calls"])
+    assert [c["is_error"] for c in record["tool_calls"]] == [False, True]
+    assert record["files"][0]["name"] == "webhook-retries-design.md"
+    # the broken JSON went back to the model as an error result, not a crash
+    assert server.requests[2].tool_results().popitem()[1].startswith("ERROR: the arguments are not valid JSON")
+    assert server.requests[0].body["model"] == "gpt-4.1"
+
+
+def test_model_failure_exits_1_with_the_reason(scripted: Start) -> None:
+    from agent_runtime.testing import Fail
+
+    server = scripted(Fail(401, "Incorrect API key provided", code="invalid_api_key"))
+    result = run_cli("run", "document-feedback", "-m", "hi", env={"OPENAI_BASE_URL": server.base_url})
+    assert result.returncode == 1
+    assert "run failed: model 'gpt-4.1' failed after 1 attempt(s): HTTP 401 (check OPENAI_API_KEY)" in result.stderr
+
+
+def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) -> None:
+    server = scripted(reply("first answer"), lambda r: reply(f"{len(r.messages)} messages so far"))
+    env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path)}
+    assert run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "one", env=env).stdout.strip() == "first answer"
+    second = run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "two", env=env)
+    assert second.stdout.strip() == "4 messages so far"
+    assert (tmp_path / "threads" / "PROJ-1.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "no-such-flow", "-m", "hi"), "no such workflow; available: document-feedback"),
+        (
+            ("run", "document-feedback", "-m", "hi", "-f", "/nope/missing.pdf"),
+            "--file /nope/missing.pdf: No such file or directory",
+        ),
+        (("run", "document-feedback", "-m", "hi", "-t", "../escape"), "thread id '../escape'"),
+    ],
+)
+def test_bad_input_exits_2_with_a_clear_message(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_message_is_a_usage_error() -> None:
+    result = run_cli("run", "document-feedback")
+    assert result.returncode == 2 and "--message" in result.stderr
+
+
+def test_workflows_list_and_validate(tmp_path: Path) -> None:
+    listing = run_cli("workflows", "list")
+    assert listing.returncode == 0 and listing.stdout.startswith("document-feedback")
+    assert run_cli("workflows", "validate").returncode == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nmodel: {name: x}\n", encoding="utf-8")
+    result = run_cli("workflows", "validate", str(bad), "document-feedback")
+    assert result.returncode == 2
+    assert f"{bad}: description: is required" in result.stderr
+    assert f"{bad}: model.context_window: is required" in result.stderr
+    assert "ok  " in result.stdout

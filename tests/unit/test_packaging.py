@@ -1,0 +1,57 @@
+"""The layer's requirements.txt is generated from pyproject.toml (`make lock`) and must not go stale."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+REPO = Path(__file__).resolve().parents[2]
+LOCK = REPO / "layers" / "runtime" / "requirements.txt"
+
+
+def _pins() -> tuple[dict[str, str], set[str]]:
+    pins: dict[str, str] = {}
+    direct: set[str] = set()
+    current = ""
+    for line in LOCK.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)==(\S+)", line)
+        if match:
+            current = canonicalize_name(match.group(1))
+            pins[current] = match.group(2)
+        elif "agent-runtime (pyproject.toml)" in line:
+            direct.add(current)
+    return pins, direct
+
+
+def test_requirements_lock_matches_pyproject() -> None:
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    requirements = {canonicalize_name(Requirement(d).name): Requirement(d) for d in declared}
+    pins, direct = _pins()
+    hint = "layers/runtime/requirements.txt is stale: run `make lock`"
+    assert direct == set(requirements), hint
+    for name, requirement in requirements.items():
+        assert requirement.specifier.contains(pins[name], prereleases=True), f"{hint} ({name}=={pins[name]})"
+
+
+def test_layer_source_holds_only_the_package_and_requirements() -> None:
+    # *.egg-info is the editable install's metadata: gitignored, never shipped.
+    entries = {
+        p.name for p in (REPO / "layers" / "runtime").iterdir() if not p.name.endswith((".egg-info", "__pycache__"))
+    }
+    assert entries <= {"agent_runtime", "requirements.txt", "Makefile"}
+
+
+def test_no_sys_path_hacks() -> None:
+    patterns = ("sys.path." + "insert", "sys.path." + "append")  # split so this file does not match itself
+    offenders = [
+        str(p.relative_to(REPO))
+        for folder in ("tests", "layers", "functions")
+        if (REPO / folder).exists()
+        for p in (REPO / folder).rglob("*.py")
+        if any(pattern in p.read_text(encoding="utf-8") for pattern in patterns)
+    ]
+    assert offenders == []

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent_runtime.workflows import WorkflowError, available_workflows, load_workflow
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = """\
+name: {name}
+description: Reviews things.
+prompt: You review things.
+model:
+  name: gpt-4o
+  context_window: 128000
+  max_output_tokens: 4096
+limits:
+  max_tool_calls: 10
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "flow") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _problems(tmp_path: Path, text: str, name: str = "flow") -> list[str]:
+    path = _write(tmp_path, text, name)
+    with pytest.raises(WorkflowError) as caught:
+        load_workflow(str(path), tmp_path)
+    return [f"{p.key}: {p.why}" for p in caught.value.problems]
+
+
+def test_valid_workflow_loads_by_name_and_path(tmp_path: Path) -> None:
+    path = _write(tmp_path, GOOD.format(name="flow"))
+    by_name = load_workflow("flow", tmp_path)
+    by_path = load_workflow(str(path), REPO)
+    assert by_name.model.context_window == 128000
+    assert by_name.limits.max_tool_calls == 10
+    assert by_name.path == path
+    assert by_path.prompt == "You review things."
+
+
+def test_shipped_workflows_are_valid() -> None:
+    names = available_workflows(REPO / "workflows")
+    assert "document-feedback" in names
+    for name in names:
+        workflow = load_workflow(name, REPO / "workflows")
+        assert workflow.prompt.strip()
+
+
+def test_every_problem_is_reported_with_key_and_reason(tmp_path: Path) -> None:
+    text = """\
+name: Bad_Name
+descripton: typo
+prompt: hi
+prompt_file: also.md
+model:
+  name: ""
+  context_window: "big"
+  max_tokens: 3
+limits:
+  max_tool_calls: -1
+skills: [a, b]
+"""
+    problems = _problems(tmp_path, text)
+    assert "descripton: unknown key; did you mean 'description'?" in problems
+    assert "name: use lowercase letters, digits and single hyphens (e.g. document-feedback)" in problems
+    assert "description: is required" in problems
+    assert "prompt: give exactly one of 'prompt' or 'prompt_file'" in problems
+    assert "model.name: must be a non-empty string" in problems
+    assert "model.context_window: must be an integer, not str 'big'" in problems
+    assert any(p.startswith("model.max_tokens: unknown key; did you mean 'max_output_tokens'") for p in problems)
+    assert "limits.max_tool_calls: must be at least 0, got -1" in problems
+    assert "skills: must be a mapping, not list" in problems
+
+
+def test_error_lines_name_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "name: flow\n")
+    with pytest.raises(WorkflowError) as caught:
+        load_workflow(str(path), tmp_path)
+    assert str(caught.value).splitlines()[0] == f"{path}: description: is required"
+
+
+def test_output_tokens_must_fit_the_window(tmp_path: Path) -> None:
+    text = GOOD.format(name="flow").replace("max_output_tokens: 4096", "max_output_tokens: 200000")
+    assert _problems(tmp_path, text) == ["model.max_output_tokens: must be smaller than model.context_window (128000)"]
+
+
+def test_name_must_match_file_name(tmp_path: Path) -> None:
+    assert _problems(tmp_path, GOOD.format(name="other")) == ["name: must equal the file name 'flow'"]
+
+
+def test_prompt_file_is_read_relative_to_the_workflow(tmp_path: Path) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "p.md").write_text("From a file.", encoding="utf-8")
+    text = GOOD.format(name="flow").replace("prompt: You review things.", "prompt_file: prompts/p.md")
+    assert load_workflow(str(_write(tmp_path, text)), tmp_path).prompt == "From a file."
+
+
+def test_missing_prompt_file_is_reported(tmp_path: Path) -> None:
+    text = GOOD.format(name="flow").replace("prompt: You review things.", "prompt_file: nope.md")
+    [problem] = _problems(tmp_path, text)
+    assert problem.startswith("prompt_file: cannot read ") and "nope.md" in problem
+
+
+def test_duplicate_keys_are_an_error_not_a_silent_overwrite(tmp_path: Path) -> None:
+    text = GOOD.format(name="flow") + "name: again\n"
+    [problem] = _problems(tmp_path, text)
+    assert problem == "line 10, column 1: invalid YAML: key 'name' appears twice"
+
+
+def test_invalid_yaml_reports_line_and_column(tmp_path: Path) -> None:
+    [problem] = _problems(tmp_path, "name: [unclosed\n")
+    assert problem.startswith("line 2, column 1: invalid YAML:")
+
+
+def test_non_mapping_document(tmp_path: Path) -> None:
+    assert _problems(tmp_path, "- a\n- b\n") == ["(document): must be a mapping of keys to values"]
+
+
+def test_unknown_workflow_lists_the_available_ones(tmp_path: Path) -> None:
+    _write(tmp_path, GOOD.format(name="flow"))
+    with pytest.raises(WorkflowError, match="no such workflow; available: flow"):
+        load_workflow("missing", tmp_path)
