@@ -88,7 +88,9 @@ class ToolRegistry:
         except ToolError as error:
             content, is_error = error_text(str(error)), True
         except Exception as error:  # a bug in a tool must not kill the run; the model is told, we log it
-            logger.warning("tool=<%s>, error=<%s> | tool raised", call.name, type(error).__name__, exc_info=True)
+            # The traceback may quote payload data, so it is only logged at debug level.
+            logger.warning("tool=<%s>, error=<%s> | tool raised", call.name, type(error).__name__)
+            logger.debug("tool=<%s> | traceback", call.name, exc_info=True)
             content, is_error = error_text(f"tool {call.name!r} failed: {type(error).__name__}: {error}"), True
         return ToolOutcome(
             call=call,
