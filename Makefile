@@ -45,6 +45,10 @@ fmt: $(STAMP) ## Format the code (ruff)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+.PHONY: encodings
+encodings: $(STAMP) ## Refresh the vendored tiktoken encodings from the bpe-openai wheel (sha256-checked)
+	$(BIN)/python scripts/vendor_encodings.py
+
 .PHONY: lock
 lock: ## Regenerate layers/runtime/requirements.txt from pyproject.toml
 	@test -x $(BIN)/uv || { test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); $(BIN)/python -m pip install --quiet uv; }

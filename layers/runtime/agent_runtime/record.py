@@ -37,6 +37,7 @@ class RunState:
     turn: int = 0
     tool_calls_used: int = 0
     announced_files: list[str] = field(default_factory=list)  # ids the model has been told about
+    context: dict[str, Any] = field(default_factory=dict)  # the context engine's JSON state (ledger, coverage)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +47,7 @@ class RunState:
             "turn": self.turn,
             "tool_calls_used": self.tool_calls_used,
             "announced_files": self.announced_files,
+            "context": self.context,
         }
 
     @classmethod
@@ -57,6 +59,7 @@ class RunState:
             turn=int(data.get("turn", 0)),
             tool_calls_used=int(data.get("tool_calls_used", 0)),
             announced_files=list(data.get("announced_files", [])),
+            context=dict(data.get("context", {})),
         )
 
 

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .deadline import Deadline
 from .files import FileStore
+
+
+class Ledger(Protocol):
+    """What tools see of the context engine: the budget, token counts, and the record of reads."""
+
+    def remaining_tokens(self) -> int: ...
+
+    def count(self, text: str) -> int: ...
+
+    def record_read(
+        self, file_id: str, *, tool: str, lines: tuple[int, int] | None = None, bytes_: tuple[int, int] | None = None
+    ) -> None: ...
 
 
 @dataclass(slots=True)
@@ -17,4 +29,5 @@ class RunContext:
     workflow: str
     files: FileStore
     deadline: Deadline = field(default_factory=Deadline.none)
+    ledger: Ledger | None = None  # set by the context engine; None means no budget checks
     extras: dict[str, Any] = field(default_factory=dict)  # per-run state later subsystems hang here

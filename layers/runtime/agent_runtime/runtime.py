@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from .config import RuntimeConfig
+from .context import ContextEngine
 from .files import FileStore
 from .files.tools import FILE_TOOLS
 from .hooks import Hook
@@ -46,4 +47,6 @@ def open_model(workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | No
 def build_agent(
     workflow: Workflow, model: Model, *, files: FileStore | None = None, hooks: Sequence[Hook] = ()
 ) -> Agent:
-    return Agent(workflow, model, tools=default_tools(), files=files, hooks=hooks)
+    """An agent with the default tools and the context engine first in the hook chain."""
+    tools = default_tools()
+    return Agent(workflow, model, tools=tools, files=files, hooks=[ContextEngine(workflow, tools), *hooks])

@@ -1,9 +1,12 @@
-"""The live trace on stderr: one line per turn and per tool call, never payloads unless asked."""
+"""The live trace on stderr: one line per turn, tool call, virtual file, read and compaction.
+
+Payloads (prompts, tool arguments, results) are never shown unless ``show_payloads`` is set.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .hooks import Hook
 
@@ -19,19 +22,25 @@ class TraceHook(Hook):
     def __init__(self, stream: TextIO | None = None, *, show_payloads: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.show_payloads = show_payloads
+        self._seen = 0  # run-record events already printed
 
     def _write(self, line: str) -> None:
         print(line, file=self.stream, flush=True)
 
     def on_run_start(self, run: Run) -> None:
+        self._seen = len(run.record.events)
         files = len(run.record.files)
         self._write(f"▶ {run.workflow.name} · run {run.state.run_id} · model {run.record.model} · {files} file(s)")
+        self._flush(run)
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
-        window = run.workflow.model.context_window
-        used = response.usage.total_tokens if response.usage else 0
+        self._flush(run)
+        # The context engine's exact count when it runs; the API's usage otherwise.
+        numbers = run.state.context.get("window") or {}
+        window = numbers.get("usable", run.workflow.model.context_window)
+        used = numbers.get("used", response.usage.prompt_tokens if response.usage else 0)
         tools = f"{len(response.tool_calls)} tool call(s)" if response.tool_calls else "answer"
-        retries = f" · {response.attempts - 1} retr{'y' if response.attempts == 2 else 'ies'}" * (response.attempts > 1)
+        retries = f" · {response.attempts - 1} retry(ies)" if response.attempts > 1 else ""
         self._write(
             f"  turn {run.state.turn} · tokens {used:,}/{window:,} ({used / window:.1%}) · {tools}"
             f" · {response.latency_ms / 1000:.2f}s{retries}"
@@ -40,12 +49,13 @@ class TraceHook(Hook):
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
         mark = "✗" if outcome.is_error else "✓"
         args = f" {outcome.call.arguments}" if self.show_payloads else ""
-        self._write(
-            f"    {mark} {outcome.call.name}{args} · {outcome.duration_ms:.0f} ms · {len(outcome.content):,} chars"
-        )
+        size = len(outcome.content)
+        self._write(f"    {mark} {outcome.call.name}{args} · {outcome.duration_ms:.0f} ms · {size:,} chars")
+        self._flush(run)
         return outcome
 
     def on_run_end(self, run: Run) -> None:
+        self._flush(run)
         record = run.record
         totals = record.usage_totals()
         detail = f" · {record.stop_reason}" if record.stop_reason else ""
@@ -53,3 +63,26 @@ class TraceHook(Hook):
             f"■ {record.status} · {run.state.turn} turn(s) · {len(record.tool_calls)} tool call(s)"
             f" · {totals['total_tokens']:,} tokens{detail}"
         )
+
+    def _flush(self, run: Run) -> None:
+        for event in run.record.events[self._seen :]:
+            line = _describe(event)
+            if line:
+                self._write(line)
+        self._seen = len(run.record.events)
+
+
+def _describe(event: dict[str, Any]) -> str | None:
+    kind = event["type"]
+    if kind == "virtual_file":
+        return f"      → virtual file {event['file']} ({event['tokens']:,} tokens, {event['lines']:,} lines)"
+    if kind == "file_read":
+        unit = "lines" if "lines" in event else "bytes"
+        span = event.get(unit) or [0, 0]
+        return f"      → {event['tool']} {event['file']} {unit} {span[0]}-{span[1]}"
+    if kind == "compaction":
+        return (
+            f"  ⇣ compaction #{event['number']} ({event['tactic']}, {event['trigger']}): "
+            f"{event['tokens_before']:,} → {event['tokens_after']:,} tokens · archive {event['archive_file']}"
+        )
+    return None

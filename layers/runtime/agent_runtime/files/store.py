@@ -10,6 +10,7 @@ import hashlib
 import mimetypes
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .exceptions import FileNotFoundInStoreError, FileRangeError
@@ -33,6 +34,13 @@ class FileMeta:
             "size_bytes": self.size_bytes,
             "source": self.source,
         }
+
+
+CHUNK_SIZE = 1 << 20
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").rstrip("\r")
 
 
 def guess_mimetype(name: str) -> str:
@@ -79,6 +87,24 @@ class FileStore(ABC):
 
     def list(self) -> list[FileMeta]:
         return self._list_meta()
+
+    def iter_chunks(self, file_id: str, *, chunk_size: int = CHUNK_SIZE, start: int = 0) -> Iterator[bytes]:
+        """The file's bytes in ranged reads, so memory stays bounded whatever the file size."""
+        size = self.meta(file_id).size_bytes
+        for offset in range(start, size, chunk_size):
+            yield self._read(file_id, offset, min(offset + chunk_size, size))
+
+    def iter_lines(self, file_id: str) -> Iterator[tuple[int, int, str]]:
+        """``(line number from 1, byte offset, text without the newline)`` for each line, streamed."""
+        number, offset, pending = 1, 0, b""
+        for chunk in self.iter_chunks(file_id):
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield number, offset, _decode(raw)
+                number, offset = number + 1, offset + len(raw) + 1
+        if pending:
+            yield number, offset, _decode(pending)
 
     @abstractmethod
     def _write(self, meta: FileMeta, data: bytes) -> None: ...

@@ -1,47 +1,220 @@
-"""File tools the model always has. The context engine extends these (byte ranges, regex, budgets)."""
+"""File tools the model always has: ``file_read`` and ``file_regex``.
+
+Both stream the file (memory stays bounded whatever its size), check the context budget before answering, and
+record what was shown in the run's read ledger (the coverage map in the status message).
+"""
 
 from __future__ import annotations
 
+import time
+from collections import deque
+
+import regex
+
+from ..errors import ToolError
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from .exceptions import FileRangeError
 
-MAX_LINES_PER_READ = 2000
-MAX_CHARS_PER_READ = 60_000
+MAX_CHARS_WITHOUT_LEDGER = 60_000  # when no context engine runs (bare Agent), keep reads modest
+MAX_LINE_CHARS = 2_000  # a line longer than this is cut in file_regex output
+REGEX_TIME_LIMIT = 5.0
+MAX_MATCHES = 200
 
 
-@tool
-def file_read(ctx: RunContext, id: str, start_line: int = 1, end_line: int | None = None) -> str:
-    """Read a file from this run's files list, as numbered lines.
+def _budget(ctx: RunContext) -> int | None:
+    return None if ctx.ledger is None else ctx.ledger.remaining_tokens()
 
-    Reads at most 2,000 lines or 60,000 characters per call; the answer says where it stopped so the next
-    call can continue from there.
+
+def _fits(ctx: RunContext, text: str) -> tuple[bool, int]:
+    if ctx.ledger is None:
+        return len(text) <= MAX_CHARS_WITHOUT_LEDGER, len(text) // 4
+    tokens = ctx.ledger.count(text)
+    return tokens <= ctx.ledger.remaining_tokens(), tokens
+
+
+@tool(offload=False)
+def file_read(
+    ctx: RunContext,
+    id: str,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    start_byte: int | None = None,
+    end_byte: int | None = None,
+) -> str:
+    """Read a file from this run's files list: the whole file, a line range, or a byte range.
+
+    Lines come back numbered so you can cite them. A read that would not fit the remaining context budget is
+    refused with the size of a range that would fit: read in parts, or use file_regex to find what you need.
 
     Args:
         id: The file id from the files list (for example ``file-1a2b3c4d5e6f``).
         start_line: First line to return, counting from 1.
-        end_line: Last line to return (inclusive). Omit to read to the end of the file.
+        end_line: Last line to return (inclusive). Omit to read to the end.
+        start_byte: First byte to return (0-based), for a byte range instead of lines.
+        end_byte: Byte offset to stop before. Omit to read to the end.
     """
     meta = ctx.files.meta(id)
-    lines = ctx.files.read(id).decode("utf-8", errors="replace").splitlines()
-    if start_line < 1 or (end_line is not None and end_line < start_line):
+    if (start_byte is not None or end_byte is not None) and (start_line is not None or end_line is not None):
+        raise FileRangeError("give a line range or a byte range, not both")
+    if start_byte is not None or end_byte is not None:
+        return _read_bytes(ctx, id, start_byte or 0, meta.size_bytes if end_byte is None else end_byte)
+    first = 1 if start_line is None else start_line
+    if first < 1 or (end_line is not None and end_line < first):
         raise FileRangeError(f"invalid line range {start_line}..{end_line}: lines count from 1")
-    if start_line > max(len(lines), 1):
-        raise FileRangeError(f"{meta.name} has {len(lines)} lines; start_line {start_line} is past the end")
-    stop = len(lines) if end_line is None else min(end_line, len(lines))
-    stop = min(stop, start_line + MAX_LINES_PER_READ - 1)
-    out: list[str] = []
-    size = 0
-    for number in range(start_line, stop + 1):
-        line = f"{number:>6}\t{lines[number - 1]}"
-        if size + len(line) > MAX_CHARS_PER_READ and out:
-            stop = number - 1
+    return _read_lines(ctx, id, first, end_line)
+
+
+def _read_lines(ctx: RunContext, file_id: str, first: int, last: int | None) -> str:
+    meta = ctx.files.meta(file_id)
+    shown: list[str] = []
+    total = 0
+    for number, _, line in ctx.files.iter_lines(file_id):
+        total = number
+        if number >= first and (last is None or number <= last):
+            shown.append(f"{number:>6}\t{line}")
+    if first > max(total, 1):
+        raise FileRangeError(f"{meta.name} has {total:,} lines; start_line {first} is past the end")
+    stop = first + len(shown) - 1
+    text = f"[{meta.name} ({meta.id}) lines {first}-{stop} of {total}]\n" + "\n".join(shown)
+    ok, tokens = _fits(ctx, text)
+    if not ok:
+        raise ToolError(_refusal(ctx, meta.name, f"lines {first}-{stop}", tokens, _fitting_lines(ctx, shown, first)))
+    if ctx.ledger is not None:
+        ctx.ledger.record_read(file_id, tool="file_read", lines=(first, stop))
+    return text
+
+
+def _fitting_lines(ctx: RunContext, shown: list[str], first: int) -> str:
+    budget = _budget(ctx)
+    limit = budget if budget is not None else MAX_CHARS_WITHOUT_LEDGER // 4
+    used, count = 40, 0
+    for line in shown:
+        used += ctx.ledger.count(line) + 1 if ctx.ledger else len(line) // 4 + 1
+        if used > limit:
             break
-        out.append(line)
-        size += len(line) + 1
-    header = f"[{meta.name} ({meta.id}) lines {start_line}-{stop} of {len(lines)}]"
-    more = f"\n[continue with start_line={stop + 1}]" if stop < len(lines) else ""
-    return header + "\n" + "\n".join(out) + more
+        count += 1
+    return f"lines {first}-{first + count - 1}" if count else "no lines at all (free up context first)"
 
 
-FILE_TOOLS: tuple[Tool, ...] = (file_read,)
+def _read_bytes(ctx: RunContext, file_id: str, start: int, end: int) -> str:
+    meta = ctx.files.meta(file_id)
+    data = ctx.files.read(file_id, start, end)
+    stop = start + len(data)
+    text = f"[{meta.name} ({meta.id}) bytes {start}-{stop} of {meta.size_bytes}]\n" + data.decode(
+        "utf-8", errors="replace"
+    )
+    ok, tokens = _fits(ctx, text)
+    if not ok:
+        budget = _budget(ctx) or 0
+        fitting = f"about {budget * 3:,} bytes (roughly 3 bytes a token)"
+        raise ToolError(_refusal(ctx, meta.name, f"bytes {start}-{stop}", tokens, fitting))
+    if ctx.ledger is not None and stop > start:
+        ctx.ledger.record_read(file_id, tool="file_read", bytes_=(start, stop - 1))
+    return text
+
+
+def _refusal(ctx: RunContext, name: str, what: str, tokens: int, fitting: str) -> str:
+    budget = _budget(ctx)
+    left = f"{budget:,} tokens are left" if budget is not None else "the read limit is reached"
+    return (
+        f"not read: {what} of {name} is about {tokens:,} tokens but {left} in the context window. "
+        f"Read a smaller range ({fitting} would fit), or search with file_regex first."
+    )
+
+
+@tool(offload=False)
+def file_regex(
+    ctx: RunContext,
+    id: str,
+    pattern: str,
+    max_matches: int = 20,
+    context: int = 0,
+    ignore_case: bool = False,
+) -> str:
+    """Search a file line by line with a regular expression and return the matching lines with line numbers.
+
+    The scan streams the file, so it works on files of any size. Matches are within one line. A pattern that
+    runs too long (catastrophic backtracking) is stopped with an error: simplify it and try again.
+
+    Args:
+        id: The file id from the files list.
+        pattern: A regular expression (Python ``regex`` syntax), e.g. ``TODO|FIXME`` or ``^## ``.
+        max_matches: Stop after this many matching lines (1-200).
+        context: Lines of context to show before and after each match (0-10).
+        ignore_case: Match case-insensitively.
+    """
+    meta = ctx.files.meta(id)
+    if not 1 <= max_matches <= MAX_MATCHES:
+        raise ToolError(f"max_matches must be between 1 and {MAX_MATCHES}")
+    if not 0 <= context <= 10:
+        raise ToolError("context must be between 0 and 10 lines")
+    try:
+        compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+    except regex.error as error:
+        raise ToolError(f"invalid pattern {pattern!r}: {error}") from None
+    blocks, matches, scanned = _scan(ctx, id, compiled, max_matches, context)
+    header = (
+        f"[{meta.name} ({meta.id}): {matches} matching line(s) for /{pattern}/"
+        f"{' (stopped at max_matches)' if matches >= max_matches else ''}, {scanned:,} lines scanned]"
+    )
+    text = header + ("\n" + "\n--\n".join("\n".join(rows) for _, _, rows in blocks) if blocks else "")
+    ok, tokens = _fits(ctx, text)
+    if not ok:
+        raise ToolError(_refusal(ctx, meta.name, f"{matches} matches", tokens, "fewer matches or less context"))
+    if ctx.ledger is not None:
+        for first, last, _ in blocks:
+            ctx.ledger.record_read(id, tool="file_regex", lines=(first, last))
+    return text
+
+
+Row = tuple[int, str, bool]  # line number, text, is it a match
+
+
+def _scan(
+    ctx: RunContext, file_id: str, compiled: regex.Pattern[str], max_matches: int, context: int
+) -> tuple[list[tuple[int, int, list[str]]], int, int]:
+    deadline = time.monotonic() + REGEX_TIME_LIMIT
+    before: deque[Row] = deque(maxlen=context)
+    blocks: list[list[Row]] = []
+    matches, after, scanned = 0, 0, 0
+    for number, _, line in ctx.files.iter_lines(file_id):
+        scanned = number
+        if matches < max_matches and _search(compiled, line, deadline, number):
+            matches += 1
+            rows = [*before, (number, line, True)]
+            before.clear()
+            if blocks and blocks[-1][-1][0] >= rows[0][0] - 1:  # touches the previous block: extend it
+                blocks[-1].extend(row for row in rows if row[0] > blocks[-1][-1][0])
+            else:
+                blocks.append(rows)
+            after = context
+        elif after > 0:
+            blocks[-1].append((number, line, False))
+            after -= 1
+        elif matches >= max_matches:
+            break
+        else:
+            before.append((number, line, False))
+    rendered = [(b[0][0], b[-1][0], [f"{n:>6}{':' if hit else '-'}\t{_clip(t)}" for n, t, hit in b]) for b in blocks]
+    return rendered, matches, scanned
+
+
+def _search(compiled: regex.Pattern[str], line: str, deadline: float, number: int) -> bool:
+    remaining = deadline - time.monotonic()
+    try:
+        if remaining > 0:
+            return compiled.search(line, timeout=remaining) is not None
+    except TimeoutError:
+        pass
+    raise ToolError(
+        f"the pattern ran past the {REGEX_TIME_LIMIT:.0f} s limit at line {number:,} "
+        "(likely catastrophic backtracking): simplify it, e.g. avoid nested alternatives like (a|aa)+"
+    )
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + f" … [{len(line):,} chars]"
+
+
+FILE_TOOLS: tuple[Tool, ...] = (file_read, file_regex)

@@ -60,7 +60,8 @@ class ScriptedRequest:
     def tool_results(self) -> dict[str, str]:
         """Results of the latest batch of tool calls, by call id."""
         results: dict[str, str] = {}
-        for message in reversed(self.messages):
+        history = self.messages[:-1] if self.status_text() else self.messages
+        for message in reversed(history):
             if message["role"] != "tool":
                 break
             results[message.get("tool_call_id", "")] = text_of(message)
@@ -70,7 +71,18 @@ class ScriptedRequest:
         return next((text_of(m) for m in reversed(self.messages) if m["role"] == "user"), "")
 
     def system_text(self) -> str:
-        return "\n".join(text_of(m) for m in self.messages if m["role"] == "system")
+        """The leading system messages (the workflow's prompt), not the status at the tail."""
+        leading = []
+        for message in self.messages:
+            if message["role"] != "system":
+                break
+            leading.append(text_of(message))
+        return "\n".join(leading)
+
+    def status_text(self) -> str:
+        """The context engine's status message at the tail of the request, if any."""
+        last = text_of(self.messages[-1]) if self.messages else ""
+        return last if last.startswith("[context status") else ""
 
 
 Responder = Callable[[ScriptedRequest], "Reply | Fail"]

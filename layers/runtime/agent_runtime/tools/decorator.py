@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, get_type_hints, overload
 
 import docstring_parser
@@ -27,6 +27,7 @@ class Tool:
     fn: Callable[..., Any]
     args_model: type[BaseModel]
     mutating: bool = False  # changes the outside world: recorded before and after, never replayed on resume
+    offload: bool = True  # large results may become virtual files (False for tools that budget their own output)
     context_param: str | None = None  # name of the parameter that receives the RunContext
 
     def spec(self) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def _describe_validation(error: ValidationError) -> str:
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, mutating: bool = False
+    *, name: str | None = None, description: str | None = None, mutating: bool = False, offload: bool = True
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -78,6 +79,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     mutating: bool = False,
+    offload: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`.
 
@@ -87,7 +89,8 @@ def tool(
     """
 
     def build(func: Callable[..., Any]) -> Tool:
-        return _build(func, name=name, description=description, mutating=mutating)
+        tool_ = _build(func, name=name, description=description, mutating=mutating)
+        return tool_ if offload else replace(tool_, offload=False)
 
     return build(fn) if fn is not None else build
 

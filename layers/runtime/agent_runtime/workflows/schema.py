@@ -14,11 +14,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..context.settings import ContextSettings, parse_context_section
 from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SECTIONS = ("context", "files", "skills", "tools", "triggers")
-TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits", *SECTIONS)
+SECTIONS = ("files", "skills", "tools", "triggers")  # raw until their subsystems parse them
+TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits", "context", *SECTIONS)
 MODEL_KEYS = ("name", "context_window", "max_output_tokens")
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -46,6 +47,7 @@ class Workflow:
     prompt: str
     model: ModelSettings
     limits: Limits = field(default_factory=Limits)
+    context: ContextSettings = field(default_factory=ContextSettings)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
 
@@ -123,10 +125,11 @@ def parse_workflow(data: Any, *, file: str, base_dir: Path | None = None) -> Wor
             limits_data, "max_tool_calls", "limits.max_tool_calls", default=DEFAULT_MAX_TOOL_CALLS, minimum=0
         )
     )
+    context = parse_context_section(check.mapping(data, "context"), check.add)
     sections = {key: MappingProxyType(dict(check.mapping(data, key))) for key in SECTIONS if key in data}
     if check.problems:
         raise WorkflowError(check.problems)
-    return Workflow(name, description, prompt, model, limits, MappingProxyType(sections))
+    return Workflow(name, description, prompt, model, limits, context, MappingProxyType(sections))
 
 
 def _prompt(check: _Checker, data: Mapping[str, Any], base_dir: Path | None) -> str:

@@ -1,0 +1,152 @@
+"""The context engine: a hook around every model call that keeps the window exact, small and valid.
+
+* counts every request exactly (tiktoken, per-message cache) and reconciles with the API's ``usage``;
+* appends a status message at the tail (never stored, so the persisted prefix stays byte-stable for caching);
+* moves oversized user messages and tool results into virtual files, leaving a preview;
+* compacts when the window passes the threshold (see ``compaction.py``);
+* refuses to send a history with an orphaned tool call or result.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, cast
+
+from .. import messages as msgs
+from ..errors import RunError
+from ..hooks import Hook
+from ..messages import Message
+from ..tools import ToolOutcome, ToolRegistry
+from .counter import TokenCounter
+from .ledger import RunLedger
+from .status import STATUS_MARK, WindowNumbers, render_status
+from .virtual import VIRTUAL_MARK, offload
+
+if TYPE_CHECKING:
+    from ..loop import Run
+    from ..models import ModelResponse
+    from ..workflows import Workflow
+
+SUMMARY_MARK = "[compacted context"
+
+
+class InvalidHistoryError(RunError):
+    """A mutation produced a message sequence the API would reject; it is never sent."""
+
+
+def check_history(messages: list[Message], *, where: str) -> None:
+    problems = msgs.find_orphans(messages)
+    if problems:
+        raise InvalidHistoryError(f"invalid message sequence after {where}: {'; '.join(problems)}")
+
+
+class ContextEngine(Hook):
+    """Plug into :class:`~agent_runtime.loop.Agent` as a hook (the runtime does this for every workflow)."""
+
+    def __init__(self, workflow: Workflow, tools: ToolRegistry, *, counter: TokenCounter | None = None) -> None:
+        self.workflow = workflow
+        self.settings = workflow.context
+        self.counter = counter or TokenCounter(workflow.model.name)
+        self.tools_tokens = self.counter.tools(tools.specs())
+        self.keep_inline = {tool.name for tool in tools if not tool.offload}
+        window = min(workflow.model.context_window, self.settings.context_budget or math.inf)
+        self.window = int(window)
+        self.usable = self.window - workflow.model.max_output_tokens
+        self.compaction_at = int(self.usable * self.settings.compaction_threshold)
+
+    def ledger(self, run: Run) -> RunLedger:
+        return cast(RunLedger, run.context.ledger)
+
+    def on_run_start(self, run: Run) -> None:
+        run.context.ledger = RunLedger(run, self.counter, usable_tokens=self.usable, tools_tokens=self.tools_tokens)
+        last = run.state.messages[-1]
+        if last["role"] == "user":
+            run.state.messages[-1] = msgs.user(self._maybe_offload(run, msgs.text_of(last), "user message", "user"))
+        check_history(run.state.messages, where="restoring the run")
+
+    def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        check_history(messages, where="preparing the request")
+        used = self.counter.messages(messages) + self.tools_tokens
+        status = self._status(run, messages, used)
+        status_tokens = self.counter.message(status)
+        run.state.context["window"] = {"turn": run.state.turn, "used": used + status_tokens, "usable": self.usable}
+        return [*messages, status]
+
+    def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        if response.usage is None or not run.record.model_calls:
+            return
+        estimated = run.state.context["window"]["used"]
+        run.record.model_calls[-1]["context"] = {
+            "estimated_prompt_tokens": estimated,
+            "drift": response.usage.prompt_tokens - estimated,
+        }
+
+    def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        if outcome.call.name in self.keep_inline or outcome.is_error:
+            return outcome
+        content = self._maybe_offload(run, outcome.content, f"result of {outcome.call.name}", outcome.call.name)
+        if content is outcome.content:
+            return outcome
+        return ToolOutcome(outcome.call, content, outcome.is_error, outcome.mutating, outcome.duration_ms)
+
+    def _maybe_offload(self, run: Run, text: str, label: str, stem: str) -> str:
+        threshold = self.settings.virtual_file_threshold_tokens
+        if len(text.encode("utf-8")) <= threshold or text.startswith(VIRTUAL_MARK):
+            return text  # a token is at least one byte: no need to count
+        tokens = self.counter.text(text)
+        if tokens <= threshold:
+            return text
+        name = f"{stem}-turn{run.state.turn}-{len(run.state.messages)}.txt"
+        result = offload(
+            text,
+            store=run.context.files,
+            counter=self.counter,
+            name=name,
+            label=label,
+            preview_tokens=self.settings.virtual_file_preview_tokens,
+            tokens=tokens,
+        )
+        ledger = self.ledger(run)
+        entry = ledger.file_state(result.meta)
+        entry["read_lines"] = [[1, result.preview_lines]] if result.preview_lines else []
+        run.record.event("virtual_file", file=result.meta.id, tokens=tokens, lines=result.lines, source=stem)
+        run.record.files.append(result.meta.to_dict())
+        return result.inline
+
+    def _status(self, run: Run, messages: list[Message], used: int) -> Message:
+        split = self._split(messages)
+        numbers = WindowNumbers(
+            turn=run.state.turn,
+            used=used,
+            usable=self.usable,
+            window=self.window,
+            output_reserve=self.workflow.model.max_output_tokens,
+            compaction_at=self.compaction_at,
+            compactions=len(run.state.context.get("compactions", [])),
+            split=split,
+        )
+        ledger = self.ledger(run)
+        files = [(meta, ledger.file_state(meta)) for meta in run.context.files.list()]
+        text = render_status(numbers, files)
+        return {"role": "system", "content": text} if self.settings.status_role == "system" else msgs.user(text)
+
+    def _split(self, messages: list[Message]) -> dict[str, int]:
+        split = {"system": 0, "tools": self.tools_tokens, "history": 0, "files inline": 0, "summary": 0}
+        leading = True
+        for message in messages:
+            tokens = self.counter.message(message)
+            text = msgs.text_of(message)
+            leading = leading and message["role"] == "system"
+            if leading:
+                split["system"] += tokens
+            elif text.startswith(SUMMARY_MARK):
+                split["summary"] += tokens
+            elif text.startswith(VIRTUAL_MARK):
+                split["files inline"] += tokens
+            else:
+                split["history"] += tokens
+        return split
+
+
+def is_status(message: Message) -> bool:
+    return msgs.text_of(message).startswith(STATUS_MARK)

@@ -1,0 +1,77 @@
+"""The per-run ledger: token budget, per-file sizes, read coverage and the record of every read.
+
+Its state is plain JSON inside ``RunState.context`` so it survives checkpoints, resumes and thread turns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..files import FileMeta
+from .counter import TokenCounter
+from .coverage import add_interval
+
+if TYPE_CHECKING:
+    from ..loop import Run
+
+TEXT_MIMETYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "text/")
+STATUS_RESERVE = 400  # room kept for the status message itself
+_COUNT_BATCH = 2000  # lines per tokenizer call when sizing a file
+
+
+def is_text(meta: FileMeta) -> bool:
+    return meta.mimetype.startswith(TEXT_MIMETYPES) or meta.source in ("virtual", "extracted")
+
+
+class RunLedger:
+    """Implements :class:`~agent_runtime.run_context.Ledger` for one run."""
+
+    def __init__(self, run: Run, counter: TokenCounter, *, usable_tokens: int, tools_tokens: int) -> None:
+        self.run = run
+        self.counter = counter
+        self.usable_tokens = usable_tokens
+        self.tools_tokens = tools_tokens
+        self.state = run.state.context.setdefault("files", {})
+
+    # Budget
+    def used_tokens(self) -> int:
+        return self.counter.messages(self.run.state.messages) + self.tools_tokens
+
+    def remaining_tokens(self) -> int:
+        return max(0, self.usable_tokens - self.used_tokens() - STATUS_RESERVE)
+
+    def count(self, text: str) -> int:
+        return self.counter.text(text)
+
+    # Files
+    def file_state(self, meta: FileMeta) -> dict[str, Any]:
+        entry = self.state.get(meta.id)
+        if entry is None:
+            entry = {"read_lines": [], "read_bytes": [], "reads": 0, "preloaded": False, "tokens": None, "lines": None}
+            self.state[meta.id] = entry
+        if entry["tokens"] is None and is_text(meta):
+            entry["tokens"], entry["lines"] = self._size(meta.id)
+        return entry
+
+    def _size(self, file_id: str) -> tuple[int, int]:
+        tokens, lines, batch = 0, 0, []
+        for number, _, text in self.run.context.files.iter_lines(file_id):
+            batch.append(text)
+            lines = number
+            if len(batch) >= _COUNT_BATCH:
+                tokens += self.counter.text("\n".join(batch)) + 1
+                batch = []
+        tokens += self.counter.text("\n".join(batch)) if batch else 0
+        return tokens, lines
+
+    def record_read(
+        self, file_id: str, *, tool: str, lines: tuple[int, int] | None = None, bytes_: tuple[int, int] | None = None
+    ) -> None:
+        entry = self.file_state(self.run.context.files.meta(file_id))
+        entry["reads"] += 1
+        if lines is not None:
+            entry["read_lines"] = add_interval(entry["read_lines"], *lines)
+        if bytes_ is not None:
+            entry["read_bytes"] = add_interval(entry["read_bytes"], *bytes_)
+        span = {"lines": list(lines)} if lines else {"bytes": list(bytes_)} if bytes_ else {}
+        self.run.record.event("file_read", file=file_id, tool=tool, turn=self.run.state.turn, **span)

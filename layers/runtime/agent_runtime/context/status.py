@@ -1,0 +1,56 @@
+"""The status message appended at the tail of every request (never stored in the history)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..files import FileMeta
+from .coverage import describe
+
+STATUS_MARK = "[context status"
+
+
+@dataclass(frozen=True, slots=True)
+class WindowNumbers:
+    turn: int
+    used: int
+    usable: int  # input budget: window (or context_budget) minus the output reserve
+    window: int
+    output_reserve: int
+    compaction_at: int
+    compactions: int
+    split: Mapping[str, int]
+
+
+def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> str:
+    n = numbers
+    left = max(0, n.usable - n.used)
+    split = " · ".join(f"{name} {value:,}" for name, value in n.split.items())
+    lines = [
+        f"{STATUS_MARK} · turn {n.turn}]",
+        f"tokens: {n.used:,} used of {n.usable:,} available for input ({n.used / n.usable:.1%}); {left:,} left. "
+        f"Window {n.window:,}, {n.output_reserve:,} reserved for the answer.",
+        f"split: {split}",
+        f"compaction: at {n.compaction_at:,} tokens, {max(0, n.compaction_at - n.used):,} to go; "
+        f"{n.compactions} so far.",
+    ]
+    if files:
+        lines.append(f"files ({len(files)}):")
+        lines += [_file_line(meta, state) for meta, state in files]
+    return "\n".join(lines)
+
+
+def _file_line(meta: FileMeta, state: Mapping[str, Any]) -> str:
+    size = f"{meta.size_bytes:,} bytes"
+    if state.get("tokens") is not None:
+        size = f"{state['tokens']:,} tokens, {state['lines']:,} lines"
+    read = "not read yet"
+    if state.get("read_lines"):
+        read = "read " + describe(state["read_lines"], state.get("lines") or 0, "lines")
+    elif state.get("read_bytes"):
+        read = "read " + describe(state["read_bytes"], meta.size_bytes, "bytes")
+    loaded = "preloaded" if state.get("preloaded") else "not preloaded"
+    kind = "" if state.get("tokens") is not None else "; binary: extract it to text first"
+    return f"- {meta.id} {meta.name} ({meta.source}, {meta.mimetype}, {size}) {read}; {loaded}{kind}"
