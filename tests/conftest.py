@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from agent_runtime import Agent, Hook, ToolRegistry
+from agent_runtime.context import ContextSettings
 from agent_runtime.files import FileStore
 from agent_runtime.models import OpenAIChatModel, RetryPolicy
 from agent_runtime.testing import ScriptedServer, Step
@@ -41,13 +42,21 @@ def scripted() -> Iterator[Callable[..., ScriptedServer]]:
         server.assert_complete()
 
 
-def make_workflow(*, max_tool_calls: int = 50, window: int = 128_000, prompt: str = "You help.") -> Workflow:
+def make_workflow(
+    *,
+    max_tool_calls: int = 50,
+    window: int = 128_000,
+    prompt: str = "You help.",
+    output: int = 1024,
+    context: ContextSettings | None = None,
+) -> Workflow:
     return Workflow(
         name="test-flow",
         description="a workflow for tests",
         prompt=prompt,
-        model=ModelSettings("gpt-4o", window, 1024),
+        model=ModelSettings("gpt-4o", window, output),
         limits=Limits(max_tool_calls=max_tool_calls),
+        context=context or ContextSettings(),
     )
 
 

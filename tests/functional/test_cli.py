@@ -119,7 +119,9 @@ def test_model_failure_exits_1_with_the_reason(scripted: Start) -> None:
 
 
 def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) -> None:
-    server = scripted(reply("first answer"), lambda r: reply(f"{len(r.messages) - bool(r.status_text())} messages so far"))
+    server = scripted(
+        reply("first answer"), lambda r: reply(f"{len(r.messages) - bool(r.status_text())} messages so far")
+    )
     env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path)}
     assert run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "one", env=env).stdout.strip() == "first answer"
     second = run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "two", env=env)

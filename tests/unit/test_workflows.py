@@ -124,3 +124,20 @@ def test_unknown_workflow_lists_the_available_ones(tmp_path: Path) -> None:
     _write(tmp_path, GOOD.format(name="flow"))
     with pytest.raises(WorkflowError, match="no such workflow; available: flow"):
         load_workflow("missing", tmp_path)
+
+
+def test_context_section_is_parsed_and_validated(tmp_path: Path) -> None:
+    good = GOOD.format(name="flow") + "context:\n  virtual_file_threshold_tokens: 5000\n  compaction_threshold: 0.7\n"
+    workflow = load_workflow(str(_write(tmp_path, good)), tmp_path)
+    assert workflow.context.virtual_file_threshold_tokens == 5000
+    assert workflow.context.compaction_threshold == 0.7
+    assert workflow.context.virtual_file_preview_tokens == 1000
+    bad = GOOD.format(name="flow") + (
+        "context:\n  virtual_file_threshold_tokens: 500\n  virtual_file_preview_tokens: 800\n"
+        "  compaction_threshold: 2\n  status_role: assistant\n  surprise: 1\n"
+    )
+    problems = _problems(tmp_path, bad)
+    assert "context.virtual_file_preview_tokens: must be smaller than virtual_file_threshold_tokens (500)" in problems
+    assert "context.compaction_threshold: must be a number between 0.1 and 0.95, got 2" in problems
+    assert "context.status_role: must be 'system' or 'user', not 'assistant'" in problems
+    assert any(p.startswith("context.surprise: unknown key") for p in problems)

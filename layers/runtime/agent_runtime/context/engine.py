@@ -68,8 +68,13 @@ class ContextEngine(Hook):
         check_history(messages, where="preparing the request")
         used = self.counter.messages(messages) + self.tools_tokens
         status = self._status(run, messages, used)
-        status_tokens = self.counter.message(status)
-        run.state.context["window"] = {"turn": run.state.turn, "used": used + status_tokens, "usable": self.usable}
+        # The status reports the whole request, itself included: render again with its own size added
+        # (twice at most: a digit more can change its size by a token).
+        for _ in range(2):
+            total = used + self.counter.message(status)
+            status = self._status(run, messages, total)
+        total = used + self.counter.message(status)
+        run.state.context["window"] = {"turn": run.state.turn, "used": total, "usable": self.usable}
         return [*messages, status]
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
