@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import messages as msgs
 from .deadline import Deadline
-from .errors import ConfigError
+from .errors import ConfigError, RunError
 from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
@@ -112,9 +112,9 @@ class Agent:
                 if not isinstance(result, RanTools):
                     break
             self._finish(run, result)
-        except ModelError as error:
+        except RunError as error:
             run.record.status, run.record.stop_reason = RunStatus.FAILED, str(error)
-            run.record.event("failed", error=type(error).__name__, status_code=error.status_code)
+            run.record.event("failed", error=type(error).__name__, status_code=getattr(error, "status_code", None))
         finally:
             run.record.ended_at = now_iso()
             self.hooks.on_run_end(run)

@@ -49,4 +49,5 @@ def build_agent(
 ) -> Agent:
     """An agent with the default tools and the context engine first in the hook chain."""
     tools = default_tools()
-    return Agent(workflow, model, tools=tools, files=files, hooks=[ContextEngine(workflow, tools), *hooks])
+    engine = ContextEngine(workflow, tools, model=model)
+    return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *hooks])

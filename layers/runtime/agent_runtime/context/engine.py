@@ -17,17 +17,18 @@ from ..errors import RunError
 from ..hooks import Hook
 from ..messages import Message
 from ..tools import ToolOutcome, ToolRegistry
+from .compaction import SUMMARY_MARK, CompactionError, Compactor, Plan, load_custom
 from .counter import TokenCounter
-from .ledger import RunLedger
+from .ledger import STATUS_RESERVE, RunLedger
 from .status import STATUS_MARK, WindowNumbers, render_status
 from .virtual import VIRTUAL_MARK, offload
 
 if TYPE_CHECKING:
     from ..loop import Run
-    from ..models import ModelResponse
+    from ..models import ContextLengthExceededError, Model, ModelResponse
     from ..workflows import Workflow
 
-SUMMARY_MARK = "[compacted context"
+MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
 
 
 class InvalidHistoryError(RunError):
@@ -43,7 +44,14 @@ def check_history(messages: list[Message], *, where: str) -> None:
 class ContextEngine(Hook):
     """Plug into :class:`~agent_runtime.loop.Agent` as a hook (the runtime does this for every workflow)."""
 
-    def __init__(self, workflow: Workflow, tools: ToolRegistry, *, counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self,
+        workflow: Workflow,
+        tools: ToolRegistry,
+        *,
+        model: Model | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
         self.workflow = workflow
         self.settings = workflow.context
         self.counter = counter or TokenCounter(workflow.model.name)
@@ -53,6 +61,16 @@ class ContextEngine(Hook):
         self.window = int(window)
         self.usable = self.window - workflow.model.max_output_tokens
         self.compaction_at = int(self.usable * self.settings.compaction_threshold)
+        custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
+        self.compactor = Compactor(
+            self.counter,
+            ratio=self.settings.compaction_ratio,
+            mutating={tool.name for tool in tools if tool.mutating},
+            model=model,
+            max_summary_tokens=min(workflow.model.max_output_tokens, 4096),
+            custom=custom,
+            instructions=instructions,
+        )
 
     def ledger(self, run: Run) -> RunLedger:
         return cast(RunLedger, run.context.ledger)
@@ -64,8 +82,15 @@ class ContextEngine(Hook):
             run.state.messages[-1] = msgs.user(self._maybe_offload(run, msgs.text_of(last), "user message", "user"))
         check_history(run.state.messages, where="restoring the run")
 
+    def measure(self, messages: list[Message]) -> int:
+        """Tokens of a request made of ``messages``, with room for the status message."""
+        return self.counter.messages(messages) + self.tools_tokens + STATUS_RESERVE
+
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         check_history(messages, where="preparing the request")
+        if self.measure(messages) > self.compaction_at:
+            self._compact(run, "threshold")
+            messages = list(run.state.messages)
         used = self.counter.messages(messages) + self.tools_tokens
         status = self._status(run, messages, used)
         # The status reports the whole request, itself included: render again with its own size added
@@ -76,6 +101,25 @@ class ContextEngine(Hook):
         total = used + self.counter.message(status)
         run.state.context["window"] = {"turn": run.state.turn, "used": total, "usable": self.usable}
         return [*messages, status]
+
+    def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
+        """The API disagrees with our count: compact harder than the threshold would, then retry once."""
+        self._compact(run, "overflow")
+        return True
+
+    def _compact(self, run: Run, trigger: str) -> None:
+        turn = run.state.turn
+        if trigger == "threshold" and run.state.context.get("compacted_turn") == turn:
+            raise CompactionError(f"the window passed the threshold again in turn {turn}, right after compacting")
+        before = self.measure(run.state.messages)
+        if trigger == "overflow":
+            plan = Plan(self.measure, target=before // 2, limit=int(before * 0.75), trigger=trigger)
+        else:
+            target = int(self.compaction_at * MASK_TARGET)
+            plan = Plan(self.measure, target=target, limit=self.compaction_at, trigger=trigger)
+        event = self.compactor.compact(run, plan)
+        run.state.context["compacted_turn"] = turn
+        run.record.event("compaction", turn=turn, **event)
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         if response.usage is None or not run.record.model_calls:

@@ -41,8 +41,13 @@ class ScriptedServer:
         *,
         model: str = "scripted-model",
         token_counter: Callable[[dict[str, Any]], int] = rough_token_count,
+        intercept: Callable[[ScriptedRequest], Reply | Fail | None] | None = None,
     ) -> None:
+        """``intercept`` sees every request first; when it answers, the script is not consumed (use it for side
+        calls such as compaction summaries, whose timing depends on token counts rather than on turns)."""
         self.model = model
+        self.intercepted: list[ScriptedRequest] = []
+        self._intercept = intercept
         self.requests: list[ScriptedRequest] = []
         self.problems: list[str] = []
         self._steps: deque[Step] = deque(script)
@@ -101,6 +106,15 @@ class ScriptedServer:
             orphans = find_orphans(body.get("messages", []))
             if orphans:
                 return self._reject(request, "invalid history: " + "; ".join(orphans))
+        if self._intercept is not None:
+            try:
+                answer = self._intercept(request)
+            except Exception as error:  # a broken intercept is a test bug: report it loudly
+                return self._reject(request, f"intercept raised {type(error).__name__}: {error}")
+            if answer is not None:
+                self.intercepted.append(request)
+                return self._play(request, answer)
+        with self._lock:
             if not self._steps:
                 return self._reject(request, "the script has no step left for this request")
             step = self._steps.popleft()

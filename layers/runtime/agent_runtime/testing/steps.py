@@ -7,7 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..context.prompts import SUMMARY_SYSTEM
 from ..messages import Message, text_of
+
+COMPACTION_PROMPT_START = SUMMARY_SYSTEM[:60]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,10 @@ class ScriptedRequest:
                 break
             leading.append(text_of(message))
         return "\n".join(leading)
+
+    def is_compaction(self) -> bool:
+        """Is this the context engine's summary call (not a turn of the conversation)?"""
+        return self.system_text().startswith(COMPACTION_PROMPT_START)
 
     def status_text(self) -> str:
         """The context engine's status message at the tail of the request, if any."""

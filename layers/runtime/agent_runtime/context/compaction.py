@@ -1,0 +1,276 @@
+"""Compaction: cheapest tactic first, every step archived, verified and checked for validity.
+
+1. The window is saved as an archive file (a readable transcript with line numbers) before anything changes.
+2. Masking: old, already-used tool outputs become pointers to their file (or to the archive). Free.
+3. Summary: the oldest ``compaction_ratio`` of the history becomes one structured summary message that cites
+   archive line ranges; identifiers and user constraints are checked against it and pinned when missing.
+4. The result is validated (no orphaned tool call or result) and must land under the threshold, or the run
+   ends with a clear error instead of compacting again and again.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import messages as msgs
+from ..errors import ConfigError, RunError
+from ..messages import Message, text_of
+from ..models import Model, ModelError, ModelRequest
+from .counter import TokenCounter
+from .identifiers import extract, missing_from
+from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
+from .transcript import Transcript, render
+from .virtual import VIRTUAL_MARK
+
+if TYPE_CHECKING:
+    from ..loop import Run
+
+logger = logging.getLogger(__name__)
+SUMMARY_MARK = "[compacted context"
+MASK_MARK = "[masked: "
+MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
+CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
+MAX_PINNED = 150
+_READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+\]")
+
+CustomSummarizer = Callable[[list[Message], str], str]
+
+
+class CompactionError(RunError):
+    """Compaction could not bring the window under its threshold; the run stops instead of looping."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the engine asks for: measure a candidate window, and the sizes to reach."""
+
+    measure: Callable[[list[Message]], int]
+    target: int  # masking alone must reach this to be enough
+    limit: int  # the result must be under this, or compaction failed
+    trigger: str  # "threshold" or "overflow"
+
+
+def load_custom(spec: str | None, base_dir: Path | None) -> tuple[CustomSummarizer | None, str | None]:
+    """``module:function`` gives a summarizer callable; a file path gives extra prompt instructions."""
+    if not spec:
+        return None, None
+    if ":" in spec and not spec.endswith((".md", ".txt")):
+        module_name, _, attr = spec.partition(":")
+        try:
+            return getattr(importlib.import_module(module_name), attr), None
+        except (ImportError, AttributeError) as error:
+            raise ConfigError(f"context.compactor {spec!r}: {error}") from None
+    path = (base_dir or Path.cwd()) / spec
+    try:
+        return None, path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"context.compactor: cannot read {path}: {error.strerror or error}") from None
+
+
+class Compactor:
+    def __init__(
+        self,
+        counter: TokenCounter,
+        *,
+        ratio: float,
+        mutating: set[str],
+        model: Model | None = None,
+        max_summary_tokens: int = 4096,
+        custom: CustomSummarizer | None = None,
+        instructions: str | None = None,
+    ) -> None:
+        self.counter = counter
+        self.ratio = ratio
+        self.mutating = mutating
+        self.model = model
+        self.max_summary_tokens = max_summary_tokens
+        self.custom = custom
+        self.instructions = instructions
+
+    def compact(self, run: Run, plan: Plan) -> dict[str, Any]:
+        """Shrink ``run.state.messages`` in place; return the run-record event."""
+        messages = list(run.state.messages)
+        before = plan.measure(messages)
+        number = len(run.state.context.get("compactions", [])) + 1
+        archive = render(
+            messages, title=f"# Context archive #{number} · run {run.state.run_id} · {len(messages)} messages"
+        )
+        meta = run.context.files.put(archive.text.encode(), name=f"context-archive-{number}.md", source="virtual")
+        event: dict[str, Any] = {"number": number, "trigger": plan.trigger, "tokens_before": before}
+        event |= {"archive_file": meta.id, "messages_before": len(messages)}
+        masked = self._mask(run, messages, plan, archive, meta.id)
+        if plan.measure(masked) <= plan.target:
+            return self._apply(run, masked, plan, event | {"tactic": "masking"})
+        summarized, details = self._summarize(run, masked, archive, meta.id, number, plan)
+        return self._apply(run, summarized, plan, event | details)
+
+    def _apply(self, run: Run, new: list[Message], plan: Plan, event: dict[str, Any]) -> dict[str, Any]:
+        from .engine import check_history  # the engine imports this module
+
+        check_history(new, where=f"compaction ({event['tactic']})")
+        after = plan.measure(new)
+        event |= {"tokens_after": after, "messages_after": len(new)}
+        if after > plan.limit:
+            raise CompactionError(
+                f"compaction freed too little: {event['tokens_before']:,} → {after:,} tokens, but the window must "
+                f"stay under {plan.limit:,}. The newest messages alone are too large; lower "
+                "context.virtual_file_threshold_tokens or use a model with a larger window."
+            )
+        run.state.messages[:] = new
+        self.counter.forget_except(new)
+        run.state.context.setdefault("compactions", []).append(
+            {k: event[k] for k in ("number", "tactic", "archive_file")}
+        )
+        return event
+
+    # Masking
+    def _mask(
+        self, run: Run, messages: list[Message], plan: Plan, archive: Transcript, archive_id: str
+    ) -> list[Message]:
+        last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
+        names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+        result = list(messages)
+        for index in range(last_assistant):  # results before the last assistant turn have been used
+            message = result[index]
+            name = names.get(message.get("tool_call_id", ""), "")
+            if message["role"] != "tool" or name in self.mutating or _is_pointer(text_of(message)):
+                continue
+            tokens = self.counter.message(message)
+            if tokens < MIN_MASK_TOKENS:
+                continue
+            pointer = self._pointer(text_of(message), name, tokens, archive, index, archive_id)
+            result[index] = msgs.tool_result(message.get("tool_call_id", ""), pointer)
+            if plan.measure(result) <= plan.target:
+                break
+        return result
+
+    def _pointer(self, text: str, tool: str, tokens: int, archive: Transcript, index: int, archive_id: str) -> str:
+        read = _READ_HEADER.match(text)
+        if read:
+            a, b, fid = read["a"], read["b"], read["id"]
+            return (
+                f"{MASK_MARK}{tool} output of {read['name']} lines {a}-{b} ({tokens:,} tokens) was removed to save "
+                f'space; read it again with file_read(id="{fid}", start_line={a}, end_line={b}) if needed]'
+            )
+        first, last = archive.spans[index]
+        return (
+            f"{MASK_MARK}the {tool} result ({tokens:,} tokens) was removed to save space; it is in archive "
+            f'{archive_id} lines {first}-{last}: file_read(id="{archive_id}", start_line={first}, end_line={last})]'
+        )
+
+    # Summary
+    def _check_feasible(self, messages: list[Message], lead: int, cut: int, plan: Plan) -> None:
+        """Fail before paying for a summary call when what is kept verbatim cannot fit anyway."""
+        kept = [*messages[:lead], msgs.user(" " * 4 * self.max_summary_tokens), *messages[cut:]]
+        if plan.measure(kept) > plan.limit:
+            raise CompactionError(
+                f"compaction cannot free enough: the newest messages alone are about {plan.measure(kept):,} tokens "
+                f"and the window must stay under {plan.limit:,}. Lower context.virtual_file_threshold_tokens "
+                "or use a model with a larger window."
+            )
+
+    def _summarize(
+        self, run: Run, messages: list[Message], archive: Transcript, archive_id: str, number: int, plan: Plan
+    ) -> tuple[list[Message], dict[str, Any]]:
+        lead = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+        cut = self._cut(messages, lead)
+        self._check_feasible(messages, lead, cut, plan)
+        span = messages[lead:cut]
+        body, tactic, usage = self._summary_text(run, span, archive, archive_id, lead)
+        facts = _merge(run.state.context.get("facts", []), extract(span))
+        run.state.context["facts"] = facts[-1000:]
+        missing = missing_from(body, facts)
+        pinned = _pinned(missing, archive)
+        span_tokens = sum(self.counter.message(m) for m in span)
+        header = (
+            f"{SUMMARY_MARK} #{number} · replaces messages {lead}-{cut - 1} ({span_tokens:,} tokens) · full text in "
+            f"archive {archive_id} ({archive.spans[-1][1]:,} lines), readable with file_read and file_regex]"
+        )
+        summary = msgs.user("\n\n".join(part for part in (header, body.strip(), pinned) if part))
+        details = {
+            "tactic": tactic,
+            "summary_tokens": self.counter.message(summary),
+            "identifiers_checked": len(facts),
+            "identifiers_added": len(missing),
+            "summary_usage": usage,
+        }
+        return [*messages[:lead], summary, *messages[cut:]], details
+
+    def _cut(self, messages: list[Message], lead: int) -> int:
+        """The first index kept verbatim: never a tool result (its call would be summarized away)."""
+        last_safe = max((i for i in range(lead + 1, len(messages)) if messages[i]["role"] != "tool"), default=None)
+        if last_safe is None:
+            raise CompactionError("nothing to compact: the history is a single turn")
+        total = sum(self.counter.message(m) for m in messages[lead:])
+        running = 0
+        for index in range(lead, last_safe):
+            running += self.counter.message(messages[index])
+            if running >= total * self.ratio and messages[index + 1]["role"] != "tool":
+                return index + 1
+        return last_safe
+
+    def _summary_text(
+        self, run: Run, span: list[Message], archive: Transcript, archive_id: str, offset: int
+    ) -> tuple[str, str, dict[str, Any] | None]:
+        local = Transcript(archive.text, archive.spans[offset : offset + len(span)])
+        fallback = deterministic_summary(span, local, mutating=self.mutating)
+        clipped = render(span, title="", counter=self.counter, clip=CLIP_TOKENS)
+        try:
+            if self.custom is not None:
+                text = self.custom(span, clipped.text)
+                return (text, "custom", None) if text and text.strip() else (fallback, "fallback", None)
+            if self.model is None:
+                return fallback, "deterministic", None
+            return self._call_model(run, clipped, archive_id, fallback)
+        except (ModelError, ValueError, TypeError, RuntimeError) as error:
+            logger.warning("error=<%s> | summary failed, using the deterministic summary", type(error).__name__)
+            run.record.event("compaction_fallback", error=type(error).__name__)
+            return fallback, "fallback", None
+
+    def _call_model(
+        self, run: Run, clipped: Transcript, archive_id: str, fallback: str
+    ) -> tuple[str, str, dict[str, Any] | None]:
+        assert self.model is not None
+        request = ModelRequest(
+            messages=[
+                msgs.system(SUMMARY_SYSTEM),
+                msgs.user(summary_request(clipped, archive_id=archive_id, custom=self.instructions)),
+            ],
+            max_output_tokens=self.max_summary_tokens,
+            timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
+        )
+        response = self.model.complete(request)
+        entry = {"turn": run.state.turn, "purpose": "compaction", **response.to_record()}
+        run.record.model_calls.append(entry)
+        text = response.text or ""
+        if not text.strip() or response.tool_calls:
+            return fallback, "fallback", entry["usage"]
+        return text, "summary", entry["usage"]
+
+
+def _is_pointer(text: str) -> bool:
+    return text.startswith((MASK_MARK, VIRTUAL_MARK))
+
+
+def _merge(old: list[str], new: list[str]) -> list[str]:
+    return list(dict.fromkeys([*old, *new]))
+
+
+def _pinned(missing: list[str], archive: Transcript) -> str:
+    if not missing:
+        return ""
+    rows = []
+    for item in missing[:MAX_PINNED]:
+        position = archive.text.find(item)
+        where = f" (archive line {archive.text.count(chr(10), 0, position) + 1})" if position >= 0 else ""
+        rows.append(f"- {item}{where}")
+    more = len(missing) - MAX_PINNED
+    if more > 0:
+        rows.append(f"- … and {more} more: search the archive with file_regex")
+    return "## Pinned facts (verbatim, checked by the runtime)\n" + "\n".join(rows)

@@ -1,0 +1,46 @@
+"""Readable transcripts of a window: the archive file, and the (bounded) input of the summary call.
+
+Every message gets a header line with its index, so a summary can cite ``archive lines a-b`` and a later
+``file_read`` lands exactly on the detail that was dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..messages import Message, text_of
+from .counter import TokenCounter
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    text: str
+    spans: list[tuple[int, int]]  # per message: first and last line in ``text`` (1-based)
+
+
+def _heading(index: int, message: Message, tool_names: dict[str, str]) -> str:
+    role = message["role"]
+    if role == "tool":
+        call_id = message.get("tool_call_id", "")
+        return f"## [{index}] tool result of {tool_names.get(call_id, '?')} ({call_id})"
+    calls = message.get("tool_calls", [])
+    if calls:
+        listed = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
+        return f"## [{index}] {role} · tool calls: {listed}"
+    return f"## [{index}] {role}"
+
+
+def render(messages: list[Message], *, title: str, counter: TokenCounter | None = None, clip: int = 0) -> Transcript:
+    """One section per message. With ``clip`` > 0 (tokens), long bodies are cut and point at the archive."""
+    tool_names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+    lines = [title]
+    spans: list[tuple[int, int]] = []
+    for index, message in enumerate(messages):
+        first = len(lines) + 1
+        lines.append(_heading(index, message, tool_names))
+        body = text_of(message)
+        if clip and counter is not None and len(body) > clip and counter.text(body) > clip:
+            body = counter.truncate(body, clip) + "\n[... cut here; the full text is in the archive]"
+        lines.extend(body.splitlines() or [""])
+        spans.append((first, len(lines)))
+    return Transcript("\n".join(lines) + "\n", spans)

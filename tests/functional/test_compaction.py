@@ -1,0 +1,205 @@
+"""Compaction in a real loop, observed from the scripted server's side (what would be sent)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agent_runtime import Agent, RunStatus, ToolRegistry, tool
+from agent_runtime.context import ContextEngine, ContextSettings
+from agent_runtime.files import InMemoryFileStore
+from agent_runtime.files.tools import FILE_TOOLS
+from agent_runtime.messages import find_orphans, text_of
+from agent_runtime.testing import Reply, ScriptedRequest, ScriptedServer, call, context_overflow, reply, server_error
+
+from tests.conftest import make_workflow, model_for
+
+Start = Callable[..., ScriptedServer]
+CONSTRAINT = 'Answer in French and never email "ops@example.com" directly.'
+
+
+def paragraph(n: int, words: int = 300) -> str:
+    return f"Section {n}: " + " ".join(f"word{n}x{i}" for i in range(words))
+
+
+@tool
+def fetch(n: int) -> str:
+    """Fetch section n of the manual (about 1,500 tokens).
+
+    Args:
+        n: Section number.
+    """
+    return paragraph(n)
+
+
+@tool(mutating=True)
+def post_comment(text: str) -> str:
+    """Post a comment on ticket PROJ-7.
+
+    Args:
+        text: The comment.
+    """
+    return f"posted comment 9001 on PROJ-7: {text}"
+
+
+def agent(server: ScriptedServer, *, files: InMemoryFileStore | None = None, **settings: Any) -> Agent:
+    workflow = make_workflow(window=8_000, output=1_000, context=ContextSettings(**settings))
+    registry = ToolRegistry([*FILE_TOOLS, fetch, post_comment])
+    model = model_for(server)
+    return Agent(workflow, model, tools=registry, hooks=[ContextEngine(workflow, registry, model=model)], files=files)
+
+
+def compactions(record) -> list[dict[str, Any]]:
+    return [e for e in record.events if e["type"] == "compaction"]
+
+
+def test_masking_replaces_old_tool_outputs_with_pointers_into_the_archive(scripted: Start) -> None:
+    files = InMemoryFileStore()
+    server = scripted(*[call("fetch", {"n": n}) for n in range(1, 5)], reply("done"))
+    record = agent(server, files=files).run(CONSTRAINT)
+    assert record.status is RunStatus.COMPLETED
+    [event] = compactions(record)
+    assert event["tactic"] == "masking" and event["trigger"] == "threshold"
+    assert event["tokens_after"] < event["tokens_before"]
+    last = server.requests[-1].messages
+    pointers = [text_of(m) for m in last if text_of(m).startswith("[masked: ")]
+    assert pointers and all(event["archive_file"] in p for p in pointers)
+    assert find_orphans(last[:-1]) == []
+    archive = files.read(event["archive_file"]).decode()
+    assert paragraph(1) in archive  # nothing is lost: the archive keeps the original output
+    first, last_line = map(int, re.search(r"start_line=(\d+), end_line=(\d+)", pointers[0]).groups())
+    assert "Section 1:" in "\n".join(archive.splitlines()[first - 1 : last_line])
+
+
+def summaries(request: ScriptedRequest) -> Reply | None:
+    """Answer the engine's summary calls; leave conversation turns to the script."""
+    if not request.is_compaction():
+        return None
+    assert not request.body.get("tools")  # the summary call offers no tools
+    transcript = text_of(request.messages[-1])
+    archive_id = re.search(r"archive file (file-[0-9a-f]+)", transcript).group(1)
+    # A plausible summary that forgets the user's constraint and the ticket key, on purpose.
+    return Reply(text=f"## Requests and intent\nRead the manual. (archive lines 1-40 of {archive_id})")
+
+
+def talkative(n: int) -> Reply:
+    """A turn with a long assistant text and a tool call: masking alone cannot free enough."""
+    return Reply(text=paragraph(50 + n, 250), calls=(call("fetch", {"n": n}).calls[0],))
+
+
+def test_summary_is_verified_and_missing_facts_are_pinned(scripted: Start) -> None:
+    server = scripted(talkative(1), talkative(2), talkative(3), reply("Merci, c'est fait."), intercept=summaries)
+    record = agent(server).run(f"Read the manual for PROJ-42. {CONSTRAINT}")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    [event] = compactions(record)
+    assert event["tactic"] == "summary"
+    assert event["identifiers_added"] >= 2 and event["identifiers_checked"] >= event["identifiers_added"]
+    assert event["summary_usage"]["prompt_tokens"] > 0
+    assert [c.get("purpose") for c in record.model_calls].count("compaction") == 1
+    assert len(server.intercepted) == 1
+    final = server.requests[-1].messages
+    summary = next(text_of(m) for m in final if text_of(m).startswith("[compacted context #1"))
+    assert "## Pinned facts (verbatim, checked by the runtime)" in summary
+    assert "PROJ-42" in summary and "ops@example.com" in summary and "Answer in French" in summary
+    assert f"archive {event['archive_file']}" in summary
+    assert find_orphans(final[:-1]) == []
+
+
+def test_failed_summary_call_falls_back_to_the_deterministic_summary(scripted: Start) -> None:
+    failures = iter([server_error(500)] * 3)
+    server = scripted(
+        talkative(1),
+        talkative(2),
+        talkative(3),
+        reply("fine"),
+        intercept=lambda r: next(failures) if r.is_compaction() else None,
+    )
+    record = agent(server).run(f"Read the manual. {CONSTRAINT}")
+    assert record.status is RunStatus.COMPLETED
+    [event] = compactions(record)
+    assert event["tactic"] == "fallback"
+    summary = next(text_of(m) for m in server.requests[-1].messages if text_of(m).startswith("[compacted context"))
+    assert "## User messages" in summary and "(archive lines" in summary
+    assert "ops@example.com" in summary
+
+
+def empty_summarizer(span: list, transcript: str) -> str:
+    return "   "
+
+
+def test_custom_compactor_returning_nothing_falls_back(scripted: Start) -> None:
+    server = scripted(talkative(1), talkative(2), talkative(3), reply("fine"))
+    record = agent(server, compactor="tests.functional.test_compaction:empty_summarizer").run("Read it.")
+    assert compactions(record)[0]["tactic"] == "fallback"
+
+
+def test_mutating_calls_are_never_masked_and_are_named_in_the_summary(scripted: Start) -> None:
+    server = scripted(
+        call("post_comment", {"text": "Started the review"}),
+        *[call("fetch", {"n": n}) for n in range(1, 4)],
+        reply("done"),
+    )
+    record = agent(server).run("Review and comment.")
+    assert record.status is RunStatus.COMPLETED
+    last = server.requests[-1].messages
+    assert any(text_of(m).startswith("posted comment 9001 on PROJ-7") for m in last)  # kept verbatim
+
+
+def test_compaction_that_frees_too_little_ends_the_run_clearly(scripted: Start) -> None:
+    server = scripted(reply("first"))
+    flow = agent(server, virtual_file_threshold_tokens=50_000, virtual_file_preview_tokens=1_000)
+    first = flow.run("hello")
+    second = flow.run(paragraph(7, 4_000), state=first.state)  # one message larger than the whole budget
+    assert second.status is RunStatus.FAILED
+    assert "compaction cannot free enough: the newest messages alone" in (second.stop_reason or "")
+    assert len(server.requests) == 1  # no summary call was paid for, and nothing oversized was sent
+
+
+def test_overflow_from_the_api_compacts_and_retries_once(scripted: Start) -> None:
+    server = scripted(
+        call("fetch", {"n": 1}),
+        call("fetch", {"n": 2}),
+        context_overflow(),
+        reply("ok after compaction"),
+        intercept=summaries,
+    )
+    record = agent(server, compaction_threshold=0.95).run("go")
+    assert record.final_answer == "ok after compaction"
+    [event] = compactions(record)
+    assert event["trigger"] == "overflow"
+    assert len(server.requests[3].body["messages"]) <= len(server.requests[2].body["messages"])
+
+
+def test_chained_compactions_keep_early_facts_and_stay_valid(scripted: Start) -> None:
+    server = scripted(
+        *[talkative(n) for n in range(1, 13)],
+        reply("fini"),
+        intercept=lambda r: Reply(text="## Current work\nReading sections.") if r.is_compaction() else None,
+    )
+    record = agent(server).run(f"Read all sections of PROJ-42. {CONSTRAINT}")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert len(compactions(record)) >= 2
+    turns = [r for r in server.requests if not r.is_compaction()]
+    for request in turns:
+        assert find_orphans(request.messages[:-1]) == []
+        assert "ops@example.com" in str(request.messages) and "PROJ-42" in str(request.messages)
+
+
+def test_the_archive_can_be_read_back_by_line_range(scripted: Start) -> None:
+    files = InMemoryFileStore()
+
+    def read_archive(request: ScriptedRequest) -> Reply:
+        pointer = next(text_of(m) for m in request.messages if text_of(m).startswith("[masked: "))
+        file_id, first, last = re.search(
+            r'file_read\(id="(file-\w+)", start_line=(\d+), end_line=(\d+)', pointer
+        ).groups()
+        return call("file_read", {"id": file_id, "start_line": int(first), "end_line": int(last)})
+
+    server = scripted(
+        *[call("fetch", {"n": n}) for n in range(1, 5)],
+        read_archive,
+        lambda r: reply(next(iter(r.tool_results().values()))[:200]),
+    )
+    record = agent(server, files=files).run("go")
+    assert "tool result of fetch" in (record.final_answer or "")
