@@ -119,3 +119,20 @@ def test_coverage_intervals_merge() -> None:
     assert spans == [[1, 8], [10, 30], [50, 50]]
     assert describe(spans, 100, "lines") == "lines 1-8, 10-30, 50 of 100 (30%)"
     assert describe([], 100, "lines") == "lines none of 100"
+
+
+def test_identifiers_are_extracted_from_user_and_assistant_text_only() -> None:
+    from agent_runtime.context.identifiers import extract, missing_from
+
+    history = [
+        m.user('Fix PROJ-12 by 2026-09-14. Never touch "prod-db-1". Budget 12,500 EUR, see docs/spec.md.'),
+        m.assistant("Reading https://wiki.example.com/x and file-abcdef123456."),
+        m.tool_result("c1", "noise id DEAD-1 and 99,999 rows"),
+    ]
+    found = extract(history)
+    for item in ("PROJ-12", "2026-09-14", "prod-db-1", "12,500", "docs/spec.md", "https://wiki.example.com/x"):
+        assert item in found
+    assert "file-abcdef123456" in found
+    assert 'Never touch "prod-db-1".' in found  # the user's constraint, word for word
+    assert "DEAD-1" not in found and "99,999" not in found  # only in tool output: left to the archive
+    assert missing_from("fixed proj-12; docs/spec.md", ["PROJ-12", "docs/spec.md", "2026-09-14"]) == ["2026-09-14"]
