@@ -54,7 +54,7 @@ def compactions(record) -> list[dict[str, Any]]:
     return [e for e in record.events if e["type"] == "compaction"]
 
 
-def test_masking_replaces_old_tool_outputs_with_pointers_into_the_archive(scripted: Start) -> None:
+def test_masking_replaces_old_tool_outputs_with_pointers_to_their_files(scripted: Start) -> None:
     files = InMemoryFileStore()
     server = scripted(*[call("fetch", {"n": n}) for n in range(1, 5)], reply("done"))
     record = agent(server, files=files).run(CONSTRAINT)
@@ -64,12 +64,10 @@ def test_masking_replaces_old_tool_outputs_with_pointers_into_the_archive(script
     assert event["tokens_after"] < event["tokens_before"]
     last = server.requests[-1].messages
     pointers = [text_of(m) for m in last if text_of(m).startswith("[masked: ")]
-    assert pointers and all(event["archive_file"] in p for p in pointers)
-    assert find_orphans(last[:-1]) == []
-    archive = files.read(event["archive_file"]).decode()
-    assert paragraph(1) in archive  # nothing is lost: the archive keeps the original output
-    first, last_line = map(int, re.search(r"start_line=(\d+), end_line=(\d+)", pointers[0]).groups())
-    assert "Section 1:" in "\n".join(archive.splitlines()[first - 1 : last_line])
+    assert pointers and find_orphans(last[:-1]) == []
+    moved_to = re.search(r'file_read\(id="(file-\w+)"\)', pointers[0]).group(1)
+    assert files.read(moved_to).decode() == paragraph(1)  # nothing is lost: the output has its own file
+    assert paragraph(1) in files.read(event["archive_file"]).decode()  # and the archive has the whole window
 
 
 def summaries(request: ScriptedRequest) -> Reply | None:
@@ -187,19 +185,31 @@ def test_chained_compactions_keep_early_facts_and_stay_valid(scripted: Start) ->
 
 
 def test_the_archive_can_be_read_back_by_line_range(scripted: Start) -> None:
-    files = InMemoryFileStore()
-
     def read_archive(request: ScriptedRequest) -> Reply:
-        pointer = next(text_of(m) for m in request.messages if text_of(m).startswith("[masked: "))
-        file_id, first, last = re.search(
-            r'file_read\(id="(file-\w+)", start_line=(\d+), end_line=(\d+)', pointer
-        ).groups()
-        return call("file_read", {"id": file_id, "start_line": int(first), "end_line": int(last)})
+        summary = next(text_of(m) for m in request.messages if text_of(m).startswith("[compacted context"))
+        archive_id = re.search(r"full text in archive (file-\w+)", summary).group(1)
+        return call("file_regex", {"id": archive_id, "pattern": "PROJ-42", "max_matches": 1})
 
     server = scripted(
-        *[call("fetch", {"n": n}) for n in range(1, 5)],
+        talkative(1),
+        talkative(2),
+        talkative(3),
         read_archive,
-        lambda r: reply(next(iter(r.tool_results().values()))[:200]),
+        lambda r: reply(next(iter(r.tool_results().values()))),
+        intercept=summaries,
     )
-    record = agent(server, files=files).run("go")
-    assert "tool result of fetch" in (record.final_answer or "")
+    record = agent(server).run(f"Read the manual for PROJ-42. {CONSTRAINT}")
+    assert "1 matching line(s)" in (record.final_answer or "") and "please" not in (record.final_answer or "")
+    assert "PROJ-42" in (record.final_answer or "")
+
+
+def test_rolling_masking_keeps_the_window_small(scripted: Start) -> None:
+    files = InMemoryFileStore()
+    server = scripted(*[call("fetch", {"n": n}) for n in range(1, 8)], reply("done"))
+    record = agent(server, files=files, mask_threshold_tokens=3_000).run("read everything")
+    assert record.status is RunStatus.COMPLETED
+    assert compactions(record) == []  # masking alone kept the window under the threshold
+    maskings = [e for e in record.events if e["type"] == "masking"]
+    assert maskings and all(e["tokens_after"] < e["tokens_before"] for e in maskings)
+    for request in server.requests:
+        assert find_orphans(request.messages[:-1]) == []

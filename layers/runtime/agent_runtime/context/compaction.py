@@ -37,6 +37,7 @@ MASK_MARK = "[masked: "
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
+_VIRTUAL_HEADER = re.compile(re.escape(VIRTUAL_MARK) + r"(?P<id>file-[0-9a-f]+):")
 _READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+\]")
 
 CustomSummarizer = Callable[[list[Message], str], str]
@@ -104,7 +105,7 @@ class Compactor:
         meta = run.context.files.put(archive.text.encode(), name=f"context-archive-{number}.md", source="virtual")
         event: dict[str, Any] = {"number": number, "trigger": plan.trigger, "tokens_before": before}
         event |= {"archive_file": meta.id, "messages_before": len(messages)}
-        masked = self._mask(run, messages, plan, archive, meta.id)
+        masked = self.mask(run, messages, enough=lambda candidate: plan.measure(candidate) <= plan.target)
         if plan.measure(masked) <= plan.target:
             return self._apply(run, masked, plan, event | {"tactic": "masking"})
         summarized, details = self._summarize(run, masked, archive, meta.id, number, plan)
@@ -130,27 +131,34 @@ class Compactor:
         return event
 
     # Masking
-    def _mask(
-        self, run: Run, messages: list[Message], plan: Plan, archive: Transcript, archive_id: str
-    ) -> list[Message]:
-        last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
-        names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+    def mask(self, run: Run, messages: list[Message], *, enough: Callable[[list[Message]], bool]) -> list[Message]:
+        """Replace used tool outputs, oldest first, with pointers to where they can be read again."""
         result = list(messages)
-        for index in range(last_assistant):  # results before the last assistant turn have been used
+        for index, name in self.maskable(messages):
             message = result[index]
-            name = names.get(message.get("tool_call_id", ""), "")
-            if message["role"] != "tool" or name in self.mutating or _is_pointer(text_of(message)):
-                continue
-            tokens = self.counter.message(message)
-            if tokens < MIN_MASK_TOKENS:
-                continue
-            pointer = self._pointer(text_of(message), name, tokens, archive, index, archive_id)
+            pointer = self._pointer(run, message, name, self.counter.message(message))
             result[index] = msgs.tool_result(message.get("tool_call_id", ""), pointer)
-            if plan.measure(result) <= plan.target:
+            if enough(result):
                 break
         return result
 
-    def _pointer(self, text: str, tool: str, tokens: int, archive: Transcript, index: int, archive_id: str) -> str:
+    def maskable(self, messages: list[Message]) -> list[tuple[int, str]]:
+        """(index, tool name) of outputs worth masking: used (the model answered after them), not from a
+        mutating tool, not already a pointer, and big enough to be worth a pointer."""
+        last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
+        names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+        found = []
+        for index in range(last_assistant):
+            message = messages[index]
+            name = names.get(message.get("tool_call_id", ""), "")
+            if message["role"] != "tool" or name in self.mutating or text_of(message).startswith(MASK_MARK):
+                continue
+            if self.counter.message(message) >= MIN_MASK_TOKENS:
+                found.append((index, name))
+        return found
+
+    def _pointer(self, run: Run, message: Message, tool: str, tokens: int) -> str:
+        text = text_of(message)
         read = _READ_HEADER.match(text)
         if read:
             a, b, fid = read["a"], read["b"], read["id"]
@@ -158,10 +166,15 @@ class Compactor:
                 f"{MASK_MARK}{tool} output of {read['name']} lines {a}-{b} ({tokens:,} tokens) was removed to save "
                 f'space; read it again with file_read(id="{fid}", start_line={a}, end_line={b}) if needed]'
             )
-        first, last = archive.spans[index]
+        virtual = _VIRTUAL_HEADER.match(text)
+        if virtual:
+            fid = virtual["id"]
+            return f'{MASK_MARK}the preview of virtual file {fid} was removed to save space; file_read(id="{fid}")]'
+        name = f"{tool}-{message.get('tool_call_id', 'result')}.txt"
+        meta = run.context.files.put(text.encode("utf-8"), name=name, mimetype="text/plain", source="virtual")
         return (
-            f"{MASK_MARK}the {tool} result ({tokens:,} tokens) was removed to save space; it is in archive "
-            f'{archive_id} lines {first}-{last}: file_read(id="{archive_id}", start_line={first}, end_line={last})]'
+            f"{MASK_MARK}the {tool} result ({tokens:,} tokens) was moved to virtual file {meta.id} to save space; "
+            f'read it with file_read(id="{meta.id}") if needed]'
         )
 
     # Summary
@@ -252,10 +265,6 @@ class Compactor:
         if not text.strip() or response.tool_calls:
             return fallback, "fallback", entry["usage"]
         return text, "summary", entry["usage"]
-
-
-def _is_pointer(text: str) -> bool:
-    return text.startswith((MASK_MARK, VIRTUAL_MARK))
 
 
 def _merge(old: list[str], new: list[str]) -> list[str]:

@@ -88,6 +88,8 @@ class ContextEngine(Hook):
 
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         check_history(messages, where="preparing the request")
+        if self.settings.mask_threshold_tokens:  # the cheap tactic first: it may make compaction unnecessary
+            messages = self._rolling_mask(run, messages)
         if self.measure(messages) > self.compaction_at:
             self._compact(run, "threshold")
             messages = list(run.state.messages)
@@ -101,6 +103,20 @@ class ContextEngine(Hook):
         total = used + self.counter.message(status)
         run.state.context["window"] = {"turn": run.state.turn, "used": total, "usable": self.usable}
         return [*messages, status]
+
+    def _rolling_mask(self, run: Run, messages: list[Message]) -> list[Message]:
+        """Mask used outputs in one batch once they add up to ``mask_threshold_tokens``: one cache miss
+        buys a smaller prefix on every later turn."""
+        found = self.compactor.maskable(messages)
+        if sum(self.counter.message(messages[i]) for i, _ in found) < self.settings.mask_threshold_tokens:
+            return messages
+        before = self.measure(messages)
+        masked = self.compactor.mask(run, messages, enough=lambda _: False)
+        check_history(masked, where="masking")
+        run.state.messages[:] = masked
+        after = self.measure(masked)
+        run.record.event("masking", turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after)
+        return list(masked)
 
     def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
         """The API disagrees with our count: compact harder than the threshold would, then retry once."""

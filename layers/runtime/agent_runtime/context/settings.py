@@ -11,6 +11,7 @@ KEYS = (
     "virtual_file_preview_tokens",
     "compaction_threshold",
     "compaction_ratio",
+    "mask_threshold_tokens",
     "context_budget",
     "status_role",
     "compactor",
@@ -25,6 +26,7 @@ class ContextSettings:
     virtual_file_preview_tokens: int = 1_000
     compaction_threshold: float = 0.8  # fraction of the usable window that triggers compaction
     compaction_ratio: float = 0.7  # oldest fraction of the history that a summary replaces
+    mask_threshold_tokens: int = 0  # mask used tool outputs once they add up to this; 0: only when compacting
     context_budget: int | None = None  # hard cap on input tokens, below the model's window
     status_role: str = "system"  # "user" for servers whose chat templates reject a late system message
     compactor: str | None = None  # "module:function" or a prompt file relative to the workflow
@@ -56,6 +58,7 @@ def parse_context_section(data: Mapping[str, Any], report: Callable[[str, str], 
         virtual_file_preview_tokens=preview,
         compaction_threshold=_fraction(data, "compaction_threshold", defaults.compaction_threshold, report),
         compaction_ratio=_fraction(data, "compaction_ratio", defaults.compaction_ratio, report),
+        mask_threshold_tokens=_int(data, "mask_threshold_tokens", defaults.mask_threshold_tokens, 0, report),
         context_budget=budget,
         status_role=role if role in ("system", "user") else "system",
         compactor=compactor if isinstance(compactor, str) else None,
