@@ -67,20 +67,41 @@ def pending_tool_calls(messages: list[Message]) -> list[ToolCallDict]:
     return []
 
 
-def find_orphans(messages: list[Message]) -> list[str]:
-    """Describe every broken call/result pairing; an empty list means the history is safe to send."""
-    problems: list[str] = []
-    open_calls: dict[str, int] = {}
-    for index, message in enumerate(messages):
+class OrphanCheck:
+    """Incremental pairing check: feed messages in order, then ask what is wrong.
+
+    Rules: every tool call is answered by exactly one result before the next non-tool message; no result
+    without its call; no result twice; and (at the end) no call left unanswered.
+    """
+
+    def __init__(self) -> None:
+        self.open_calls: dict[str, int] = {}
+        self.problems: list[str] = []
+
+    def feed(self, index: int, message: Message) -> None:
         if message["role"] == "tool":
             call_id = message.get("tool_call_id", "")
-            if open_calls.pop(call_id, None) is None:
-                problems.append(f"message {index}: tool result {call_id!r} has no matching call")
-            continue
-        if open_calls:
-            problems.extend(f"message {i}: tool call {cid!r} has no result" for cid, i in open_calls.items())
-            open_calls = {}
-        for call in message.get("tool_calls", []) if message["role"] == "assistant" else []:
-            open_calls[call["id"]] = index
-    problems.extend(f"message {i}: tool call {cid!r} has no result" for cid, i in open_calls.items())
-    return problems
+            if self.open_calls.pop(call_id, None) is None:
+                self.problems.append(f"message {index}: tool result {call_id!r} has no matching call")
+            return
+        self._close()
+        if message["role"] == "assistant":
+            for call in message.get("tool_calls", []):
+                self.open_calls[call["id"]] = index
+
+    def _close(self) -> None:
+        self.problems.extend(f"message {i}: tool call {cid!r} has no result" for cid, i in self.open_calls.items())
+        self.open_calls = {}
+
+    def result(self) -> list[str]:
+        """Problems so far, counting calls still open as unanswered (the sequence is about to be sent)."""
+        dangling = [f"message {i}: tool call {cid!r} has no result" for cid, i in self.open_calls.items()]
+        return self.problems + dangling
+
+
+def find_orphans(messages: list[Message]) -> list[str]:
+    """Describe every broken call/result pairing; an empty list means the history is safe to send."""
+    check = OrphanCheck()
+    for index, message in enumerate(messages):
+        check.feed(index, message)
+    return check.result()

@@ -10,17 +10,19 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
 from ..errors import RunError
+from ..files import FileMeta
 from ..hooks import Hook
 from ..messages import Message
 from ..tools import ToolOutcome, ToolRegistry
-from .compaction import SUMMARY_MARK, CompactionError, Compactor, Plan, load_custom
+from .compaction import CompactionError, Compactor, Plan, load_custom
 from .counter import TokenCounter
 from .ledger import STATUS_RESERVE, RunLedger
 from .status import STATUS_MARK, WindowNumbers, render_status
+from .tally import WindowTally
 from .virtual import VIRTUAL_MARK, offload
 
 if TYPE_CHECKING:
@@ -35,8 +37,8 @@ class InvalidHistoryError(RunError):
     """A mutation produced a message sequence the API would reject; it is never sent."""
 
 
-def check_history(messages: list[Message], *, where: str) -> None:
-    problems = msgs.find_orphans(messages)
+def check_history(messages: list[Message], *, where: str, problems: list[str] | None = None) -> None:
+    problems = msgs.find_orphans(messages) if problems is None else problems
     if problems:
         raise InvalidHistoryError(f"invalid message sequence after {where}: {'; '.join(problems)}")
 
@@ -61,6 +63,7 @@ class ContextEngine(Hook):
         self.window = int(window)
         self.usable = self.window - workflow.model.max_output_tokens
         self.compaction_at = int(self.usable * self.settings.compaction_threshold)
+        self.tally = WindowTally(self.counter)
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
         self.compactor = Compactor(
             self.counter,
@@ -76,7 +79,8 @@ class ContextEngine(Hook):
         return cast(RunLedger, run.context.ledger)
 
     def on_run_start(self, run: Run) -> None:
-        run.context.ledger = RunLedger(run, self.counter, usable_tokens=self.usable, tools_tokens=self.tools_tokens)
+        self.tally.reset()
+        run.context.ledger = RunLedger(run, self.counter, usable_tokens=self.usable, used=lambda: self.used(run))
         last = run.state.messages[-1]
         if last["role"] == "user":
             run.state.messages[-1] = msgs.user(self._maybe_offload(run, msgs.text_of(last), "user message", "user"))
@@ -86,20 +90,28 @@ class ContextEngine(Hook):
         """Tokens of a request made of ``messages``, with room for the status message."""
         return self.counter.messages(messages) + self.tools_tokens + STATUS_RESERVE
 
+    def used(self, run: Run) -> int:
+        """Tokens of the history as it stands (O(new messages) per call)."""
+        return self.tally.update(run.state.messages).tokens + self.tools_tokens
+
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
-        check_history(messages, where="preparing the request")
+        tally = self.tally.update(messages)
+        check_history(messages, where="preparing the request", problems=tally.check.result())
         if self.settings.mask_threshold_tokens:  # the cheap tactic first: it may make compaction unnecessary
             messages = self._rolling_mask(run, messages)
-        if self.measure(messages) > self.compaction_at:
+        if self.tally.update(messages).tokens + self.tools_tokens + STATUS_RESERVE > self.compaction_at:
             self._compact(run, "threshold")
             messages = list(run.state.messages)
-        used = self.counter.messages(messages) + self.tools_tokens
-        status = self._status(run, messages, used)
+        used = self.tally.update(messages).tokens + self.tools_tokens
+        split = {"system": self.tally.split["system"], "tools": self.tools_tokens}
+        split |= {key: value for key, value in self.tally.split.items() if key != "system"}
+        files = self._files(run)
+        status = self._status(run, used, split, files)
         # The status reports the whole request, itself included: render again with its own size added
         # (twice at most: a digit more can change its size by a token).
         for _ in range(2):
             total = used + self.counter.message(status)
-            status = self._status(run, messages, total)
+            status = self._status(run, total, split, files)
         total = used + self.counter.message(status)
         run.state.context["window"] = {"turn": run.state.turn, "used": total, "usable": self.usable}
         return [*messages, status]
@@ -114,6 +126,7 @@ class ContextEngine(Hook):
         masked = self.compactor.mask(run, messages, enough=lambda _: False)
         check_history(masked, where="masking")
         run.state.messages[:] = masked
+        self.tally.reset()
         after = self.measure(masked)
         run.record.event("masking", turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after)
         return list(masked)
@@ -134,6 +147,7 @@ class ContextEngine(Hook):
             target = int(self.compaction_at * MASK_TARGET)
             plan = Plan(self.measure, target=target, limit=self.compaction_at, trigger=trigger)
         event = self.compactor.compact(run, plan)
+        self.tally.reset()
         run.state.context["compacted_turn"] = turn
         run.record.event("compaction", turn=turn, **event)
 
@@ -178,8 +192,13 @@ class ContextEngine(Hook):
         run.record.files.append(result.meta.to_dict())
         return result.inline
 
-    def _status(self, run: Run, messages: list[Message], used: int) -> Message:
-        split = self._split(messages)
+    def _files(self, run: Run) -> list[tuple[FileMeta, dict[str, Any]]]:
+        ledger = self.ledger(run)
+        return [(meta, ledger.file_state(meta)) for meta in run.context.files.list()]
+
+    def _status(
+        self, run: Run, used: int, split: dict[str, int], files: list[tuple[FileMeta, dict[str, Any]]]
+    ) -> Message:
         numbers = WindowNumbers(
             turn=run.state.turn,
             used=used,
@@ -190,27 +209,8 @@ class ContextEngine(Hook):
             compactions=len(run.state.context.get("compactions", [])),
             split=split,
         )
-        ledger = self.ledger(run)
-        files = [(meta, ledger.file_state(meta)) for meta in run.context.files.list()]
         text = render_status(numbers, files)
         return {"role": "system", "content": text} if self.settings.status_role == "system" else msgs.user(text)
-
-    def _split(self, messages: list[Message]) -> dict[str, int]:
-        split = {"system": 0, "tools": self.tools_tokens, "history": 0, "files inline": 0, "summary": 0}
-        leading = True
-        for message in messages:
-            tokens = self.counter.message(message)
-            text = msgs.text_of(message)
-            leading = leading and message["role"] == "system"
-            if leading:
-                split["system"] += tokens
-            elif text.startswith(SUMMARY_MARK):
-                split["summary"] += tokens
-            elif text.startswith(VIRTUAL_MARK):
-                split["files inline"] += tokens
-            else:
-                split["history"] += tokens
-        return split
 
 
 def is_status(message: Message) -> bool:

@@ -5,6 +5,7 @@ Its state is plain JSON inside ``RunState.context`` so it survives checkpoints, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..files import FileMeta
@@ -26,16 +27,16 @@ def is_text(meta: FileMeta) -> bool:
 class RunLedger:
     """Implements :class:`~agent_runtime.run_context.Ledger` for one run."""
 
-    def __init__(self, run: Run, counter: TokenCounter, *, usable_tokens: int, tools_tokens: int) -> None:
+    def __init__(self, run: Run, counter: TokenCounter, *, usable_tokens: int, used: Callable[[], int]) -> None:
         self.run = run
         self.counter = counter
         self.usable_tokens = usable_tokens
-        self.tools_tokens = tools_tokens
+        self._used = used
         self.state = run.state.context.setdefault("files", {})
 
     # Budget
     def used_tokens(self) -> int:
-        return self.counter.messages(self.run.state.messages) + self.tools_tokens
+        return self._used()
 
     def remaining_tokens(self) -> int:
         return max(0, self.usable_tokens - self.used_tokens() - STATUS_RESERVE)
