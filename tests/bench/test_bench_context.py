@@ -226,13 +226,10 @@ def test_trajectory_cost() -> None:
     ]
     bills = {name: play(name, window, steps, settings) for name, settings in strategies}
     full = bills["full history"].cost(window)["dollars"]
-    print(
-        f"\n\n60-step trajectory, outputs of 3k-15k tokens ({floor_tokens:,} content tokens), window {window:,}, gpt-4.1 prices"
-    )
-    print(f"floor (every content token read once, uncached): ${floor:.3f} = {floor / full:.2f} of full history")
-    print(
-        f"{'strategy':<36} | {'input $':>8} | {'vs floor':>8} | {'vs full':>7} | {'cached':>6} | {'max request':>11} | {'over window':>11} | ids kept"
-    )
+    print(f"\n\n60-step trajectory, outputs of 3k-15k tokens ({floor_tokens:,} content tokens), window {window:,}")
+    print(f"gpt-4.1 prices; floor (every content token read once, uncached): ${floor:.3f} = {floor / full:.2f} of full")
+    columns = ("input $", "vs floor", "vs full", "cached", "max request", "over window", "ids kept")
+    print(f"{'strategy':<36} | " + " | ".join(columns))
     for name, bill in bills.items():
         c = bill.cost(window)
         print(
