@@ -25,9 +25,10 @@ install: $(STAMP) ## Create .venv and install the package (editable) with dev to
 .PHONY: demo
 demo: $(STAMP) ## Run the document-feedback workflow end to end on the embedded defaults
 	$(BIN)/agent-runtime run document-feedback \
-		--message "Please review the attached design doc against our existing ones before Friday's review." \
+		--message "$$(cat examples/tickets/PROJ-1423.txt)" \
 		--file examples/documents/webhook-retries-design.md \
-		--file examples/documents/queue-consumer-design.md
+		--file examples/documents/queue-consumer-design.md \
+		--file examples/documents/platform-handbook.md
 
 .PHONY: test
 test: $(STAMP) ## Run lint and the unit + functional test suites

@@ -62,6 +62,40 @@ def test_demo_model_reviews_the_attached_documents() -> None:
     assert "Goals" not in result.stdout.split("lacks:")[1].split("*Decisions")[0]
 
 
+def test_make_demo_shows_the_context_engine_at_work() -> None:
+    ticket = (REPO / "examples" / "tickets" / "PROJ-1423.txt").read_text(encoding="utf-8")
+    result = run_cli(
+        "run",
+        "document-feedback",
+        "--json",
+        "--message",
+        ticket,
+        *[
+            arg
+            for name in ("webhook-retries-design.md", "queue-consumer-design.md", "platform-handbook.md")
+            for arg in ("--file", str(DOCS / name))
+        ],
+    )
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    events = record["events"]
+    [virtual] = [e for e in events if e["type"] == "virtual_file"]  # the pasted log
+    assert virtual["source"] == "user" and virtual["tokens"] > 10_000
+    reads = [e for e in events if e["type"] == "file_read" and e["file"] == virtual["file"]]
+    assert {e["tool"] for e in reads} == {"file_regex", "file_read"}  # searched, then read by range
+    [compaction] = [e for e in events if e["type"] == "compaction"]
+    assert compaction["tokens_after"] < compaction["tokens_before"]
+    archive = next(f for f in record["files"] if f["id"] == compaction["archive_file"])
+    assert archive["name"] == "context-archive-1.md" and archive["source"] == "virtual"
+    assert "→ virtual file" in result.stderr and "⇣ compaction #1" in result.stderr
+    answer = record["final_answer"]
+    assert "From the ticket's pasted log:* 4 error line(s), 3 delivery(ies) dropped" in answer
+    assert "Retries and backoff: Clients must never retry on HTTP 400, 401, 403 or 404." in answer
+    assert all(c["usage"] for c in record["model_calls"])
+    max_used = max(c["context"]["estimated_prompt_tokens"] for c in record["model_calls"] if "context" in c)
+    assert max_used <= 16_000 - 4_096  # the workflow's context_budget held on every request
+
+
 def test_demo_answer_follows_the_documents(tmp_path: Path) -> None:
     complete = tmp_path / "complete.md"
     complete.write_text((DOCS / "queue-consumer-design.md").read_text(encoding="utf-8"), encoding="utf-8")

@@ -14,7 +14,7 @@ from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files import tools as file_tools
 from agent_runtime.files.tools import FILE_TOOLS
-from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, calls, reply
 
 from tests.conftest import make_workflow, model_for
 
@@ -204,3 +204,16 @@ def test_file_regex_streams_large_files_in_chunks(scripted: Start) -> None:
     result = next(iter(server.requests[1].tool_results().values()))
     assert "3 matching line(s)" in result and "60,000 lines scanned" in result
     assert [int(n) for n in re.findall(r"^\s+(\d+):", result, re.MULTILINE)] == [20000, 40000, 60000]
+
+
+def test_parallel_file_reads_share_the_ledger_safely(scripted: Start) -> None:
+    # Parallel calls ask for the budget at the same moment; the window tally must not double-count them.
+    files = InMemoryFileStore()
+    metas = [files.put(big_text(50 + n).encode(), name=f"doc{n}.txt") for n in range(4)]
+    server = scripted(
+        calls(*[("file_read", {"id": meta.id}) for meta in metas]),
+        calls(*[("file_read", {"id": meta.id, "start_line": 2, "end_line": 3}) for meta in metas]),
+        reply("done"),
+    )
+    record = agent_for(server, files=files).run("read them all")
+    assert record.status == "completed", record.stop_reason

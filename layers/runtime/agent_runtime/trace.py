@@ -28,7 +28,7 @@ class TraceHook(Hook):
         print(line, file=self.stream, flush=True)
 
     def on_run_start(self, run: Run) -> None:
-        self._seen = len(run.record.events)
+        self._seen = 0  # hooks before this one may already have recorded events (e.g. a virtual file)
         files = len(run.record.files)
         self._write(f"▶ {run.workflow.name} · run {run.state.run_id} · model {run.record.model} · {files} file(s)")
         self._flush(run)
@@ -65,21 +65,31 @@ class TraceHook(Hook):
         )
 
     def _flush(self, run: Run) -> None:
-        for event in run.record.events[self._seen :]:
-            line = _describe(event)
-            if line:
-                self._write(line)
+        events = run.record.events[self._seen :]
         self._seen = len(run.record.events)
+        reads = [e for e in events if e["type"] == "file_read"]
+        for event in events:
+            if event["type"] != "file_read":
+                line = _describe(event)
+                if line:
+                    self._write(line)
+        by_call: dict[tuple[str, str], list[str]] = {}
+        for event in reads:  # one line per file and tool, however many ranges a regex showed
+            unit = "lines" if "lines" in event else "bytes"
+            span = event.get(unit) or [0, 0]
+            by_call.setdefault((event["tool"], event["file"]), []).append(f"{span[0]}-{span[1]}")
+        for (tool, file_id), spans in by_call.items():
+            shown = ", ".join(spans[:4]) + (f" (+{len(spans) - 4} more)" if len(spans) > 4 else "")
+            self._write(f"      → {tool} {file_id} lines {shown}")
 
 
 def _describe(event: dict[str, Any]) -> str | None:
     kind = event["type"]
     if kind == "virtual_file":
         return f"      → virtual file {event['file']} ({event['tokens']:,} tokens, {event['lines']:,} lines)"
-    if kind == "file_read":
-        unit = "lines" if "lines" in event else "bytes"
-        span = event.get(unit) or [0, 0]
-        return f"      → {event['tool']} {event['file']} {unit} {span[0]}-{span[1]}"
+    if kind == "masking":
+        before, after = event["tokens_before"], event["tokens_after"]
+        return f"  ⇣ masking: {event['outputs']} used output(s), {before:,} → {after:,} tokens"
     if kind == "compaction":
         return (
             f"  ⇣ compaction #{event['number']} ({event['tactic']}, {event['trigger']}): "

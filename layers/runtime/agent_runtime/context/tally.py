@@ -6,6 +6,8 @@ and resets the tally then. The identity of the last message seen guards against 
 
 from __future__ import annotations
 
+import threading
+
 from ..messages import Message, OrphanCheck, text_of
 from .counter import REPLY_PRIMING, TokenCounter
 from .virtual import VIRTUAL_MARK
@@ -17,6 +19,7 @@ CATEGORIES = ("system", "history", "files inline", "summary")
 class WindowTally:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        self._lock = threading.Lock()  # parallel tool calls ask for the budget at the same time
         self.reset()
 
     def reset(self) -> None:
@@ -28,12 +31,14 @@ class WindowTally:
         self.leading = True
 
     def update(self, messages: list[Message]) -> WindowTally:
-        if self.seen > len(messages) or (self.seen and messages[self.seen - 1] is not self.last):
-            self.reset()
-        for index in range(self.seen, len(messages)):
-            self._add(index, messages[index])
-        self.seen = len(messages)
-        self.last = messages[-1] if messages else None
+        with self._lock:
+            if self.seen > len(messages) or (self.seen and messages[self.seen - 1] is not self.last):
+                self.reset()
+            count = len(messages)  # the list may grow while we read it: stop at what we saw
+            for index in range(self.seen, count):
+                self._add(index, messages[index])
+            self.seen = count
+            self.last = messages[count - 1] if count else None
         return self
 
     def _add(self, index: int, message: Message) -> None:

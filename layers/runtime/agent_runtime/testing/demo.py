@@ -1,34 +1,30 @@
 """The embedded demo model: a scripted assistant that really reads the run's files and reviews them.
 
-It behaves like a careful model on the document-feedback workflow: it reads every listed file with
-``file_read`` (following continuation markers), then compares the first document with the others. Its answer
-is computed from what the tools returned, so it changes with the documents; nothing is canned.
+It works the way a careful model does under a tight context budget: it keeps short ``NOTES`` lines in its own
+messages (so they survive compaction), searches the ticket's pasted log (a virtual file) with ``file_regex``,
+reads a range around the first error, reads the small documents, lists a large reference's sections with
+``file_regex`` and reads the relevant ones by line range. When the context engine asks for a summary, it
+carries its notes forward. Its answer is computed from what the tools returned: change the files and it changes.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
-from dataclasses import dataclass, field
+from typing import Any
 
+from ..messages import text_of
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 
-_FILE_ROW = re.compile(r"^- (file-[0-9a-f]+): (.+?) \(", re.MULTILINE)
-_READ_HEADER = re.compile(r"^\[(.+) \((file-[0-9a-f]+)\) lines (\d+)-(\d+) of (\d+)\]")
-_CONTINUE = re.compile(r"\[continue with start_line=(\d+)\]\s*$")
+_FILE_ROW = re.compile(r"^- (file-[0-9a-f]+): (.+?) \([^,]+, ([\d,]+) bytes", re.MULTILINE)
+_TICKET = re.compile(r"\[virtual file (file-[0-9a-f]+): user message")
+_NOTE = re.compile(r"^NOTES (\S+) (\{.*\})$", re.MULTILINE)
+_ROW = re.compile(r"^\s*(\d+)[:\-\t]\t?(.*)$")
 _OPEN_MARK = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b")
-MAX_DEMO_STEPS = 12
-
-
-@dataclass
-class _Doc:
-    name: str
-    lines: dict[int, str] = field(default_factory=dict)
-    total: int = 0
-    next_line: int | None = 1
-
-    def headings(self) -> list[tuple[int, str]]:
-        return [(n, t.lstrip("#").strip()) for n, t in sorted(self.lines.items()) if t.startswith("## ")]
+BIG_FILE = 20_000  # bytes: larger references are searched and read by section, not read whole
+MAX_DEMO_STEPS = 30
+STOP = {"design", "the", "and", "for", "with", "this", "that", "from", "must", "every", "have", "their"}
 
 
 def demo_script() -> list[Step]:
@@ -37,87 +33,205 @@ def demo_script() -> list[Step]:
 
 
 def respond(request: ScriptedRequest) -> Reply:
-    files = _FILE_ROW.findall(request.system_text())
-    if not files:
-        return Reply(text="(demo model) No files are attached to this run, so there is nothing to review.")
+    if request.is_compaction():
+        return _summary(request)
+    files = [(fid, name, int(size.replace(",", ""))) for fid, name, size in _FILE_ROW.findall(request.system_text())]
+    ticket = _TICKET.search(next((text_of(m) for m in request.messages if m["role"] == "user"), ""))
+    if not files and not ticket:
+        return Reply(text="(demo model) Nothing is attached to this run, so there is nothing to review.")
     if "file_read" not in request.tool_names:
-        return Reply(text="(demo model) This workflow offers no file_read tool, so I cannot read the files.")
-    docs = _documents(request, files)
-    unread = [(fid, d.next_line) for fid, d in docs.items() if d.next_line is not None]
-    if unread:
-        return Reply(calls=tuple(ScriptedCall("file_read", {"id": fid, "start_line": line}) for fid, line in unread))
-    return Reply(text=_review(list(docs.values())))
+        return Reply(text="(demo model) This workflow offers no file tools, so I cannot read the files.")
+    fresh = _new_notes(request, ticket.group(1) if ticket else None, files)
+    notes = {**_notes(request), **{key: value for key, value in fresh}}
+    calls = _next_calls(notes, files, ticket.group(1) if ticket else None)
+    lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
+    if calls:
+        return Reply(text=lines or None, calls=tuple(calls))
+    return Reply(text=_review(notes, files))
 
 
-def _documents(request: ScriptedRequest, files: list[tuple[str, str]]) -> dict[str, _Doc]:
-    docs = {fid: _Doc(name) for fid, name in files}
+# What has been learned --------------------------------------------------------------------------------------
+
+
+def _notes(request: ScriptedRequest) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for message in request.messages:
-        if message["role"] != "tool" or not isinstance(message.get("content"), str):
-            continue
-        text = message["content"]
-        header = _READ_HEADER.match(text)
-        if not header or header.group(2) not in docs:
-            continue
-        doc = docs[header.group(2)]
-        doc.total = int(header.group(5))
-        for row in text.splitlines()[1:]:
-            number, _, line = row.partition("\t")
-            if number.strip().isdigit():
-                doc.lines[int(number)] = line
-        more = _CONTINUE.search(text)
-        doc.next_line = int(more.group(1)) if more else None
-    return docs
+        if message["role"] in ("assistant", "user"):
+            for key, value in _NOTE.findall(text_of(message)):
+                found[key] = json.loads(value)
+    return found
 
 
-def _review(docs: list[_Doc]) -> str:
+def _new_notes(
+    request: ScriptedRequest, ticket: str | None, files: list[tuple[str, str, int]]
+) -> list[tuple[str, Any]]:
+    results = request.tool_results()
+    calls = {}
+    for message in request.messages:
+        for call in message.get("tool_calls", []):
+            calls[call["id"]] = (call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
+    names = {fid: name for fid, name, _ in files}
+    notes = []
+    for call_id, text in results.items():
+        name, args = calls.get(call_id, ("", {}))
+        if text.startswith("ERROR"):
+            continue
+        rows = [(int(m.group(1)), m.group(2)) for m in map(_ROW.match, text.splitlines()[1:]) if m]
+        notes.append(_note_for(name, args, rows, text, ticket, names))
+    return [note for note in notes if note is not None]
+
+
+def _note_for(
+    name: str, args: dict[str, Any], rows: list[tuple[int, str]], text: str, ticket: str | None, names: dict[str, str]
+) -> tuple[str, Any] | None:
+    file_id = args.get("id", "")
+    if file_id == ticket and name == "file_regex":
+        return "ticket-errors", {"file": file_id, "lines": rows[:20]}
+    if file_id == ticket:
+        return "ticket-excerpt", {"from": rows[0][0] if rows else 0, "errors": [r for r in rows if "ERROR" in r[1]]}
+    if name == "file_regex":
+        scanned = re.search(r"([\d,]+) lines scanned", text)
+        total = int(scanned.group(1).replace(",", "")) if scanned else 0
+        return f"toc:{file_id}", {"sections": rows, "total": total}
+    if "start_line" in args:  # a section of a large reference (small documents are read whole)
+        rules = [t.split(":**", 1)[1].strip() for _, t in rows if "**Rule" in t and ":**" in t]
+        return f"section:{file_id}:{args['start_line']}", {
+            "heading": rows[0][1].lstrip("# ") if rows else "",
+            "rules": rules,
+        }
+    return f"doc:{file_id}", _doc_note(names.get(file_id, file_id), rows)
+
+
+def _doc_note(name: str, rows: list[tuple[int, str]]) -> dict[str, Any]:
+    headings = [[n, t.lstrip("#").strip()] for n, t in rows if t.startswith("## ")]
+    open_items = [[n, t.strip()] for n, t in rows if _OPEN_MARK.search(t)]
+    questions, inside = [], False
+    for n, t in rows:
+        if t.startswith("#"):
+            inside = "question" in t.lower()
+        elif inside and t.strip().startswith(("-", "*")) and t.rstrip().endswith("?"):
+            questions.append([n, t.strip().lstrip("-* ")])
+    words = sorted({w for _, t in rows for w in re.findall(r"[a-z]{5,}", t.lower())} - STOP)
+    return {"name": name, "headings": headings, "open": open_items, "questions": questions, "words": words}
+
+
+# What to do next --------------------------------------------------------------------------------------------
+
+
+def _next_calls(notes: dict[str, Any], files: list[tuple[str, str, int]], ticket: str | None) -> list[ScriptedCall]:
+    if ticket and "ticket-errors" not in notes:
+        return [ScriptedCall("file_regex", {"id": ticket, "pattern": r"\bERROR\b", "max_matches": 20})]
+    if ticket and "ticket-excerpt" not in notes and notes["ticket-errors"]["lines"]:
+        first = notes["ticket-errors"]["lines"][0][0]
+        return [ScriptedCall("file_read", {"id": ticket, "start_line": max(1, first - 3), "end_line": first + 5})]
+    small = [
+        ScriptedCall("file_read", {"id": fid})
+        for fid, _, size in files
+        if size < BIG_FILE and f"doc:{fid}" not in notes
+    ]
+    if small:
+        return small
+    for fid, _, size in files:
+        if size >= BIG_FILE:
+            call = _next_section(notes, fid)
+            if call is not None:
+                return [call]
+    return []
+
+
+def _next_section(notes: dict[str, Any], file_id: str) -> ScriptedCall | None:
+    toc = notes.get(f"toc:{file_id}")
+    if toc is None:
+        return ScriptedCall("file_regex", {"id": file_id, "pattern": r"^## ", "max_matches": 200})
+    subject_words = set(next((n["words"] for k, n in notes.items() if k.startswith("doc:")), []))
+    starts = [line for line, _ in toc["sections"]] + [toc["total"] + 1]
+    for (line, heading), end in zip(toc["sections"], starts[1:], strict=False):
+        words = set(re.findall(r"[a-z]{5,}", heading.lower())) - STOP
+        relevant = words & subject_words or "design review" in heading.lower()
+        if relevant and f"section:{file_id}:{line}" not in notes:
+            return ScriptedCall("file_read", {"id": file_id, "start_line": line, "end_line": end - 1})
+    return None
+
+
+# Answers ----------------------------------------------------------------------------------------------------
+
+
+def _summary(request: ScriptedRequest) -> Reply:
+    transcript = text_of(request.messages[-1])
+    request_line = next((line for line in transcript.splitlines() if line.startswith("[virtual file")), "")
+    notes = "\n".join(m.group(0) for m in _NOTE.finditer(transcript))
+    return Reply(
+        text=f"## Requests and intent\nReview the attached design against the approved ones and the handbook. "
+        f"{request_line[:200]}\n## Current work\nReading the documents; notes so far:\n{notes}"
+    )
+
+
+def _review(notes: dict[str, Any], files: list[tuple[str, str, int]]) -> str:
+    docs = [notes[f"doc:{fid}"] for fid, _, size in files if size < BIG_FILE and f"doc:{fid}" in notes]
+    if not docs:
+        return "(demo model) I could not read any of the documents."
     subject, references = docs[0], docs[1:]
     missing = _missing_sections(subject, references)
-    open_items = [(n, t.strip()) for n, t in sorted(subject.lines.items()) if _OPEN_MARK.search(t)]
-    questions = _open_questions(subject)
-    points = len(missing) + len(open_items) + len(questions)
-    verdict = "Not ready for approval" if missing or open_items else "Close to ready"
-    out = [f"*Review of {subject.name}*: {verdict} — {points} point(s) to address."]
+    rules = _unaddressed_rules(notes, set(subject["words"]))
+    points = len(missing) + len(subject["open"]) + len(subject["questions"]) + len(rules)
+    verdict = "Not ready for approval" if missing or subject["open"] or rules else "Close to ready"
+    out = [f"*Review of {subject['name']}*: {verdict} — {points} point(s) to address."]
     if references:
-        names = ", ".join(r.name for r in references)
-        out.append(f"Compared with: {names}.")
+        out.append("Compared with: " + ", ".join(r["name"] for r in references) + ".")
+    out += _ticket_lines(notes)
     if missing:
-        out.append("\n*Sections the existing designs have and this one lacks:*")
+        out.append("\n*Sections the approved designs have and this one lacks:*")
         out += [f"• {title} (in {', '.join(where)})" for title, where in missing]
-    if open_items:
+    if rules:
+        out.append("\n*Handbook rules the design does not address:*")
+        out += [f"• §{heading}: {rule}" for heading, rule in rules]
+    if subject["open"]:
         out.append("\n*Decisions left open:*")
-        out += [f"• line {n}: {text}" for n, text in open_items]
-    if questions:
+        out += [f"• line {n}: {text}" for n, text in subject["open"]]
+    if subject["questions"]:
         out.append("\n*Open questions to settle before review:*")
-        out += [f"• line {n}: {text}" for n, text in questions]
-    out.append(f"\n(Read {sum(len(d.lines) for d in docs)} lines across {len(docs)} document(s).)")
+        out += [f"• line {n}: {text}" for n, text in subject["questions"]]
     return "\n".join(out)
 
 
-def _missing_sections(subject: _Doc, references: list[_Doc]) -> list[tuple[str, list[str]]]:
-    have = [title.lower() for _, title in subject.headings()]
+def _ticket_lines(notes: dict[str, Any]) -> list[str]:
+    errors = notes.get("ticket-errors", {}).get("lines", [])
+    if not errors:
+        return []
+    first_line, first = errors[0]
+    dropped = sum("dropped=true" in text for _, text in errors)
+    return [
+        f"\n*From the ticket's pasted log:* {len(errors)} error line(s), {dropped} delivery(ies) dropped without retry "
+        f"(first at log line {first_line}: `{first.split(' ', 2)[-1][:110]}`): the loss the design must prevent."
+    ]
+
+
+def _missing_sections(subject: dict[str, Any], references: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    have = [title.lower() for _, title in subject["headings"]]
     missing: dict[str, list[str]] = {}
     for ref in references:
-        for _, title in ref.headings():
+        for _, title in ref["headings"]:
             if not _covered(title.lower(), have):
-                missing.setdefault(title, []).append(ref.name)
+                missing.setdefault(title, []).append(ref["name"])
     return list(missing.items())
 
 
 def _covered(title: str, have: list[str]) -> bool:
     words = set(re.findall(r"[a-z][a-z-]*", title)) - {"and", "the", "of", "plan"}
-    for other in have:
-        if difflib.SequenceMatcher(None, title, other).ratio() > 0.75:
-            return True
-        if words and words & set(re.findall(r"[a-z][a-z-]*", other)):
-            return True
-    return False
+    return any(
+        difflib.SequenceMatcher(None, title, other).ratio() > 0.75
+        or (words and words & set(re.findall(r"[a-z][a-z-]*", other)))
+        for other in have
+    )
 
 
-def _open_questions(doc: _Doc) -> list[tuple[int, str]]:
-    inside, found = False, []
-    for number, line in sorted(doc.lines.items()):
-        if line.startswith("#"):
-            inside = "question" in line.lower()
-        elif inside and line.strip().startswith(("-", "*")) and line.rstrip().endswith("?"):
-            found.append((number, line.strip().lstrip("-* ")))
-    return found
+def _unaddressed_rules(notes: dict[str, Any], words: set[str]) -> list[tuple[str, str]]:
+    found = []
+    for key, note in notes.items():
+        if not key.startswith("section:"):
+            continue
+        for rule in note["rules"]:
+            terms = set(re.findall(r"[a-z]{6,}", rule.lower())) - STOP
+            if terms and len(terms & words) < len(terms) / 2:
+                found.append((note["heading"], rule))
+    return found[:8]
