@@ -101,7 +101,25 @@ def test_summary_is_verified_and_missing_facts_are_pinned(scripted: Start) -> No
     assert "## Pinned facts (verbatim, checked by the runtime)" in summary
     assert "PROJ-42" in summary and "ops@example.com" in summary and "Answer in French" in summary
     assert f"archive {event['archive_file']}" in summary
+    assert "## Archive index (what left the window, by archive line)" in summary
+    assert re.search(r"- lines \d+-\d+: result of fetch\(\{\"n\": 1\}\): ", summary)
     assert find_orphans(final[:-1]) == []
+
+
+def test_actions_in_a_summarized_span_are_always_listed(scripted: Start) -> None:
+    server = scripted(
+        Reply(text=paragraph(60, 250), calls=(call("post_comment", {"text": "Review started"}).calls[0],)),
+        talkative(1),
+        talkative(2),
+        talkative(3),
+        reply("done"),
+        intercept=lambda r: Reply(text="## Current work\nReading.") if r.is_compaction() else None,
+    )
+    record = agent(server).run("Review and comment on PROJ-7.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert any(e["tactic"] == "summary" for e in compactions(record))
+    summary = next(text_of(m) for m in server.requests[-1].messages if text_of(m).startswith("[compacted context"))
+    assert "result of post_comment" in summary and "an ACTION already taken: do not repeat it" in summary
 
 
 def test_failed_summary_call_falls_back_to_the_deterministic_summary(scripted: Start) -> None:

@@ -37,6 +37,7 @@ MASK_MARK = "[masked: "
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
+MAX_INDEX_ROWS = 60
 _VIRTUAL_HEADER = re.compile(re.escape(VIRTUAL_MARK) + r"(?P<id>file-[0-9a-f]+):")
 _READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+\]")
 
@@ -207,7 +208,8 @@ class Compactor:
             f"{SUMMARY_MARK} #{number} · replaces messages {lead}-{cut - 1} ({span_tokens:,} tokens) · full text in "
             f"archive {archive_id} ({archive.spans[-1][1]:,} lines), readable with file_read and file_regex]"
         )
-        summary = msgs.user("\n\n".join(part for part in (header, body.strip(), pinned) if part))
+        index = self._manifest(span, archive.spans[lead:cut])
+        summary = msgs.user("\n\n".join(part for part in (header, body.strip(), pinned, index) if part))
         details = {
             "tactic": tactic,
             "summary_tokens": self.counter.message(summary),
@@ -216,6 +218,34 @@ class Compactor:
             "summary_usage": usage,
         }
         return [*messages[:lead], summary, *messages[cut:]], details
+
+    def _manifest(self, span: list[Message], spans: list[tuple[int, int]]) -> str:
+        """The loss manifest: every dropped message and where the archive has it. Actions are always listed."""
+        calls = {c["id"]: c["function"] for m in span for c in m.get("tool_calls", [])}
+        rows: list[tuple[bool, str]] = []
+        for message, (first, last) in zip(span, spans, strict=True):
+            function = calls.get(message.get("tool_call_id", ""), {"name": "?", "arguments": ""})
+            if message["role"] == "tool":
+                action = function["name"] in self.mutating
+                flag = " — an ACTION already taken: do not repeat it" if action else ""
+                label = f"result of {function['name']}({function['arguments'][:80]}){flag}: {_clip(text_of(message))}"
+            elif message.get("tool_calls"):
+                action, label = (
+                    False,
+                    "assistant called " + ", ".join(c["function"]["name"] for c in message["tool_calls"]),
+                )
+            else:
+                action, label = False, f"{message['role']}: {_clip(text_of(message))}"
+            rows.append((action, f"- lines {first}-{last}: {label}"))
+        if len(rows) > MAX_INDEX_ROWS:  # keep every action, then the newest rows
+            keep = {i for i, (action, _) in enumerate(rows) if action} | set(
+                range(len(rows) - MAX_INDEX_ROWS, len(rows))
+            )
+            rows = [row if i in keep else (False, "") for i, row in enumerate(rows)]
+        lines = [line for _, line in rows if line]
+        omitted = len(rows) - len(lines)
+        more = [f"- … {omitted} older message(s): search the archive with file_regex"] if omitted else []
+        return "## Archive index (what left the window, by archive line)\n" + "\n".join(more + lines)
 
     def _cut(self, messages: list[Message], lead: int) -> int:
         """The first index kept verbatim: never a tool result (its call would be summarized away)."""
@@ -267,6 +297,11 @@ class Compactor:
         if not text.strip() or response.tool_calls:
             return fallback, "fallback", entry["usage"]
         return text, "summary", entry["usage"]
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
 def _merge(old: list[str], new: list[str]) -> list[str]:
