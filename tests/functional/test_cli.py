@@ -86,7 +86,7 @@ def test_make_demo_shows_the_context_engine_at_work() -> None:
     [compaction] = [e for e in events if e["type"] == "compaction"]
     assert compaction["tokens_after"] < compaction["tokens_before"]
     archive = next(f for f in record["files"] if f["id"] == compaction["archive_file"])
-    assert archive["name"] == "context-archive-1.md" and archive["source"] == "virtual"
+    assert archive["name"] == "context-archive-1.md" and archive["source"] == "archive"
     assert "→ virtual file" in result.stderr and "⇣ compaction #1" in result.stderr
     answer = record["final_answer"]
     assert "From the ticket's pasted log:* 4 error line(s), 3 delivery(ies) dropped" in answer

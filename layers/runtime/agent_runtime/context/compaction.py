@@ -103,7 +103,7 @@ class Compactor:
         archive = render(
             messages, title=f"# Context archive #{number} · run {run.state.run_id} · {len(messages)} messages"
         )
-        meta = run.context.files.put(archive.text.encode(), name=f"context-archive-{number}.md", source="virtual")
+        meta = run.context.files.put(archive.text.encode(), name=f"context-archive-{number}.md", source="archive")
         run.record.files.append(meta.to_dict())
         event: dict[str, Any] = {"number": number, "trigger": plan.trigger, "tokens_before": before}
         event |= {"archive_file": meta.id, "messages_before": len(messages)}
@@ -173,7 +173,7 @@ class Compactor:
             fid = virtual["id"]
             return f'{MASK_MARK}the preview of virtual file {fid} was removed to save space; file_read(id="{fid}")]'
         name = f"{tool}-{message.get('tool_call_id', 'result')}.txt"
-        meta = run.context.files.put(text.encode("utf-8"), name=name, mimetype="text/plain", source="virtual")
+        meta = run.context.files.put(text.encode("utf-8"), name=name, mimetype="text/plain", source="archive")
         run.record.files.append(meta.to_dict())
         return (
             f"{MASK_MARK}the {tool} result ({tokens:,} tokens) was moved to virtual file {meta.id} to save space; "

@@ -21,7 +21,7 @@ _COUNT_BATCH = 2000  # lines per tokenizer call when sizing a file
 
 
 def is_text(meta: FileMeta) -> bool:
-    return meta.mimetype.startswith(TEXT_MIMETYPES) or meta.source in ("virtual", "extracted")
+    return meta.mimetype.startswith(TEXT_MIMETYPES) or meta.source in ("virtual", "extracted", "archive")
 
 
 class RunLedger:

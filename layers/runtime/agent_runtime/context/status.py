@@ -10,6 +10,7 @@ from ..files import FileMeta
 from .coverage import describe
 
 STATUS_MARK = "[context status"
+ARCHIVES_LISTED = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +38,32 @@ def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mappin
         f"{n.compactions} so far.",
     ]
     if files:
+        listed = _worth_listing(files)
         lines.append(f"files ({len(files)}):")
-        lines += [_file_line(meta, state) for meta, state in files]
+        lines += [_file_line(meta, state) for meta, state in listed]
+        if len(listed) < len(files):
+            lines.append(
+                f"- … and {len(files) - len(listed)} more, fully read or archived: their ids are in the messages "
+                "that point at them"
+            )
     return "\n".join(lines)
+
+
+def _worth_listing(files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> list[tuple[FileMeta, Mapping[str, Any]]]:
+    """The status must not grow with the run: attachments and extracted files always; virtual files until they
+    are fully read; only the newest archives (masked outputs, compaction archives)."""
+    archives = [(meta, state) for meta, state in files if meta.source == "archive"][-ARCHIVES_LISTED:]
+    kept = [
+        (meta, state)
+        for meta, state in files
+        if meta.source in ("attachment", "extracted") or (meta.source == "virtual" and not _fully_read(state))
+    ]
+    return kept + archives
+
+
+def _fully_read(state: Mapping[str, Any]) -> bool:
+    total = state.get("lines") or 0
+    return bool(total) and state.get("read_lines") == [[1, total]]
 
 
 def _file_line(meta: FileMeta, state: Mapping[str, Any]) -> str:

@@ -24,7 +24,7 @@ class FileMeta:
     name: str
     mimetype: str
     size_bytes: int
-    source: str = "attachment"  # attachment | virtual | extracted
+    source: str = "attachment"  # attachment | virtual | extracted | archive (masked outputs, compaction archives)
 
     def to_dict(self) -> dict[str, object]:
         return {
