@@ -108,8 +108,8 @@ def test_large_tool_result_becomes_a_virtual_file_with_a_preview(scripted: Start
     assert preview.startswith(f"[virtual file {seen['id']}: result of fetch_report, ")
     assert "3,000 lines" in preview and f'file_read(id="{seen["id"]}", start_line=' in preview
     assert files.read(seen["id"]).decode() == big_text(3000, marker_every=500)  # nothing lost
-    assert "  1000\trow 1000: the quick brown fox" in seen["range"]
-    assert "   500:\trow 500:" in seen["regex"] and "   499-\trow 499" in seen["regex"] and "   501-\t" in seen["regex"]
+    assert "\n1000\trow 1000: the quick brown fox" in seen["range"]
+    assert "\n500:\trow 500:" in seen["regex"] and "\n499-\trow 499" in seen["regex"] and "\n501-\t" in seen["regex"]
     assert "3 matching line(s)" in seen["regex"] and "(stopped at max_matches)" in seen["regex"]
     # the status lists the file with its size and what has been read of it
     line = next(row for row in seen["status"].splitlines() if seen["id"] in row)
@@ -203,7 +203,7 @@ def test_file_regex_streams_large_files_in_chunks(scripted: Start) -> None:
     agent_for(server, files=files).run("find")
     result = next(iter(server.requests[1].tool_results().values()))
     assert "3 matching line(s)" in result and "60,000 lines scanned" in result
-    assert [int(n) for n in re.findall(r"^\s+(\d+):", result, re.MULTILINE)] == [20000, 40000, 60000]
+    assert [int(n) for n in re.findall(r"^(\d+):", result, re.MULTILINE)] == [20000, 40000, 60000]
 
 
 def test_parallel_file_reads_share_the_ledger_safely(scripted: Start) -> None:

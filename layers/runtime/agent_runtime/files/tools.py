@@ -72,7 +72,7 @@ def _read_lines(ctx: RunContext, file_id: str, first: int, last: int | None) -> 
     for number, _, line in ctx.files.iter_lines(file_id):
         total = number
         if number >= first and (last is None or number <= last):
-            shown.append(f"{number:>6}\t{line}")
+            shown.append(f"{number}\t{line}")  # unpadded: right-aligned numbers cost 2 more tokens a line
     if first > max(total, 1):
         raise FileRangeError(f"{meta.name} has {total:,} lines; start_line {first} is past the end")
     stop = first + len(shown) - 1
@@ -196,7 +196,7 @@ def _scan(
             break
         else:
             before.append((number, line, False))
-    rendered = [(b[0][0], b[-1][0], [f"{n:>6}{':' if hit else '-'}\t{_clip(t)}" for n, t, hit in b]) for b in blocks]
+    rendered = [(b[0][0], b[-1][0], [f"{n}{':' if hit else '-'}\t{_clip(t)}" for n, t, hit in b]) for b in blocks]
     return rendered, matches, scanned
 
 
