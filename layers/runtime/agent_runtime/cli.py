@@ -19,6 +19,7 @@ from .errors import ConfigError
 from .files import FileInputError, FileStore, InMemoryFileStore
 from .record import RunRecord, RunStatus
 from .runtime import build_agent, open_model
+from .skills import SkillLibrary, skill_content
 from .threads import LocalThreadStore, check_thread_id
 from .trace import TraceHook
 from .workflows import WorkflowError, available_workflows, load_workflow
@@ -43,6 +44,8 @@ environment:
   OPENAI_BASE_URL, OPENAI_API_KEY   the model endpoint (read by the openai client)
   AGENT_WORKFLOWS_DIR               where workflow names are looked up (default: the repo's workflows/)
   AGENT_STATE_DIR                   where --thread state is kept (default: ./.agent-runtime)
+  AGENT_SKILLS_DIR                  the skills folder (default: the repo's skills/)
+  AGENT_WORKFLOWS_URL               browsable URL of the workflows folder, for the prompt link in replies
   AGENT_LOG_PAYLOADS=1              show tool arguments in the trace (off by default)
   AGENT_MODEL_MAX_ATTEMPTS          attempts per model call on 429/5xx/timeouts (default: 4)
   AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)"""
@@ -106,7 +109,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.set_defaults(handler=_cmd_workflows_validate)
+    _add_skills_commands(commands)
     return parser
+
+
+def _add_skills_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    skills = commands.add_parser(
+        "skills",
+        help="list, validate or show Agent Skills",
+        description="Agent Skills (agentskills.io) in the skills folder (AGENT_SKILLS_DIR).",
+    )
+    sk_commands = skills.add_subparsers(dest="skills_command", metavar="COMMAND", required=True)
+    sk_list = sk_commands.add_parser("list", help="list the skills", description="List the skills and what they do.")
+    sk_list.add_argument("--json", action="store_true", help="print name, description and path as JSON")
+    sk_list.set_defaults(handler=_cmd_skills_list)
+    sk_validate = sk_commands.add_parser(
+        "validate",
+        help="check skills against the spec; exit 2 with one line per problem (file: field: why)",
+        description="Check every skill folder strictly against the Agent Skills spec (frontmatter fields, name "
+        "rules, description and compatibility lengths, links inside the skill). Exits 2 if anything is wrong.",
+    )
+    sk_validate.add_argument("dir", nargs="?", metavar="DIR", help="a skills folder (default: AGENT_SKILLS_DIR)")
+    sk_validate.set_defaults(handler=_cmd_skills_validate)
+    sk_show = sk_commands.add_parser(
+        "show", help="print a skill as load_skill returns it", description="Print a skill as load_skill returns it."
+    )
+    sk_show.add_argument("name", metavar="NAME", help="the skill's name")
+    sk_show.set_defaults(handler=_cmd_skills_show)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -133,13 +162,15 @@ def _load_files(paths: Sequence[str]) -> FileStore:
 
 
 def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    workflow = load_workflow(args.workflow, config.workflows_dir)
+    skills = SkillLibrary(config.skills_dir)
+    workflow = load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names())
     files = _load_files(args.files)
     threads = LocalThreadStore(config.state_dir)
     state = threads.load(check_thread_id(args.thread)) if args.thread else None
     hooks = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
     with open_model(workflow, config) as model:
-        record = build_agent(workflow, model, files=files, hooks=hooks).run(args.message, state=state)
+        agent = build_agent(workflow, model, files=files, hooks=hooks, skills=skills, config=config)
+        record = agent.run(args.message, state=state)
     if args.thread and record.state is not None:
         threads.save(args.thread, record.state)
     _print_outcome(record, as_json=args.json)
@@ -156,9 +187,10 @@ def _print_outcome(record: RunRecord, *, as_json: bool) -> None:
 
 
 def _cmd_workflows_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    names = SkillLibrary(config.skills_dir).names()
     for name in available_workflows(config.workflows_dir):
         try:
-            description = load_workflow(name, config.workflows_dir).description
+            description = load_workflow(name, config.workflows_dir, skill_names=names).description
         except WorkflowError:
             description = "(invalid: run 'agent-runtime workflows validate')"
         print(f"{name:<24} {description}")
@@ -170,12 +202,44 @@ def _cmd_workflows_validate(args: argparse.Namespace, config: RuntimeConfig) -> 
     if not refs:
         raise ConfigError(f"no workflows found in {config.workflows_dir}")
     failed = 0
+    names = SkillLibrary(config.skills_dir).names()
     for ref in refs:
         try:
-            workflow = load_workflow(ref, config.workflows_dir)
+            workflow = load_workflow(ref, config.workflows_dir, skill_names=names)
         except WorkflowError as error:
             failed += 1
             print(error, file=sys.stderr)
             continue
         print(f"ok  {workflow.path}")
     return EXIT_USAGE if failed else 0
+
+
+def _cmd_skills_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    library = SkillLibrary(config.skills_dir)
+    if args.json:
+        rows = [{"name": s.name, "description": s.description, "path": str(s.path)} for s in library.skills.values()]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for skill in library.skills.values():
+        print(f"{skill.name:<20} {skill.description}")
+    return 0
+
+
+def _cmd_skills_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    library = SkillLibrary(Path(args.dir) if args.dir else config.skills_dir)
+    problems = library.validate()
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    bad = {Path(p.file).parent.name for p in problems}
+    for name in library.names():
+        if name not in bad:
+            print(f"ok  {name}")
+    return EXIT_USAGE if problems else 0
+
+
+def _cmd_skills_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    library = SkillLibrary(config.skills_dir)
+    if args.name not in library.skills:
+        raise ConfigError(f"no skill named {args.name!r}; available: {', '.join(library.names()) or 'none'}")
+    print(skill_content(library, args.name))
+    return 0

@@ -19,6 +19,8 @@ ENV_MODEL_MAX_ATTEMPTS = "AGENT_MODEL_MAX_ATTEMPTS"
 ENV_MODEL_TIMEOUT = "AGENT_MODEL_TIMEOUT_SECONDS"
 ENV_DEADLINE_MARGIN = "AGENT_DEADLINE_MARGIN_SECONDS"
 ENV_STATE_DIR = "AGENT_STATE_DIR"
+ENV_SKILLS_DIR = "AGENT_SKILLS_DIR"
+ENV_WORKFLOWS_URL = "AGENT_WORKFLOWS_URL"
 
 
 def _repo_root() -> Path:
@@ -49,6 +51,8 @@ class RuntimeConfig:
 
     workflows_dir: Path
     state_dir: Path = Path(".agent-runtime")
+    skills_dir: Path = Path("skills")
+    workflows_url: str | None = None  # browsable URL of the workflows folder, for the link in replies
     log_payloads: bool = False
     model_max_attempts: int = 4
     model_timeout_seconds: float = 120.0
@@ -65,6 +69,8 @@ class RuntimeConfig:
         return cls(
             workflows_dir=Path(env.get(ENV_WORKFLOWS_DIR) or _repo_root() / "workflows"),
             state_dir=Path(env.get(ENV_STATE_DIR) or ".agent-runtime"),
+            skills_dir=Path(env.get(ENV_SKILLS_DIR) or _repo_root() / "skills"),
+            workflows_url=(env.get(ENV_WORKFLOWS_URL) or "").rstrip("/") or None,
             log_payloads=_truthy(env.get(ENV_LOG_PAYLOADS)),
             model_max_attempts=int(attempts),
             model_timeout_seconds=_number(env, ENV_MODEL_TIMEOUT, 120.0),

@@ -8,6 +8,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One validation problem: which file, which key or field, and why."""
+
+    file: str
+    key: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.key}: {self.why}"
+
 
 class AgentRuntimeError(Exception):
     """Base class of every error this package raises on purpose."""

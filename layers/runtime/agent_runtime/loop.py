@@ -61,11 +61,13 @@ class Run:
     deadline: Deadline
 
 
-def system_prompt(workflow: Workflow, files: Sequence[FileMeta]) -> str:
-    """The workflow's prompt plus the run's files list (metadata only; contents come through tools)."""
-    if not files:
-        return workflow.prompt
-    return f"{workflow.prompt.rstrip()}\n\n{_files_section(files)}"
+def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
+    """The workflow's prompt, extra sections (e.g. the skills catalog), and the run's files list (metadata
+    only; contents come through tools)."""
+    parts = [workflow.prompt.rstrip(), *(s.strip() for s in sections if s.strip())]
+    if files:
+        parts.append(_files_section(files))
+    return "\n\n".join(parts)
 
 
 def _files_section(files: Sequence[FileMeta]) -> str:
@@ -84,8 +86,10 @@ class Agent:
         tools: ToolRegistry | None = None,
         hooks: Sequence[Hook] = (),
         files: FileStore | None = None,
+        prompt_sections: Sequence[str] = (),
     ) -> None:
         self.workflow = workflow
+        self.prompt_sections = list(prompt_sections)
         self.model = model
         self.tools = tools if tools is not None else ToolRegistry()
         self.hooks = HookChain(hooks)
@@ -125,7 +129,7 @@ class Agent:
         new_files = [f for f in files if state is None or f.id not in state.announced_files]
         if state is None:
             state = RunState(run_id=run_id or new_run_id(), workflow=self.workflow.name)
-            state.messages.append(msgs.system(system_prompt(self.workflow, files)))
+            state.messages.append(msgs.system(system_prompt(self.workflow, files, self.prompt_sections)))
         elif message is not None and new_files:  # a thread goes on with new attachments: say so in the turn
             message = f"{message}\n\n{_files_section(new_files)}"
         state.announced_files.extend(f.id for f in new_files)
@@ -136,7 +140,7 @@ class Agent:
         record = RunRecord(state.run_id, self.workflow.name, self.model.name, state=state)
         record.files = [f.to_dict() for f in files]
         record.event("run_started", resumed=state.turn > 0, turn=state.turn)
-        context = RunContext(state.run_id, self.workflow.name, self.files, deadline)
+        context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)
         return Run(self.workflow, state, record, context, deadline)
 
     def _step(self, run: Run) -> StepResult:

@@ -30,4 +30,5 @@ class RunContext:
     files: FileStore
     deadline: Deadline = field(default_factory=Deadline.none)
     ledger: Ledger | None = None  # set by the context engine; None means no budget checks
+    state: dict[str, Any] = field(default_factory=dict)  # JSON, persisted with the run (RunState.context)
     extras: dict[str, Any] = field(default_factory=dict)  # per-run state later subsystems hang here

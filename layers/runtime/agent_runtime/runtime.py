@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TextIO
 
 from .config import RuntimeConfig
@@ -14,15 +15,53 @@ from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
+from .skills import SkillLibrary, skill_content, skill_tools
 from .testing.demo import demo_script
 from .testing.server import ScriptedServer
 from .tools import ToolRegistry
 from .workflows import Workflow
 
 
-def default_tools() -> ToolRegistry:
-    """The tools every workflow gets."""
-    return ToolRegistry(FILE_TOOLS)
+def default_tools(workflow: Workflow | None = None, skills: SkillLibrary | None = None) -> ToolRegistry:
+    """The tools every workflow gets: the file tools, and the skill tools when the workflow may use skills."""
+    registry = ToolRegistry(FILE_TOOLS)
+    if workflow is not None and skills is not None:
+        for item in skill_tools(skills, workflow.skills):
+            registry.register(item)
+    return registry
+
+
+def workflow_line(workflow: Workflow, workflows_url: str | None, workflows_dir: Path | None) -> str:
+    """``Workflow: NAME — prompt: LINK``: replies cite the prompt that drove them (see slack-formatting)."""
+    source = workflow.prompt_path
+    if source is None:
+        return f"Workflow: {workflow.name}"
+    try:
+        relative = source.resolve().relative_to((workflows_dir or source.parent).resolve()).as_posix()
+    except ValueError:
+        relative = source.name
+    link = f"{workflows_url}/{relative}" if workflows_url else f"workflows/{relative}"
+    return f"Workflow: {workflow.name} — prompt: {link}"
+
+
+def prompt_sections(
+    workflow: Workflow,
+    skills: SkillLibrary | None,
+    *,
+    workflows_url: str | None = None,
+    workflows_dir: Path | None = None,
+) -> list[str]:
+    """The workflow line, the skills catalog (tier 1) and the bodies of required skills, for the system prompt."""
+    sections = [workflow_line(workflow, workflows_url, workflows_dir)]
+    if skills is None:
+        return sections
+    visible = workflow.skills.visible(skills.names())
+    if visible:
+        sections.append(
+            "## Skills\nLoad a skill with load_skill before doing what it describes.\n" + skills.catalog(visible)
+        )
+    sections += [skill_content(skills, name) for name in workflow.skills.required]
+    return sections
 
 
 @contextmanager
@@ -45,9 +84,17 @@ def open_model(workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | No
 
 
 def build_agent(
-    workflow: Workflow, model: Model, *, files: FileStore | None = None, hooks: Sequence[Hook] = ()
+    workflow: Workflow,
+    model: Model,
+    *,
+    files: FileStore | None = None,
+    hooks: Sequence[Hook] = (),
+    skills: SkillLibrary | None = None,
+    config: RuntimeConfig | None = None,
 ) -> Agent:
-    """An agent with the default tools and the context engine first in the hook chain."""
-    tools = default_tools()
+    """An agent with the default tools, its skills, and the context engine first in the hook chain."""
+    tools = default_tools(workflow, skills)
     engine = ContextEngine(workflow, tools, model=model)
-    return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *hooks])
+    url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
+    sections = prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder)
+    return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *hooks], prompt_sections=sections)

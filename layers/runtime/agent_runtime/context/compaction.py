@@ -82,6 +82,7 @@ class Compactor:
         *,
         ratio: float,
         mutating: set[str],
+        pinned: set[str] | None = None,
         model: Model | None = None,
         max_summary_tokens: int = 4096,
         custom: CustomSummarizer | None = None,
@@ -90,6 +91,7 @@ class Compactor:
         self.counter = counter
         self.ratio = ratio
         self.mutating = mutating
+        self.pinned = pinned or set()  # e.g. load_skill: results survive every compaction verbatim
         self.model = model
         self.max_summary_tokens = max_summary_tokens
         self.custom = custom
@@ -153,7 +155,8 @@ class Compactor:
         for index in range(last_assistant):
             message = messages[index]
             name = names.get(message.get("tool_call_id", ""), "")
-            if message["role"] != "tool" or name in self.mutating or text_of(message).startswith(MASK_MARK):
+            kept = name in self.mutating or name in self.pinned
+            if message["role"] != "tool" or kept or text_of(message).startswith(MASK_MARK):
                 continue
             if self.counter.message(message) >= MIN_MASK_TOKENS:
                 found.append((index, name))
@@ -209,7 +212,9 @@ class Compactor:
             f"archive {archive_id} ({archive.spans[-1][1]:,} lines), readable with file_read and file_regex]"
         )
         index = self._manifest(span, archive.spans[lead:cut])
-        summary = msgs.user("\n\n".join(part for part in (header, body.strip(), pinned, index) if part))
+        verbatim = self._pinned_results(span)
+        parts = (header, body.strip(), pinned, verbatim, index)
+        summary = msgs.user("\n\n".join(part for part in parts if part))
         details = {
             "tactic": tactic,
             "summary_tokens": self.counter.message(summary),
@@ -218,6 +223,18 @@ class Compactor:
             "summary_usage": usage,
         }
         return [*messages[:lead], summary, *messages[cut:]], details
+
+    def _pinned_results(self, span: list[Message]) -> str:
+        """Results of pinned tools (loaded skills) leave the span but not the context: carried verbatim."""
+        names = {c["id"]: c["function"]["name"] for m in span for c in m.get("tool_calls", [])}
+        kept = [
+            text_of(m)
+            for m in span
+            if m["role"] == "tool"
+            and names.get(m.get("tool_call_id", "")) in self.pinned
+            and not text_of(m).startswith("ERROR")
+        ]
+        return "## Still in force (kept verbatim through compaction)\n" + "\n\n".join(kept) if kept else ""
 
     def _manifest(self, span: list[Message], spans: list[tuple[int, int]]) -> str:
         """The loss manifest: every dropped message and where the archive has it. Actions are always listed."""

@@ -69,6 +69,7 @@ class ContextEngine(Hook):
             self.counter,
             ratio=self.settings.compaction_ratio,
             mutating={tool.name for tool in tools if tool.mutating},
+            pinned={tool.name for tool in tools if tool.pinned},
             model=model,
             max_summary_tokens=min(workflow.model.max_output_tokens, 4096),
             custom=custom,

@@ -28,6 +28,7 @@ class Tool:
     args_model: type[BaseModel]
     mutating: bool = False  # changes the outside world: recorded before and after, never replayed on resume
     offload: bool = True  # large results may become virtual files (False for tools that budget their own output)
+    pinned: bool = False  # results are never masked and are carried verbatim through compaction (skills)
     context_param: str | None = None  # name of the parameter that receives the RunContext
 
     def spec(self) -> dict[str, Any]:
@@ -70,7 +71,12 @@ def _describe_validation(error: ValidationError) -> str:
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, mutating: bool = False, offload: bool = True
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mutating: bool = False,
+    offload: bool = True,
+    pinned: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -80,6 +86,7 @@ def tool(
     description: str | None = None,
     mutating: bool = False,
     offload: bool = True,
+    pinned: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`.
 
@@ -89,8 +96,9 @@ def tool(
     """
 
     def build(func: Callable[..., Any]) -> Tool:
-        tool_ = _build(func, name=name, description=description, mutating=mutating)
-        return tool_ if offload else replace(tool_, offload=False)
+        return replace(
+            _build(func, name=name, description=description, mutating=mutating), offload=offload, pinned=pinned
+        )
 
     return build(fn) if fn is not None else build
 

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..errors import ConfigError, Problem
 
-from ..errors import ConfigError
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    file: str
-    key: str
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.key}: {self.why}"
+__all__ = ["Problem", "WorkflowError"]
 
 
 class WorkflowError(ConfigError):

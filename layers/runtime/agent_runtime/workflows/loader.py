@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,8 @@ def resolve_workflow_path(ref: str, directory: Path) -> Path:
     raise WorkflowError([Problem(str(directory / f"{ref}.yaml"), "(file)", f"no such workflow; available: {known}")])
 
 
-def load_workflow(ref: str, directory: Path) -> Workflow:
-    """Load and validate a workflow by name or path."""
+def load_workflow(ref: str, directory: Path, *, skill_names: Collection[str] | None = None) -> Workflow:
+    """Load and validate a workflow by name or path (``skill_names``: the skills that exist)."""
     path = resolve_workflow_path(ref, directory)
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)  # a SafeLoader subclass
@@ -64,7 +65,7 @@ def load_workflow(ref: str, directory: Path) -> Workflow:
         raise WorkflowError([Problem(str(path), where, f"invalid YAML: {reason}")]) from None
     except (OSError, UnicodeDecodeError) as error:
         raise WorkflowError([Problem(str(path), "(file)", f"cannot read: {error}")]) from None
-    workflow = parse_workflow(data, file=str(path), base_dir=path.parent)
+    workflow = parse_workflow(data, file=str(path), base_dir=path.parent, skill_names=skill_names)
     if workflow.name != path.stem:
         raise WorkflowError([Problem(str(path), "name", f"must equal the file name {path.stem!r}")])
-    return replace(workflow, path=path)
+    return replace(workflow, path=path, prompt_path=workflow.prompt_path or path)

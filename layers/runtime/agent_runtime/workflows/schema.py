@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
+from ..skills.policy import SkillPolicy, parse_skills_section
 from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SECTIONS = ("files", "skills", "tools", "triggers")  # raw until their subsystems parse them
-TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits", "context", *SECTIONS)
+SECTIONS = ("files", "tools", "triggers")  # raw until their subsystems parse them
+TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits", "context", "skills", *SECTIONS)
 MODEL_KEYS = ("name", "context_window", "max_output_tokens")
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -48,8 +49,10 @@ class Workflow:
     model: ModelSettings
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
+    skills: SkillPolicy = field(default_factory=SkillPolicy)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
+    prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
 
     def section(self, key: str) -> Mapping[str, Any]:
         """A later subsystem's raw section (``context``, ``files``, ...), empty when absent."""
@@ -106,8 +109,12 @@ class _Checker:
         return value
 
 
-def parse_workflow(data: Any, *, file: str, base_dir: Path | None = None) -> Workflow:
-    """Validate a parsed YAML document; raise :class:`WorkflowError` listing every problem."""
+def parse_workflow(
+    data: Any, *, file: str, base_dir: Path | None = None, skill_names: Collection[str] | None = None
+) -> Workflow:
+    """Validate a parsed YAML document; raise :class:`WorkflowError` listing every problem.
+
+    With ``skill_names``, skills the workflow names must exist in the library."""
     check = _Checker(file)
     if not isinstance(data, Mapping):
         raise WorkflowError([Problem(file, "(document)", "must be a mapping of keys to values")])
@@ -126,10 +133,14 @@ def parse_workflow(data: Any, *, file: str, base_dir: Path | None = None) -> Wor
         )
     )
     context = parse_context_section(check.mapping(data, "context"), check.add)
+    skills = parse_skills_section(check.mapping(data, "skills"), check.add, skill_names)
     sections = {key: MappingProxyType(dict(check.mapping(data, key))) for key in SECTIONS if key in data}
     if check.problems:
         raise WorkflowError(check.problems)
-    return Workflow(name, description, prompt, model, limits, context, MappingProxyType(sections))
+    prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
+    return Workflow(
+        name, description, prompt, model, limits, context, skills, MappingProxyType(sections), prompt_path=prompt_path
+    )
 
 
 def _prompt(check: _Checker, data: Mapping[str, Any], base_dir: Path | None) -> str:

@@ -1,0 +1,59 @@
+"""``load_skill`` and ``load_skill_file``, built per workflow so the model sees only the skills it may use."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..run_context import RunContext
+from ..tools import Tool, tool
+from .exceptions import SkillAccessError
+from .library import SkillLibrary
+from .policy import SkillPolicy
+
+LOADED = "skills_loaded"  # key in the run's persistent state
+
+
+def skill_content(library: SkillLibrary, name: str) -> str:
+    """A skill's instructions, wrapped as the spec's client guide suggests, with its files listed (not read)."""
+    skill = library.get(name)
+    files = library.files(name)
+    listed = "\n".join(f"<file>{path}</file>" for path in files)
+    resources = f"\n<skill_resources>\n{listed}\n</skill_resources>" if files else ""
+    hint = f'\nRead a file with load_skill_file(name="{name}", path=...).' if files else ""
+    return f'<skill_content name="{name}">\n{skill.body}\n</skill_content>{resources}{hint}'
+
+
+def skill_tools(library: SkillLibrary, policy: SkillPolicy) -> list[Tool]:
+    """The two tools, or none when the workflow may use no skill (an empty catalog offers nothing)."""
+    names = policy.visible(library.names())
+    if not names:
+        return []
+    choices: Any = Literal[tuple(names)]  # the schema's enum: prohibited and unknown names cannot even be sent
+
+    def load_skill(ctx: RunContext, name: str) -> str:
+        """Load a skill's instructions (from the available_skills catalog) before doing the task it describes.
+
+        Args:
+            name: The skill's name, exactly as in the catalog.
+        """
+        loaded = ctx.state.setdefault(LOADED, [])
+        if name in policy.required or name in loaded:
+            return f"Skill {name!r} is already loaded: its instructions are in your context. Follow them."
+        loaded.append(name)
+        return skill_content(library, name)
+
+    def load_skill_file(ctx: RunContext, name: str, path: str) -> str:
+        """Read one of a loaded skill's files (listed under skill_resources), such as references/examples.md.
+
+        Args:
+            name: The skill's name.
+            path: The file's path relative to the skill folder, as listed.
+        """
+        if name not in policy.required and name not in ctx.state.get(LOADED, []):
+            raise SkillAccessError(f"load the skill first: load_skill(name={name!r})")
+        return f'<skill_file skill="{name}" path="{path}">\n{library.read(name, path)}\n</skill_file>'
+
+    # Real objects instead of string annotations: the enum is built at run time from the workflow's policy.
+    load_skill.__annotations__ = {"ctx": RunContext, "name": choices, "return": str}
+    load_skill_file.__annotations__ = {"ctx": RunContext, "name": choices, "path": str, "return": str}
+    return [tool(load_skill, pinned=True, offload=False), tool(load_skill_file, pinned=True, offload=False)]
