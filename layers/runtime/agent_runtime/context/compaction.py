@@ -38,6 +38,8 @@ MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
 MAX_INDEX_ROWS = 60
+STILL_IN_FORCE = "## Still in force (kept verbatim through compaction)"
+INDEX_HEADING = "## Archive index (what left the window, by archive line)"
 _VIRTUAL_HEADER = re.compile(re.escape(VIRTUAL_MARK) + r"(?P<id>file-[0-9a-f]+):")
 _READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+\]")
 
@@ -225,16 +227,17 @@ class Compactor:
         return [*messages[:lead], summary, *messages[cut:]], details
 
     def _pinned_results(self, span: list[Message]) -> str:
-        """Results of pinned tools (loaded skills) leave the span but not the context: carried verbatim."""
+        """Results of pinned tools (loaded skills) leave the span but not the context: carried verbatim, also
+        out of earlier summaries, so chained compactions keep them."""
         names = {c["id"]: c["function"]["name"] for m in span for c in m.get("tool_calls", [])}
-        kept = [
-            text_of(m)
-            for m in span
-            if m["role"] == "tool"
-            and names.get(m.get("tool_call_id", "")) in self.pinned
-            and not text_of(m).startswith("ERROR")
-        ]
-        return "## Still in force (kept verbatim through compaction)\n" + "\n\n".join(kept) if kept else ""
+        kept: list[str] = []
+        for message in span:
+            text = text_of(message)
+            if text.startswith(SUMMARY_MARK) and STILL_IN_FORCE in text:
+                kept.append(text.split(STILL_IN_FORCE, 1)[1].split(INDEX_HEADING, 1)[0].strip())
+            elif message["role"] == "tool" and names.get(message.get("tool_call_id", "")) in self.pinned:
+                kept.extend([] if text.startswith("ERROR") else [text])
+        return f"{STILL_IN_FORCE}\n" + "\n\n".join(kept) if kept else ""
 
     def _manifest(self, span: list[Message], spans: list[tuple[int, int]]) -> str:
         """The loss manifest: every dropped message and where the archive has it. Actions are always listed."""
@@ -262,7 +265,7 @@ class Compactor:
         lines = [line for _, line in rows if line]
         omitted = len(rows) - len(lines)
         more = [f"- … {omitted} older message(s): search the archive with file_regex"] if omitted else []
-        return "## Archive index (what left the window, by archive line)\n" + "\n".join(more + lines)
+        return f"{INDEX_HEADING}\n" + "\n".join(more + lines)
 
     def _cut(self, messages: list[Message], lead: int) -> int:
         """The first index kept verbatim: never a tool result (its call would be summarized away)."""

@@ -56,4 +56,9 @@ def skill_tools(library: SkillLibrary, policy: SkillPolicy) -> list[Tool]:
     # Real objects instead of string annotations: the enum is built at run time from the workflow's policy.
     load_skill.__annotations__ = {"ctx": RunContext, "name": choices, "return": str}
     load_skill_file.__annotations__ = {"ctx": RunContext, "name": choices, "path": str, "return": str}
-    return [tool(load_skill, pinned=True, offload=False), tool(load_skill_file, pinned=True, offload=False)]
+    tools = [tool(load_skill, pinned=True, offload=False), tool(load_skill_file, pinned=True, offload=False)]
+    for item in tools:  # one allowed skill renders as "const"; an explicit enum is understood everywhere
+        prop = item.parameters["properties"]["name"]
+        prop.pop("const", None)
+        prop.update({"type": "string", "enum": names})
+    return tools
