@@ -141,7 +141,8 @@ class Agent:
         record.files = [f.to_dict() for f in files]
         record.event("run_started", resumed=state.turn > 0, turn=state.turn)
         context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)
-        return Run(self.workflow, state, record, context, deadline)
+        context.run = Run(self.workflow, state, record, context, deadline)
+        return context.run
 
     def _step(self, run: Run) -> StepResult:
         pending = msgs.pending_tool_calls(run.state.messages)

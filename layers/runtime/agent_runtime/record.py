@@ -79,6 +79,7 @@ class RunRecord:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
+    children: list[dict[str, Any]] = field(default_factory=list)  # records of sub-agent runs
     # The state to resume or continue from. Holds payloads, so it is never part of to_dict().
     state: RunState | None = field(default=None, repr=False)
 
@@ -107,4 +108,5 @@ class RunRecord:
             "tool_calls": self.tool_calls,
             "files": self.files,
             "events": self.events,
+            "children": self.children,
         }

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
 from .config import RuntimeConfig
 from .context import ContextEngine
+from .errors import ToolError
 from .files import FileStore
 from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .skills import SkillLibrary, skill_content, skill_tools
+from .subagents.tool import subagent_tool
 from .testing.demo import demo_script
 from .testing.server import ScriptedServer
 from .tools import ToolRegistry
+from .trace import TraceHook
 from .workflows import Workflow
 
 
@@ -91,10 +94,33 @@ def build_agent(
     hooks: Sequence[Hook] = (),
     skills: SkillLibrary | None = None,
     config: RuntimeConfig | None = None,
+    depth: int = 0,
 ) -> Agent:
-    """An agent with the default tools, its skills, and the context engine first in the hook chain."""
+    """An agent with the default tools, its skills, and the context engine first in the hook chain.
+
+    ``depth`` counts sub-agent nesting: the ``subagent`` tool is offered while it is below ``max_depth``."""
     tools = default_tools(workflow, skills)
+    if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
+        trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
+        tools.register(
+            subagent_tool(
+                workflow, library=skills, model_for=_model_factory(model), config=config, depth=depth, trace=trace
+            )
+        )
     engine = ContextEngine(workflow, tools, model=model)
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
     sections = prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder)
     return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *hooks], prompt_sections=sections)
+
+
+def _model_factory(model: Model) -> Callable[[str], Model]:
+    """Models for sub-agents: the same endpoint with another model name."""
+
+    def make(name: str) -> Model:
+        if name == model.name:
+            return model
+        if isinstance(model, OpenAIChatModel):
+            return model.with_name(name)
+        raise ToolError(f"this runtime cannot switch {type(model).__name__} to model {name!r}")
+
+    return make

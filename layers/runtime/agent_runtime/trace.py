@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 class TraceHook(Hook):
     """Writes a human-readable progress trace. ``show_payloads`` adds tool arguments (off by default)."""
 
-    def __init__(self, stream: TextIO | None = None, *, show_payloads: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, *, show_payloads: bool = False, indent: str = "") -> None:
         self.stream = stream or sys.stderr
         self.show_payloads = show_payloads
+        self.indent = indent  # sub-agent traces are nested under the call that started them
         self._seen = 0  # run-record events already printed
 
     def _write(self, line: str) -> None:
-        print(line, file=self.stream, flush=True)
+        print(self.indent + line, file=self.stream, flush=True)
 
     def on_run_start(self, run: Run) -> None:
         self._seen = 0  # hooks before this one may already have recorded events (e.g. a virtual file)

@@ -33,6 +33,8 @@ class RunLedger:
         self.usable_tokens = usable_tokens
         self._used = used
         self.state = run.state.context.setdefault("files", {})
+        # Called on every read (e.g. a sub-agent forwards reads of shared files to its parent's ledger).
+        self.listeners: list[Callable[..., None]] = []
 
     # Budget
     def used_tokens(self) -> int:
@@ -76,3 +78,5 @@ class RunLedger:
             entry["read_bytes"] = add_interval(entry["read_bytes"], *bytes_)
         span = {"lines": list(lines)} if lines else {"bytes": list(bytes_)} if bytes_ else {}
         self.run.record.event("file_read", file=file_id, tool=tool, turn=self.run.state.turn, **span)
+        for listener in self.listeners:
+            listener(file_id, tool=tool, lines=lines, bytes_=bytes_)

@@ -61,6 +61,10 @@ class OpenAIChatModel:
         self._timeout = timeout
         self._sleep = sleep
 
+    def with_name(self, name: str) -> OpenAIChatModel:
+        """The same endpoint, client and retry policy for another model (e.g. a sub-agent's larger window)."""
+        return OpenAIChatModel(name, client=self._client, retry=self._retry, timeout=self._timeout, sleep=self._sleep)
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One call, retried on transient failures within ``request.timeout`` seconds overall."""
         started = time.monotonic()

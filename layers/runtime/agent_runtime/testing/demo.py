@@ -23,7 +23,8 @@ _NOTE = re.compile(r"^NOTES (\S+) (\{.*\})$", re.MULTILINE)
 _ROW = re.compile(r"^\s*(\d+)[:\-\t]\t?(.*)$")
 _OPEN_MARK = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b")
 BIG_FILE = 20_000  # bytes: larger references are searched and read by section, not read whole
-MAX_DEMO_STEPS = 30
+MAX_DEMO_STEPS = 40
+HELPER_PROMPT_START = "You are a helper agent"
 STOP = {"design", "the", "and", "for", "with", "this", "that", "from", "must", "every", "have", "their"}
 
 
@@ -35,6 +36,8 @@ def demo_script() -> list[Step]:
 def respond(request: ScriptedRequest) -> Reply:
     if request.is_compaction():
         return _summary(request)
+    if request.system_text().startswith(HELPER_PROMPT_START):
+        return _helper(request)
     files = [(fid, name, int(size.replace(",", ""))) for fid, name, size in _FILE_ROW.findall(request.system_text())]
     ticket = _TICKET.search(next((text_of(m) for m in request.messages if m["role"] == "user"), ""))
     if not files and not ticket:
@@ -89,6 +92,9 @@ def _note_for(
         return "ticket-errors", {"file": file_id, "lines": rows[:20]}
     if file_id == ticket:
         return "ticket-excerpt", {"from": rows[0][0] if rows else 0, "errors": [r for r in rows if "ERROR" in r[1]]}
+    if name == "subagent":
+        rules = [line.split(" :: ", 1) for line in text.splitlines() if line.startswith("RULE ") and " :: " in line]
+        return f"summary:{args['files'][0]}", {"rules": [[h[5:], r] for h, r in rules]}
     if name == "file_regex":
         scanned = re.search(r"([\d,]+) lines scanned", text)
         total = int(scanned.group(1).replace(",", "")) if scanned else 0
@@ -131,12 +137,28 @@ def _next_calls(notes: dict[str, Any], files: list[tuple[str, str, int]], ticket
     ]
     if small:
         return small
+    subject_words = next((n["words"] for k, n in notes.items() if k.startswith("doc:")), [])
     for fid, _, size in files:
-        if size >= BIG_FILE:
-            call = _next_section(notes, fid)
-            if call is not None:
-                return [call]
+        if size >= BIG_FILE and f"summary:{fid}" not in notes:  # a large reference goes to a helper
+            task = f"List the rules in this file that apply to a design about: {' '.join(subject_words[:60])}"
+            return [ScriptedCall("subagent", {"task": task, "files": [fid], "skills": ["large-files"]})]
     return []
+
+
+def _helper(request: ScriptedRequest) -> Reply:
+    """A sub-agent: read the large file section by section, answer with the rules that apply."""
+    files = [(fid, name, int(size.replace(",", ""))) for fid, name, size in _FILE_ROW.findall(request.system_text())]
+    task = next((text_of(m) for m in request.messages if m["role"] == "user"), "")
+    words = sorted(set(re.findall(r"[a-z]{5,}", task.split("about:", 1)[-1].lower())) - STOP)
+    fresh = _new_notes(request, None, files)
+    notes = {"doc:task": {"words": words}, **_notes(request), **{key: value for key, value in fresh}}
+    lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
+    call = next((c for fid, _, _ in files if (c := _next_section(notes, fid)) is not None), None)
+    if call is not None:
+        return Reply(text=lines or None, calls=(call,))
+    rules = [(n["heading"], rule) for key, n in notes.items() if key.startswith("section:") for rule in n["rules"]]
+    answer = "\n".join(f"RULE {heading} :: {rule}" for heading, rule in rules)
+    return Reply(text=answer or "No rule in this file applies.")
 
 
 def _next_section(notes: dict[str, Any], file_id: str) -> ScriptedCall | None:
@@ -146,11 +168,15 @@ def _next_section(notes: dict[str, Any], file_id: str) -> ScriptedCall | None:
     subject_words = set(next((n["words"] for k, n in notes.items() if k.startswith("doc:")), []))
     starts = [line for line, _ in toc["sections"]] + [toc["total"] + 1]
     for (line, heading), end in zip(toc["sections"], starts[1:], strict=False):
-        words = set(re.findall(r"[a-z]{5,}", heading.lower())) - STOP
-        relevant = words & subject_words or "design review" in heading.lower()
+        words = {_stem(w) for w in re.findall(r"[a-z]{5,}", heading.lower())} - STOP
+        relevant = words & {_stem(w) for w in subject_words} or "design review" in heading.lower()
         if relevant and f"section:{file_id}:{line}" not in notes:
             return ScriptedCall("file_read", {"id": file_id, "start_line": line, "end_line": end - 1})
     return None
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 # Answers ----------------------------------------------------------------------------------------------------
@@ -227,11 +253,10 @@ def _covered(title: str, have: list[str]) -> bool:
 
 def _unaddressed_rules(notes: dict[str, Any], words: set[str]) -> list[tuple[str, str]]:
     found = []
-    for key, note in notes.items():
-        if not key.startswith("section:"):
-            continue
-        for rule in note["rules"]:
-            terms = set(re.findall(r"[a-z]{6,}", rule.lower())) - STOP
-            if terms and len(terms & words) < len(terms) / 2:
-                found.append((note["heading"], rule))
+    rules = [(n["heading"], r) for k, n in notes.items() if k.startswith("section:") for r in n["rules"]]
+    rules += [(h, r) for k, n in notes.items() if k.startswith("summary:") for h, r in n["rules"]]
+    for heading, rule in rules:
+        terms = set(re.findall(r"[a-z]{6,}", rule.lower())) - STOP
+        if terms and len(terms & words) < len(terms) / 2:
+            found.append((heading, rule))
     return found[:8]

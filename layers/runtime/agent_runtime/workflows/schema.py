@@ -16,11 +16,23 @@ from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
 from ..skills.policy import SkillPolicy, parse_skills_section
+from ..subagents.settings import SubagentSettings, parse_subagents_section
 from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SECTIONS = ("files", "tools", "triggers")  # raw until their subsystems parse them
-TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits", "context", "skills", *SECTIONS)
+TOP_KEYS = (
+    "name",
+    "description",
+    "prompt",
+    "prompt_file",
+    "model",
+    "limits",
+    "context",
+    "skills",
+    "subagents",
+    *SECTIONS,
+)
 MODEL_KEYS = ("name", "context_window", "max_output_tokens")
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -50,6 +62,7 @@ class Workflow:
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
     skills: SkillPolicy = field(default_factory=SkillPolicy)
+    subagents: SubagentSettings = field(default_factory=SubagentSettings)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
@@ -134,12 +147,22 @@ def parse_workflow(
     )
     context = parse_context_section(check.mapping(data, "context"), check.add)
     skills = parse_skills_section(check.mapping(data, "skills"), check.add, skill_names)
+    subagents = parse_subagents_section(check.mapping(data, "subagents"), check.add)
     sections = {key: MappingProxyType(dict(check.mapping(data, key))) for key in SECTIONS if key in data}
     if check.problems:
         raise WorkflowError(check.problems)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
     return Workflow(
-        name, description, prompt, model, limits, context, skills, MappingProxyType(sections), prompt_path=prompt_path
+        name,
+        description,
+        prompt,
+        model,
+        limits,
+        context,
+        skills,
+        subagents,
+        MappingProxyType(sections),
+        prompt_path=prompt_path,
     )
 
 

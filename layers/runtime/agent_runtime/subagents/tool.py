@@ -1,0 +1,198 @@
+"""The ``subagent`` tool: a child run with its own window, context engine and budget; only its answer returns.
+
+Isolation: the child's messages, tool calls and compactions live in its own state; the parent's window receives
+one tool result (a virtual file when large, like any big result). Shared files are passed by reference through a
+scoped store, and every read the child makes of them is recorded in the parent's ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..deadline import Deadline
+from ..errors import RunError, ToolError
+from ..hooks import Hook
+from ..models import Model
+from ..record import RunStatus
+from ..run_context import Ledger, RunContext
+from ..skills import SkillLibrary, SkillPolicy
+from ..tools import Tool, tool
+from ..workflows import Limits, ModelSettings, Workflow
+from .settings import SubagentSettings
+from .store import ScopedFileStore
+
+if TYPE_CHECKING:
+    from ..config import RuntimeConfig
+    from ..loop import Run
+    from ..models import ModelResponse
+
+PROMPT = """\
+You are a helper agent, started by another agent for one self-contained task. Work only on that task.
+Your final answer is returned to the agent that started you as the result of its tool call: it cannot ask you
+questions and it does not see your tool calls, so make the answer complete on its own. Cite file ids and line
+numbers for the facts you report, keep identifiers exactly as written, and be as short as the task allows.
+You cannot talk to the user."""
+
+
+class SubagentBudgetError(RunError):
+    """A child run used more tokens than its budget."""
+
+
+class TokenBudget(Hook):
+    """Stops a child run once its model calls have used ``limit`` tokens."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        used = run.record.usage_totals()["total_tokens"]
+        if used > self.limit:
+            raise SubagentBudgetError(f"the helper used {used:,} tokens, over its budget of {self.limit:,}")
+
+
+class LedgerBridge(Hook):
+    """Records the child's reads of shared files in the parent's ledger (runs after the child's engine)."""
+
+    def __init__(self, parent: Ledger | None, shared: list[str]) -> None:
+        self.parent, self.shared = parent, set(shared)
+
+    def on_run_start(self, run: Run) -> None:
+        listeners = getattr(run.context.ledger, "listeners", None)
+        if listeners is not None and self.parent is not None:
+            listeners.append(self._forward)
+
+    def _forward(
+        self, file_id: str, *, tool: str, lines: tuple[int, int] | None, bytes_: tuple[int, int] | None
+    ) -> None:
+        if self.parent is not None and file_id in self.shared:
+            self.parent.record_read(file_id, tool=f"subagent/{tool}", lines=lines, bytes_=bytes_)
+
+
+def subagent_tool(
+    parent: Workflow,
+    *,
+    library: SkillLibrary | None,
+    model_for: Callable[[str], Model],
+    config: RuntimeConfig | None,
+    depth: int,
+    trace: TextIO | None = None,
+) -> Tool:
+    settings = parent.subagents
+    models = dict(settings.models) or {parent.model.name: parent.model.context_window}
+    default_model = parent.model.name if parent.model.name in models else next(iter(models))
+    visible = parent.skills.visible(library.names()) if library else []
+
+    def subagent(
+        ctx: RunContext,
+        task: str,
+        files: list[str] | None = None,
+        skills: list[str] | None = None,
+        model: str | None = None,
+    ) -> str:
+        child = _child_workflow(parent, settings, models, model or default_model, skills or [], visible, ctx)
+        shared = [ctx.files.meta(file_id).id for file_id in files or []]  # unknown ids fail here, clearly
+        record = _run_child(ctx, child, shared, task, model_for(child.model.name), depth, config, trace, library)
+        return _result(ctx, record)
+
+    subagent.__doc__ = _doc(models, default_model, visible, settings)
+    return tool(subagent, name="subagent")
+
+
+def _doc(models: dict[str, int], default: str, visible: list[str], settings: SubagentSettings) -> str:
+    names = ", ".join(f"{name} ({window:,} tokens)" for name, window in models.items())
+    return f"""Start a helper agent with its own context window for a self-contained task, and get back only its answer.
+
+    Use it to summarize a large attachment, or to extract facts from files, without filling your own window:
+    the helper reads the files you pass (by id) and returns its final answer. It cannot ask you questions, so
+    put everything it needs in the task. It has at most {settings.max_tool_calls} tool calls and
+    {settings.max_tokens:,} tokens.
+
+    Args:
+        task: The complete instructions for the helper, including what its answer should contain.
+        files: Ids of the files (from the files list) the helper may read.
+        skills: Skills to load for the helper{": " + ", ".join(visible) if visible else " (none available)"}.
+        model: The helper's model: {names}. Default: {default}.
+    """
+
+
+def _child_workflow(
+    parent: Workflow,
+    settings: SubagentSettings,
+    models: dict[str, int],
+    model: str,
+    skills: list[str],
+    visible: list[str],
+    ctx: RunContext,
+) -> Workflow:
+    if model not in models:
+        raise ToolError(f"model {model!r} is not allowed for helpers; allowed: {', '.join(models)}")
+    unknown = [name for name in skills if name not in visible]
+    if unknown:
+        raise ToolError(f"skills {unknown} are not available; available: {', '.join(visible) or 'none'}")
+    run = ctx.run
+    left = parent.limits.max_tool_calls - (run.state.tool_calls_used if run else 0)
+    calls = min(settings.max_tool_calls, left)
+    if calls <= 0:
+        raise ToolError("no tool calls are left in this run's budget for a helper")
+    window = models[model]
+    return replace(
+        parent,
+        name=f"{parent.name}.subagent",
+        description=f"helper of {parent.name}",
+        prompt=PROMPT,
+        model=ModelSettings(model, window, min(parent.model.max_output_tokens, window // 4)),
+        limits=Limits(max_tool_calls=calls),
+        skills=SkillPolicy(required=tuple(skills), allowed=tuple(skills)),
+        path=None,
+        prompt_path=None,
+    )
+
+
+def _run_child(
+    ctx: RunContext,
+    child: Workflow,
+    shared: list[str],
+    task: str,
+    model: Model,
+    depth: int,
+    config: RuntimeConfig | None,
+    trace: TextIO | None,
+    skills: SkillLibrary | None,
+) -> Any:
+    from ..runtime import build_agent  # call time: the runtime module adds this tool to agents it builds
+    from ..trace import TraceHook
+
+    hooks: list[Hook] = [LedgerBridge(ctx.ledger, shared), TokenBudget(child.subagents.max_tokens)]
+    if trace is not None:
+        hooks.append(TraceHook(trace, indent="    │ "))
+    agent = build_agent(
+        child,
+        model,
+        files=ScopedFileStore(ctx.files, shared),
+        hooks=hooks,
+        skills=skills,
+        config=config,
+        depth=depth + 1,
+    )
+    limit = Deadline.after(child.subagents.max_seconds)
+    deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline
+    return agent.run(
+        task, deadline=deadline, run_id=f"{ctx.run_id}.sub{len(ctx.state.setdefault('subagents', [])) + 1}"
+    )
+
+
+def _result(ctx: RunContext, record: Any) -> str:
+    executed = sum(1 for call in record.tool_calls if call.get("executed", True))
+    summary = {"run_id": record.run_id, "status": str(record.status), "tool_calls": executed}
+    summary |= {"tokens": record.usage_totals()["total_tokens"], "model": record.model}
+    ctx.state.setdefault("subagents", []).append(summary)
+    run = ctx.run
+    if run is not None:
+        run.state.tool_calls_used += executed  # the child's calls count against the parent's cap
+        run.record.children.append(record.to_dict())
+        run.record.event("subagent", **summary)
+    if record.status is not RunStatus.COMPLETED or record.final_answer is None:
+        raise ToolError(f"the helper stopped ({record.status}): {record.stop_reason}")
+    return record.final_answer
