@@ -12,7 +12,7 @@ from .messages import Message
 
 if TYPE_CHECKING:
     from .loop import Run
-    from .models import ContextLengthExceededError, ModelResponse
+    from .models import ContextLengthExceededError, ModelResponse, ToolCall
     from .tools import ToolOutcome
 
 
@@ -28,6 +28,10 @@ class Hook:
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         """After a successful model call, before its message joins the history."""
+
+    def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
+        """Return an outcome to answer the call without running it (e.g. a replayed mutating call)."""
+        return None
 
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
         """Return the outcome to record (e.g. with a large result moved to a virtual file)."""
@@ -62,6 +66,13 @@ class HookChain(Hook):
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         for hook in self.hooks:
             hook.after_model_call(run, response)
+
+    def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
+        for hook in self.hooks:
+            outcome = hook.before_tool_call(run, call)
+            if outcome is not None:
+                return outcome
+        return None
 
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
         for hook in self.hooks:

@@ -215,12 +215,15 @@ class Agent:
         return batches
 
     def _execute(self, run: Run, batch: list[ToolCall]) -> list[ToolOutcome]:
-        if len(batch) == 1:
-            outcomes = [self.tools.execute(batch[0], run.context)]
+        answered = {call.id: self.hooks.before_tool_call(run, call) for call in batch}
+        todo = [call for call in batch if answered[call.id] is None]
+        if len(todo) <= 1:
+            ran = [self.tools.execute(call, run.context) for call in todo]
         else:
-            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_TOOLS, len(batch))) as pool:
-                outcomes = list(pool.map(lambda call: self.tools.execute(call, run.context), batch))
-        return [self._append(run, outcome) for outcome in outcomes]
+            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_TOOLS, len(todo))) as pool:
+                ran = list(pool.map(lambda call: self.tools.execute(call, run.context), todo))
+        by_id = {outcome.call.id: outcome for outcome in ran}
+        return [self._append(run, answered[call.id] or by_id[call.id]) for call in batch]
 
     def _is_mutating(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)

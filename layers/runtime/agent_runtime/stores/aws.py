@@ -1,0 +1,132 @@
+"""The production store: blobs in S3, items in DynamoDB. Clients are injected; none is created at import.
+
+Table: partition key ``pk`` (S), sort key ``sk`` (S), attributes ``version`` (N), ``data`` (S, JSON) or
+``blob`` (S, an S3 key for items over the inline limit: a claim check), ``expires_at`` (N, the TTL attribute).
+S3 keys: ``<prefix><pk>/<sk>``, so a partition is one S3 prefix too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from .base import Item, Store
+from .exceptions import StoreError, VersionConflictError
+
+INLINE_LIMIT = 300_000  # DynamoDB items stop at 400 KB; larger documents go to S3
+
+
+class AwsStore(Store):
+    def __init__(self, *, s3: Any, dynamodb: Any, bucket: str, table: str, prefix: str = "") -> None:
+        self.s3, self.dynamodb, self.bucket, self.table, self.prefix = s3, dynamodb, bucket, table, prefix
+
+    def _key(self, partition: str, name: str) -> str:
+        return f"{self.prefix}{partition}/{name}"
+
+    def put_blob(self, partition: str, name: str, data: bytes) -> None:
+        self._call(self.s3.put_object, Bucket=self.bucket, Key=self._key(partition, name), Body=data)
+
+    def read_blob(self, partition: str, name: str, start: int, end: int) -> bytes:
+        if end <= start:
+            return b""
+        response = self._call(
+            self.s3.get_object, Bucket=self.bucket, Key=self._key(partition, name), Range=f"bytes={start}-{end - 1}"
+        )
+        return response["Body"].read()
+
+    def blob_size(self, partition: str, name: str) -> int | None:
+        try:
+            return self.s3.head_object(Bucket=self.bucket, Key=self._key(partition, name))["ContentLength"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise StoreError(f"S3 head {partition}/{name}: {error}") from error
+
+    def get_item(self, partition: str, name: str) -> Item | None:
+        response = self._call(
+            self.dynamodb.get_item,
+            TableName=self.table,
+            Key={"pk": {"S": partition}, "sk": {"S": name}},
+            ConsistentRead=True,
+        )
+        raw = response.get("Item")
+        if raw is None:
+            return None
+        expires = raw.get("expires_at")
+        if expires and float(expires["N"]) < time.time():  # DynamoDB deletes expired items lazily
+            return None
+        if "blob" in raw:
+            body = self._call(self.s3.get_object, Bucket=self.bucket, Key=raw["blob"]["S"])["Body"].read()
+            return Item(json.loads(body), int(raw["version"]["N"]))
+        return Item(json.loads(raw["data"]["S"]), int(raw["version"]["N"]))
+
+    def put_item(
+        self, partition: str, name: str, data: dict[str, Any], *, expected_version: int | None, ttl: int | None = None
+    ) -> int:
+        version = (expected_version or 0) + 1
+        body = json.dumps(data, ensure_ascii=False)
+        item: dict[str, Any] = {"pk": {"S": partition}, "sk": {"S": name}, "version": {"N": str(version)}}
+        if len(body.encode("utf-8")) > INLINE_LIMIT:
+            key = self._key(partition, f"{name}.v{version}.json")
+            self._call(self.s3.put_object, Bucket=self.bucket, Key=key, Body=body.encode("utf-8"))
+            item["blob"] = {"S": key}
+        else:
+            item["data"] = {"S": body}
+        if ttl:
+            item["expires_at"] = {"N": str(int(time.time() + ttl))}
+        condition = (
+            {"ConditionExpression": "attribute_not_exists(pk)"}
+            if expected_version is None
+            else {
+                "ConditionExpression": "version = :v",
+                "ExpressionAttributeValues": {":v": {"N": str(expected_version)}},
+            }
+        )
+        try:
+            self.dynamodb.put_item(TableName=self.table, Item=item, **condition)
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise VersionConflictError(
+                    f"{partition}/{name}: expected version {expected_version}, someone wrote first"
+                ) from None
+            raise StoreError(f"DynamoDB put {partition}/{name}: {error}") from error
+        return version
+
+    def list_items(self, partition: str, prefix: str = "") -> list[str]:
+        names: list[str] = []
+        values = {":pk": {"S": partition}} | ({":prefix": {"S": prefix}} if prefix else {})
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            # DynamoDB rejects begins_with on an empty string
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)" if prefix else "pk = :pk",
+            "ExpressionAttributeValues": values,
+            "ProjectionExpression": "sk",
+        }
+        while True:
+            response = self._call(self.dynamodb.query, **kwargs)
+            names += [row["sk"]["S"] for row in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return sorted(names)
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def delete_partition(self, partition: str) -> int:
+        count = 0
+        for name in self.list_items(partition):
+            self._call(self.dynamodb.delete_item, TableName=self.table, Key={"pk": {"S": partition}, "sk": {"S": name}})
+            count += 1
+        paginator = self.s3.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=self._key(partition, "")):
+            objects = [{"Key": obj["Key"]} for obj in page.get("Contents", [])]
+            if objects:
+                self._call(self.s3.delete_objects, Bucket=self.bucket, Delete={"Objects": objects})
+                count += len(objects)
+        return count
+
+    def _call(self, method: Any, **kwargs: Any) -> Any:
+        try:
+            return method(**kwargs)
+        except ClientError as error:
+            raise StoreError(f"{method.__name__}: {error}") from error

@@ -1,0 +1,13 @@
+"""Store errors."""
+
+from __future__ import annotations
+
+from ..errors import RunError
+
+
+class StoreError(RunError):
+    """The store could not be read or written."""
+
+
+class VersionConflictError(StoreError):
+    """Someone else wrote the item since it was read: reload and retry, or yield."""

@@ -1,0 +1,75 @@
+"""Durability as a hook: a checkpoint after every step, the record at the end, and exactly-once mutating tools.
+
+A mutating call is journalled as *started* (and checkpointed) before it runs and as *done* with its result
+after. A resumed run replays a done call's result instead of running it again, and answers a call that started
+but never finished with an explicit "outcome unknown" error, so nothing is ever done twice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..hooks import Hook
+from ..models import ToolCall
+from ..tools import ToolOutcome, error_text
+from .exceptions import StoreError, VersionConflictError
+from .runs import RunStore
+
+if TYPE_CHECKING:
+    from ..loop import Run
+
+JOURNAL = "mutations"
+UNKNOWN = (
+    "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
+    "effect. It was not run again; check its effect before retrying."
+)
+
+
+class PersistenceHook(Hook):
+    def __init__(self, runs: RunStore, *, mutating: set[str]) -> None:
+        self.runs = runs
+        self.mutating = mutating
+        self._versions: dict[str, int | None] = {}
+
+    def on_run_start(self, run: Run) -> None:
+        stored = self.runs.load_checkpoint(run.state.run_id)
+        self._versions[run.state.run_id] = stored[1] if stored else None
+
+    def after_step(self, run: Run) -> None:
+        self._checkpoint(run)
+
+    def on_run_end(self, run: Run) -> None:
+        self.runs.save_record(run.record)
+
+    def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
+        if call.name not in self.mutating:
+            return None
+        entry = run.state.context.setdefault(JOURNAL, {}).get(call.id)
+        if entry and entry["status"] == "done":
+            run.record.event("mutation_replayed", call=call.id, tool=call.name)
+            return ToolOutcome(call, entry["result"], entry["is_error"], mutating=True)
+        if entry:
+            run.record.event("mutation_unknown", call=call.id, tool=call.name)
+            return ToolOutcome(call, error_text(UNKNOWN.format(tool=call.name)), True, mutating=True)
+        run.state.context[JOURNAL][call.id] = {"status": "started", "tool": call.name}
+        self._checkpoint(run)  # durable before the side effect
+        return None
+
+    def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        journal = run.state.context.get(JOURNAL, {})
+        entry = journal.get(outcome.call.id)
+        if entry is not None and entry["status"] == "started":
+            journal[outcome.call.id] = {
+                **entry,
+                "status": "done",
+                "result": outcome.content,
+                "is_error": outcome.is_error,
+            }
+        return outcome
+
+    def _checkpoint(self, run: Run) -> None:
+        run_id = run.state.run_id
+        try:
+            self._versions[run_id] = self.runs.save_checkpoint(run.state, expected_version=self._versions.get(run_id))
+        except VersionConflictError as error:
+            raise StoreError(f"another worker advanced run {run_id}; this one stops ({error})") from None

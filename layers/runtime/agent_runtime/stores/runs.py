@@ -1,0 +1,57 @@
+"""Runs and threads in a store: checkpoints, records, and the conversation state of a thread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..record import RunRecord, RunState
+from .base import Store
+
+RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threads live until deleted
+
+
+def run_partition(run_id: str) -> str:
+    return f"run#{run_id}"
+
+
+def thread_partition(thread_id: str) -> str:
+    return f"thread#{thread_id}"
+
+
+class RunStore:
+    def __init__(self, store: Store, *, ttl: int = RUN_TTL) -> None:
+        self.store, self.ttl = store, ttl
+
+    def load_checkpoint(self, run_id: str) -> tuple[RunState, int] | None:
+        item = self.store.get_item(run_partition(run_id), "checkpoint")
+        return None if item is None else (RunState.from_dict(item.data), item.version)
+
+    def save_checkpoint(self, state: RunState, *, expected_version: int | None) -> int:
+        partition = run_partition(state.run_id)
+        return self.store.put_item(
+            partition, "checkpoint", state.to_dict(), expected_version=expected_version, ttl=self.ttl
+        )
+
+    def save_record(self, record: RunRecord) -> None:
+        self.store.put_latest(run_partition(record.run_id), "record", record.to_dict(), ttl=self.ttl)
+
+    def load_record(self, run_id: str) -> dict[str, Any] | None:
+        item = self.store.get_item(run_partition(run_id), "record")
+        return None if item is None else item.data
+
+
+class ThreadStore:
+    """A thread's state continues across external turns (a Slack thread, a JIRA issue, ``--thread``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def load(self, thread_id: str) -> tuple[RunState | None, int | None]:
+        item = self.store.get_item(thread_partition(thread_id), "state")
+        return (None, None) if item is None else (RunState.from_dict(item.data), item.version)
+
+    def save(self, thread_id: str, state: RunState, *, expected_version: int | None) -> int:
+        """Raises ``VersionConflictError`` if another run saved the thread since ``expected_version``."""
+        return self.store.put_item(
+            thread_partition(thread_id), "state", state.to_dict(), expected_version=expected_version
+        )

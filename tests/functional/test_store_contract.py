@@ -1,0 +1,161 @@
+"""One contract, two stores: a local directory, and S3 + DynamoDB on moto in server mode (real HTTP)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+from agent_runtime import RunState
+from agent_runtime import messages as m
+from agent_runtime.stores import (
+    LocalStore,
+    RunStore,
+    Store,
+    StoreError,
+    StoreFileStore,
+    ThreadStore,
+    VersionConflictError,
+)
+from agent_runtime.stores.aws import AwsStore
+from moto.server import ThreadedMotoServer
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def aws_store(endpoint: str, name: str) -> AwsStore:
+    session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+    s3 = session.client("s3", endpoint_url=endpoint)
+    dynamodb = session.client("dynamodb", endpoint_url=endpoint)
+    s3.create_bucket(Bucket=name)
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return AwsStore(s3=s3, dynamodb=dynamodb, bucket=name, table=name, prefix="agent/")
+
+
+@pytest.fixture(params=["local", "aws"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    if request.param == "local":
+        return LocalStore(tmp_path / "store")
+    name = f"t{abs(hash(request.node.name)) % 10**10}"
+    return aws_store(request.getfixturevalue("moto_endpoint"), name)
+
+
+def test_items_are_versioned_and_writes_are_conditional(store: Store) -> None:
+    assert store.get_item("run#1", "checkpoint") is None
+    assert store.put_item("run#1", "checkpoint", {"turn": 1}, expected_version=None) == 1
+    with pytest.raises(VersionConflictError):
+        store.put_item("run#1", "checkpoint", {"turn": 9}, expected_version=None)  # exists already
+    assert store.put_item("run#1", "checkpoint", {"turn": 2}, expected_version=1) == 2
+    with pytest.raises(VersionConflictError):
+        store.put_item("run#1", "checkpoint", {"turn": 3}, expected_version=1)  # stale
+    item = store.get_item("run#1", "checkpoint")
+    assert item is not None and item.data == {"turn": 2} and item.version == 2
+    assert store.put_latest("run#1", "checkpoint", {"turn": 4}) == 3
+
+
+def test_large_items_round_trip(store: Store) -> None:
+    big = {"messages": ["x" * 1000 for _ in range(600)]}  # ~600 KB: over DynamoDB's item limit
+    store.put_item("run#big", "checkpoint", big, expected_version=None)
+    assert store.get_item("run#big", "checkpoint").data == big  # type: ignore[union-attr]
+
+
+def test_expired_items_are_not_returned(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.put_item("run#ttl", "record", {"a": 1}, expected_version=None, ttl=60)
+    assert store.get_item("run#ttl", "record") is not None
+    later = time.time() + 120
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert store.get_item("run#ttl", "record") is None
+
+
+def test_blobs_are_read_by_range(store: Store) -> None:
+    data = bytes(range(256)) * 40
+    store.put_blob("run#b", "file#x", data)
+    assert store.blob_size("run#b", "file#x") == len(data)
+    assert store.read_blob("run#b", "file#x", 10, 20) == data[10:20]
+    assert store.read_blob("run#b", "file#x", 10_000, 20_000) == data[10_000:]
+    assert store.read_blob("run#b", "file#x", 5, 5) == b""
+    assert store.blob_size("run#b", "nope") is None
+    with pytest.raises(StoreError):
+        store.read_blob("run#b", "nope", 0, 10)
+
+
+def test_partitions_list_and_delete_together(store: Store) -> None:
+    for name in ("file#a", "file#b", "record", "checkpoint"):
+        store.put_item("run#p", name, {"n": name}, expected_version=None)
+    store.put_blob("run#p", "file#a", b"abc")
+    store.put_item("run#other", "record", {}, expected_version=None)
+    assert store.list_items("run#p", "file#") == ["file#a", "file#b"]
+    assert store.list_items("run#p") == ["checkpoint", "file#a", "file#b", "record"]
+    assert store.delete_partition("run#p") >= 5
+    assert store.list_items("run#p") == [] and store.blob_size("run#p", "file#a") is None
+    assert store.list_items("run#other") == ["record"]
+
+
+def test_files_live_in_the_store_and_stream(store: Store) -> None:
+    files = StoreFileStore(store, "thread#T1")
+    text = "\n".join(f"line {n}" for n in range(1, 50_001)).encode()  # ~500 KB
+    meta = files.put(text, name="big.log")
+    again = StoreFileStore(store, "thread#T1")  # a new worker sees the same files
+    assert [f.id for f in again.list()] == [meta.id]
+    assert again.read(meta.id, 0, 6) == b"line 1"
+    lines = list(again.iter_lines(meta.id))
+    assert len(lines) == 50_000 and lines[-1][2] == "line 50000"
+
+
+def test_threads_and_checkpoints(store: Store) -> None:
+    threads, runs = ThreadStore(store), RunStore(store)
+    assert threads.load("T-1") == (None, None)
+    state = RunState("run-1", "flow", [m.system("s"), m.user("hi")])
+    version = threads.save("T-1", state, expected_version=None)
+    loaded, loaded_version = threads.load("T-1")
+    assert loaded is not None and loaded.messages == state.messages and loaded_version == version
+    with pytest.raises(VersionConflictError):
+        threads.save("T-1", state, expected_version=None)
+    assert runs.save_checkpoint(state, expected_version=None) == 1
+    restored = runs.load_checkpoint("run-1")
+    assert restored is not None and restored[0].to_dict() == state.to_dict() and restored[1] == 1
+
+
+def test_two_workers_on_one_thread_lose_no_update(store: Store) -> None:
+    threads = ThreadStore(store)
+    threads.save("T-2", RunState("r", "flow", []), expected_version=None)
+    conflicts = []
+
+    def worker(tag: str) -> None:
+        for n in range(5):
+            while True:  # the loser reloads and retries
+                state, version = threads.load("T-2")
+                assert state is not None
+                state.messages.append(m.user(f"{tag}-{n}"))
+                try:
+                    threads.save("T-2", state, expected_version=version)
+                    break
+                except VersionConflictError:
+                    conflicts.append(tag)
+
+    workers = [threading.Thread(target=worker, args=(tag,)) for tag in ("a", "b")]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    final, _ = threads.load("T-2")
+    assert final is not None
+    assert sorted(m.text_of(msg) for msg in final.messages) == sorted(f"{t}-{n}" for t in "ab" for n in range(5))
