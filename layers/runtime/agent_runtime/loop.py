@@ -148,6 +148,9 @@ class Agent:
         pending = msgs.pending_tool_calls(run.state.messages)
         if pending:  # a suspended run left calls unanswered: finish them before asking the model again
             return self._run_tools(run, [ToolCall.from_dict(call) for call in pending])
+        last = run.state.messages[-1]
+        if last["role"] == "assistant":  # resumed after its final answer was checkpointed: it is done
+            return Final(msgs.text_of(last))
         if run.deadline.expired():
             return Suspended("the deadline was reached before the next model call")
         run.state.turn += 1

@@ -99,9 +99,12 @@ class OrphanCheck:
         return self.problems + dangling
 
 
-def find_orphans(messages: list[Message]) -> list[str]:
-    """Describe every broken call/result pairing; an empty list means the history is safe to send."""
+def find_orphans(messages: list[Message], *, allow_pending: bool = False) -> list[str]:
+    """Describe every broken call/result pairing; an empty list means the history is safe to send.
+
+    ``allow_pending``: calls of the last assistant message may still be unanswered (a run suspended mid-batch,
+    which the loop completes before the next model call)."""
     check = OrphanCheck()
     for index, message in enumerate(messages):
         check.feed(index, message)
-    return check.result()
+    return check.problems if allow_pending else check.result()

@@ -85,7 +85,8 @@ class ContextEngine(Hook):
         last = run.state.messages[-1]
         if last["role"] == "user":
             run.state.messages[-1] = msgs.user(self._maybe_offload(run, msgs.text_of(last), "user message", "user"))
-        check_history(run.state.messages, where="restoring the run")
+        problems = msgs.find_orphans(run.state.messages, allow_pending=True)
+        check_history(run.state.messages, where="restoring the run", problems=problems)
 
     def measure(self, messages: list[Message]) -> int:
         """Tokens of a request made of ``messages``, with room for the status message."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..loop import Run
 
 JOURNAL = "mutations"
+VERSION = "checkpoint_version"
 UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
     "effect. It was not run again; check its effect before retrying."
@@ -29,11 +30,6 @@ class PersistenceHook(Hook):
     def __init__(self, runs: RunStore, *, mutating: set[str]) -> None:
         self.runs = runs
         self.mutating = mutating
-        self._versions: dict[str, int | None] = {}
-
-    def on_run_start(self, run: Run) -> None:
-        stored = self.runs.load_checkpoint(run.state.run_id)
-        self._versions[run.state.run_id] = stored[1] if stored else None
 
     def after_step(self, run: Run) -> None:
         self._checkpoint(run)
@@ -68,8 +64,13 @@ class PersistenceHook(Hook):
         return outcome
 
     def _checkpoint(self, run: Run) -> None:
-        run_id = run.state.run_id
+        # The version travels inside the state: a worker resumed from an old checkpoint (a duplicate delivery,
+        # a retried invocation) expects that old version, loses the conditional write, and stops.
+        context = run.state.context
+        expected = context.get(VERSION)
+        context[VERSION] = (expected or 0) + 1
         try:
-            self._versions[run_id] = self.runs.save_checkpoint(run.state, expected_version=self._versions.get(run_id))
+            self.runs.save_checkpoint(run.state, expected_version=expected)
         except VersionConflictError as error:
-            raise StoreError(f"another worker advanced run {run_id}; this one stops ({error})") from None
+            context[VERSION] = expected
+            raise StoreError(f"another worker advanced run {run.state.run_id}; this one stops ({error})") from None
