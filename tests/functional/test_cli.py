@@ -158,13 +158,19 @@ def test_model_failure_exits_1_with_the_reason(scripted: Start) -> None:
 
 def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) -> None:
     server = scripted(
-        reply("first answer"), lambda r: reply(f"{len(r.messages) - bool(r.status_text())} messages so far")
+        reply("first answer"),
+        lambda r: reply(f"{len(r.messages) - bool(r.status_text())} messages so far"),
+        reply("another thread"),
     )
     env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path)}
     assert run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "one", env=env).stdout.strip() == "first answer"
     second = run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "two", env=env)
     assert second.stdout.strip() == "4 messages so far"
-    assert (tmp_path / "threads" / "PROJ-1.json").is_file()
+    first_run = json.loads(run_cli("run", "document-feedback", "-t", "PROJ-2", "-m", "x", "--json", env=env).stdout)
+    shown = run_cli("runs", "show", first_run["run_id"], env=env)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["run_id"] == first_run["run_id"]
+    missing = run_cli("runs", "show", "run-nope", env=env)
+    assert missing.returncode == 2 and "no stored run 'run-nope'" in missing.stderr
 
 
 @pytest.mark.parametrize(

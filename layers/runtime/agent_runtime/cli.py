@@ -16,11 +16,13 @@ from pathlib import Path
 from . import __version__
 from .config import RuntimeConfig
 from .errors import ConfigError
-from .files import FileInputError, FileStore, InMemoryFileStore
-from .record import RunRecord, RunStatus
+from .files import FileInputError, FileStore
+from .hooks import Hook
+from .record import RunRecord, RunState, RunStatus, new_run_id
 from .runtime import build_agent, open_model
 from .skills import SkillLibrary, skill_content
-from .threads import LocalThreadStore, check_thread_id
+from .stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
+from .stores.runs import check_thread_id, run_partition, thread_partition
 from .trace import TraceHook
 from .workflows import WorkflowError, available_workflows, load_workflow
 
@@ -110,6 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.set_defaults(handler=_cmd_workflows_validate)
     _add_skills_commands(commands)
+    runs = commands.add_parser(
+        "runs", help="inspect stored runs", description="Inspect runs stored in AGENT_STATE_DIR."
+    )
+    runs_commands = runs.add_subparsers(dest="runs_command", metavar="COMMAND", required=True)
+    runs_show = runs_commands.add_parser(
+        "show", help="print a stored run record as JSON", description="Print a stored run record as JSON."
+    )
+    runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
+    runs_show.set_defaults(handler=_cmd_runs_show)
     return parser
 
 
@@ -149,8 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-def _load_files(paths: Sequence[str]) -> FileStore:
-    store = InMemoryFileStore()
+def _load_files(paths: Sequence[str], store: FileStore) -> FileStore:
     for raw in paths:
         path = Path(raw)
         try:
@@ -164,17 +174,36 @@ def _load_files(paths: Sequence[str]) -> FileStore:
 def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     skills = SkillLibrary(config.skills_dir)
     workflow = load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names())
-    files = _load_files(args.files)
-    threads = LocalThreadStore(config.state_dir)
-    state = threads.load(check_thread_id(args.thread)) if args.thread else None
-    hooks = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
+    store = LocalStore(config.state_dir)
+    threads = ThreadStore(store)
+    state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
+    run_id = new_run_id()
+    # A thread keeps its files (attachments, virtual files, archives) with it, so ids in its history resolve.
+    files = _load_files(
+        args.files, StoreFileStore(store, thread_partition(args.thread) if args.thread else run_partition(run_id))
+    )
+    hooks: list[Hook] = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
     with open_model(workflow, config) as model:
-        agent = build_agent(workflow, model, files=files, hooks=hooks, skills=skills, config=config)
-        record = agent.run(args.message, state=state)
+        runs = RunStore(store)
+        agent = build_agent(workflow, model, files=files, hooks=hooks, skills=skills, config=config, runs=runs)
+        record = agent.run(args.message, state=_fresh_run(state, run_id), run_id=run_id)
     if args.thread and record.state is not None:
-        threads.save(args.thread, record.state)
+        try:
+            threads.save(args.thread, record.state, expected_version=version)
+        except VersionConflictError:
+            raise StoreError(
+                f"thread {args.thread!r} was updated by another run meanwhile; run again to continue from it"
+            ) from None
     _print_outcome(record, as_json=args.json)
     return EXIT_CODES.get(record.status, 1)
+
+
+def _fresh_run(state: RunState | None, run_id: str) -> RunState | None:
+    """A new turn of a thread is a new run over the thread's history (its own checkpoints and record)."""
+    if state is None:
+        return None
+    state.context.pop("checkpoint_version", None)
+    return RunState(run_id, state.workflow, state.messages, state.turn, 0, state.announced_files, state.context)
 
 
 def _print_outcome(record: RunRecord, *, as_json: bool) -> None:
@@ -242,4 +271,12 @@ def _cmd_skills_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.name not in library.skills:
         raise ConfigError(f"no skill named {args.name!r}; available: {', '.join(library.names()) or 'none'}")
     print(skill_content(library, args.name))
+    return 0
+
+
+def _cmd_runs_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    record = RunStore(LocalStore(config.state_dir)).load_record(args.run_id)
+    if record is None:
+        raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
+    print(json.dumps(record, indent=2, ensure_ascii=False))
     return 0

@@ -17,6 +17,7 @@ from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .skills import SkillLibrary, skill_content, skill_tools
+from .stores import PersistenceHook, RunStore
 from .subagents.tool import subagent_tool
 from .testing.demo import demo_script
 from .testing.server import ScriptedServer
@@ -95,6 +96,7 @@ def build_agent(
     skills: SkillLibrary | None = None,
     config: RuntimeConfig | None = None,
     depth: int = 0,
+    runs: RunStore | None = None,
 ) -> Agent:
     """An agent with the default tools, its skills, and the context engine first in the hook chain.
 
@@ -108,9 +110,11 @@ def build_agent(
             )
         )
     engine = ContextEngine(workflow, tools, model=model)
+    # Checkpoints right after the engine, so every step is durable before anything else can fail.
+    durable = [PersistenceHook(runs, mutating={t.name for t in tools if t.mutating})] if runs else []
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
     sections = prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder)
-    return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *hooks], prompt_sections=sections)
+    return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *durable, *hooks], prompt_sections=sections)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

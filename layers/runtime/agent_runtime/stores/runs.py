@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..errors import ConfigError
 from ..record import RunRecord, RunState
 from .base import Store
 
+_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threads live until deleted
+
+
+def check_thread_id(thread_id: str) -> str:
+    if not _THREAD_ID.match(thread_id):
+        raise ConfigError(f"thread id {thread_id!r}: use up to 200 letters, digits, '.', '_', ':' or '-'")
+    return thread_id
 
 
 def run_partition(run_id: str) -> str:
