@@ -18,7 +18,8 @@ from .exceptions import FileRangeError
 
 MAX_CHARS_WITHOUT_LEDGER = 60_000  # when no context engine runs (bare Agent), keep reads modest
 MAX_LINE_CHARS = 2_000  # a line longer than this is cut in file_regex output
-REGEX_TIME_LIMIT = 5.0
+REGEX_LINE_LIMIT = 2.0  # catastrophic backtracking happens within a line: stop such a search
+REGEX_TOTAL_LIMIT = 120.0  # a whole scan, so a 100 MB file fits; never past the run's deadline
 MAX_MATCHES = 200
 
 
@@ -174,7 +175,7 @@ Row = tuple[int, str, bool]  # line number, text, is it a match
 def _scan(
     ctx: RunContext, file_id: str, compiled: regex.Pattern[str], max_matches: int, context: int
 ) -> tuple[list[tuple[int, int, list[str]]], int, int]:
-    deadline = time.monotonic() + REGEX_TIME_LIMIT
+    deadline = time.monotonic() + min(REGEX_TOTAL_LIMIT, max(ctx.deadline.remaining(), 0.001))
     before: deque[Row] = deque(maxlen=context)
     blocks: list[list[Row]] = []
     matches, after, scanned = 0, 0, 0
@@ -202,15 +203,15 @@ def _scan(
 
 def _search(compiled: regex.Pattern[str], line: str, deadline: float, number: int) -> bool:
     remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise ToolError(f"the scan ran out of time at line {number:,}: search a smaller file or a narrower pattern")
     try:
-        if remaining > 0:
-            return compiled.search(line, timeout=remaining) is not None
+        return compiled.search(line, timeout=min(REGEX_LINE_LIMIT, remaining)) is not None
     except TimeoutError:
-        pass
-    raise ToolError(
-        f"the pattern ran past the {REGEX_TIME_LIMIT:.0f} s limit at line {number:,} "
-        "(likely catastrophic backtracking): simplify it, e.g. avoid nested alternatives like (a|aa)+"
-    )
+        raise ToolError(
+            f"the pattern ran past the {REGEX_LINE_LIMIT:g} s limit on line {number:,} "
+            "(catastrophic backtracking): simplify it, e.g. avoid nested alternatives like (a|aa)+"
+        ) from None
 
 
 def _clip(line: str) -> str:
