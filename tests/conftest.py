@@ -12,6 +12,7 @@ from agent_runtime.files import FileStore
 from agent_runtime.models import OpenAIChatModel, RetryPolicy
 from agent_runtime.testing import ScriptedServer, Step
 from agent_runtime.workflows import Limits, ModelSettings, Workflow
+from moto.server import ThreadedMotoServer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,3 +80,12 @@ def make_agent(
         hooks=hooks,
         files=files,
     )
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

@@ -153,3 +153,47 @@ def test_two_workers_on_one_run_the_second_yields(tmp_path: Path) -> None:
 
         late = worker(server, root, None).run(state=RunState.from_dict(stale))  # a duplicate delivery
     assert late.status is RunStatus.FAILED and "another worker advanced run R" in (late.stop_reason or "")
+
+
+def test_a_retried_compaction_is_not_summarized_or_billed_twice(tmp_path: Path) -> None:
+    from agent_runtime.context import ContextSettings
+    from agent_runtime.stores import StoreSummaryMemo
+
+    from tests.functional.test_compaction import fetch, talkative
+
+    class CrashAfterCompaction(Hook):
+        def after_model_call(self, run: Run, response: Any) -> None:
+            if any(e["type"] == "compaction" for e in run.record.events):
+                raise Crash("killed after compacting, before the step's checkpoint")
+
+    summary_calls: list[ScriptedRequest] = []
+
+    def summaries(request: ScriptedRequest) -> Reply | None:
+        if not request.is_compaction():
+            return None
+        summary_calls.append(request)
+        return Reply(text="## Current work\nReading sections.")
+
+    def build(server: ScriptedServer, crash: Hook | None) -> Agent:
+        store = LocalStore(tmp_path / "store")
+        workflow = make_workflow(window=8_000, output=1_000, context=ContextSettings())
+        tools = ToolRegistry([fetch])
+        model = model_for(server)
+        hooks: list[Hook] = [
+            ContextEngine(workflow, tools, model=model, memo=StoreSummaryMemo(store)),
+            PersistenceHook(RunStore(store), mutating=set()),
+            *([crash] if crash else []),
+        ]
+        return Agent(workflow, model, tools=tools, hooks=hooks, files=StoreFileStore(store, "run#C"))
+
+    turns = [talkative(n) for n in range(1, 4)]
+    with ScriptedServer([*turns, Reply(text="done")], intercept=summaries) as server:
+        with pytest.raises(Crash):
+            build(server, CrashAfterCompaction()).run("Read it all.", run_id="C")
+        checkpoint = RunStore(LocalStore(tmp_path / "store")).load_checkpoint("C")
+        assert checkpoint is not None
+        server.add(Reply(text="done"))  # the resumed turn is asked again: the model call was lost with the crash
+        resumed = build(server, None).run(state=checkpoint[0])
+    assert resumed.status is RunStatus.COMPLETED
+    assert len(summary_calls) == 1  # summarized and billed once
+    assert any(e["type"] == "compaction_reused" for e in resumed.events)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
@@ -21,16 +20,6 @@ from agent_runtime.stores import (
     VersionConflictError,
 )
 from agent_runtime.stores.aws import AwsStore
-from moto.server import ThreadedMotoServer
-
-
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 def aws_store(endpoint: str, name: str) -> AwsStore:

@@ -17,7 +17,7 @@ from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .skills import SkillLibrary, skill_content, skill_tools
-from .stores import PersistenceHook, RunStore
+from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
 from .testing.demo import demo_script
 from .testing.server import ScriptedServer
@@ -109,7 +109,7 @@ def build_agent(
                 workflow, library=skills, model_for=_model_factory(model), config=config, depth=depth, trace=trace
             )
         )
-    engine = ContextEngine(workflow, tools, model=model)
+    engine = ContextEngine(workflow, tools, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
     # Checkpoints right after the engine, so every step is durable before anything else can fail.
     durable = [PersistenceHook(runs, mutating={t.name for t in tools if t.mutating})] if runs else []
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)

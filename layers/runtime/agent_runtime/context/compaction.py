@@ -10,13 +10,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import messages as msgs
 from ..errors import ConfigError, RunError
@@ -44,6 +46,14 @@ _VIRTUAL_HEADER = re.compile(re.escape(VIRTUAL_MARK) + r"(?P<id>file-[0-9a-f]+):
 _READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+\]")
 
 CustomSummarizer = Callable[[list[Message], str], str]
+
+
+class SummaryMemo(Protocol):
+    """Remembers summaries by (run, span), so a retried invocation never summarizes or bills twice."""
+
+    def get(self, run_id: str, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, run_id: str, key: str, value: dict[str, Any]) -> None: ...
 
 
 class CompactionError(RunError):
@@ -89,6 +99,7 @@ class Compactor:
         max_summary_tokens: int = 4096,
         custom: CustomSummarizer | None = None,
         instructions: str | None = None,
+        memo: SummaryMemo | None = None,
     ) -> None:
         self.counter = counter
         self.ratio = ratio
@@ -98,6 +109,7 @@ class Compactor:
         self.max_summary_tokens = max_summary_tokens
         self.custom = custom
         self.instructions = instructions
+        self.memo = memo
 
     def compact(self, run: Run, plan: Plan) -> dict[str, Any]:
         """Shrink ``run.state.messages`` in place; return the run-record event."""
@@ -186,6 +198,20 @@ class Compactor:
         )
 
     # Summary
+    def _remembered(
+        self, run: Run, span: list[Message], make: Callable[[], tuple[str, str, dict[str, Any] | None]]
+    ) -> tuple[str, str, dict[str, Any] | None]:
+        if self.memo is None:
+            return make()
+        key = hashlib.sha256(json.dumps(span, sort_keys=True).encode()).hexdigest()[:32]
+        found = self.memo.get(run.state.run_id, key)
+        if found is not None:
+            run.record.event("compaction_reused", key=key)  # a retry: no second summary call, no second bill
+            return found["body"], found["tactic"], None
+        body, tactic, usage = make()
+        self.memo.put(run.state.run_id, key, {"body": body, "tactic": tactic})
+        return body, tactic, usage
+
     def _check_feasible(self, messages: list[Message], lead: int, cut: int, plan: Plan) -> None:
         """Fail before paying for a summary call when what is kept verbatim cannot fit anyway."""
         kept = [*messages[:lead], msgs.user(" " * 4 * self.max_summary_tokens), *messages[cut:]]
@@ -203,7 +229,9 @@ class Compactor:
         cut = self._cut(messages, lead)
         self._check_feasible(messages, lead, cut, plan)
         span = messages[lead:cut]
-        body, tactic, usage = self._summary_text(run, span, archive, archive_id, lead)
+        body, tactic, usage = self._remembered(
+            run, span, lambda: self._summary_text(run, span, archive, archive_id, lead)
+        )
         facts = _merge(run.state.context.get("facts", []), extract(span))
         run.state.context["facts"] = facts[-1000:]
         missing = missing_from(body, facts)

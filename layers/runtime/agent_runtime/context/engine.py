@@ -18,7 +18,7 @@ from ..files import FileMeta
 from ..hooks import Hook
 from ..messages import Message
 from ..tools import ToolOutcome, ToolRegistry
-from .compaction import CompactionError, Compactor, Plan, load_custom
+from .compaction import CompactionError, Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
 from .ledger import STATUS_RESERVE, RunLedger
 from .status import STATUS_MARK, WindowNumbers, render_status
@@ -53,6 +53,7 @@ class ContextEngine(Hook):
         *,
         model: Model | None = None,
         counter: TokenCounter | None = None,
+        memo: SummaryMemo | None = None,
     ) -> None:
         self.workflow = workflow
         self.settings = workflow.context
@@ -74,6 +75,7 @@ class ContextEngine(Hook):
             max_summary_tokens=min(workflow.model.max_output_tokens, 4096),
             custom=custom,
             instructions=instructions,
+            memo=memo,
         )
 
     def ledger(self, run: Run) -> RunLedger:

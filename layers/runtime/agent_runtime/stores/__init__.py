@@ -8,7 +8,7 @@ from .exceptions import StoreError, VersionConflictError
 from .files import StoreFileStore
 from .hook import PersistenceHook
 from .local import LocalStore
-from .runs import RunStore, ThreadStore, run_partition, thread_partition
+from .runs import RunStore, StoreSummaryMemo, ThreadStore, run_partition, thread_partition
 
 __all__ = [
     "Item",
@@ -18,6 +18,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreFileStore",
+    "StoreSummaryMemo",
     "ThreadStore",
     "VersionConflictError",
     "run_partition",

@@ -64,3 +64,17 @@ class ThreadStore:
         return self.store.put_item(
             thread_partition(thread_id), "state", state.to_dict(), expected_version=expected_version
         )
+
+
+class StoreSummaryMemo:
+    """Compaction summaries by (run, span hash), in the run's partition."""
+
+    def __init__(self, store: Store, *, ttl: int = RUN_TTL) -> None:
+        self.store, self.ttl = store, ttl
+
+    def get(self, run_id: str, key: str) -> dict[str, Any] | None:
+        item = self.store.get_item(run_partition(run_id), f"summary#{key}")
+        return None if item is None else item.data
+
+    def put(self, run_id: str, key: str, value: dict[str, Any]) -> None:
+        self.store.put_latest(run_partition(run_id), f"summary#{key}", value, ttl=self.ttl)

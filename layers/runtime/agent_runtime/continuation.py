@@ -1,0 +1,42 @@
+"""Long runs on Lambda: a run suspended at the deadline re-enqueues itself and continues in a new invocation.
+
+The checkpoint is already durable (the persistence hook writes one after every step); this hook sends the
+message that tells a worker to resume it. A counter in the run's state caps the number of continuations, so
+a run that never finishes cannot bounce through the queue forever (Lambda's recursion guard is a backstop).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from .hooks import Hook
+from .record import RunStatus
+
+if TYPE_CHECKING:
+    from .loop import Run
+
+COUNT = "continuations"
+
+
+class ContinuationHook(Hook):
+    def __init__(self, sqs: Any, queue_url: str, *, max_continuations: int = 10, thread_id: str | None = None) -> None:
+        self.sqs, self.queue_url, self.max, self.thread_id = sqs, queue_url, max_continuations, thread_id
+
+    def on_run_end(self, run: Run) -> None:
+        if run.record.status is not RunStatus.SUSPENDED:
+            return
+        done = int(run.state.context.get(COUNT, 0))
+        if done >= self.max:
+            run.record.status = RunStatus.FAILED
+            run.record.stop_reason = f"the run was continued {done} times without finishing (max {self.max})"
+            run.record.event("continuation_refused", continuations=done)
+            return
+        body = {"type": "continue", "run_id": run.state.run_id, "thread_id": self.thread_id, "continuation": done + 1}
+        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(body))
+        run.record.event("continuation_enqueued", continuation=done + 1)
+
+
+def count_continuation(state_context: dict[str, Any]) -> None:
+    """Call when resuming from a continuation message (the worker does this before running)."""
+    state_context[COUNT] = int(state_context.get(COUNT, 0)) + 1
