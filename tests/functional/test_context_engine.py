@@ -217,3 +217,36 @@ def test_parallel_file_reads_share_the_ledger_safely(scripted: Start) -> None:
     )
     record = agent_for(server, files=files).run("read them all")
     assert record.status == "completed", record.stop_reason
+
+
+def test_a_range_read_does_not_stream_the_whole_file_once_its_size_is_known() -> None:
+    from agent_runtime import RunContext
+    from agent_runtime.files.store import CHUNK_SIZE
+
+    class CountingStore(InMemoryFileStore):
+        read_bytes = 0
+
+        def _read(self, file_id: str, start: int, end: int) -> bytes:
+            self.read_bytes += end - start
+            return super()._read(file_id, start, end)
+
+    class KnownSizes:  # the ledger's answers, as the context engine gives them once a file was sized
+        def remaining_tokens(self) -> int:
+            return 100_000
+
+        def count(self, text: str) -> int:
+            return COUNTER.text(text)
+
+        def file_lines(self, file_id: str) -> int:
+            return 120_000
+
+        def record_read(self, file_id: str, **kwargs: object) -> None:
+            return None
+
+    files = CountingStore()
+    meta = files.put(big_text(120_000).encode(), name="huge.log")  # ~7 MB
+    result = file_tools.file_read.invoke(
+        {"id": meta.id, "start_line": 10, "end_line": 12}, RunContext("r", "w", files, ledger=KnownSizes())
+    )
+    assert result.startswith(f"[huge.log ({meta.id}) lines 10-12 of 120000]")
+    assert files.read_bytes <= CHUNK_SIZE  # one chunk, not 7 MB

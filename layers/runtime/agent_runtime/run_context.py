@@ -16,6 +16,10 @@ class Ledger(Protocol):
 
     def count(self, text: str) -> int: ...
 
+    def file_lines(self, file_id: str) -> int | None:
+        """The file's line count if known (sized once per run), so a range read need not scan to the end."""
+        ...
+
     def record_read(
         self, file_id: str, *, tool: str, lines: tuple[int, int] | None = None, bytes_: tuple[int, int] | None = None
     ) -> None: ...

@@ -47,6 +47,9 @@ class RunLedger:
         return self.counter.text(text)
 
     # Files
+    def file_lines(self, file_id: str) -> int | None:
+        return self.file_state(self.run.context.files.meta(file_id)).get("lines")
+
     def file_state(self, meta: FileMeta) -> dict[str, Any]:
         entry = self.state.get(meta.id)
         if entry is None:

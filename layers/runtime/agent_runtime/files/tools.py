@@ -68,12 +68,16 @@ def file_read(
 
 def _read_lines(ctx: RunContext, file_id: str, first: int, last: int | None) -> str:
     meta = ctx.files.meta(file_id)
+    known = ctx.ledger.file_lines(file_id) if ctx.ledger is not None else None
     shown: list[str] = []
     total = 0
     for number, _, line in ctx.files.iter_lines(file_id):
         total = number
+        if last is not None and number > last and known is not None:
+            break  # the ledger knows the total: no need to stream the rest of a large object
         if number >= first and (last is None or number <= last):
             shown.append(f"{number}\t{line}")  # unpadded: right-aligned numbers cost 2 more tokens a line
+    total = known if known is not None else total
     if first > max(total, 1):
         raise FileRangeError(f"{meta.name} has {total:,} lines; start_line {first} is past the end")
     stop = first + len(shown) - 1
