@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml $(REQS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r $(REQS) -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -r $(REQS) -e '.[dev,documents]'
 	@touch $@
 
 .PHONY: install

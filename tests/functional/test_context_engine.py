@@ -6,6 +6,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -250,3 +251,52 @@ def test_a_range_read_does_not_stream_the_whole_file_once_its_size_is_known() ->
     )
     assert result.startswith(f"[huge.log ({meta.id}) lines 10-12 of 120000]")
     assert files.read_bytes <= CHUNK_SIZE  # one chunk, not 7 MB
+
+
+def test_extract_file_makes_a_new_file_the_file_tools_can_read(scripted: Start) -> None:
+    from agent_runtime.extract.tools import DOCUMENT_TOOLS
+
+    from tests.unit.test_extract import make_docx
+
+    files = InMemoryFileStore()
+    source = files.put(make_docx(), name="design.docx")
+    seen: dict[str, str] = {}
+
+    def read_extracted(request: ScriptedRequest):
+        result = next(iter(request.tool_results().values()))
+        seen["extract"] = result
+        new_id = re.search(r"file (file-[0-9a-f]+)", result).group(1)
+        seen["id"] = new_id
+        return call("file_regex", {"id": new_id, "pattern": "^#"})
+
+    server = scripted(
+        call("extract_file", {"id": source.id}),
+        read_extracted,
+        call("extract_file", {"id": source.id}),
+        call("load_file", {"id": source.id}),
+        call("peek_file", {"id": source.id, "start": 0, "stop": 4}),
+        lambda r: reply("done"),
+    )
+    agent_for(server, files=files, tools=DOCUMENT_TOOLS).run("review the docx")
+    results = [next(iter(r.tool_results().values())) for r in server.requests[2:]]
+    assert seen["extract"].startswith(f"[extracted from design.docx (docx): file {seen['id']}, ")
+    assert "# Retry design" in seen["extract"]
+    assert "1:\t# Retry design" in results[0] and "## Goals" in results[0]
+    assert results[1].startswith(f"[already extracted: file {seen['id']}")
+    assert results[2] == "ERROR: design.docx is binary: use extract_file first"
+    assert results[3].endswith("]\n50 4b 03 04")  # "PK\x03\x04", the zip signature, as hex
+    assert files.meta(seen["id"]).source == "extracted"
+
+
+def test_extract_cli(tmp_path: Path) -> None:
+    from tests.functional.test_cli import run_cli
+    from tests.unit.test_extract import make_docx
+
+    path = tmp_path / "design.docx"
+    path.write_bytes(make_docx())
+    result = run_cli("extract", str(path))
+    assert result.returncode == 0 and result.stdout.startswith("# Retry design")
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\n garbage")
+    failed = run_cli("extract", str(broken))
+    assert failed.returncode == 2 and "the PDF is corrupt or truncated" in failed.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 from . import __version__
 from .config import RuntimeConfig
 from .errors import ConfigError
+from .extract import ExtractionError, extract
 from .files import FileInputError, FileStore
 from .hooks import Hook
 from .record import RunRecord, RunState, RunStatus, new_run_id
@@ -112,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.set_defaults(handler=_cmd_workflows_validate)
     _add_skills_commands(commands)
+    extract = commands.add_parser(
+        "extract",
+        help="print a document (PDF, DOCX, HTML, CSV, text) as Markdown-like text",
+        description="Print a document as the extract_file tool sees it. Exits 2 with a clear message if the "
+        "document cannot be read (corrupt, encrypted, hostile, unsupported).",
+    )
+    extract.add_argument("path", metavar="PATH", help="the document")
+    extract.set_defaults(handler=_cmd_extract)
     runs = commands.add_parser(
         "runs", help="inspect stored runs", description="Inspect runs stored in AGENT_STATE_DIR."
     )
@@ -279,4 +288,18 @@ def _cmd_runs_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
     print(json.dumps(record, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_extract(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    path = Path(args.path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{args.path}: {error.strerror or error}") from None
+    try:
+        result = extract(data, path.name)
+    except ExtractionError as error:
+        raise ConfigError(f"{args.path}: {error}") from None
+    sys.stdout.write(result.text)
     return 0

@@ -11,6 +11,7 @@ from typing import TextIO
 from .config import RuntimeConfig
 from .context import ContextEngine
 from .errors import ToolError
+from .extract.tools import DOCUMENT_TOOLS
 from .files import FileStore
 from .files.tools import FILE_TOOLS
 from .hooks import Hook
@@ -28,7 +29,7 @@ from .workflows import Workflow
 
 def default_tools(workflow: Workflow | None = None, skills: SkillLibrary | None = None) -> ToolRegistry:
     """The tools every workflow gets: the file tools, and the skill tools when the workflow may use skills."""
-    registry = ToolRegistry(FILE_TOOLS)
+    registry = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
     if workflow is not None and skills is not None:
         for item in skill_tools(skills, workflow.skills):
             registry.register(item)

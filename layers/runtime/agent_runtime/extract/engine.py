@@ -1,0 +1,81 @@
+"""Which extractor for which document: decided by content first (magic bytes, zip parts), then by name."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+
+from .exceptions import ExtractionError
+from .safety import Budget, Limits
+
+TEXT_TYPES = (".txt", ".md", ".markdown", ".log", ".json", ".yaml", ".yml", ".xml", ".rst")
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    text: str
+    kind: str  # docx | pdf | html | csv | text
+    pages: int | None = None
+
+
+def detect(data: bytes, name: str) -> str:
+    lower = name.lower()
+    if data.startswith(b"%PDF"):
+        return "pdf"
+    if data.startswith(b"PK\x03\x04"):
+        try:
+            names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+        except zipfile.BadZipFile:
+            raise ExtractionError("the file looks like a zip container but is broken") from None
+        for kind, part in (
+            ("docx", "word/document.xml"),
+            ("pptx", "ppt/presentation.xml"),
+            ("xlsx", "xl/workbook.xml"),
+        ):
+            if part in names:
+                return kind
+        raise ExtractionError("a zip archive, not a supported Office document (DOCX, PPTX, XLSX)")
+    if lower.endswith((".html", ".htm")) or data[:512].lstrip().lower().startswith((b"<!doctype html", b"<html")):
+        return "html"
+    if lower.endswith((".csv", ".tsv")):
+        return "csv"
+    if lower.endswith(TEXT_TYPES) or _looks_like_text(data):
+        return "text"
+    raise ExtractionError(f"{name}: unsupported binary format (supported: PDF, DOCX, HTML, CSV, text)")
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:4096]
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start > len(head) - 4  # a multi-byte character cut at the end of the sample
+    return True
+
+
+def extract(data: bytes, name: str, *, limits: Limits | None = None) -> Extracted:
+    """Turn a document into Markdown-like text. Raises ``ExtractionError`` with a clear reason."""
+    budget = Budget(limits or Limits())
+    kind = detect(data, name)
+    try:
+        if kind == "pdf":
+            from .pdf import extract_pdf
+
+            text, pages = extract_pdf(data, budget)
+            return Extracted(text, kind, pages)
+        if kind == "docx":
+            from .docx import extract_docx
+
+            return Extracted(extract_docx(data, budget), kind)
+        if kind in ("pptx", "xlsx"):
+            raise ExtractionError(f"{kind.upper()} extraction is not available yet; read the file another way")
+        from .simple import extract_csv, extract_html, extract_text
+
+        return Extracted({"html": extract_html, "csv": extract_csv, "text": extract_text}[kind](data, budget), kind)
+    except ImportError as error:
+        raise ExtractionError(
+            f"the document libraries are not installed here ({error.name}): deploy the documents layer"
+        ) from None

@@ -1,0 +1,88 @@
+"""Reading untrusted containers safely: zip parts with hard size caps, XML with no entities and no network."""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .exceptions import ExtractionError
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_part_bytes: int = 100 * 2**20  # one decompressed zip part
+    max_total_bytes: int = 300 * 2**20  # all parts read from one archive
+    max_ratio: int = 200  # compression ratio beyond which a part is treated as a bomb
+    max_pages: int = 1_000  # PDF pages extracted; the rest is reported, not read
+    max_rows: int = 2_000  # table rows (CSV, XLSX)
+    max_seconds: float = 60.0
+    max_chars: int = 20_000_000
+
+
+class Budget:
+    """Counts decompressed bytes and elapsed time across one extraction."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.read = 0
+        self.deadline = time.monotonic() + limits.max_seconds
+
+    def check_time(self, where: str) -> None:
+        if time.monotonic() > self.deadline:
+            raise ExtractionError(
+                f"extraction took longer than {self.limits.max_seconds:g} s ({where}); "
+                "the document is too large or too complex"
+            )
+
+
+def open_zip(data: bytes) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ExtractionError(f"not a valid Office file (broken zip container: {error})") from None
+
+
+def read_part(archive: zipfile.ZipFile, name: str, budget: Budget) -> bytes:
+    """A zip member, decompressed with a hard cap (headers can lie, so the count is of bytes actually read)."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise ExtractionError(f"the document has no {name} part: it is damaged or not this format") from None
+    limits = budget.limits
+    if info.compress_size and info.file_size / max(info.compress_size, 1) > limits.max_ratio:
+        raise ExtractionError(f"{name} expands {info.file_size // max(info.compress_size, 1)}x: refused as a zip bomb")
+    chunks, size = [], 0
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(1 << 20):
+                size += len(chunk)
+                budget.read += len(chunk)
+                if size > limits.max_part_bytes or budget.read > limits.max_total_bytes:
+                    raise ExtractionError(f"{name} decompresses past the size limit: refused as a zip bomb")
+                chunks.append(chunk)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+        raise ExtractionError(f"{name} is corrupt or truncated: {error}") from None
+    return b"".join(chunks)
+
+
+def iterparse(source: IO[bytes], tags: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    """lxml iterparse with entities, DTDs and network access off, and libxml2's depth limit on."""
+    from lxml import etree
+
+    try:
+        yield from etree.iterparse(
+            source,
+            events=("end",),
+            tag=tags,
+            resolve_entities=False,
+            load_dtd=False,
+            no_network=True,
+            huge_tree=False,
+            remove_comments=True,
+        )
+    except etree.XMLSyntaxError as error:
+        raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None

@@ -1,0 +1,96 @@
+"""``extract_file``, ``peek_file`` and ``load_file``: the file tools for documents and whole files."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from ..files.tools import _fits, _refusal
+from ..run_context import RunContext
+from ..tools import Tool, tool
+from .engine import extract
+from .exceptions import ExtractionError
+
+PREVIEW_CHARS = 1_500
+PEEK_MAX = 4_096
+EXTRACTED = "extracted"  # run state: source file id -> extracted file id
+
+
+@tool(offload=False)
+def extract_file(ctx: RunContext, id: str) -> str:
+    """Convert a document (PDF, DOCX, HTML, CSV or text) to Markdown-like text, saved as a new file.
+
+    Returns the new file's id, its size and a short preview. Read it with file_read and file_regex like any other
+    file: headings, list items and table rows are kept; PDF pages are marked "--- page N ---".
+
+    Args:
+        id: The id of the document in the files list.
+    """
+    meta = ctx.files.meta(id)
+    done = ctx.state.setdefault(EXTRACTED, {})
+    if id in done:
+        return _describe(ctx, done[id], already=True)
+    result = extract(ctx.files.read(id), meta.name)
+    name = f"{PurePath(meta.name).stem}.{result.kind}.md"
+    new = ctx.files.put(result.text.encode("utf-8"), name=name, mimetype="text/markdown", source="extracted")
+    done[id] = new.id
+    pages = f", {result.pages} pages" if result.pages else ""
+    return _describe(ctx, new.id, already=False, extra=f"from {meta.name} ({result.kind}{pages})")
+
+
+def _describe(ctx: RunContext, file_id: str, *, already: bool, extra: str = "") -> str:
+    text = ctx.files.read(file_id).decode("utf-8", errors="replace")
+    lines = text.count("\n") + 1
+    tokens = ctx.ledger.count(text) if ctx.ledger else len(text) // 4
+    head = "already extracted" if already else f"extracted {extra}".strip()
+    return (
+        f'[{head}: file {file_id}, {tokens:,} tokens, {lines:,} lines. Read it with file_read(id="{file_id}", '
+        f"start_line=...) or search it with file_regex.]\n{text[:PREVIEW_CHARS]}"
+        + ("\n[…]" if len(text) > PREVIEW_CHARS else "")
+    )
+
+
+@tool(offload=False)
+def peek_file(ctx: RunContext, id: str, start: int = 0, stop: int = 512) -> str:
+    """Look at raw bytes of any file (at most 4 KB), e.g. to see what an unknown attachment is.
+
+    Text is shown as text; binary content as hex.
+
+    Args:
+        id: The file id.
+        start: First byte (0-based).
+        stop: Byte offset to stop before.
+    """
+    meta = ctx.files.meta(id)
+    stop = min(stop, start + PEEK_MAX, meta.size_bytes)
+    data = ctx.files.read(id, start, stop)
+    binary = any(b < 0x20 and b not in (9, 10, 13) for b in data)  # valid UTF-8 can still be binary
+    try:
+        shown = " ".join(f"{b:02x}" for b in data) if binary else data.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = " ".join(f"{b:02x}" for b in data)
+    return f"[{meta.name} ({meta.mimetype}, {meta.size_bytes:,} bytes) bytes {start}-{stop}]\n{shown}"
+
+
+@tool(offload=False)
+def load_file(ctx: RunContext, id: str) -> str:
+    """Load a whole text file into the conversation at once (refused when it does not fit the context budget).
+
+    For documents (PDF, DOCX) use extract_file first; for big files prefer file_regex and file_read ranges.
+
+    Args:
+        id: The file id.
+    """
+    meta = ctx.files.meta(id)
+    data = ctx.files.read(id)
+    if b"\0" in data[:4096]:
+        raise ExtractionError(f"{meta.name} is binary: use extract_file first")
+    text = f"[{meta.name} ({meta.id}), whole file]\n" + data.decode("utf-8", errors="replace")
+    ok, tokens = _fits(ctx, text)
+    if not ok:
+        raise ExtractionError(_refusal(ctx, meta.name, "the whole file", tokens, "file_read ranges"))
+    if ctx.ledger is not None:
+        ctx.ledger.record_read(id, tool="load_file", bytes_=(0, max(meta.size_bytes - 1, 0)))
+    return text
+
+
+DOCUMENT_TOOLS: tuple[Tool, ...] = (extract_file, peek_file, load_file)

@@ -1,0 +1,153 @@
+"""Extraction on real documents (python-docx, fpdf2, pypdf) and on hostile ones."""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+
+import docx
+import pytest
+from agent_runtime.extract import ExtractionError, Limits, extract
+from fpdf import FPDF
+from pypdf import PdfReader, PdfWriter
+
+
+def make_docx() -> bytes:
+    d = docx.Document()
+    d.add_heading("Retry design", level=1)
+    d.add_paragraph("Intro with PROJ-7.")
+    d.add_heading("Goals", level=2)
+    d.add_paragraph("Deliver at least once", style="List Bullet")
+    d.add_paragraph("Within 24 hours", style="List Bullet 2")
+    d.add_paragraph("Signed with HMAC", style="List Number")
+    table = d.add_table(rows=2, cols=3)
+    for col, text in enumerate(("Attempt", "Delay", "Note")):
+        table.cell(0, col).text = text
+    for col, text in enumerate(("1", "30 s", "a | b")):
+        table.cell(1, col).text = text
+    d.add_paragraph("After the table.")
+    buffer = io.BytesIO()
+    d.save(buffer)
+    return buffer.getvalue()
+
+
+def make_pdf(pages: int) -> bytes:
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for number in range(1, pages + 1):
+        pdf.add_page()
+        pdf.cell(text=f"Page {number} mentions TICKET-{number}")
+    return bytes(pdf.output())
+
+
+def test_docx_keeps_headings_lists_and_tables_in_order() -> None:
+    text = extract(make_docx(), "design.docx").text
+    assert text.startswith("# Retry design\n\nIntro with PROJ-7.\n\n## Goals\n\n")
+    assert "- Deliver at least once\n  - Within 24 hours\n- Signed with HMAC" in text
+    assert "| Attempt | Delay | Note |\n| --- | --- | --- |\n| 1 | 30 s | a \\| b |" in text
+    assert text.index("| Attempt") < text.index("After the table.")
+
+
+def test_pdf_pages_are_marked() -> None:
+    result = extract(make_pdf(3), "report.pdf")
+    assert result.kind == "pdf" and result.pages == 3
+    assert "--- page 2 ---\nPage 2 mentions TICKET-2" in result.text
+
+
+def test_page_limit_bounds_a_2000_page_pdf() -> None:
+    started = time.monotonic()
+    result = extract(make_pdf(2000), "huge.pdf", limits=Limits(max_pages=50))
+    assert result.pages == 2000
+    assert "--- page 50 ---" in result.text and "--- page 51 ---\n" not in result.text
+    assert "pages 51-2000 were not extracted (page limit)" in result.text
+    assert time.monotonic() - started < 30
+
+
+def test_encrypted_pdf_gives_a_clear_error() -> None:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(1))))
+    writer.encrypt("s3cret")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    with pytest.raises(ExtractionError, match="encrypted with a password"):
+        extract(buffer.getvalue(), "locked.pdf")
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.6])
+def test_truncated_documents_give_clear_errors(cut: float) -> None:
+    data = make_docx()
+    with pytest.raises(ExtractionError, match=r"zip|corrupt|truncated|broken"):
+        extract(data[: int(len(data) * cut)], "broken.docx")
+    pdf = make_pdf(5)
+    with pytest.raises(ExtractionError, match="corrupt or truncated"):
+        extract(pdf[: int(len(pdf) * cut)][:200], "broken.pdf")
+
+
+def docx_with(document_xml: bytes, *, compress: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compress) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", document_xml)
+    return buffer.getvalue()
+
+
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def test_zip_bomb_is_refused() -> None:
+    bomb = docx_with(b"<w:document " + W.encode() + b"><w:body>" + b" " * (150 * 2**20) + b"</w:body></w:document>")
+    assert len(bomb) < 1_000_000
+    with pytest.raises(ExtractionError, match="zip bomb"):
+        extract(bomb, "bomb.docx")
+
+
+def test_entity_expansion_and_external_entities_are_not_resolved(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET", encoding="utf-8")
+    laughs = "".join(
+        f'<!ENTITY l{i} "{"&l" + str(i - 1) + ";" * 1 if i else "lol"}{("&l" + str(i - 1) + ";") * 9 if i else ""}">'
+        for i in range(10)
+    )
+    xml = (
+        f'<?xml version="1.0"?><!DOCTYPE d [{laughs}<!ENTITY xxe SYSTEM "file://{secret}">]>'
+        f"<w:document {W}><w:body><w:p><w:r><w:t>&l9; &xxe; visible</w:t></w:r></w:p></w:body></w:document>"
+    ).encode()
+    started = time.monotonic()
+    try:
+        text = extract(docx_with(xml), "evil.docx").text
+    except ExtractionError:
+        text = ""
+    assert "TOP-SECRET" not in text and "lollollol" not in text
+    assert time.monotonic() - started < 5
+
+
+def test_deeply_nested_xml_is_refused() -> None:
+    xml = f"<w:document {W}><w:body>".encode() + b"<w:sdt>" * 50_000 + b"</w:sdt>" * 50_000 + b"</w:body></w:document>"
+    with pytest.raises(ExtractionError, match="invalid or hostile"):
+        extract(docx_with(xml, compress=zipfile.ZIP_STORED), "deep.docx")
+
+
+def test_html_csv_and_text() -> None:
+    html = (
+        b"<html><head><style>x{}</style></head><body><h2>Title</h2><p>Para <b>bold</b></p><ul><li>one</li></ul>"
+        b"<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table><script>alert(1)</script></body></html>"
+    )
+    text = extract(html, "page.html").text
+    assert (
+        "## Title" in text and "Para bold" in text and "- one" in text and "| a | b |" in text and "alert" not in text
+    )
+    csv_text = extract(b"name,amount\nacme,12\nglobex,7\n", "t.csv").text
+    assert csv_text.startswith("| name | amount |\n| --- | --- |\n| acme | 12 |")
+    rows = "\n".join(f"r{n},{n}" for n in range(5000)).encode()
+    assert "[… 3,000 more rows not shown]" in extract(rows, "big.csv").text
+    assert extract("plain café\n".encode(), "notes.txt").text == "plain café\n"
+
+
+def test_unsupported_binaries_are_named() -> None:
+    with pytest.raises(ExtractionError, match="unsupported binary format"):
+        extract(b"\x89PNG\r\n\x1a\n\0\0", "image.png")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("readme.txt", "hi")
+    with pytest.raises(ExtractionError, match="not a supported Office document"):
+        extract(archive.getvalue(), "files.zip")
