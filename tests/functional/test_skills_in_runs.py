@@ -49,7 +49,8 @@ def test_catalog_required_body_and_loading(scripted: Start) -> None:
     assert "notion-formatting" not in system  # prohibited: never shown
     assert '<skill_content name="slack-formatting">' in system  # required: loaded at start
     assert "Workflow: test-flow" in system
-    enum = server.requests[0].body["tools"][2]["function"]["parameters"]["properties"]["name"]["enum"]
+    load_skill = next(t for t in server.requests[0].body["tools"] if t["function"]["name"] == "load_skill")
+    enum = load_skill["function"]["parameters"]["properties"]["name"]["enum"]
     assert "notion-formatting" not in enum and "slack-formatting" in enum
     results = [next(iter(r.tool_results().values())) for r in server.requests[1:]]
     assert (
