@@ -151,3 +151,49 @@ def test_unsupported_binaries_are_named() -> None:
         zf.writestr("readme.txt", "hi")
     with pytest.raises(ExtractionError, match="not a supported Office document"):
         extract(archive.getvalue(), "files.zip")
+
+
+def make_pptx() -> bytes:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Retry plan"
+    body = slide.placeholders[1].text_frame
+    body.text = "Backoff with jitter"
+    deeper = body.add_paragraph()
+    deeper.text, deeper.level = "Cap at 24 h", 1
+    slide.notes_slide.notes_text_frame.text = "Mention PROJ-42"
+    second = deck.slides.add_slide(deck.slide_layouts[5])
+    second.shapes.title.text = "Numbers"
+    table = second.shapes.add_table(2, 2, Inches(1), Inches(1), Inches(4), Inches(1)).table
+    for (row, col), text in {(0, 0): "a", (0, 1): "b", (1, 0): "1", (1, 1): "2"}.items():
+        table.cell(row, col).text = text
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return buffer.getvalue()
+
+
+def test_pptx_slides_with_titles_bullets_tables_and_notes() -> None:
+    text = extract(make_pptx(), "deck.pptx").text
+    assert text.startswith("## Slide 1: Retry plan\n\n- Backoff with jitter\n  - Cap at 24 h\n\nNotes: Mention PROJ-42")
+    assert "## Slide 2: Numbers\n\n| a | b |\n| --- | --- |\n| 1 | 2 |" in text
+
+
+def test_xlsx_sheets_as_bounded_tables() -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Costs"
+    sheet.append(["item", "usd"])
+    for n in range(3000):
+        sheet.append([f"row{n}", n])
+    book.create_sheet("Empty")
+    buffer = io.BytesIO()
+    book.save(buffer)
+    text = extract(buffer.getvalue(), "book.xlsx", limits=Limits(max_rows=100)).text
+    assert text.startswith("## Sheet: Costs\n\n| item | usd |\n| --- | --- |\n| row0 | 0 |")
+    assert "[… 2,901 more rows not shown]" in text
+    assert "## Sheet: Empty\n\n(empty sheet)" in text

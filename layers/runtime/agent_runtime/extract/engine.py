@@ -42,7 +42,7 @@ def detect(data: bytes, name: str) -> str:
         return "csv"
     if lower.endswith(TEXT_TYPES) or _looks_like_text(data):
         return "text"
-    raise ExtractionError(f"{name}: unsupported binary format (supported: PDF, DOCX, HTML, CSV, text)")
+    raise ExtractionError(f"{name}: unsupported binary format (supported: PDF, DOCX, PPTX, XLSX, HTML, CSV, text)")
 
 
 def _looks_like_text(data: bytes) -> bool:
@@ -71,7 +71,9 @@ def extract(data: bytes, name: str, *, limits: Limits | None = None) -> Extracte
 
             return Extracted(extract_docx(data, budget), kind)
         if kind in ("pptx", "xlsx"):
-            raise ExtractionError(f"{kind.upper()} extraction is not available yet; read the file another way")
+            from .ooxml import extract_pptx, extract_xlsx
+
+            return Extracted((extract_pptx if kind == "pptx" else extract_xlsx)(data, budget), kind)
         from .simple import extract_csv, extract_html, extract_text
 
         return Extracted({"html": extract_html, "csv": extract_csv, "text": extract_text}[kind](data, budget), kind)

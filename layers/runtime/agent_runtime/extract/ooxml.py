@@ -1,0 +1,165 @@
+"""PPTX and XLSX → Markdown-like text from the OOXML parts (lxml, no python-pptx/openpyxl at run time).
+
+PPTX: slides in presentation order, the title as a heading, text as lines or bullets, tables, speaker notes.
+XLSX: each sheet as a Markdown table (rows bounded), shared strings resolved.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+from typing import Any
+
+from .safety import Budget, iterparse, open_zip, read_part
+from .simple import markdown_table
+
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+
+def _relations(archive: Any, part: str, budget: Budget) -> dict[str, str]:
+    """rId -> target part path for ``part``'s relationships."""
+    folder, name = posixpath.split(part)
+    rels = posixpath.join(folder, "_rels", f"{name}.rels")
+    if rels not in archive.namelist():
+        return {}
+    targets = {}
+    for _, rel in iterparse(io.BytesIO(read_part(archive, rels, budget)), (f"{REL}Relationship",)):
+        target = rel.get("Target", "")
+        targets[rel.get("Id", "")] = (
+            posixpath.normpath(posixpath.join(folder, target)) if not target.startswith("/") else target[1:]
+        )
+    return targets
+
+
+def extract_pptx(data: bytes, budget: Budget) -> str:
+    archive = open_zip(data)
+    rels = _relations(archive, "ppt/presentation.xml", budget)
+    order = [
+        rels.get(s.get(f"{R}id", ""), "")
+        for _, s in iterparse(io.BytesIO(read_part(archive, "ppt/presentation.xml", budget)), (f"{P}sldId",))
+    ]
+    out = []
+    for number, slide in enumerate((s for s in order if s), 1):
+        budget.check_time(f"slide {number}")
+        out.append(_slide(archive, slide, number, budget))
+    return "\n\n".join(out) + "\n"
+
+
+def _slide(archive: Any, part: str, number: int, budget: Budget) -> str:
+    title, lines = "", []
+    root = _root(archive, part, budget)
+    for shape in root.iter(f"{P}sp", f"{P}graphicFrame"):
+        if shape.tag == f"{P}graphicFrame":
+            lines.append(_pptx_table(shape))
+            continue
+        placeholder = shape.find(f".//{P}ph")
+        kind = placeholder.get("type", "") if placeholder is not None else ""
+        paragraphs = [(p, "".join(t.text or "" for t in p.iter(f"{A}t")).strip()) for p in shape.iter(f"{A}p")]
+        texts = [(p, t) for p, t in paragraphs if t]
+        if kind in ("title", "ctrTitle") and texts:
+            title = " ".join(t for _, t in texts)
+            continue
+        for p, text in texts:
+            props = p.find(f"{A}pPr")
+            level = int(props.get("lvl", "0")) if props is not None else 0
+            bullet = kind in ("body", "") and placeholder is not None
+            lines.append(("  " * level + "- " + text) if bullet else text)
+    notes = _notes(archive, part, budget)
+    heading = f"## Slide {number}" + (f": {title}" if title else "")
+    body = "\n".join(line for line in lines if line)
+    return "\n\n".join(x for x in (heading, body, f"Notes: {notes}" if notes else "") if x)
+
+
+def _notes(archive: Any, slide: str, budget: Budget) -> str:
+    for target in _relations(archive, slide, budget).values():
+        if "notesSlide" in target and target in archive.namelist():
+            root = _root(archive, target, budget)
+            texts = []
+            for shape in root.iter(f"{P}sp"):
+                placeholder = shape.find(f".//{P}ph")
+                if placeholder is not None and placeholder.get("type") == "body":
+                    texts += ["".join(t.text or "" for t in p.iter(f"{A}t")).strip() for p in shape.iter(f"{A}p")]
+            return " ".join(t for t in texts if t)
+    return ""
+
+
+def _pptx_table(frame: Any) -> str:
+    rows = [
+        [
+            " ".join("".join(t.text or "" for t in tc.iter(f"{A}t")).split()).replace("|", "\\|")
+            for tc in tr.findall(f"{A}tc")
+        ]
+        for tr in frame.iter(f"{A}tr")
+    ]
+    rows = [r for r in rows if r]
+    return markdown_table(rows) if rows else ""
+
+
+def _root(archive: Any, part: str, budget: Budget) -> Any:
+    from lxml import etree
+
+    from .exceptions import ExtractionError
+
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+    try:
+        return etree.fromstring(read_part(archive, part, budget), parser)
+    except etree.XMLSyntaxError as error:
+        raise ExtractionError(f"{part} is invalid or hostile XML: {error}") from None
+
+
+def extract_xlsx(data: bytes, budget: Budget) -> str:
+    archive = open_zip(data)
+    shared = _shared_strings(archive, budget)
+    rels = _relations(archive, "xl/workbook.xml", budget)
+    out = []
+    for _, sheet in iterparse(io.BytesIO(read_part(archive, "xl/workbook.xml", budget)), (f"{S}sheet",)):
+        target = rels.get(sheet.get(f"{R}id", ""), "")
+        if target in archive.namelist():
+            out.append(f"## Sheet: {sheet.get('name', '?')}\n\n" + _sheet(archive, target, shared, budget))
+    return "\n\n".join(out) + "\n"
+
+
+def _shared_strings(archive: Any, budget: Budget) -> list[str]:
+    if "xl/sharedStrings.xml" not in archive.namelist():
+        return []
+    source = io.BytesIO(read_part(archive, "xl/sharedStrings.xml", budget))
+    return ["".join(t.text or "" for t in si.iter(f"{S}t")) for _, si in iterparse(source, (f"{S}si",))]
+
+
+def _column(ref: str) -> int:
+    letters = re.match(r"[A-Z]+", ref)
+    number = 0
+    for char in letters.group(0) if letters else "A":
+        number = number * 26 + ord(char) - 64
+    return number - 1
+
+
+def _sheet(archive: Any, part: str, shared: list[str], budget: Budget) -> str:
+    rows: list[list[str]] = []
+    total = 0
+    for _, row in iterparse(io.BytesIO(read_part(archive, part, budget)), (f"{S}row",)):
+        total += 1
+        if len(rows) < budget.limits.max_rows:
+            cells: dict[int, str] = {}
+            for cell in row.iter(f"{S}c"):
+                cells[_column(cell.get("r", "A"))] = _value(cell, shared).replace("|", "\\|")
+            if cells:
+                rows.append([cells.get(i, "") for i in range(max(cells) + 1)])
+        row.clear()
+    return markdown_table(rows, more=total - len(rows)) if rows else "(empty sheet)"
+
+
+def _value(cell: Any, shared: list[str]) -> str:
+    kind = cell.get("t", "")
+    if kind == "inlineStr":
+        return "".join(t.text or "" for t in cell.iter(f"{S}t"))
+    value = cell.find(f"{S}v")
+    text = value.text if value is not None and value.text is not None else ""
+    if kind == "s" and text.isdigit() and int(text) < len(shared):
+        return shared[int(text)]
+    return text
