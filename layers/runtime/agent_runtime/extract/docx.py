@@ -32,12 +32,15 @@ def extract_docx(data: bytes, budget: Budget) -> str:
 
 
 def _join(parts: list[str]) -> str:
-    """Blank lines between blocks, but consecutive list items stay one list."""
-    text = ""
+    """Blank lines between blocks, but consecutive list items stay one list (linear: pieces, one join)."""
+    pieces: list[str] = []
+    previous = ""
     for part in parts:
-        tight = text and _is_item(part) and _is_item(text.rsplit("\n", 1)[-1])
-        text += ("\n" if tight else "\n\n" if text else "") + part
-    return text
+        if pieces:
+            pieces.append("\n" if _is_item(part) and _is_item(previous) else "\n\n")
+        pieces.append(part)
+        previous = part
+    return "".join(pieces)
 
 
 def _is_item(line: str) -> bool:
@@ -63,6 +66,8 @@ def _inside(element: Any, tag: str) -> bool:
 
 
 def _text(element: Any) -> str:
+    if element.find(f".//{W}tab") is None and element.find(f".//{W}br") is None:
+        return "".join(element.itertext(f"{W}t"))  # the common case, in C
     parts = []
     for node in element.iter(f"{W}t", f"{W}tab", f"{W}br", f"{W}cr"):
         parts.append(node.text or "" if node.tag == f"{W}t" else ("\t" if node.tag == f"{W}tab" else "\n"))
