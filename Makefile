@@ -51,9 +51,11 @@ encodings: $(STAMP) ## Refresh the vendored tiktoken encodings from the bpe-open
 	$(BIN)/python scripts/vendor_encodings.py
 
 .PHONY: lock
-lock: ## Regenerate layers/runtime/requirements.txt from pyproject.toml
+lock: ## Regenerate the layers' requirements.txt (runtime, documents) from pyproject.toml
 	@test -x $(BIN)/uv || { test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); $(BIN)/python -m pip install --quiet uv; }
 	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --no-header --quiet -o $(REQS)
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['documents']))" \
+		| $(BIN)/uv pip compile - --python-version 3.11 --no-header --quiet -o layers/documents/requirements.txt
 
 .PHONY: bench
 bench: $(STAMP) ## Run the benchmarks under tests/bench (not part of make test)

@@ -11,18 +11,19 @@ from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "layers" / "runtime" / "requirements.txt"
+DOCUMENTS_LOCK = REPO / "layers" / "documents" / "requirements.txt"
 
 
-def _pins() -> tuple[dict[str, str], set[str]]:
+def _pins(lock: Path = LOCK, marker: str = "agent-runtime (pyproject.toml)") -> tuple[dict[str, str], set[str]]:
     pins: dict[str, str] = {}
     direct: set[str] = set()
     current = ""
-    for line in LOCK.read_text(encoding="utf-8").splitlines():
+    for line in lock.read_text(encoding="utf-8").splitlines():
         match = re.match(r"^([A-Za-z0-9_.\-]+)==(\S+)", line)
         if match:
             current = canonicalize_name(match.group(1))
             pins[current] = match.group(2)
-        elif "agent-runtime (pyproject.toml)" in line:
+        elif marker in line:
             direct.add(current)
     return pins, direct
 
@@ -43,6 +44,7 @@ def test_layer_source_holds_only_the_package_and_requirements() -> None:
         p.name for p in (REPO / "layers" / "runtime").iterdir() if not p.name.endswith((".egg-info", "__pycache__"))
     }
     assert entries <= {"agent_runtime", "requirements.txt", "Makefile"}
+    assert {p.name for p in (REPO / "layers" / "documents").iterdir()} == {"requirements.txt"}
 
 
 def test_no_sys_path_hacks() -> None:
@@ -55,3 +57,15 @@ def test_no_sys_path_hacks() -> None:
         if any(pattern in p.read_text(encoding="utf-8") for pattern in patterns)
     ]
     assert offenders == []
+
+
+def test_documents_layer_lock_matches_the_extra() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {
+        canonicalize_name(Requirement(d).name): Requirement(d) for d in project["optional-dependencies"]["documents"]
+    }
+    pins, _ = _pins(DOCUMENTS_LOCK)
+    hint = "layers/documents/requirements.txt is stale: run `make lock`"
+    assert set(declared) <= set(pins), hint
+    for name, requirement in declared.items():
+        assert requirement.specifier.contains(pins[name], prereleases=True), hint
