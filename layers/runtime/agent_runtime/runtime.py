@@ -13,6 +13,7 @@ from .context import ContextEngine
 from .errors import ToolError
 from .extract.tools import DOCUMENT_TOOLS
 from .files import FileStore
+from .files.preload import PreloadHook
 from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .loop import Agent
@@ -115,7 +116,9 @@ def build_agent(
     durable = [PersistenceHook(runs, mutating={t.name for t in tools if t.mutating})] if runs else []
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
     sections = prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder)
-    return Agent(workflow, model, tools=tools, files=files, hooks=[engine, *durable, *hooks], prompt_sections=sections)
+    preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
+    chain = [engine, *preload, *durable, *hooks]
+    return Agent(workflow, model, tools=tools, files=files, hooks=chain, prompt_sections=sections)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import tiktoken
 
+from ..files.images import data_url_tokens
 from ..messages import Message
 from .encodings import encoding_for_model
 
@@ -62,6 +63,10 @@ class TokenCounter:
             total += self.text(content)
         elif isinstance(content, list):
             total += sum(self.text(part.get("text", "")) for part in content if part.get("type") == "text")
+            for part in content:  # images cost tokens by their size, not by the length of their base64
+                if part.get("type") == "image_url":
+                    image = part.get("image_url", {})
+                    total += data_url_tokens(image.get("url", ""), image.get("detail", "high"))
         if "name" in message:
             total += TOKENS_PER_NAME + self.text(message["name"])
         for call in message.get("tool_calls", []):

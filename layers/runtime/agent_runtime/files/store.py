@@ -43,11 +43,23 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").rstrip("\r")
 
 
+TEXT_EXTENSIONS = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".log": "text/plain",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".tsv": "text/tab-separated-values",
+    ".jsonl": "application/json",
+}
+
+
 def guess_mimetype(name: str) -> str:
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    if suffix in TEXT_EXTENSIONS:  # not in every platform's mimetypes table
+        return TEXT_EXTENSIONS[suffix]
     guessed, _ = mimetypes.guess_type(name)
-    if guessed:
-        return guessed
-    return "text/markdown" if name.endswith((".md", ".markdown")) else "application/octet-stream"
+    return guessed or "application/octet-stream"
 
 
 def file_id_for(name: str, data: bytes) -> str:

@@ -15,24 +15,15 @@ from types import MappingProxyType
 from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
+from ..files.settings import FileSettings, parse_files_section
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
 from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SECTIONS = ("files", "tools", "triggers")  # raw until their subsystems parse them
-TOP_KEYS = (
-    "name",
-    "description",
-    "prompt",
-    "prompt_file",
-    "model",
-    "limits",
-    "context",
-    "skills",
-    "subagents",
-    *SECTIONS,
-)
+SECTIONS = ("tools", "triggers")  # raw until their subsystems parse them
+TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits")
+TOP_KEYS += ("context", "files", "skills", "subagents", *SECTIONS)
 MODEL_KEYS = ("name", "context_window", "max_output_tokens")
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -63,6 +54,7 @@ class Workflow:
     context: ContextSettings = field(default_factory=ContextSettings)
     skills: SkillPolicy = field(default_factory=SkillPolicy)
     subagents: SubagentSettings = field(default_factory=SubagentSettings)
+    files: FileSettings = field(default_factory=FileSettings)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
@@ -161,6 +153,7 @@ def parse_workflow(
         context,
         skills,
         subagents,
+        parse_files_section(check.mapping(data, "files"), check.add),
         MappingProxyType(sections),
         prompt_path=prompt_path,
     )

@@ -1,0 +1,67 @@
+"""Preload: at the start of a new run, the first part of each attachment goes into the first user message.
+
+Text attachments contribute their first ``preload_kb`` KB (cut on a line); images become image parts for
+vision models (their token cost is counted from their size). Binary documents are never preloaded: the model
+extracts them. Preloaded ranges count as read in the ledger, so the status shows them.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any
+
+from ..context.ledger import is_text
+from ..hooks import Hook
+from ..messages import text_of
+from .images import IMAGE_TYPES
+from .settings import FileSettings
+
+if TYPE_CHECKING:
+    from ..loop import Run
+
+PRELOADED = "preloaded"
+
+
+class PreloadHook(Hook):
+    """Runs after the context engine (it needs the ledger) and only for a new run."""
+
+    def __init__(self, settings: FileSettings) -> None:
+        self.settings = settings
+
+    def on_run_start(self, run: Run) -> None:
+        last = run.state.messages[-1]
+        if run.state.turn > 0 or PRELOADED in run.state.context or last["role"] != "user":
+            return
+        parts, done = [], []
+        for meta in run.context.files.list():
+            part = self._part(run, meta) if meta.source == "attachment" else None
+            if part is not None:
+                parts.append(part)
+                done.append(meta.id)
+        run.state.context[PRELOADED] = done
+        if parts:
+            run.state.messages[-1] = {"role": "user", "content": [{"type": "text", "text": text_of(last)}, *parts]}
+
+    def _part(self, run: Run, meta: Any) -> dict[str, Any] | None:
+        files, ledger = run.context.files, getattr(run.context.ledger, "file_state", None)
+        if meta.mimetype in IMAGE_TYPES and self.settings.preload_images:
+            url = f"data:{meta.mimetype};base64," + base64.b64encode(files.read(meta.id)).decode("ascii")
+            if ledger:
+                ledger(meta)["preloaded"] = True
+            return {"type": "image_url", "image_url": {"url": url, "detail": "high"}}
+        if not self.settings.preload_kb or not is_text(meta):
+            return None
+        limit = self.settings.preload_kb * 1024
+        chunk = files.read(meta.id, 0, limit)
+        complete = meta.size_bytes <= limit
+        if not complete and b"\n" in chunk:
+            chunk = chunk[: chunk.rfind(b"\n")]  # whole lines, so coverage and the next read line up
+        text = chunk.decode("utf-8", errors="ignore")
+        lines = text.count("\n") + 1
+        if ledger:
+            state = ledger(meta)
+            state["preloaded"] = True
+            state["read_lines"] = [[1, lines]]
+        shown = "the whole file" if complete else f"lines 1-{lines} ({len(chunk):,} of {meta.size_bytes:,} bytes)"
+        more = "" if complete else f'; continue with file_read(id="{meta.id}", start_line={lines + 1})'
+        return {"type": "text", "text": f"[preloaded {meta.name} ({meta.id}): {shown}{more}]\n{text}"}
