@@ -46,12 +46,13 @@ ENV_HELP = """\
 environment:
   OPENAI_BASE_URL, OPENAI_API_KEY   the model endpoint (read by the openai client)
   AGENT_WORKFLOWS_DIR               where workflow names are looked up (default: the repo's workflows/)
-  AGENT_STATE_DIR                   where --thread state is kept (default: ./.agent-runtime)
+  AGENT_STATE_DIR                   the local store: threads, checkpoints, run records, files (./.agent-runtime)
   AGENT_SKILLS_DIR                  the skills folder (default: the repo's skills/)
   AGENT_WORKFLOWS_URL               browsable URL of the workflows folder, for the prompt link in replies
   AGENT_LOG_PAYLOADS=1              show tool arguments in the trace (off by default)
   AGENT_MODEL_MAX_ATTEMPTS          attempts per model call on 429/5xx/timeouts (default: 4)
-  AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)"""
+  AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)
+  AGENT_DEADLINE_MARGIN_SECONDS     in Lambda, suspend this long before the invocation ends (default: 30)"""
 
 RUN_EPILOG = """\
 examples:
@@ -74,6 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    _add_run_command(commands)
+    _add_workflows_commands(commands)
+    _add_skills_commands(commands)
+    _add_extract_command(commands)
+    _add_runs_commands(commands)
+    return parser
+
+
+def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="run a workflow on a message and print the final answer",
@@ -94,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="no live trace on stderr")
     run.set_defaults(handler=_cmd_run)
 
+
+def _add_workflows_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     workflows = commands.add_parser(
         "workflows", help="list or validate workflow files", description="List or validate workflow files."
     )
@@ -112,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.set_defaults(handler=_cmd_workflows_validate)
-    _add_skills_commands(commands)
+
+
+def _add_extract_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     extract = commands.add_parser(
         "extract",
         help="print a document (PDF, DOCX, HTML, CSV, text) as Markdown-like text",
@@ -121,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     extract.add_argument("path", metavar="PATH", help="the document")
     extract.set_defaults(handler=_cmd_extract)
+
+
+def _add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     runs = commands.add_parser(
         "runs", help="inspect stored runs", description="Inspect runs stored in AGENT_STATE_DIR."
     )
@@ -130,7 +147,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
     runs_show.set_defaults(handler=_cmd_runs_show)
-    return parser
 
 
 def _add_skills_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
