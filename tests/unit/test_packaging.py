@@ -69,3 +69,17 @@ def test_documents_layer_lock_matches_the_extra() -> None:
     assert set(declared) <= set(pins), hint
     for name, requirement in declared.items():
         assert requirement.specifier.contains(pins[name], prereleases=True), hint
+
+
+def test_package_names_are_lazy_and_complete() -> None:
+    import subprocess
+    import sys
+
+    import agent_runtime
+
+    assert set(agent_runtime.__all__) - {"__version__"} == set(agent_runtime._EXPORTS)
+    assert all(getattr(agent_runtime, name) is not None for name in agent_runtime._EXPORTS)
+    # The extraction path (and the webhook Lambda later) must not pay for the openai client at import.
+    probe = "import sys, agent_runtime.extract; print('openai' in sys.modules, 'tiktoken' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
