@@ -36,4 +36,3 @@ class RunContext:
     ledger: Ledger | None = None  # set by the context engine; None means no budget checks
     state: dict[str, Any] = field(default_factory=dict)  # JSON, persisted with the run (RunState.context)
     run: Any = None  # the live Run (loop.Run), for tools that manage runs of their own (sub-agents)
-    extras: dict[str, Any] = field(default_factory=dict)  # per-run state later subsystems hang here

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .counter import TokenCounter
 from .encodings import encoding_for_model, encoding_name_for, load_encoding
-from .engine import ContextEngine, InvalidHistoryError, check_history
+from .engine import ContextEngine
+from .history import InvalidHistoryError, check_history
 from .settings import ContextSettings
 
 __all__ = [

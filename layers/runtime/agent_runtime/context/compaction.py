@@ -25,17 +25,15 @@ from ..errors import ConfigError, RunError
 from ..messages import Message, text_of
 from ..models import Model, ModelError, ModelRequest
 from .counter import TokenCounter
+from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
 from .identifiers import extract, missing_from
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
-from .virtual import VIRTUAL_MARK
 
 if TYPE_CHECKING:
     from ..loop import Run
 
 logger = logging.getLogger(__name__)
-SUMMARY_MARK = "[compacted context"
-MASK_MARK = "[masked: "
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
@@ -130,8 +128,6 @@ class Compactor:
         return self._apply(run, summarized, plan, event | details)
 
     def _apply(self, run: Run, new: list[Message], plan: Plan, event: dict[str, Any]) -> dict[str, Any]:
-        from .engine import check_history  # the engine imports this module
-
         check_history(new, where=f"compaction ({event['tactic']})")
         after = plan.measure(new)
         event |= {"tokens_after": after, "messages_after": len(new)}

@@ -13,17 +13,17 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
-from ..errors import RunError
 from ..files import FileMeta
 from ..hooks import Hook
 from ..messages import Message
 from ..tools import ToolOutcome, ToolRegistry
 from .compaction import CompactionError, Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
+from .history import STATUS_MARK, VIRTUAL_MARK, check_history
 from .ledger import STATUS_RESERVE, RunLedger
-from .status import STATUS_MARK, WindowNumbers, render_status
+from .status import WindowNumbers, render_status
 from .tally import WindowTally
-from .virtual import VIRTUAL_MARK, offload
+from .virtual import offload
 
 if TYPE_CHECKING:
     from ..loop import Run
@@ -31,16 +31,6 @@ if TYPE_CHECKING:
     from ..workflows import Workflow
 
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
-
-
-class InvalidHistoryError(RunError):
-    """A mutation produced a message sequence the API would reject; it is never sent."""
-
-
-def check_history(messages: list[Message], *, where: str, problems: list[str] | None = None) -> None:
-    problems = msgs.find_orphans(messages) if problems is None else problems
-    if problems:
-        raise InvalidHistoryError(f"invalid message sequence after {where}: {'; '.join(problems)}")
 
 
 class ContextEngine(Hook):

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from ..messages import Message, text_of
+from .history import SUMMARY_MARK
 
 _PATTERNS = {
     "url": re.compile(r"https?://[^\s)\]>\"'`]+"),
@@ -41,7 +42,7 @@ def extract(messages: Iterable[Message]) -> list[str]:
     found: dict[str, None] = {}
     for message in messages:
         text = text_of(message)
-        if message["role"] not in ("user", "assistant") or text.startswith("[compacted context"):
+        if message["role"] not in ("user", "assistant") or text.startswith(SUMMARY_MARK):
             continue
         sources = [text, *(c["function"]["arguments"] for c in message.get("tool_calls", []))]
         for source in sources:

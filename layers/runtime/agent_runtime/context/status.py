@@ -8,8 +8,8 @@ from typing import Any
 
 from ..files import FileMeta
 from .coverage import describe
+from .history import STATUS_MARK
 
-STATUS_MARK = "[context status"
 ARCHIVES_LISTED = 3
 
 

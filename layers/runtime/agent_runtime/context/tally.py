@@ -10,9 +10,8 @@ import threading
 
 from ..messages import Message, OrphanCheck, text_of
 from .counter import REPLY_PRIMING, TokenCounter
-from .virtual import VIRTUAL_MARK
+from .history import SUMMARY_MARK, VIRTUAL_MARK
 
-SUMMARY_MARK = "[compacted context"
 CATEGORIES = ("system", "history", "files inline", "summary")
 
 

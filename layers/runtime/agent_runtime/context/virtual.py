@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from ..files import FileMeta, FileStore
 from .counter import TokenCounter
-
-VIRTUAL_MARK = "[virtual file "
+from .history import VIRTUAL_MARK
 
 
 @dataclass(frozen=True, slots=True)

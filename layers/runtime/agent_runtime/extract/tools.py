@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from ..files.tools import _fits, _refusal
+from ..files.tools import fits_budget, refusal_message
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from .engine import extract
@@ -85,9 +85,9 @@ def load_file(ctx: RunContext, id: str) -> str:
     if b"\0" in data[:4096]:
         raise ExtractionError(f"{meta.name} is binary: use extract_file first")
     text = f"[{meta.name} ({meta.id}), whole file]\n" + data.decode("utf-8", errors="replace")
-    ok, tokens = _fits(ctx, text)
+    ok, tokens = fits_budget(ctx, text)
     if not ok:
-        raise ExtractionError(_refusal(ctx, meta.name, "the whole file", tokens, "file_read ranges"))
+        raise ExtractionError(refusal_message(ctx, meta.name, "the whole file", tokens, "file_read ranges"))
     if ctx.ledger is not None:
         ctx.ledger.record_read(id, tool="load_file", bytes_=(0, max(meta.size_bytes - 1, 0)))
     return text

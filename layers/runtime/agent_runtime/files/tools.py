@@ -27,7 +27,7 @@ def _budget(ctx: RunContext) -> int | None:
     return None if ctx.ledger is None else ctx.ledger.remaining_tokens()
 
 
-def _fits(ctx: RunContext, text: str) -> tuple[bool, int]:
+def fits_budget(ctx: RunContext, text: str) -> tuple[bool, int]:
     if ctx.ledger is None:
         return len(text) <= MAX_CHARS_WITHOUT_LEDGER, len(text) // 4
     tokens = ctx.ledger.count(text)
@@ -82,9 +82,11 @@ def _read_lines(ctx: RunContext, file_id: str, first: int, last: int | None) -> 
         raise FileRangeError(f"{meta.name} has {total:,} lines; start_line {first} is past the end")
     stop = first + len(shown) - 1
     text = f"[{meta.name} ({meta.id}) lines {first}-{stop} of {total}]\n" + "\n".join(shown)
-    ok, tokens = _fits(ctx, text)
+    ok, tokens = fits_budget(ctx, text)
     if not ok:
-        raise ToolError(_refusal(ctx, meta.name, f"lines {first}-{stop}", tokens, _fitting_lines(ctx, shown, first)))
+        raise ToolError(
+            refusal_message(ctx, meta.name, f"lines {first}-{stop}", tokens, _fitting_lines(ctx, shown, first))
+        )
     if ctx.ledger is not None:
         ctx.ledger.record_read(file_id, tool="file_read", lines=(first, stop))
     return text
@@ -109,17 +111,17 @@ def _read_bytes(ctx: RunContext, file_id: str, start: int, end: int) -> str:
     text = f"[{meta.name} ({meta.id}) bytes {start}-{stop} of {meta.size_bytes}]\n" + data.decode(
         "utf-8", errors="replace"
     )
-    ok, tokens = _fits(ctx, text)
+    ok, tokens = fits_budget(ctx, text)
     if not ok:
         budget = _budget(ctx) or 0
         fitting = f"about {budget * 3:,} bytes (roughly 3 bytes a token)"
-        raise ToolError(_refusal(ctx, meta.name, f"bytes {start}-{stop}", tokens, fitting))
+        raise ToolError(refusal_message(ctx, meta.name, f"bytes {start}-{stop}", tokens, fitting))
     if ctx.ledger is not None and stop > start:
         ctx.ledger.record_read(file_id, tool="file_read", bytes_=(start, stop - 1))
     return text
 
 
-def _refusal(ctx: RunContext, name: str, what: str, tokens: int, fitting: str) -> str:
+def refusal_message(ctx: RunContext, name: str, what: str, tokens: int, fitting: str) -> str:
     budget = _budget(ctx)
     left = f"{budget:,} tokens are left" if budget is not None else "the read limit is reached"
     return (
@@ -164,9 +166,9 @@ def file_regex(
         f"{' (stopped at max_matches)' if matches >= max_matches else ''}, {scanned:,} lines scanned]"
     )
     text = header + ("\n" + "\n--\n".join("\n".join(rows) for _, _, rows in blocks) if blocks else "")
-    ok, tokens = _fits(ctx, text)
+    ok, tokens = fits_budget(ctx, text)
     if not ok:
-        raise ToolError(_refusal(ctx, meta.name, f"{matches} matches", tokens, "fewer matches or less context"))
+        raise ToolError(refusal_message(ctx, meta.name, f"{matches} matches", tokens, "fewer matches or less context"))
     if ctx.ledger is not None:
         for first, last, _ in blocks:
             ctx.ledger.record_read(id, tool="file_regex", lines=(first, last))

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..context.history import STATUS_MARK
 from ..context.prompts import SUMMARY_SYSTEM
 from ..messages import Message, text_of
 
@@ -89,7 +90,7 @@ class ScriptedRequest:
     def status_text(self) -> str:
         """The context engine's status message at the tail of the request, if any."""
         last = text_of(self.messages[-1]) if self.messages else ""
-        return last if last.startswith("[context status") else ""
+        return last if last.startswith(STATUS_MARK) else ""
 
 
 Responder = Callable[[ScriptedRequest], "Reply | Fail"]
