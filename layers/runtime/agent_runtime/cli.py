@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from . import __version__
@@ -23,6 +24,7 @@ from .record import RunRecord, RunState, RunStatus, new_run_id
 from .runtime import build_agent, open_model
 from .skills import SkillLibrary, skill_content
 from .stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
+from .stores.hook import VERSION as CHECKPOINT_VERSION
 from .stores.runs import check_thread_id, run_partition, thread_partition
 from .trace import TraceHook
 from .workflows import WorkflowError, available_workflows, load_workflow
@@ -227,8 +229,8 @@ def _fresh_run(state: RunState | None, run_id: str) -> RunState | None:
     """A new turn of a thread is a new run over the thread's history (its own checkpoints and record)."""
     if state is None:
         return None
-    state.context.pop("checkpoint_version", None)
-    return RunState(run_id, state.workflow, state.messages, state.turn, 0, state.announced_files, state.context)
+    state.context.pop(CHECKPOINT_VERSION, None)
+    return replace(state, run_id=run_id, tool_calls_used=0)
 
 
 def _print_outcome(record: RunRecord, *, as_json: bool) -> None:
