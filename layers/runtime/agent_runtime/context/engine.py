@@ -19,7 +19,7 @@ from ..messages import Message
 from ..tools import ToolOutcome, ToolRegistry
 from .compaction import CompactionError, Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
-from .history import STATUS_MARK, VIRTUAL_MARK, check_history
+from .history import VIRTUAL_MARK, check_history
 from .ledger import STATUS_RESERVE, RunLedger
 from .status import WindowNumbers, render_status
 from .tally import WindowTally
@@ -205,7 +205,3 @@ class ContextEngine(Hook):
         )
         text = render_status(numbers, files)
         return {"role": "system", "content": text} if self.settings.status_role == "system" else msgs.user(text)
-
-
-def is_status(message: Message) -> bool:
-    return msgs.text_of(message).startswith(STATUS_MARK)

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from ..errors import Problem
-from .exceptions import SkillAccessError, SkillError
+from .exceptions import SkillAccessError
 from .parser import Skill, parse_skill
 
 logger = logging.getLogger(__name__)
@@ -91,11 +91,6 @@ class SkillLibrary:
                 continue
             problems += parse_skill(folder, strict=True)[1]
         return problems
-
-    def require_valid(self) -> None:
-        problems = self.validate()
-        if problems:
-            raise SkillError(problems)
 
 
 def _inside(folder: Path, relative: str) -> Path:
