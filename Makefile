@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REQS := layers/runtime/requirements.txt
+SANDBOX := functions/sandbox
+SANDBOX_STAMP := $(SANDBOX)/node_modules/.installed
 
 .DEFAULT_GOAL := help
 
@@ -20,10 +22,19 @@ $(STAMP): pyproject.toml $(REQS)
 	@touch $@
 
 .PHONY: install
-install: $(STAMP) ## Create .venv and install the package (editable) with dev tools
+install: $(STAMP) sandbox ## Create .venv and install the package (editable) with dev tools, and the sandbox
+
+$(SANDBOX_STAMP): $(SANDBOX)/package.json $(SANDBOX)/package-lock.json
+	@command -v node >/dev/null || { echo "Node.js 20+ is required for the Python sandbox"; exit 1; }
+	cd $(SANDBOX) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: sandbox
+sandbox: $(SANDBOX_STAMP) ## Install the sandbox's Node side (Deno, Pyodide; npm ci) and build its Pyodide snapshot
+	cd $(SANDBOX) && node lib/snapshot.mjs --if-stale
 
 .PHONY: demo
-demo: $(STAMP) ## Run the document-feedback workflow end to end on the embedded defaults
+demo: $(STAMP) sandbox ## Run the document-feedback workflow end to end on the embedded defaults
 	$(BIN)/agent-runtime run document-feedback \
 		--message "$$(cat examples/tickets/PROJ-1423.txt)" \
 		--file examples/documents/webhook-retries-design.md \
@@ -31,7 +42,7 @@ demo: $(STAMP) ## Run the document-feedback workflow end to end on the embedded 
 		--file examples/documents/platform-handbook.md
 
 .PHONY: test
-test: $(STAMP) ## Run lint and the unit + functional test suites
+test: $(STAMP) sandbox ## Run lint and the unit + functional test suites
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
@@ -58,9 +69,9 @@ lock: ## Regenerate the layers' requirements.txt (runtime, documents) from pypro
 		| $(BIN)/uv pip compile - --python-version 3.11 --no-header --quiet -o layers/documents/requirements.txt
 
 .PHONY: bench
-bench: $(STAMP) ## Run the benchmarks under tests/bench (not part of make test)
+bench: $(STAMP) sandbox ## Run the benchmarks under tests/bench (not part of make test)
 	$(BIN)/python -m pytest tests/bench -s
 
 .PHONY: clean
 clean: ## Remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .ruff_cache .aws-sam
+	rm -rf $(VENV) .pytest_cache .ruff_cache .aws-sam $(SANDBOX)/node_modules $(SANDBOX)/snapshot

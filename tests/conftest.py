@@ -89,3 +89,19 @@ def moto_endpoint() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+FAKE_SECRET = "sk-test-THIS-MUST-NEVER-REACH-THE-SANDBOX"
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[object]:
+    """The real local sandbox (Node + Deno + Pyodide), with a planted secret in its host's environment."""
+    import os
+
+    from agent_runtime.sandbox import LocalSandbox
+
+    client = LocalSandbox(REPO / "functions" / "sandbox", env={**os.environ, "FAKE_SECRET": FAKE_SECRET})
+    client.check()  # `make test` installs it (make sandbox); fail loudly rather than skip
+    yield client
+    client.close()

@@ -141,3 +141,47 @@ def test_context_section_is_parsed_and_validated(tmp_path: Path) -> None:
     assert "context.compaction_threshold: must be a number between 0.1 and 0.95, got 2" in problems
     assert "context.status_role: must be 'system' or 'user', not 'assistant'" in problems
     assert any(p.startswith("context.surprise: unknown key") for p in problems)
+
+
+def test_sandbox_and_files_sections_are_validated_with_the_rest(tmp_path: Path) -> None:
+    good = GOOD.format(name="flow") + "sandbox:\n  enabled: true\n  time_limit_seconds: 10\n"
+    workflow = load_workflow(str(_write(tmp_path, good)), tmp_path)
+    assert (workflow.sandbox.enabled, workflow.sandbox.time_limit_seconds, workflow.sandbox.memory_mb) == (
+        True,
+        10,
+        256,
+    )
+    bad = GOOD.format(name="flow") + (
+        "sandbox:\n  enabled: yes please\n  memory_mb: 8\n  network: true\nfiles:\n  preload_kb: -1\n"
+    )
+    assert _problems(tmp_path, bad) == [
+        "files.preload_kb: must be an integer from 0 to 1024 (KB), got -1",  # was dropped before sandbox landed
+        "sandbox.network: unknown key; allowed: enabled, time_limit_seconds, memory_mb",
+        "sandbox.enabled: must be true or false",
+        "sandbox.memory_mb: must be an integer from 64 to 3072, got 8",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("env", "mode"),
+    [({}, "local"), ({"AGENT_SANDBOX_FUNCTION": "sbx"}, "lambda"), ({"AGENT_SANDBOX": "OFF"}, "off")],
+)
+def test_sandbox_mode_comes_from_the_environment(env: dict[str, str], mode: str) -> None:
+    from agent_runtime.config import RuntimeConfig
+
+    assert RuntimeConfig.from_env(env).sandbox_mode == mode
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"AGENT_SANDBOX": "docker"}, "AGENT_SANDBOX='docker': use one of local, lambda, off"),
+        ({"AGENT_SANDBOX": "lambda"}, "AGENT_SANDBOX=lambda needs AGENT_SANDBOX_FUNCTION"),
+    ],
+)
+def test_bad_sandbox_settings_are_config_errors(env: dict[str, str], message: str) -> None:
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        RuntimeConfig.from_env(env)

@@ -10,7 +10,8 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,12 +23,13 @@ from .files import FileInputError, FileStore
 from .hooks import Hook
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .runtime import build_agent, open_model
+from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
 from .skills import SkillLibrary, skill_content
 from .stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
 from .stores.hook import VERSION as CHECKPOINT_VERSION
 from .stores.runs import check_thread_id, run_partition, thread_partition
 from .trace import TraceHook
-from .workflows import WorkflowError, available_workflows, load_workflow
+from .workflows import Workflow, WorkflowError, available_workflows, load_workflow
 
 EXIT_CODES = {
     RunStatus.COMPLETED: 0,
@@ -54,7 +56,10 @@ environment:
   AGENT_LOG_PAYLOADS=1              show tool arguments in the trace (off by default)
   AGENT_MODEL_MAX_ATTEMPTS          attempts per model call on 429/5xx/timeouts (default: 4)
   AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)
-  AGENT_DEADLINE_MARGIN_SECONDS     in Lambda, suspend this long before the invocation ends (default: 30)"""
+  AGENT_DEADLINE_MARGIN_SECONDS     in Lambda, suspend this long before the invocation ends (default: 30)
+  AGENT_SANDBOX                     where the python tool runs code: local (default), lambda, off
+  AGENT_SANDBOX_FUNCTION            the sandbox Lambda function (name or ARN); implies AGENT_SANDBOX=lambda
+  AGENT_SANDBOX_DIR                 the local sandbox (default: the repo's functions/sandbox)"""
 
 RUN_EPILOG = """\
 examples:
@@ -82,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_skills_commands(commands)
     _add_extract_command(commands)
     _add_runs_commands(commands)
+    _add_sandbox_commands(commands)
     return parser
 
 
@@ -151,6 +157,29 @@ def _add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     runs_show.set_defaults(handler=_cmd_runs_show)
 
 
+def _add_sandbox_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sandbox = commands.add_parser(
+        "sandbox", help="run Python in the sandbox", description="Sandboxed Python (AGENT_SANDBOX: local or lambda)."
+    )
+    sb_commands = sandbox.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
+    sb_run = sb_commands.add_parser(
+        "run",
+        help="run a Python file through the same path the python tool uses",
+        description="Run a Python file in the sandbox. Prints what it printed, then the value of its last "
+        "expression. Exits 0 when it ran to the end, 1 on an error, timeout or memory limit, 2 if the sandbox "
+        "is unavailable.",
+    )
+    sb_run.add_argument("path", metavar="FILE.py", help="the Python source")
+    sb_run.add_argument(
+        "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="an input file (repeatable)"
+    )
+    sb_run.add_argument("--out-dir", metavar="DIR", help="save the files the code wrote here")
+    sb_run.add_argument("--time-limit-seconds", type=int, default=30, metavar="S", help="default: 30")
+    sb_run.add_argument("--memory-mb", type=int, default=256, metavar="MB", help="default: 256")
+    sb_run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    sb_run.set_defaults(handler=_cmd_sandbox_run)
+
+
 def _add_skills_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     skills = commands.add_parser(
         "skills",
@@ -210,9 +239,11 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         args.files, StoreFileStore(store, thread_partition(args.thread) if args.thread else run_partition(run_id))
     )
     hooks: list[Hook] = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
-    with open_model(workflow, config) as model:
+    with open_model(workflow, config) as model, _sandbox_for(workflow, config) as sandbox:
         runs = RunStore(store)
-        agent = build_agent(workflow, model, files=files, hooks=hooks, skills=skills, config=config, runs=runs)
+        agent = build_agent(
+            workflow, model, files=files, hooks=hooks, skills=skills, config=config, runs=runs, sandbox=sandbox
+        )
         record = agent.run(args.message, state=_fresh_run(state, run_id), run_id=run_id)
     if args.thread and record.state is not None:
         try:
@@ -223,6 +254,22 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
             ) from None
     _print_outcome(record, as_json=args.json)
     return EXIT_CODES.get(record.status, 1)
+
+
+@contextmanager
+def _sandbox_for(workflow: Workflow, config: RuntimeConfig) -> Iterator[SandboxClient | None]:
+    """The sandbox when the workflow uses one; a missing local install drops the tool with a warning."""
+    if not workflow.sandbox.enabled:
+        yield None
+        return
+    with open_sandbox(config) as sandbox:
+        if isinstance(sandbox, LocalSandbox):
+            try:
+                sandbox.check()
+            except SandboxUnavailableError as error:
+                print(f"agent-runtime: warning: the python tool is not offered: {error}", file=sys.stderr)
+                sandbox = None
+        yield sandbox
 
 
 def _fresh_run(state: RunState | None, run_id: str) -> RunState | None:
@@ -307,6 +354,12 @@ def _cmd_runs_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
     print(json.dumps(record, indent=2, ensure_ascii=False))
     return 0
+
+
+def _cmd_sandbox_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from .sandbox.cli import run_file  # Lambda handlers never load the command's imports
+
+    return run_file(args, config)
 
 
 def _cmd_extract(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -21,6 +21,10 @@ ENV_DEADLINE_MARGIN = "AGENT_DEADLINE_MARGIN_SECONDS"
 ENV_STATE_DIR = "AGENT_STATE_DIR"
 ENV_SKILLS_DIR = "AGENT_SKILLS_DIR"
 ENV_WORKFLOWS_URL = "AGENT_WORKFLOWS_URL"
+ENV_SANDBOX = "AGENT_SANDBOX"  # local | lambda | off
+ENV_SANDBOX_FUNCTION = "AGENT_SANDBOX_FUNCTION"
+ENV_SANDBOX_DIR = "AGENT_SANDBOX_DIR"
+SANDBOX_MODES = ("local", "lambda", "off")
 
 
 def _repo_root() -> Path:
@@ -58,6 +62,9 @@ class RuntimeConfig:
     model_timeout_seconds: float = 120.0
     deadline_margin_seconds: float = 30.0
     use_demo_model: bool = False
+    sandbox_mode: str = "local"  # where the python tool runs code: a local Node process, the Lambda function, off
+    sandbox_function: str | None = None
+    sandbox_dir: Path = Path("functions/sandbox")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeConfig:
@@ -76,4 +83,17 @@ class RuntimeConfig:
             model_timeout_seconds=_number(env, ENV_MODEL_TIMEOUT, 120.0),
             deadline_margin_seconds=_number(env, ENV_DEADLINE_MARGIN, 30.0),
             use_demo_model=not (env.get(ENV_OPENAI_API_KEY) or env.get(ENV_OPENAI_BASE_URL)),
+            sandbox_mode=_sandbox_mode(env),
+            sandbox_function=env.get(ENV_SANDBOX_FUNCTION) or None,
+            sandbox_dir=Path(env.get(ENV_SANDBOX_DIR) or _repo_root() / "functions" / "sandbox"),
         )
+
+
+def _sandbox_mode(env: Mapping[str, str]) -> str:
+    """``lambda`` when a function is named, else ``local``; an explicit AGENT_SANDBOX wins."""
+    mode = (env.get(ENV_SANDBOX) or ("lambda" if env.get(ENV_SANDBOX_FUNCTION) else "local")).strip().lower()
+    if mode not in SANDBOX_MODES:
+        raise ConfigError(f"{ENV_SANDBOX}={mode!r}: use one of {', '.join(SANDBOX_MODES)}")
+    if mode == "lambda" and not env.get(ENV_SANDBOX_FUNCTION):
+        raise ConfigError(f"{ENV_SANDBOX}=lambda needs {ENV_SANDBOX_FUNCTION} (the sandbox function's name or ARN)")
+    return mode

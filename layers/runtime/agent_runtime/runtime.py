@@ -18,6 +18,7 @@ from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
+from .sandbox import SandboxClient, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
@@ -99,16 +100,26 @@ def build_agent(
     config: RuntimeConfig | None = None,
     depth: int = 0,
     runs: RunStore | None = None,
+    sandbox: SandboxClient | None = None,
 ) -> Agent:
     """An agent with the default tools, its skills, and the context engine first in the hook chain.
 
-    ``depth`` counts sub-agent nesting: the ``subagent`` tool is offered while it is below ``max_depth``."""
+    ``depth`` counts sub-agent nesting: the ``subagent`` tool is offered while it is below ``max_depth``. The
+    ``python`` tool is offered when the workflow enables the sandbox and a ``sandbox`` client is given."""
     tools = default_tools(workflow, skills)
+    if workflow.sandbox.enabled and sandbox is not None:
+        tools.register(python_tool(sandbox, workflow.sandbox))
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
         trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
         tools.register(
             subagent_tool(
-                workflow, library=skills, model_for=_model_factory(model), config=config, depth=depth, trace=trace
+                workflow,
+                library=skills,
+                model_for=_model_factory(model),
+                config=config,
+                depth=depth,
+                trace=trace,
+                sandbox=sandbox,
             )
         )
     engine = ContextEngine(workflow, tools, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)

@@ -8,7 +8,7 @@ scoped store, and every read the child makes of them is recorded in the parent's
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..deadline import Deadline
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..config import RuntimeConfig
     from ..loop import Run
     from ..models import ModelResponse
+    from ..sandbox import SandboxClient
 
 PROMPT = """\
 You are a helper agent, started by another agent for one self-contained task. Work only on that task.
@@ -78,6 +79,7 @@ def subagent_tool(
     config: RuntimeConfig | None,
     depth: int,
     trace: TextIO | None = None,
+    sandbox: SandboxClient | None = None,
 ) -> Tool:
     settings = parent.subagents
     models = dict(settings.models) or {parent.model.name: parent.model.context_window}
@@ -93,7 +95,8 @@ def subagent_tool(
     ) -> str:
         child = _child_workflow(parent, settings, models, model or default_model, skills or [], visible, ctx)
         shared = [ctx.files.meta(file_id).id for file_id in files or []]  # unknown ids fail here, clearly
-        record = _run_child(ctx, child, shared, task, model_for(child.model.name), depth, config, trace, library)
+        helper = _Helper(model_for(child.model.name), depth, config, trace, library, sandbox)
+        record = _run_child(ctx, child, shared, task, helper)
         return _result(ctx, record)
 
     subagent.__doc__ = _doc(models, default_model, visible, settings)
@@ -150,31 +153,40 @@ def _child_workflow(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Helper:
+    """What a child agent is built with besides its workflow."""
+
+    model: Model
+    depth: int
+    config: RuntimeConfig | None
+    trace: TextIO | None
+    skills: SkillLibrary | None
+    sandbox: SandboxClient | None
+
+
 def _run_child(
     ctx: RunContext,
     child: Workflow,
     shared: list[str],
     task: str,
-    model: Model,
-    depth: int,
-    config: RuntimeConfig | None,
-    trace: TextIO | None,
-    skills: SkillLibrary | None,
+    helper: _Helper,
 ) -> Any:
     from ..runtime import build_agent  # call time: the runtime module adds this tool to agents it builds
     from ..trace import TraceHook
 
     hooks: list[Hook] = [LedgerBridge(ctx.ledger, shared), TokenBudget(child.subagents.max_tokens)]
-    if trace is not None:
-        hooks.append(TraceHook(trace, indent="    │ "))
+    if helper.trace is not None:
+        hooks.append(TraceHook(helper.trace, indent="    │ "))
     agent = build_agent(
         child,
-        model,
+        helper.model,
         files=ScopedFileStore(ctx.files, shared),
         hooks=hooks,
-        skills=skills,
-        config=config,
-        depth=depth + 1,
+        skills=helper.skills,
+        config=helper.config,
+        depth=helper.depth + 1,
+        sandbox=helper.sandbox,
     )
     limit = Deadline.after(child.subagents.max_seconds)
     deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
 from ..files.settings import FileSettings, parse_files_section
+from ..sandbox.settings import SandboxSettings, parse_sandbox_section
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
 from .exceptions import Problem, WorkflowError
@@ -23,7 +24,7 @@ from .exceptions import Problem, WorkflowError
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SECTIONS = ("tools", "triggers")  # raw until their subsystems parse them
 TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits")
-TOP_KEYS += ("context", "files", "skills", "subagents", *SECTIONS)
+TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", *SECTIONS)
 MODEL_KEYS = ("name", "context_window", "max_output_tokens")
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -55,6 +56,7 @@ class Workflow:
     skills: SkillPolicy = field(default_factory=SkillPolicy)
     subagents: SubagentSettings = field(default_factory=SubagentSettings)
     files: FileSettings = field(default_factory=FileSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
@@ -140,6 +142,8 @@ def parse_workflow(
     context = parse_context_section(check.mapping(data, "context"), check.add)
     skills = parse_skills_section(check.mapping(data, "skills"), check.add, skill_names)
     subagents = parse_subagents_section(check.mapping(data, "subagents"), check.add)
+    files = parse_files_section(check.mapping(data, "files"), check.add)
+    sandbox = parse_sandbox_section(check.mapping(data, "sandbox"), check.add)
     sections = {key: MappingProxyType(dict(check.mapping(data, key))) for key in SECTIONS if key in data}
     if check.problems:
         raise WorkflowError(check.problems)
@@ -153,7 +157,8 @@ def parse_workflow(
         context,
         skills,
         subagents,
-        parse_files_section(check.mapping(data, "files"), check.add),
+        files,
+        sandbox,
         MappingProxyType(sections),
         prompt_path=prompt_path,
     )

@@ -1,0 +1,26 @@
+// The same sandbox for local runs: JSON lines on stdin ({"id", "event"}) and stdout ({"id", "reply"}). The Python
+// tool keeps one of these per process; each request still gets its own fresh Deno child.
+import { createInterface } from "node:readline";
+import { Sandbox } from "./lib/sandbox.mjs";
+
+const sandbox = new Sandbox({ log: (message) => process.stderr.write(message + "\n") });
+sandbox.warm();
+const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
+
+createInterface({ input: process.stdin, crlfDelay: Infinity })
+  .on("line", async (line) => {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return send({ id: null, reply: { status: "invalid_request", error: "not a JSON line" } });
+    }
+    try {
+      send({ id: message.id ?? null, reply: await sandbox.run(message.event) });
+    } catch (error) {
+      send({ id: message.id ?? null, reply: { status: "crashed", error: String(error?.message ?? error) } });
+    }
+  })
+  .on("close", () => {
+    sandbox.close();
+  });

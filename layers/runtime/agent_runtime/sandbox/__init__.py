@@ -1,0 +1,27 @@
+"""Sandboxed Python: the ``python`` tool and the clients that reach the Node + Pyodide sandbox.
+
+The boundary is the sandbox's host (a Deno child with no permissions), not Pyodide; see functions/sandbox/README.md.
+"""
+
+from __future__ import annotations
+
+from .aws import LambdaSandbox
+from .client import SandboxClient, SandboxFile, SandboxResult
+from .exceptions import SandboxError, SandboxUnavailableError
+from .local import LocalSandbox
+from .settings import SandboxSettings, parse_sandbox_section
+from .tool import open_sandbox, python_tool
+
+__all__ = [
+    "LambdaSandbox",
+    "LocalSandbox",
+    "SandboxClient",
+    "SandboxError",
+    "SandboxFile",
+    "SandboxResult",
+    "SandboxSettings",
+    "SandboxUnavailableError",
+    "open_sandbox",
+    "parse_sandbox_section",
+    "python_tool",
+]

@@ -1,0 +1,67 @@
+"""``agent-runtime sandbox run FILE.py``: the python tool's path, from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from ..config import RuntimeConfig
+from ..errors import ConfigError
+from .client import SandboxFile, SandboxResult
+from .exceptions import SandboxError
+from .tool import open_sandbox
+
+
+def run_file(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    code = _read(Path(args.path)).decode("utf-8", errors="replace")
+    inputs = [SandboxFile(Path(raw).name, _read(Path(raw))) for raw in args.files]
+    with open_sandbox(config) as sandbox:
+        if sandbox is None:
+            raise ConfigError("AGENT_SANDBOX=off: no sandbox to run code in")
+        try:
+            result = sandbox.run(
+                code, files=inputs, time_limit_seconds=args.time_limit_seconds, memory_mb=args.memory_mb
+            )
+        except SandboxError as error:
+            raise ConfigError(str(error)) from None
+    if args.out_dir:
+        _save(result, Path(args.out_dir))
+    _print(result, as_json=args.json)
+    if result.status in ("crashed", "invalid_request"):
+        return 2
+    return 0 if result.ok else 1
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+
+
+def _save(result: SandboxResult, folder: Path) -> None:
+    for item in result.files:
+        target = (folder / item.name).resolve()
+        if folder.resolve() not in target.parents:  # names come from untrusted code
+            raise ConfigError(f"refusing to write {item.name!r} outside {folder}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(item.data)
+
+
+def _print(result: SandboxResult, *, as_json: bool) -> None:
+    if as_json:
+        data = dataclasses.asdict(result)
+        data["files"] = [{"name": f.name, "size": len(f.data)} for f in result.files]
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        return
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    if result.ok and result.result is not None:
+        print(result.result if isinstance(result.result, str) else json.dumps(result.result, ensure_ascii=False))
+    if not result.ok:
+        print(f"agent-runtime: sandbox {result.status}: {result.traceback or result.error}", file=sys.stderr)
+    for item in result.files:
+        print(f"agent-runtime: wrote {item.name} ({len(item.data):,} bytes)", file=sys.stderr)
