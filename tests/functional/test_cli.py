@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import os
 import subprocess
 import sys
@@ -95,6 +96,14 @@ def test_make_demo_shows_the_context_engine_at_work() -> None:
     answer = record["final_answer"]
     assert "From the ticket's pasted log:* 4 error line(s), 3 delivery(ies) dropped" in answer
     assert "Retries and backoff: Clients must never retry on HTTP 400, 401, 403 or 404." in answer
+    # the log's numbers were computed in the sandbox from the virtual file, not guessed
+    [python] = [c for c in record["tool_calls"] if c["name"] == "python"]
+    assert python["is_error"] is False
+    lines = ticket.splitlines()
+    latencies = sorted(int(x.split("latency_ms=")[1].split()[0]) for x in lines if "latency_ms=" in x)
+    deliveries = sum("webhook.delivery" in x for x in lines)
+    assert f"Computed in the Python sandbox: {deliveries} deliveries, 4 errors" in answer
+    assert f"p50 {round(statistics.median(latencies))} ms" in answer
     assert all(c["usage"] for c in record["model_calls"])
     for run in (record, helper):  # the workflow's context_budget held on every request, the helper's too
         assert max(c["context"]["estimated_prompt_tokens"] for c in run["model_calls"] if "context" in c) <= 11_904

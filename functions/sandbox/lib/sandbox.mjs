@@ -19,6 +19,7 @@ export const LIMITS = {
   maxFiles: 20,
 };
 const READY_TIMEOUT_MS = 30_000;
+const MEMORY_DEATH = /out of memory|MemoryError|Cannot allocate|allocation failed|unable to create worker threads/i;
 
 export class RequestError extends Error {}
 
@@ -146,7 +147,8 @@ function shape({ exit, stdout, stderr }, child, request) {
     reply = null;
   }
   if (!reply || typeof reply !== "object" || typeof reply.status !== "string") {
-    const memory = /out of memory|OOM|MemoryError|Cannot allocate|allocation failed/i.test(stderr) || exit.signal === "SIGTRAP";
+    // Past the data limit, V8 aborts ("Fatal process out of memory", SIGTRAP) or Deno cannot map a thread stack.
+    const memory = MEMORY_DEATH.test(stderr) || exit.signal === "SIGTRAP";
     return memory
       ? { status: "memory_limit", error: `stopped: over the memory limit of ${request.memoryMb} MB` }
       : { status: "crashed", error: `the sandbox exited (${exit.signal ?? `code ${exit.code}`}): ${tail(stderr)}` };

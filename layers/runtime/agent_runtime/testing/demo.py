@@ -46,7 +46,7 @@ def respond(request: ScriptedRequest) -> Reply:
         return Reply(text="(demo model) This workflow offers no file tools, so I cannot read the files.")
     fresh = _new_notes(request, ticket.group(1) if ticket else None, files)
     notes = {**_notes(request), **{key: value for key, value in fresh}}
-    calls = _next_calls(notes, files, ticket.group(1) if ticket else None)
+    calls = _next_calls(notes, files, ticket.group(1) if ticket else None, request.tool_names)
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     if calls:
         return Reply(text=lines or None, calls=tuple(calls))
@@ -77,6 +77,9 @@ def _new_notes(
     notes = []
     for call_id, text in results.items():
         name, args = calls.get(call_id, ("", {}))
+        if name == "python":  # noted even when it failed, so it is not retried forever
+            notes.append(("ticket-stats", _stats(text)))
+            continue
         if text.startswith("ERROR"):
             continue
         rows = [(int(m.group(1)), m.group(2)) for m in map(_ROW.match, text.splitlines()[1:]) if m]
@@ -124,12 +127,16 @@ def _doc_note(name: str, rows: list[tuple[int, str]]) -> dict[str, Any]:
 # What to do next --------------------------------------------------------------------------------------------
 
 
-def _next_calls(notes: dict[str, Any], files: list[tuple[str, str, int]], ticket: str | None) -> list[ScriptedCall]:
+def _next_calls(
+    notes: dict[str, Any], files: list[tuple[str, str, int]], ticket: str | None, tools: list[str]
+) -> list[ScriptedCall]:
     if ticket and "ticket-errors" not in notes:
         return [ScriptedCall("file_regex", {"id": ticket, "pattern": r"\bERROR\b", "max_matches": 20})]
     if ticket and "ticket-excerpt" not in notes and notes["ticket-errors"]["lines"]:
         first = notes["ticket-errors"]["lines"][0][0]
         return [ScriptedCall("file_read", {"id": ticket, "start_line": max(1, first - 3), "end_line": first + 5})]
+    if ticket and "python" in tools and "ticket-stats" not in notes:  # numbers are computed, never guessed
+        return [ScriptedCall("python", {"code": LOG_STATS, "files": [ticket]})]
     small = [
         ScriptedCall("file_read", {"id": fid})
         for fid, _, size in files
@@ -143,6 +150,32 @@ def _next_calls(notes: dict[str, Any], files: list[tuple[str, str, int]], ticket
             task = f"List the rules in this file that apply to a design about: {' '.join(subject_words[:60])}"
             return [ScriptedCall("subagent", {"task": task, "files": [fid], "skills": ["large-files"]})]
     return []
+
+
+LOG_STATS = """\
+import os, re, statistics
+
+text = open(os.listdir(".")[0], encoding="utf-8").read()
+latencies = [int(ms) for ms in re.findall(r"latency_ms=(\\d+)", text)]
+deliveries = len(re.findall(r"webhook\\.delivery", text))
+errors = len(re.findall(r"\\bERROR\\b", text))
+{
+    "deliveries": deliveries,
+    "errors": errors,
+    "error_rate_pct": round(100 * errors / max(deliveries, 1), 2),
+    "p50_ms": round(statistics.median(latencies)),
+    "p95_ms": round(statistics.quantiles(latencies, n=20)[-1]),
+}
+"""
+
+
+def _stats(text: str) -> dict[str, Any] | None:
+    line = next((row for row in text.splitlines() if row.startswith("result: ")), None)
+    try:
+        value = json.loads(line[len("result: ") :]) if line else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _helper(request: ScriptedRequest) -> Reply:
@@ -226,10 +259,17 @@ def _ticket_lines(notes: dict[str, Any]) -> list[str]:
         return []
     first_line, first = errors[0]
     dropped = sum("dropped=true" in text for _, text in errors)
-    return [
+    lines = [
         f"\n*From the ticket's pasted log:* {len(errors)} error line(s), {dropped} delivery(ies) dropped without retry "
         f"(first at log line {first_line}: `{first.split(' ', 2)[-1][:110]}`): the loss the design must prevent."
     ]
+    stats = notes.get("ticket-stats")
+    if stats:
+        lines.append(
+            f"Computed in the Python sandbox: {stats['deliveries']} deliveries, {stats['errors']} errors "
+            f"({stats['error_rate_pct']}%), latency p50 {stats['p50_ms']} ms, p95 {stats['p95_ms']} ms."
+        )
+    return lines
 
 
 def _missing_sections(subject: dict[str, Any], references: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
