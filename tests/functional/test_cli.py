@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import statistics
 import os
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
