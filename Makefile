@@ -6,6 +6,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REQS := layers/runtime/requirements.txt
 SANDBOX := functions/sandbox
+# SAM CLI and cfn-lint live in their own venv: their pins must not constrain the runtime's dependencies.
+TOOLS := .venv-sam
+TOOLS_STAMP := $(TOOLS)/.installed
+SAM_TOOLS := aws-sam-cli==1.170.0 cfn-lint==1.58.0
+REGION ?= us-east-1
+export SAM_CLI_TELEMETRY := 0
 SANDBOX_STAMP := $(SANDBOX)/node_modules/.installed
 
 .DEFAULT_GOAL := help
@@ -42,10 +48,33 @@ demo: $(STAMP) sandbox ## Run the document-feedback workflow end to end on the e
 		--file examples/documents/platform-handbook.md
 
 .PHONY: test
-test: $(STAMP) sandbox ## Run lint and the unit + functional test suites
+test: $(STAMP) sandbox validate build ## Lint, validate and build the SAM template, run the unit + functional tests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	AGENT_REQUIRE_BUILD=1 $(BIN)/python -m pytest
+
+$(TOOLS_STAMP):
+	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --upgrade pip
+	$(TOOLS)/bin/python -m pip install --quiet $(SAM_TOOLS)
+	@touch $@
+
+.PHONY: validate
+validate: $(TOOLS_STAMP) ## sam validate (the SAM transform) and cfn-lint, offline
+	$(TOOLS)/bin/sam validate --region $(REGION)
+	$(TOOLS)/bin/cfn-lint template.yaml
+
+.PHONY: build
+build: $(TOOLS_STAMP) sandbox ## sam build without containers (Lambda wheels by pip cross-targeting), into .aws-sam/
+	PATH="$(abspath $(TOOLS))/bin:$$PATH" $(TOOLS)/bin/sam build --parallel
+
+.PHONY: deploy-guided
+deploy-guided: build ## First deployment: asks for the stack name, region and parameters, saves them in samconfig.toml
+	$(TOOLS)/bin/sam deploy --guided
+
+.PHONY: deploy
+deploy: build ## Deploy with the settings in samconfig.toml
+	$(TOOLS)/bin/sam deploy
 
 .PHONY: lint
 lint: $(STAMP) ## Lint and check formatting (ruff)
@@ -74,4 +103,4 @@ bench: $(STAMP) sandbox ## Run the benchmarks under tests/bench (not part of mak
 
 .PHONY: clean
 clean: ## Remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .ruff_cache .aws-sam $(SANDBOX)/node_modules $(SANDBOX)/snapshot
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache .aws-sam $(SANDBOX)/node_modules $(SANDBOX)/snapshot

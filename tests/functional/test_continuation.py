@@ -11,6 +11,7 @@ from agent_runtime.context import ContextEngine
 from agent_runtime.continuation import ContinuationHook, count_continuation
 from agent_runtime.stores import LocalStore, PersistenceHook, RunStore, StoreFileStore
 from agent_runtime.testing import ScriptedServer, call, reply
+from agent_runtime.triggers.queue import SqsQueue
 
 from tests.conftest import make_workflow, model_for
 from tests.functional.test_compaction import fetch
@@ -30,7 +31,7 @@ def test_a_suspended_run_reenqueues_itself_and_finishes_in_the_next_invocation(
         hooks: list[Hook] = [
             ContextEngine(workflow, tools),
             PersistenceHook(RunStore(store), mutating=set()),
-            ContinuationHook(sqs, queue, max_continuations=3),
+            ContinuationHook(SqsQueue(sqs, queue), max_continuations=3),
         ]
         return Agent(
             workflow, model_for(server), tools=tools, hooks=hooks, files=StoreFileStore(store, "run#L")
@@ -60,7 +61,10 @@ def test_continuations_are_capped(moto_endpoint: str, tmp_path: Path) -> None:
     tools = ToolRegistry([fetch])
     with ScriptedServer([]) as server:
         agent = Agent(
-            workflow, model_for(server), tools=tools, hooks=[ContinuationHook(sqs, queue, max_continuations=2)]
+            workflow,
+            model_for(server),
+            tools=tools,
+            hooks=[ContinuationHook(SqsQueue(sqs, queue), max_continuations=2)],
         )
         record = agent.run("go", deadline=Deadline.after(0.0))
         assert record.status is RunStatus.SUSPENDED  # first suspension: enqueued

@@ -38,13 +38,13 @@ def test_requirements_lock_matches_pyproject() -> None:
         assert requirement.specifier.contains(pins[name], prereleases=True), f"{hint} ({name}=={pins[name]})"
 
 
-def test_layer_source_holds_only_the_package_and_requirements() -> None:
+def test_layer_sources_hold_only_the_package_requirements_and_build_makefile() -> None:
     # *.egg-info is the editable install's metadata: gitignored, never shipped.
     entries = {
         p.name for p in (REPO / "layers" / "runtime").iterdir() if not p.name.endswith((".egg-info", "__pycache__"))
     }
     assert entries <= {"agent_runtime", "requirements.txt", "Makefile"}
-    assert {p.name for p in (REPO / "layers" / "documents").iterdir()} == {"requirements.txt"}
+    assert {p.name for p in (REPO / "layers" / "documents").iterdir()} == {"requirements.txt", "Makefile"}
 
 
 def test_no_sys_path_hacks() -> None:

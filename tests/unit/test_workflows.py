@@ -185,3 +185,15 @@ def test_bad_sandbox_settings_are_config_errors(env: dict[str, str], message: st
 
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         RuntimeConfig.from_env(env)
+
+
+def test_agent_model_overrides_every_workflows_model() -> None:
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.runtime import open_model
+
+    workflow = load_workflow("document-feedback", REPO / "workflows")
+    config = RuntimeConfig.from_env({"AGENT_MODEL": "gpt-4.1-mini", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    with open_model(workflow, config) as model:
+        assert model.name == "gpt-4.1-mini"
+    with open_model(workflow, RuntimeConfig.from_env({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})) as model:
+        assert model.name == "gpt-4.1"

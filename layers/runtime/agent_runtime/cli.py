@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -88,6 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_extract_command(commands)
     _add_runs_commands(commands)
     _add_sandbox_commands(commands)
+    serve = commands.add_parser(
+        "serve",
+        help="serve the Slack/JIRA/runs webhooks locally, with the worker in-process",
+        description="Serve /slack/events, /jira/webhook and /runs on HOST:PORT with the worker in-process on the "
+        "local store (AGENT_STATE_DIR). Secrets come from SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, "
+        "JIRA_WEBHOOK_SECRET, JIRA_SHARED_SECRET, JIRA_BASE_URL/JIRA_EMAIL/JIRA_API_TOKEN and API_KEY.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080, help="default: 8080")
+    serve.set_defaults(handler=_cmd_serve)
     return parser
 
 
@@ -360,6 +371,21 @@ def _cmd_sandbox_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from .sandbox.cli import run_file  # Lambda handlers never load the command's imports
 
     return run_file(args, config)
+
+
+def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from .triggers.config import TriggerConfig
+    from .triggers.serve import LocalServer
+
+    server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port).start()
+    print(f"agent-runtime: serving {server.url}/slack/events, /jira/webhook and /runs (Ctrl-C stops)", file=sys.stderr)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
 
 
 def _cmd_extract(args: argparse.Namespace, config: RuntimeConfig) -> int:

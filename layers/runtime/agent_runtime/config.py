@@ -21,6 +21,7 @@ ENV_DEADLINE_MARGIN = "AGENT_DEADLINE_MARGIN_SECONDS"
 ENV_STATE_DIR = "AGENT_STATE_DIR"
 ENV_SKILLS_DIR = "AGENT_SKILLS_DIR"
 ENV_WORKFLOWS_URL = "AGENT_WORKFLOWS_URL"
+ENV_MODEL = "AGENT_MODEL"  # overrides every workflow's model.name (a deployment parameter)
 ENV_SANDBOX = "AGENT_SANDBOX"  # local | lambda | off
 ENV_SANDBOX_FUNCTION = "AGENT_SANDBOX_FUNCTION"
 ENV_SANDBOX_DIR = "AGENT_SANDBOX_DIR"
@@ -62,6 +63,7 @@ class RuntimeConfig:
     model_timeout_seconds: float = 120.0
     deadline_margin_seconds: float = 30.0
     use_demo_model: bool = False
+    model_override: str | None = None
     sandbox_mode: str = "local"  # where the python tool runs code: a local Node process, the Lambda function, off
     sandbox_function: str | None = None
     sandbox_dir: Path = Path("functions/sandbox")
@@ -83,6 +85,7 @@ class RuntimeConfig:
             model_timeout_seconds=_number(env, ENV_MODEL_TIMEOUT, 120.0),
             deadline_margin_seconds=_number(env, ENV_DEADLINE_MARGIN, 30.0),
             use_demo_model=not (env.get(ENV_OPENAI_API_KEY) or env.get(ENV_OPENAI_BASE_URL)),
+            model_override=(env.get(ENV_MODEL) or "").strip() or None,
             sandbox_mode=_sandbox_mode(env),
             sandbox_function=env.get(ENV_SANDBOX_FUNCTION) or None,
             sandbox_dir=Path(env.get(ENV_SANDBOX_DIR) or _repo_root() / "functions" / "sandbox"),

@@ -7,7 +7,6 @@ a run that never finishes cannot bounce through the queue forever (Lambda's recu
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from .hooks import Hook
@@ -20,8 +19,10 @@ COUNT = "continuations"
 
 
 class ContinuationHook(Hook):
-    def __init__(self, sqs: Any, queue_url: str, *, max_continuations: int = 10, thread_id: str | None = None) -> None:
-        self.sqs, self.queue_url, self.max, self.thread_id = sqs, queue_url, max_continuations, thread_id
+    """``queue`` is an :class:`~agent_runtime.triggers.queue.EventQueue` (SQS, FIFO per thread, or in-process)."""
+
+    def __init__(self, queue: Any, *, max_continuations: int = 10, thread_id: str | None = None) -> None:
+        self.queue, self.max, self.thread_id = queue, max_continuations, thread_id
 
     def on_run_end(self, run: Run) -> None:
         if run.record.status is not RunStatus.SUSPENDED:
@@ -33,7 +34,8 @@ class ContinuationHook(Hook):
             run.record.event("continuation_refused", continuations=done)
             return
         body = {"type": "continue", "run_id": run.state.run_id, "thread_id": self.thread_id, "continuation": done + 1}
-        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(body))
+        group = self.thread_id or run.state.run_id
+        self.queue.send(body, group=group, dedup=f"{run.state.run_id}:continue:{done + 1}")
         run.record.event("continuation_enqueued", continuation=done + 1)
 
 

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .config import RuntimeConfig
 from .context import ContextEngine
@@ -72,22 +72,26 @@ def prompt_sections(
 
 
 @contextmanager
-def open_model(workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | None = None) -> Iterator[Model]:
+def open_model(
+    workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | None = None, client: Any = None
+) -> Iterator[Model]:
     """The workflow's model: the configured OpenAI-compatible endpoint, or the embedded demo model.
 
-    The demo model is a real HTTP server on 127.0.0.1 reached through the real ``openai`` client.
+    The demo model is a real HTTP server on 127.0.0.1 reached through the real ``openai`` client. A long-lived
+    process (the worker) passes one ``openai`` client for all runs: making one costs ~20 ms (TLS setup).
     """
     retry = RetryPolicy(max_attempts=config.model_max_attempts)
+    name = config.model_override or workflow.model.name
     if not config.use_demo_model:
-        yield OpenAIChatModel(workflow.model.name, retry=retry, timeout=config.model_timeout_seconds)
+        yield OpenAIChatModel(name, client=client, retry=retry, timeout=config.model_timeout_seconds)
         return
-    with ScriptedServer(demo_script(), model=workflow.model.name) as server:
+    with ScriptedServer(demo_script(), model=name) as server:
         print(
             f"agent-runtime: OPENAI_API_KEY and OPENAI_BASE_URL are unset: using the embedded demo model "
             f"at {server.base_url}",
             file=notice or sys.stderr,
         )
-        yield OpenAIChatModel(workflow.model.name, client=server.client(), retry=retry)
+        yield OpenAIChatModel(name, client=server.client(), retry=retry)
 
 
 def build_agent(

@@ -5,12 +5,35 @@ The boundary is the sandbox's host (a Deno child with no permissions), not Pyodi
 
 from __future__ import annotations
 
-from .aws import LambdaSandbox
-from .client import SandboxClient, SandboxFile, SandboxResult
-from .exceptions import SandboxError, SandboxUnavailableError
-from .local import LocalSandbox
-from .settings import SandboxSettings, parse_sandbox_section
-from .tool import open_sandbox, python_tool
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .aws import LambdaSandbox
+    from .client import SandboxClient, SandboxFile, SandboxResult
+    from .exceptions import SandboxError, SandboxUnavailableError
+    from .local import LocalSandbox
+    from .settings import SandboxSettings, parse_sandbox_section
+    from .tool import open_sandbox, python_tool
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "LambdaSandbox": ".aws",
+        "SandboxClient": ".client",
+        "SandboxFile": ".client",
+        "SandboxResult": ".client",
+        "SandboxError": ".exceptions",
+        "SandboxUnavailableError": ".exceptions",
+        "LocalSandbox": ".local",
+        "SandboxSettings": ".settings",
+        "parse_sandbox_section": ".settings",
+        "open_sandbox": ".tool",
+        "python_tool": ".tool",
+    },
+)
+
 
 __all__ = [
     "LambdaSandbox",

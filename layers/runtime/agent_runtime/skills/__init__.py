@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
-from .exceptions import SkillAccessError, SkillError
-from .library import SkillLibrary
-from .parser import Skill, parse_skill
-from .policy import SkillPolicy, parse_skills_section
-from .tools import skill_content, skill_tools
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .exceptions import SkillAccessError, SkillError
+    from .library import SkillLibrary
+    from .parser import Skill, parse_skill
+    from .policy import SkillPolicy, parse_skills_section
+    from .tools import skill_content, skill_tools
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SkillAccessError": ".exceptions",
+        "SkillError": ".exceptions",
+        "SkillLibrary": ".library",
+        "Skill": ".parser",
+        "parse_skill": ".parser",
+        "SkillPolicy": ".policy",
+        "parse_skills_section": ".policy",
+        "skill_content": ".tools",
+        "skill_tools": ".tools",
+    },
+)
+
 
 __all__ = [
     "Skill",

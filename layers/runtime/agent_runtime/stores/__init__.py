@@ -3,12 +3,36 @@ files, runs, threads and checkpoints built on it."""
 
 from __future__ import annotations
 
-from .base import Item, Store
-from .exceptions import StoreError, VersionConflictError
-from .files import StoreFileStore
-from .hook import PersistenceHook
-from .local import LocalStore
-from .runs import RunStore, StoreSummaryMemo, ThreadStore, run_partition, thread_partition
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .base import Item, Store
+    from .exceptions import StoreError, VersionConflictError
+    from .files import StoreFileStore
+    from .hook import PersistenceHook
+    from .local import LocalStore
+    from .runs import RunStore, StoreSummaryMemo, ThreadStore, run_partition, thread_partition
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Item": ".base",
+        "Store": ".base",
+        "StoreError": ".exceptions",
+        "VersionConflictError": ".exceptions",
+        "StoreFileStore": ".files",
+        "PersistenceHook": ".hook",
+        "LocalStore": ".local",
+        "RunStore": ".runs",
+        "StoreSummaryMemo": ".runs",
+        "ThreadStore": ".runs",
+        "run_partition": ".runs",
+        "thread_partition": ".runs",
+    },
+)
+
 
 __all__ = [
     "Item",

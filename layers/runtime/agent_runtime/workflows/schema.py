@@ -19,12 +19,13 @@ from ..files.settings import FileSettings, parse_files_section
 from ..sandbox.settings import SandboxSettings, parse_sandbox_section
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
+from ..triggers.settings import TriggerSettings, parse_triggers_section
 from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SECTIONS = ("tools", "triggers")  # raw until their subsystems parse them
+SECTIONS = ("tools",)  # raw until its subsystem parses it
 TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits")
-TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", *SECTIONS)
+TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", *SECTIONS)
 MODEL_KEYS = ("name", "context_window", "max_output_tokens")
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -57,6 +58,7 @@ class Workflow:
     subagents: SubagentSettings = field(default_factory=SubagentSettings)
     files: FileSettings = field(default_factory=FileSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    triggers: TriggerSettings = field(default_factory=TriggerSettings)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
@@ -144,6 +146,7 @@ def parse_workflow(
     subagents = parse_subagents_section(check.mapping(data, "subagents"), check.add)
     files = parse_files_section(check.mapping(data, "files"), check.add)
     sandbox = parse_sandbox_section(check.mapping(data, "sandbox"), check.add)
+    triggers = parse_triggers_section(check.mapping(data, "triggers"), check.add)
     sections = {key: MappingProxyType(dict(check.mapping(data, key))) for key in SECTIONS if key in data}
     if check.problems:
         raise WorkflowError(check.problems)
@@ -159,6 +162,7 @@ def parse_workflow(
         subagents,
         files,
         sandbox,
+        triggers,
         MappingProxyType(sections),
         prompt_path=prompt_path,
     )

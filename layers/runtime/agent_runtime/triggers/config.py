@@ -1,0 +1,68 @@
+"""Trigger settings from the environment, and secrets: Secrets Manager (Powertools parameters, cached) in AWS,
+plain environment variables locally.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SECRET_KEYS = (
+    "slack_signing_secret",
+    "slack_bot_token",
+    "jira_webhook_secret",
+    "jira_shared_secret",
+    "jira_api_token",
+    "api_key",
+    "openai_api_key",
+)
+SECRETS_MAX_AGE = 300  # seconds: a rotated secret is picked up within five minutes
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerConfig:
+    """Where things are. Built once per cold start; secrets are fetched on first use."""
+
+    table: str | None = None  # AGENT_TABLE: DynamoDB table (with AGENT_BUCKET: the AWS store)
+    bucket: str | None = None
+    queue_url: str | None = None  # AGENT_QUEUE_URL
+    secrets_name: str | None = None  # AGENT_SECRETS_NAME: one Secrets Manager secret (JSON) with SECRET_KEYS
+    slack_api_url: str = "https://slack.com/api/"
+    slack_bot_user_id: str | None = None
+    jira_base_url: str | None = None  # https://your-site.atlassian.net
+    jira_email: str | None = None
+    jira_bot_account_id: str | None = None
+    max_attachment_bytes: int = 20 * 1024 * 1024
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> TriggerConfig:
+        env = dict(os.environ if env is None else env)
+        return cls(
+            table=env.get("AGENT_TABLE") or None,
+            bucket=env.get("AGENT_BUCKET") or None,
+            queue_url=env.get("AGENT_QUEUE_URL") or None,
+            secrets_name=env.get("AGENT_SECRETS_NAME") or None,
+            slack_api_url=env.get("SLACK_API_URL") or "https://slack.com/api/",
+            slack_bot_user_id=env.get("SLACK_BOT_USER_ID") or None,
+            jira_base_url=(env.get("JIRA_BASE_URL") or "").rstrip("/") or None,
+            jira_email=env.get("JIRA_EMAIL") or None,
+            jira_bot_account_id=env.get("JIRA_BOT_ACCOUNT_ID") or None,
+            max_attachment_bytes=int(env.get("AGENT_MAX_ATTACHMENT_MB") or 20) * 1024 * 1024,
+            env=env,
+        )
+
+    def secret(self, key: str) -> str | None:
+        """``slack_signing_secret`` etc.: from the Secrets Manager secret, else the upper-case env variable."""
+        if self.secrets_name:
+            return _from_secrets_manager(self.secrets_name).get(key) or None
+        return self.env.get(key.upper()) or None
+
+
+def _from_secrets_manager(name: str) -> dict[str, Any]:
+    from aws_lambda_powertools.utilities import parameters
+
+    value = parameters.get_secret(name, transform="json", max_age=SECRETS_MAX_AGE)
+    return value if isinstance(value, dict) else {}

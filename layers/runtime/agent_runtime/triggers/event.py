@@ -1,0 +1,57 @@
+"""What a trigger hands to the worker: one normalised event, whatever the source (Slack, JIRA, the API)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file to download into the run (Slack ``url_private`` with the bot token; JIRA attachment content)."""
+
+    name: str
+    url: str
+    size: int | None = None
+    mimetype: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerEvent:
+    source: str  # slack | jira | api
+    kind: str  # app_mention | message | comment_created | issue_created | api
+    dedup_key: str  # one per user action, the same across retries and duplicate deliveries
+    text: str
+    user: str
+    thread_id: str  # the conversation it continues: a Slack thread, a JIRA issue
+    correlation_id: str  # for logs: the Slack event id, the JIRA issue key
+    reply_to: Mapping[str, str] = field(default_factory=dict)  # slack: channel, thread_ts; jira: issue_key
+    attributes: Mapping[str, Any] = field(default_factory=dict)  # routing facts: channel, project, labels, ...
+    attachments: tuple[Attachment, ...] = ()
+    workflow: str | None = None  # chosen by routing (or named by a /runs request)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["reply_to"], data["attributes"] = dict(self.reply_to), dict(self.attributes)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TriggerEvent:
+        fields = dict(data)
+        fields["attachments"] = tuple(Attachment(**a) for a in fields.get("attachments", ()))
+        return cls(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A well-formed request that starts nothing (the bot's own message, an edit, an event type we skip)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """Slack's ``url_verification``: answer with the challenge."""
+
+    challenge: str

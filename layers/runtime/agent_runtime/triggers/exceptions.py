@@ -1,0 +1,17 @@
+"""Trigger errors: a request that is refused (and why), and outbound API failures."""
+
+from __future__ import annotations
+
+from ..errors import AgentRuntimeError, RunError
+
+
+class RejectedRequest(AgentRuntimeError):
+    """An inbound webhook that is not accepted: unsigned, forged, replayed or malformed. Nothing is enqueued."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+class ReplyError(RunError):
+    """Slack or JIRA refused a reply (after retries on rate limits)."""

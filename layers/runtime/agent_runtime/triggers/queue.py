@@ -1,0 +1,97 @@
+"""The queue between the webhook and the worker: SQS (FIFO, one message group per thread) or in-process.
+
+Messages over :data:`CLAIM_CHECK_BYTES` go to the store and the queue carries a pointer (claim check): a Slack
+message with a pasted log can pass SQS's size limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue as stdlib_queue
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from ..stores import Store
+
+CLAIM_CHECK_BYTES = 200 * 1024
+CLAIMS = "claims"  # store partition of claim-checked bodies
+
+
+class EventQueue(ABC):
+    """``store`` (or ``store_factory``, made on first use) keeps claim-checked bodies."""
+
+    _store: Store | None = None
+    store_factory: Callable[[], Store] | None = None
+
+    @property
+    def store(self) -> Store | None:
+        if self._store is None and self.store_factory is not None:
+            self._store = self.store_factory()
+        return self._store
+
+    @store.setter
+    def store(self, value: Store | None) -> None:
+        self._store = value
+
+    def send(self, message: dict[str, Any], *, group: str, dedup: str) -> str:
+        """Enqueue ``message``; ``group`` orders messages (one thread at a time), ``dedup`` drops repeats."""
+        body = json.dumps(message, ensure_ascii=False)
+        store = self.store if len(body.encode()) > CLAIM_CHECK_BYTES else None
+        if store is not None:
+            key = hashlib.sha256(body.encode()).hexdigest()
+            store.put_blob(CLAIMS, key, body.encode())
+            body = json.dumps({"type": "claim", "key": key})
+        return self._send(body, group=group, dedup=dedup)
+
+    @abstractmethod
+    def _send(self, body: str, *, group: str, dedup: str) -> str: ...
+
+
+def decode(body: str, store: Store | None) -> dict[str, Any]:
+    """A message body back to the message, fetching claim-checked bodies from the store."""
+    message = json.loads(body)
+    if isinstance(message, dict) and message.get("type") == "claim":
+        if store is None:
+            raise ValueError("a claim-checked message needs the store")
+        key = str(message["key"])
+        size = store.blob_size(CLAIMS, key)
+        if size is None:
+            raise ValueError(f"claim-checked message {key} is missing from the store")
+        message = json.loads(store.read_blob(CLAIMS, key, 0, size))
+    if not isinstance(message, dict) or "type" not in message:
+        raise ValueError("not a queue message (no 'type')")
+    return message
+
+
+class SqsQueue(EventQueue):
+    def __init__(
+        self, sqs: Any, url: str, *, store: Store | None = None, store_factory: Callable[[], Store] | None = None
+    ) -> None:
+        self.sqs, self.url, self.store, self.store_factory = sqs, url, store, store_factory
+        self.fifo = url.endswith(".fifo")
+
+    def _send(self, body: str, *, group: str, dedup: str) -> str:
+        extra = {"MessageGroupId": group, "MessageDeduplicationId": _dedup_id(dedup)} if self.fifo else {}
+        return str(self.sqs.send_message(QueueUrl=self.url, MessageBody=body, **extra)["MessageId"])
+
+
+class LocalQueue(EventQueue):
+    """For ``agent-runtime serve`` and tests: messages wait in memory for an in-process worker."""
+
+    def __init__(self, store: Store | None = None) -> None:
+        self.store = store
+        self.messages: stdlib_queue.Queue[str] = stdlib_queue.Queue()
+        self._seen: set[str] = set()
+
+    def _send(self, body: str, *, group: str, dedup: str) -> str:
+        if dedup in self._seen:  # what a FIFO queue's deduplication does
+            return "duplicate"
+        self._seen.add(dedup)
+        self.messages.put(body)
+        return _dedup_id(dedup)
+
+
+def _dedup_id(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:64]  # SQS: at most 128 characters

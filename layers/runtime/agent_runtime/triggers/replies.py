@@ -1,0 +1,136 @@
+"""Outbound: Slack (slack_sdk's WebClient, which retries 429s after Retry-After) and JIRA REST v3.
+
+A reply is the run's one visible side effect, so each posting is journalled by the worker; these clients only
+talk HTTP. Downloads are size-capped and never send credentials to another host than the one they belong to.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from .adf import to_adf
+from .exceptions import ReplyError
+
+SLACK_CHUNK = 3_500  # characters per message: long answers continue in the thread
+TIMEOUT = 30
+
+
+class SlackReplier:
+    def __init__(self, token: str, *, base_url: str = "https://slack.com/api/") -> None:
+        self.token = token
+        handlers = [RateLimitErrorRetryHandler(max_retry_count=3), ConnectionErrorRetryHandler(max_retry_count=2)]
+        self.client = WebClient(token=token, base_url=base_url, timeout=TIMEOUT, retry_handlers=handlers)
+
+    def post(self, channel: str, thread_ts: str, text: str) -> str:
+        try:
+            return str(self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text)["ts"])
+        except SlackApiError as error:
+            raise ReplyError(f"Slack chat.postMessage failed: {error.response.get('error')}") from None
+
+    def update(self, channel: str, ts: str, text: str) -> None:
+        try:
+            self.client.chat_update(channel=channel, ts=ts, text=text)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack chat.update failed: {error.response.get('error')}") from None
+
+    def answer(self, channel: str, thread_ts: str, progress_ts: str | None, text: str) -> None:
+        """The answer replaces the progress message; what does not fit follows in the thread."""
+        chunks = chunk(text, SLACK_CHUNK)
+        if progress_ts:
+            self.update(channel, progress_ts, chunks[0])
+        else:
+            self.post(channel, thread_ts, chunks[0])
+        for part in chunks[1:]:
+            self.post(channel, thread_ts, part)
+
+    def download(self, url: str, limit: int) -> bytes:
+        host = urllib.parse.urlparse(url).hostname or ""
+        if not (host == "slack.com" or host.endswith(".slack.com") or url.startswith(self.client.base_url)):
+            raise ReplyError(f"refusing to send the bot token to {host}")
+        data, kind = fetch(url, {"Authorization": f"Bearer {self.token}"}, limit)
+        if kind.startswith("text/html"):  # a missing files:read scope answers with a login page and 200
+            raise ReplyError("Slack returned a web page instead of the file (is the files:read scope granted?)")
+        return data
+
+
+class JiraReplier:
+    def __init__(self, base_url: str, email: str, token: str) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.auth = "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
+
+    def comment(self, issue_key: str, text: str) -> str:
+        url = f"{self.base_url}/rest/api/3/issue/{urllib.parse.quote(issue_key)}/comment"
+        body = json.dumps({"body": to_adf(text)}).encode()
+        headers = {"Authorization": self.auth, "Content-Type": "application/json", "Accept": "application/json"}
+        data, _ = request("POST", url, headers, body, limit=1 << 20)
+        return str(json.loads(data).get("id", ""))
+
+    def download(self, url: str, limit: int) -> bytes:
+        """JIRA redirects attachment content to a signed media URL: credentials go to the JIRA host only."""
+        if not url.startswith(self.base_url + "/"):
+            raise ReplyError(f"attachment URL {url} is not on {self.base_url}")
+        data, _ = fetch(url, {"Authorization": self.auth}, limit)
+        return data
+
+
+def chunk(text: str, size: int) -> list[str]:
+    parts: list[str] = []
+    while len(text) > size:
+        cut = text.rfind("\n", 0, size)
+        cut = cut if cut > size // 2 else size
+        parts.append(text[:cut])
+        text = text[cut:].lstrip("\n")
+    return [*parts, text] if text or not parts else parts
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def fetch(url: str, headers: dict[str, str], limit: int) -> tuple[bytes, str]:
+    """GET with the credentials; a redirect to another host is followed without them."""
+    try:
+        return request("GET", url, headers, None, limit=limit)
+    except _Redirect as redirect:
+        same_host = urllib.parse.urlparse(redirect.location).hostname == urllib.parse.urlparse(url).hostname
+        return request("GET", redirect.location, headers if same_host else {}, None, limit=limit)
+
+
+class _Redirect(Exception):
+    def __init__(self, location: str) -> None:
+        self.location = location
+
+
+def request(method: str, url: str, headers: dict[str, str], body: bytes | None, *, limit: int) -> tuple[bytes, str]:
+    """One HTTP call with up to three retries on 429/503 after Retry-After (capped at 30 s each)."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    for attempt in range(4):
+        try:
+            with opener.open(
+                urllib.request.Request(url, data=body, headers=headers, method=method), timeout=TIMEOUT
+            ) as r:
+                data = r.read(limit + 1)
+                if len(data) > limit:
+                    raise ReplyError(f"the file is over the {limit // 2**20} MB attachment limit")
+                return data, r.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as error:
+            if error.code in (301, 302, 303, 307, 308) and error.headers.get("Location"):
+                raise _Redirect(urllib.parse.urljoin(url, error.headers["Location"])) from None
+            if error.code in (429, 503) and attempt < 3:
+                time.sleep(min(float(error.headers.get("Retry-After") or 2**attempt), 30.0))
+                continue
+            raise ReplyError(f"{method} {urllib.parse.urlparse(url).path} failed: HTTP {error.code}") from None
+        except urllib.error.URLError as error:
+            raise ReplyError(f"{method} {url} failed: {error.reason}") from None
+    raise ReplyError(f"{method} {url}: still rate limited after retries")

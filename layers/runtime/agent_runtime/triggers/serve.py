@@ -1,0 +1,151 @@
+"""``agent-runtime serve``: the webhook routes on 127.0.0.1 with the worker in-process, on the local store.
+
+Point a Slack app (through a tunnel) or curl at it: requests go through the same verification, deduplication,
+routing, worker and replies as in AWS; only the queue is in memory and the store is AGENT_STATE_DIR.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from ..config import RuntimeConfig
+from ..deadline import Deadline
+from ..runtime import open_model
+from ..stores import LocalStore
+from .config import TriggerConfig
+from .idempotency import StorePersistenceLayer
+from .queue import LocalQueue, decode
+from .setup import replies_for, sandbox_for
+from .webhook import all_workflows, create_app
+from .worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+class LocalServer:
+    def __init__(self, runtime: RuntimeConfig, triggers: TriggerConfig, *, host: str = "127.0.0.1", port: int = 8080):
+        self.store = LocalStore(runtime.state_dir)
+        self.queue = LocalQueue(self.store)
+        logger = Logger(service="agent-runtime-serve")
+        self.app = create_app(
+            triggers,
+            queue=self.queue,
+            persistence=StorePersistenceLayer(self.store),
+            workflows=all_workflows(runtime),
+            logger=logger,
+        )
+        self.sandbox = sandbox_for(runtime)
+        self.worker = Worker(
+            runtime,
+            store=self.store,
+            queue=self.queue,
+            models=lambda workflow: open_model(workflow, runtime),
+            replies=replies_for(triggers),
+            sandbox=self.sandbox,
+            logger=logger,
+            max_attachment_bytes=triggers.max_attachment_bytes,
+        )
+        self.http = ThreadingHTTPServer((host, port), _handler(self))
+        self.outcomes: list[str] = []
+        self._stop = threading.Event()
+
+    @property
+    def url(self) -> str:
+        host, port = self.http.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> LocalServer:
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        threading.Thread(target=self._work, daemon=True).start()
+        return self
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                body = self.queue.messages.get(timeout=0.2)
+            except Exception:  # queue.Empty: poll again
+                continue
+            try:
+                self.outcomes.append(self.worker.handle(decode(body, self.store), deadline=Deadline.none()))
+            except Exception:
+                log.exception("the worker failed on a message")  # the stack trace stays in this terminal
+                self.outcomes.append("error")
+
+    def close(self) -> None:
+        self._stop.set()
+        self.http.shutdown()
+        self.http.server_close()
+        if self.sandbox is not None:
+            self.sandbox.close()
+
+
+def api_gateway_event(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+    """What API Gateway (HTTP API, payload 2.0) would hand the function for this request."""
+    try:
+        text, encoded = body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, encoded = base64.b64encode(body).decode(), True
+    now = time.time()
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {k.lower(): v for k, v in headers.items()},
+        "requestContext": {
+            "accountId": "local",
+            "apiId": "local",
+            "domainName": "127.0.0.1",
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1", "userAgent": ""},
+            "requestId": uuid.uuid4().hex,
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "timeEpoch": int(now * 1000),
+        },
+        "body": text,
+        "isBase64Encoded": encoded,
+    }
+
+
+class _RequestContext:
+    """A request's stand-in for the Lambda context: API Gateway gives a request 30 s."""
+
+    function_name = "agent-runtime-serve"
+    aws_request_id = "local"
+
+    def __init__(self) -> None:
+        self._until = time.monotonic() + 30
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int((self._until - time.monotonic()) * 1000)
+
+
+def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            event = api_gateway_event("POST", self.path.split("?")[0], dict(self.headers.items()), body)
+            context = _RequestContext()
+            server.app.idempotency_config.register_lambda_context(context)  # type: ignore[attr-defined]
+            result = server.app.resolve(event, context)
+            payload = (result.get("body") or "").encode()
+            self.send_response(int(result.get("statusCode", 500)))
+            for key, value in (result.get("headers") or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.info("%s %s", self.command, self.path)
+
+    return Handler

@@ -1,0 +1,101 @@
+"""Slack Events API: signature check (slack_sdk's verifier) and parsing into a :class:`TriggerEvent`."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from slack_sdk.signature import SignatureVerifier
+
+from .event import Attachment, Challenge, Ignored, TriggerEvent
+from .exceptions import RejectedRequest
+
+_MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
+# Message subtypes that are edits, deletions, joins or bots: nobody asked the agent anything.
+_HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
+
+
+def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now: float | None = None) -> None:
+    """Raise :class:`RejectedRequest` unless the v0 signature matches and the timestamp is within 5 minutes."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    timestamp, signature = lowered.get("x-slack-request-timestamp"), lowered.get("x-slack-signature")
+    if not timestamp or not signature:
+        raise RejectedRequest(401, "unsigned Slack request (no X-Slack-Signature / X-Slack-Request-Timestamp)")
+    verifier = SignatureVerifier(signing_secret, **({"clock": _Clock(now)} if now is not None else {}))
+    try:
+        stale = abs((now if now is not None else time.time()) - int(timestamp)) > 60 * 5
+    except ValueError:
+        raise RejectedRequest(401, "malformed X-Slack-Request-Timestamp") from None
+    if stale:
+        raise RejectedRequest(401, "stale Slack request: timestamp outside the 5-minute window (replay?)")
+    if not verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
+        raise RejectedRequest(401, "forged Slack request: signature mismatch")
+
+
+class _Clock:
+    def __init__(self, now: float) -> None:
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+
+def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | Ignored | Challenge:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise RejectedRequest(400, "Slack body is not JSON") from None
+    if not isinstance(payload, dict):
+        raise RejectedRequest(400, "Slack body is not a JSON object")
+    if payload.get("type") == "url_verification":
+        return Challenge(str(payload.get("challenge", "")))
+    if payload.get("type") != "event_callback" or not isinstance(payload.get("event"), dict):
+        return Ignored(f"Slack payload type {payload.get('type')!r}")
+    event, event_id = payload["event"], payload.get("event_id")
+    if not isinstance(event_id, str) or not event_id:
+        raise RejectedRequest(400, "Slack event without event_id")
+    reason = _skip_reason(event, bot_user_id)
+    if reason:
+        return Ignored(reason)
+    return _trigger(payload, event, event_id)
+
+
+def _skip_reason(event: dict[str, Any], bot_user_id: str | None) -> str | None:
+    kind = event.get("type")
+    if kind not in ("app_mention", "message"):
+        return f"Slack event type {kind!r}"
+    if event.get("bot_id") or (bot_user_id and event.get("user") == bot_user_id):
+        return "the bot's own message"
+    if event.get("subtype") not in _HANDLED_SUBTYPES:
+        return f"message subtype {event.get('subtype')!r} (edits, deletions and joins start nothing)"
+    if kind == "message" and event.get("channel_type") != "im":
+        return "channel message without a mention (mentions arrive as app_mention)"
+    if not event.get("channel") or not event.get("ts") or not event.get("user"):
+        return "Slack event without channel, ts or user"
+    return None
+
+
+def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> TriggerEvent:
+    channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
+    team = str(payload.get("team_id") or event.get("team") or "T")
+    files = [
+        Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
+        for f in event.get("files", [])
+        if isinstance(f, dict) and f.get("url_private")
+    ]
+    is_dm = event.get("channel_type") == "im"
+    return TriggerEvent(
+        source="slack",
+        kind="message" if is_dm else "app_mention",
+        dedup_key=f"slack:{event_id}",
+        text=_MENTION.sub("", str(event.get("text", ""))).strip(),
+        user=str(event["user"]),
+        thread_id=f"slack-{team}-{channel}-{thread_ts}",
+        correlation_id=event_id,
+        reply_to={"channel": channel, "thread_ts": thread_ts},
+        attributes={"channel": channel, "direct_message": is_dm, "team": team},
+        attachments=tuple(files),
+    )

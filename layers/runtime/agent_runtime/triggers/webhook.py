@@ -1,0 +1,216 @@
+"""The webhook routes: verify, deduplicate (Powertools idempotency), route, enqueue, answer fast.
+
+Nothing here runs the agent. Every refusal says why in the log and in a short JSON body; nothing is enqueued.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets as token_source
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+
+from ..config import RuntimeConfig
+from ..errors import ConfigError
+from ..stores.base import Store
+from ..stores.runs import check_thread_id
+from ..workflows import Workflow, available_workflows, load_workflow
+from . import jira, slack
+from .config import TriggerConfig
+from .event import Challenge, Ignored, TriggerEvent
+from .exceptions import RejectedRequest
+from .idempotency import dynamodb_layer
+from .queue import EventQueue, SqsQueue
+
+DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
+
+
+def route(event: TriggerEvent, workflows: Sequence[Workflow]) -> str | None:
+    """The first workflow (by name) whose ``triggers`` match the event."""
+    for workflow in sorted(workflows, key=lambda w: w.name):
+        if workflow.triggers.matches(event):
+            return workflow.name
+    return None
+
+
+def create_app(
+    config: TriggerConfig,
+    *,
+    queue: EventQueue,
+    persistence: BasePersistenceLayer,
+    workflows: Sequence[Workflow],
+    logger: Logger | None = None,
+    clock: Callable[[], float] = time.time,
+) -> APIGatewayHttpResolver:
+    app = APIGatewayHttpResolver()
+    log = logger or Logger(service="agent-runtime-webhook")
+    enqueue = _idempotent_enqueue(queue, persistence)
+    idempotency = enqueue.idempotency_config  # type: ignore[attr-defined]
+
+    def accept(result: TriggerEvent | Ignored | Challenge) -> Response:
+        if isinstance(result, Challenge):
+            return Response(200, "text/plain", result.challenge)
+        if isinstance(result, Ignored):
+            log.info("ignored", extra={"reason": result.reason})
+            return _json(200, {"status": "ignored", "reason": result.reason})
+        log.set_correlation_id(result.correlation_id)
+        name = result.workflow or route(result, workflows)
+        if name is None:
+            log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
+            return _json(200, {"status": "ignored", "reason": "no workflow's triggers match this event"})
+        event = TriggerEvent.from_dict({**result.to_dict(), "workflow": name})
+        status = _send(enqueue, event)
+        log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
+        return _json(200, {"status": status, "workflow": name})
+
+    def guarded(handler: Callable[[], TriggerEvent | Ignored | Challenge]) -> Response:
+        try:
+            return accept(handler())
+        except RejectedRequest as error:
+            log.warning("rejected", extra={"status": error.status, "reason": error.reason})
+            return _json(error.status, {"error": error.reason})
+
+    app.post("/slack/events")(lambda: guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
+    app.post("/jira/webhook")(lambda: guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
+    app.post("/runs")(lambda: guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
+    app.idempotency_config = idempotency  # type: ignore[attr-defined]  # the handler registers the context
+    return app
+
+
+def _slack(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | Ignored | Challenge:
+    body = _raw_body(raw)
+    secret = config.secret("slack_signing_secret")
+    if not secret:
+        raise RejectedRequest(401, "Slack is not configured (no signing secret)")
+    slack.verify(raw.get("headers") or {}, body, secret, now=now)
+    return slack.parse(body, bot_user_id=config.slack_bot_user_id)
+
+
+def _jira(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | Ignored:
+    body = _raw_body(raw)
+    webhook_secret, shared = config.secret("jira_webhook_secret"), config.secret("jira_shared_secret")
+    jira.verify(raw.get("headers") or {}, body, webhook_secret=webhook_secret, shared_secret=shared)
+    return jira.parse(body, bot_account_id=config.jira_bot_account_id, now=now)
+
+
+def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent) -> str:
+    nonce = token_source.token_hex(8)
+    try:
+        result = enqueue(message={"dedup_key": event.dedup_key, "nonce": nonce, "event": event.to_dict()})
+    except IdempotencyAlreadyInProgressError:
+        return "duplicate"  # the same event is being enqueued by a concurrent delivery
+    return "queued" if result.get("nonce") == nonce else "duplicate"
+
+
+def _idempotent_enqueue(queue: EventQueue, persistence: BasePersistenceLayer) -> Callable[..., dict[str, Any]]:
+    config = IdempotencyConfig(
+        event_key_jmespath="dedup_key", expires_after_seconds=DEDUP_SECONDS, raise_on_no_idempotency_key=True
+    )
+
+    @idempotent_function(data_keyword_argument="message", persistence_store=persistence, config=config)
+    def enqueue(message: dict[str, Any]) -> dict[str, Any]:
+        event = message["event"]
+        message_id = queue.send({"type": "event", "event": event}, group=event["thread_id"], dedup=message["dedup_key"])
+        return {"nonce": message["nonce"], "message_id": message_id}
+
+    enqueue.idempotency_config = config  # type: ignore[attr-defined]
+    return enqueue
+
+
+def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Workflow]) -> TriggerEvent:
+    headers = {k.lower(): v for k, v in (raw.get("headers") or {}).items()}
+    key = config.secret("api_key")
+    iam = ((raw.get("requestContext") or {}).get("authorizer") or {}).get("iam")
+    if key:
+        if not token_source.compare_digest(headers.get("authorization", ""), f"Bearer {key}"):
+            raise RejectedRequest(401, "missing or wrong API key (Authorization: Bearer ...)")
+    elif not iam:
+        raise RejectedRequest(401, "the /runs route needs IAM authorization or an API key")
+    try:
+        body = json.loads(_raw_body(raw))
+    except ValueError:
+        raise RejectedRequest(400, "the body is not JSON") from None
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("workflow"), str)
+        or not isinstance(body.get("message"), str)
+    ):
+        raise RejectedRequest(400, "the body needs 'workflow' and 'message' strings")
+    if body["workflow"] not in {w.name for w in workflows}:
+        raise RejectedRequest(400, f"unknown workflow {body['workflow']!r}")
+    request_id = str(body.get("request_id") or token_source.token_hex(12))
+    thread = str(body.get("thread_id") or f"api-{request_id}")
+    try:
+        check_thread_id(thread)
+    except ConfigError as error:
+        raise RejectedRequest(400, str(error)) from None
+    return TriggerEvent(
+        source="api",
+        kind="api",
+        dedup_key=f"api:{request_id}",
+        text=body["message"],
+        user=str(iam.get("userArn") if isinstance(iam, dict) else "api-key"),
+        thread_id=thread,
+        correlation_id=request_id,
+        workflow=body["workflow"],
+    )
+
+
+def _raw_body(raw: dict[str, Any]) -> bytes:
+    """The bytes the sender signed: API Gateway base64-encodes some bodies (Slack's form posts on HTTP APIs)."""
+    body = raw.get("body") or ""
+    if raw.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except ValueError:
+            raise RejectedRequest(400, "the body is not valid base64") from None
+    return body.encode("utf-8")
+
+
+def _json(status: int, body: dict[str, Any]) -> Response:
+    return Response(status, "application/json", json.dumps(body))
+
+
+def store_for(triggers: TriggerConfig, runtime: RuntimeConfig, session: Any = None) -> Store:
+    """S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set, else the local store."""
+    if triggers.table and triggers.bucket:
+        import boto3
+
+        from ..stores.aws import AwsStore
+
+        session = session or boto3.session.Session()
+        return AwsStore(
+            s3=session.client("s3"), dynamodb=session.client("dynamodb"), bucket=triggers.bucket, table=triggers.table
+        )
+    from ..stores.local import LocalStore
+
+    return LocalStore(runtime.state_dir)
+
+
+def all_workflows(runtime: RuntimeConfig) -> list[Workflow]:
+    return [load_workflow(name, runtime.workflows_dir) for name in available_workflows(runtime.workflows_dir)]
+
+
+def webhook_from_env(logger: Logger) -> APIGatewayHttpResolver:
+    """The webhook function's app: SQS, the idempotency records in the runtime's table, the workflows."""
+    import boto3
+
+    triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
+    if not (triggers.table and triggers.queue_url):
+        raise RuntimeError("the webhook function needs AGENT_TABLE and AGENT_QUEUE_URL")
+    queue = SqsQueue(boto3.client("sqs"), triggers.queue_url, store=store_for(triggers, runtime))
+    return create_app(
+        triggers,
+        queue=queue,
+        persistence=dynamodb_layer(triggers.table),
+        workflows=all_workflows(runtime),
+        logger=logger,
+    )

@@ -1,0 +1,148 @@
+"""The `sam build` output (.aws-sam/build): sizes under Lambda's limit, handlers importable from the built layout
+with only the built dependencies, the encodings, Pyodide files and snapshot present, the sandbox answering.
+
+`make test` builds first and sets AGENT_REQUIRE_BUILD=1, so a missing build fails there; a bare `pytest` skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.triggers_support import slack_request
+
+BUILD = REPO / ".aws-sam" / "build"
+LIMIT_MB = 250  # unzipped: the function and all its layers
+
+if not (BUILD / "template.yaml").is_file():
+    if os.environ.get("AGENT_REQUIRE_BUILD"):
+        raise RuntimeError("no .aws-sam/build: run `make build`")
+    pytest.skip("no .aws-sam/build (run `make build`)", allow_module_level=True)
+
+
+class _Loader(yaml.SafeLoader):
+    """CloudFormation tags: ``!Ref X`` becomes ``{"Ref": "X"}``; the others are not needed here."""
+
+
+_Loader.add_constructor("!Ref", lambda loader, node: {"Ref": loader.construct_scalar(node)})
+_Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def size_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20
+
+
+def functions() -> dict[str, list[str]]:
+    """Each built function and the logical ids of its layers."""
+    template = yaml.load((BUILD / "template.yaml").read_text(), Loader=_Loader)
+    return {
+        name: [layer["Ref"] for layer in resource["Properties"].get("Layers", [])]
+        for name, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+
+
+def test_every_function_with_its_layers_fits_lambdas_limit() -> None:
+    rows = []
+    for name, layers in sorted(functions().items()):
+        total = size_mb(BUILD / name) + sum(size_mb(BUILD / layer) for layer in layers)
+        rows.append((name, layers, total))
+    print("\n\nBuilt artifacts (unzipped, function + layers)")
+    for name, layers, total in rows:
+        print(f"  {name:<16} {total:7.1f} MB  ({', '.join([name, *layers])})")
+    assert {name for name, _, _ in rows} == {"WebhookFunction", "WorkerFunction", "SandboxFunction"}
+    assert all(total < LIMIT_MB for _, _, total in rows), rows
+
+
+def built_python(function: str, code: str, env: dict[str, str] | None = None) -> str:
+    """Run code with only the function's directory and its built layers on the path (no site-packages)."""
+    layers = functions()[function]
+    paths = [str(BUILD / function), *(str(BUILD / layer / "python") for layer in layers)]
+    content = BUILD / "ContentLayer"
+    base_env = {
+        "PATH": os.environ["PATH"],
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "y",
+        "AGENT_TABLE": "table",
+        "AGENT_BUCKET": "bucket",
+        "AGENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/runs.fifo",
+        "AGENT_WORKFLOWS_DIR": str(content / "workflows"),
+        "AGENT_SKILLS_DIR": str(content / "skills"),
+        "AGENT_SANDBOX": "off",
+    }
+    script = f"import sys; sys.path[:0] = {paths!r}\n{code}"
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        env={**base_env, **(env or {})},
+        cwd=BUILD / function,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_the_webhook_handler_imports_and_answers_from_the_built_layout() -> None:
+    body, headers = slack_request({"type": "url_verification", "challenge": "from-the-build"})
+    event = {
+        "version": "2.0",
+        "routeKey": "POST /slack/events",
+        "rawPath": "/slack/events",
+        "headers": {k.lower(): v for k, v in headers.items()},
+        "requestContext": {"http": {"method": "POST", "path": "/slack/events"}, "stage": "$default"},
+        "body": body.decode(),
+        "isBase64Encoded": False,
+    }
+    code = (
+        "import json, app\n"
+        "class C:\n function_name='f'; memory_limit_in_mb=512; aws_request_id='r';"
+        " invoked_function_arn='arn:aws:lambda:us-east-1:1:function:f'\n"
+        " def get_remaining_time_in_millis(self): return 10000\n"
+        f"print(json.dumps(app.lambda_handler({event!r}, C())))\n"
+        "print('botocore' in sys.modules, sys.modules['agent_runtime'].__file__)"
+    )
+    from tests.triggers_support import SLACK_SECRET
+
+    out = built_python("WebhookFunction", code, {"SLACK_SIGNING_SECRET": SLACK_SECRET}).strip().splitlines()
+    assert json.loads(out[-2])["body"] == "from-the-build"
+    assert out[-1].endswith(f"{BUILD / 'RuntimeLayer' / 'python' / 'agent_runtime' / '__init__.py'}")
+
+
+def test_the_worker_handler_imports_with_encodings_and_documents_from_the_built_layout() -> None:
+    code = (
+        "import app\n"
+        "from agent_runtime.context.encodings import load_encoding\n"
+        "print(len(load_encoding('o200k_base').encode('hello world')))\n"
+        "import lxml.etree, pypdf\n"
+        "print(lxml.etree.__file__.startswith(sys.path[2]) or lxml.etree.__file__)\n"
+        "print(app.worker.skills.names())\n"
+    )
+    out = built_python("WorkerFunction", code).strip().splitlines()
+    assert out[0] == "2"
+    assert out[1] == "True"
+    assert "python-sandbox" in out[2]
+
+
+def test_the_built_sandbox_has_pyodide_the_snapshot_and_answers() -> None:
+    root = BUILD / "SandboxFunction"
+    for part in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide.mjs"):
+        assert (root / "node_modules" / "pyodide" / part).is_file()
+    deno = root / "node_modules" / "@deno" / "linux-x64-glibc" / "deno"
+    assert deno.is_file() and os.access(deno, os.X_OK)
+    assert (root / "snapshot" / "pyodide.bin").stat().st_size > 10 * 2**20
+    script = (
+        "import('./index.mjs').then(async (m) => "
+        "{ console.log(JSON.stringify(await m.handler({code: '6*7'}))); process.exit(0); })"
+    )
+    out = subprocess.run(["node", "-e", script], cwd=root, capture_output=True, text=True, timeout=120)
+    reply = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (reply["status"], reply["result"], reply["timings"]["snapshot"]) == ("ok", 42, True)

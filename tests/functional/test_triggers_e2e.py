@@ -1,0 +1,218 @@
+"""Slack/JIRA event → webhook → SQS (moto server) → worker → scripted model → reply on a fake Slack/JIRA API.
+
+Everything crosses real HTTP: the webhook's SQS and DynamoDB calls, the worker's S3/DynamoDB store, the model
+(the openai client to the scripted server) and the replies (slack_sdk and urllib to the fake APIs).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from agent_runtime.config import RuntimeConfig
+from agent_runtime.stores import LocalStore, Store, ThreadStore
+from agent_runtime.stores.aws import AwsStore
+from agent_runtime.testing import Reply, ScriptedCall, ScriptedServer, reply, server_error
+from agent_runtime.triggers.config import TriggerConfig
+from agent_runtime.triggers.idempotency import dynamodb_layer
+from agent_runtime.triggers.queue import SqsQueue, decode
+from agent_runtime.triggers.setup import replies_for
+from agent_runtime.triggers.webhook import create_app
+from agent_runtime.triggers.worker import Worker
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+
+from tests.conftest import REPO, model_for
+from tests.functional.test_webhook import ENV
+from tests.triggers_support import (
+    FakeApis,
+    FakeContext,
+    api_event,
+    fake_apis,
+    jira_comment,
+    jira_request,
+    slack_mention,
+    slack_request,
+    sqs_lambda_event,
+)
+
+WORKFLOW = """\
+name: design-review
+description: Reviews designs.
+prompt: You review designs. Answer in Slack mrkdwn.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+triggers:
+  slack: {channels: [C0REVIEW], direct_messages: true}
+  jira: {projects: [PROJ]}
+"""
+
+
+@dataclass
+class System:
+    post: Callable[..., dict[str, Any]]
+    deliver: Callable[[], list[str]]
+    apis: FakeApis
+    store: Store
+    worker: Worker
+    redeliver: Callable[[], list[str]]
+    base: str  # the fake Slack/JIRA APIs' root URL
+
+
+@pytest.fixture
+def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., System]]:
+    session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
+    clients = {name: session.client(name, endpoint_url=moto_endpoint) for name in ("dynamodb", "sqs", "s3")}
+    name = f"e{abs(hash(request.node.name)) % 10**8}"
+    clients["dynamodb"].create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    clients["s3"].create_bucket(Bucket=name)
+    url = clients["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    store = AwsStore(s3=clients["s3"], dynamodb=clients["dynamodb"], bucket=name, table=name)
+    stack = []
+
+    def build(server: ScriptedServer, *, local_store: bool = False) -> System:
+        apis_cm = fake_apis()
+        apis, base = apis_cm.__enter__()
+        stack.append(apis_cm)
+        env = {**ENV, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_API_URL": f"{base}/", "JIRA_BASE_URL": base}
+        env |= {"JIRA_EMAIL": "bot@example.com", "JIRA_API_TOKEN": "jira-token"}
+        triggers = TriggerConfig.from_env(env)
+        runtime = RuntimeConfig(
+            workflows_dir=tmp_path,
+            skills_dir=REPO / "skills",
+            workflows_url="https://github.com/acme/agents/blob/main/workflows",
+        )
+        from agent_runtime.triggers.webhook import all_workflows
+
+        worker_store = LocalStore(tmp_path / "state") if local_store else store
+        queue = SqsQueue(clients["sqs"], url, store=worker_store)
+
+        app = create_app(
+            triggers,
+            queue=queue,
+            persistence=dynamodb_layer(name, client=clients["dynamodb"]),
+            workflows=all_workflows(runtime),
+        )
+        context = FakeContext()
+        app.idempotency_config.register_lambda_context(context)
+        worker = Worker(
+            runtime,
+            store=worker_store,
+            queue=queue,
+            models=lambda wf: nullcontext(model_for(server)),
+            replies=replies_for(triggers),
+            progress_interval=0.0,
+        )
+        seen: list[dict[str, Any]] = []
+
+        def handler(event: dict[str, Any]) -> list[str]:
+            outcomes: list[str] = []
+
+            def record_handler(record: Any, lambda_context: Any) -> str:
+                from agent_runtime.deadline import Deadline
+
+                outcome = worker.handle(decode(record.body, worker_store), deadline=Deadline.after(600))
+                outcomes.append(outcome)
+                return outcome
+
+            result = process_partial_response(
+                event=event, record_handler=record_handler, processor=SqsFifoPartialProcessor(), context=context
+            )
+            assert result == {"batchItemFailures": []}
+            return outcomes
+
+        def deliver() -> list[str]:
+            outcomes = []
+            while True:
+                got = clients["sqs"].receive_message(
+                    QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0, AttributeNames=["All"]
+                )
+                if "Messages" not in got:
+                    return outcomes
+                seen.extend(got["Messages"])
+                outcomes += handler(sqs_lambda_event(got["Messages"]))
+                for message in got["Messages"]:
+                    clients["sqs"].delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+        def post(path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+            return app.resolve(api_event(path, body, headers), context)
+
+        return System(post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base)
+
+    yield build
+    for cm in stack:
+        cm.__exit__(None, None, None)
+
+
+def read_design(request: Any) -> Reply:
+    file_id = re.search(r"(file-[0-9a-f]+): design\.md", request.system_text()).group(1)
+    return Reply(calls=(ScriptedCall("file_read", {"id": file_id}),))
+
+
+def test_a_slack_mention_is_answered_in_its_thread_with_progress(system, scripted) -> None:
+    server = scripted(read_design, reply("*Verdict*: add a rollback plan (design.md line 3)."))
+    s = system(server)
+    s.apis.files["/files/design.md"] = b"# Design\n\nRetries: 5, no rollback plan.\n"
+    attachment = {"id": "F1", "name": "design.md", "url_private": f"{s.base}/files/design.md", "size": 42}
+    mention = slack_mention("Ev100", files=[{**attachment, "mimetype": "text/markdown"}])
+    assert json.loads(s.post("/slack/events", *slack_request(mention))["body"])["status"] == "queued"
+    assert s.deliver() == ["answered"]
+    [progress] = s.apis.named("chat.postMessage")
+    assert (progress["channel"], progress["thread_ts"]) == ("C0REVIEW", "1763800000.000100")
+    assert progress["text"].endswith("Working on it…")
+    updates = s.apis.named("chat.update")
+    assert all(u["ts"] == "1763800100.000001" and u["channel"] == "C0REVIEW" for u in updates)
+    assert any("step 1 · file_read" in u["text"] for u in updates[:-1])  # the progress message moved
+    assert updates[-1]["text"] == (
+        "*Verdict*: add a rollback plan (design.md line 3).\n\n_Answered by the "
+        "<https://github.com/acme/agents/blob/main/workflows/design-review.yaml|design-review workflow>_"
+    )
+    # the attachment was downloaded with the bot token and read by the model
+    assert "Retries: 5, no rollback plan." in json.dumps(server.requests[1].messages)
+    state, _ = ThreadStore(s.store).load("slack-T0TEAM-C0REVIEW-1763800000.000100")
+    assert state is not None and state.messages[-1]["content"].startswith("*Verdict*")
+    # SQS delivers the same message again: nothing runs, nothing is posted
+    calls = len(s.apis.calls)
+    assert s.redeliver() == ["duplicate"]
+    assert len(s.apis.calls) == calls
+
+
+def test_a_jira_comment_is_answered_with_an_adf_comment(system, scripted) -> None:
+    s = system(scripted(reply("**Not ready**: two open TODOs.\n- line 23\n- line 26")))
+    assert json.loads(s.post("/jira/webhook", *jira_request(jira_comment("777")))["body"])["status"] == "queued"
+    assert s.deliver() == ["answered"]
+    [comment] = s.apis.named("jira.comment")
+    assert comment["path"] == "/rest/api/3/issue/PROJ-1423/comment"
+    content = comment["body"]["content"]
+    assert content[0] == {
+        "type": "paragraph",
+        "content": [
+            {"type": "text", "text": "Not ready", "marks": [{"type": "strong"}]},
+            {"type": "text", "text": ": two open TODOs."},
+        ],
+    }
+    assert content[1]["type"] == "bulletList" and len(content[1]["content"]) == 2
+
+
+def test_a_failed_run_replies_with_an_apology_and_the_run_id(system, scripted) -> None:
+    s = system(scripted(server_error(500), server_error(500), server_error(500)))
+    s.post("/slack/events", *slack_request(slack_mention("Ev200")))
+    assert s.deliver() == ["failed"]
+    final = s.apis.named("chat.update")[-1]["text"]
+    assert re.fullmatch(
+        r"Sorry — I could not finish this one\. If you report it, quote run `run-[0-9a-f]{24}`\.", final
+    )

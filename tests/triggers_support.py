@@ -1,0 +1,212 @@
+"""Shared pieces for trigger tests: API Gateway envelopes, signed Slack/JIRA requests, fake Slack and JIRA APIs."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from slack_sdk.signature import SignatureVerifier
+
+EVENTS = Path(__file__).resolve().parent / "events"
+SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+JIRA_SECRET = "jira-admin-webhook-secret"
+JIRA_SHARED = "automation-shared-secret"
+API_KEY = "api-key-for-tests"
+BOT_USER = "U0BOT"
+BOT_ACCOUNT = "5b10ac8d82e05b22cc7d4ef5"
+
+
+def api_event(path: str, body: bytes, headers: dict[str, str], *, base64_body: bool = False) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) event, from the envelope `sam local generate-event` produces."""
+    event = copy.deepcopy(json.loads((EVENTS / "http-api-proxy.json").read_text()))
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"POST {path}"
+    event["requestContext"]["http"]["method"] = "POST"
+    event["headers"] = {"content-type": "application/json", **{k.lower(): v for k, v in headers.items()}}
+    event["body"] = base64.b64encode(body).decode() if base64_body else body.decode()
+    event["isBase64Encoded"] = base64_body
+    return event
+
+
+def slack_request(payload: dict[str, Any], *, secret: str = SLACK_SECRET, at: float | None = None, **extra: str):
+    body = json.dumps(payload).encode()
+    timestamp = str(int(at if at is not None else time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+    headers = {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature, **extra}
+    return body, headers
+
+
+def jira_request(payload: dict[str, Any], *, secret: str = JIRA_SECRET) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps(payload).encode()
+    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return body, {"X-Hub-Signature": f"sha256={digest}", "X-Atlassian-Webhook-Identifier": "wh-1"}
+
+
+def slack_mention(event_id: str = "Ev01", *, channel: str = "C0REVIEW", ts: str = "1763800000.000100", **event: Any):
+    inner = {
+        "type": "app_mention",
+        "user": "U0DANA",
+        "text": f"<@{BOT_USER}> please review the attached design",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+        **event,
+    }
+    return {
+        "token": "unused",
+        "team_id": "T0TEAM",
+        "api_app_id": "A0APP",
+        "event": inner,
+        "type": "event_callback",
+        "event_id": event_id,
+        "event_time": 1763800000,
+        "authorizations": [{"user_id": BOT_USER, "is_bot": True}],
+    }
+
+
+def jira_comment(comment_id: str = "10042", *, project: str = "PROJ", author: str = "5b10a2844c20165700ede21g"):
+    return {
+        "timestamp": int(time.time() * 1000),
+        "webhookEvent": "comment_created",
+        "comment": {
+            "id": comment_id,
+            "author": {"accountId": author, "displayName": "Dana Lee"},
+            "body": {
+                "type": "doc",
+                "version": 1,
+                "content": [
+                    {"type": "paragraph", "content": [{"type": "text", "text": "@agent is this design ready?"}]}
+                ],
+            },
+        },
+        "issue": {
+            "id": "10001",
+            "key": f"{project}-1423",
+            "fields": {
+                "summary": "Review the webhook retries design",
+                "project": {"key": project},
+                "issuetype": {"name": "Story"},
+                "labels": ["design-review"],
+                "attachment": [],
+            },
+        },
+    }
+
+
+class FakeContext:
+    """What Lambda passes as the context (name, request id, remaining time)."""
+
+    function_name = "agent-runtime-test"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:agent-runtime-test"
+    aws_request_id = "req-1"
+
+    def __init__(self, seconds: float = 900) -> None:
+        self._until = time.monotonic() + seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int((self._until - time.monotonic()) * 1000)
+
+
+class FakeApis:
+    """Slack's Web API and JIRA's REST API on 127.0.0.1 (real HTTP), recording what the worker sent."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.files: dict[str, bytes] = {}
+        self.lock = threading.Lock()
+        self._ts = 0
+
+    def next_ts(self) -> str:
+        with self.lock:
+            self._ts += 1
+            return f"1763800100.{self._ts:06d}"
+
+    def record(self, name: str, body: dict[str, Any]) -> None:
+        with self.lock:
+            self.calls.append((name, body))
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [body for call, body in self.calls if call == name]
+
+
+@contextmanager
+def fake_apis() -> Iterator[tuple[FakeApis, str]]:
+    apis = FakeApis()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            data = apis.files.get(self.path)
+            if data is None or self.headers.get("Authorization") != "Bearer xoxb-test":
+                return self._send(404, b"not found", "text/plain")
+            self._send(200, data, "application/octet-stream")
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            kind = self.headers.get("Content-Type", "")
+            if self.path.startswith("/rest/api/3/issue/"):
+                body = json.loads(raw)
+                apis.record("jira.comment", {"path": self.path, **body})
+                return self._send(201, json.dumps({"id": str(len(apis.named("jira.comment")))}).encode())
+            from urllib.parse import parse_qsl
+
+            body = json.loads(raw) if "json" in kind else dict(parse_qsl(raw.decode()))
+            method = self.path.rsplit("/", 1)[-1]
+            apis.record(method, body)
+            ts = apis.next_ts() if method == "chat.postMessage" else body.get("ts")
+            self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield apis, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def sqs_lambda_event(messages: list[dict[str, Any]], queue_arn: str = "arn:aws:sqs:us-east-1:123456789012:q.fifo"):
+    """The event Lambda's SQS event source mapping delivers, built from received messages."""
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": {
+                    "ApproximateReceiveCount": "1",
+                    "SentTimestamp": "1763800000000",
+                    "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+                    "ApproximateFirstReceiveTimestamp": "1763800000001",
+                    "MessageGroupId": m.get("Attributes", {}).get("MessageGroupId", "g"),
+                    "MessageDeduplicationId": m.get("Attributes", {}).get("MessageDeduplicationId", "d"),
+                    "SequenceNumber": "1",
+                },
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": "us-east-1",
+            }
+            for m in messages
+        ]
+    }
