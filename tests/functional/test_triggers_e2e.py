@@ -56,7 +56,7 @@ triggers:
 @dataclass
 class System:
     post: Callable[..., dict[str, Any]]
-    deliver: Callable[[], list[str]]
+    deliver: Callable[..., list[str]]
     apis: FakeApis
     store: Store
     worker: Worker
@@ -119,13 +119,13 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         )
         seen: list[dict[str, Any]] = []
 
-        def handler(event: dict[str, Any]) -> list[str]:
+        def handler(event: dict[str, Any], seconds: float = 600) -> list[str]:
             outcomes: list[str] = []
 
             def record_handler(record: Any, lambda_context: Any) -> str:
                 from agent_runtime.deadline import Deadline
 
-                outcome = worker.handle(decode(record.body, worker_store), deadline=Deadline.after(600))
+                outcome = worker.handle(decode(record.body, worker_store), deadline=Deadline.after(seconds))
                 outcomes.append(outcome)
                 return outcome
 
@@ -135,18 +135,19 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             assert result == {"batchItemFailures": []}
             return outcomes
 
-        def deliver() -> list[str]:
+        def deliver(seconds: float = 600, *, batches: int = 10**6) -> list[str]:
             outcomes = []
-            while True:
+            for _ in range(batches):
                 got = clients["sqs"].receive_message(
                     QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0, AttributeNames=["All"]
                 )
                 if "Messages" not in got:
                     return outcomes
                 seen.extend(got["Messages"])
-                outcomes += handler(sqs_lambda_event(got["Messages"]))
+                outcomes += handler(sqs_lambda_event(got["Messages"]), seconds)
                 for message in got["Messages"]:
                     clients["sqs"].delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+            return outcomes
 
         def post(path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
             return app.resolve(api_event(path, body, headers), context)
@@ -216,3 +217,22 @@ def test_a_failed_run_replies_with_an_apology_and_the_run_id(system, scripted) -
     assert re.fullmatch(
         r"Sorry — I could not finish this one\. If you report it, quote run `run-[0-9a-f]{24}`\.", final
     )
+
+
+def test_a_thread_continues_and_a_long_run_resumes_through_the_queue(system, scripted) -> None:
+    server = scripted(reply("First answer."), reply("Second answer, knowing the first."))
+    s = system(server)
+    s.post("/slack/events", *slack_request(slack_mention("Ev300")))
+    assert s.deliver() == ["answered"]
+    follow_up = slack_mention("Ev301", ts="1763800050.000200", thread_ts="1763800000.000100", text="<@U0BOT> and?")
+    s.post("/slack/events", *slack_request(follow_up))
+    # the invocation is out of time at once: the run checkpoints, suspends and re-enqueues itself
+    assert s.deliver(seconds=0, batches=1) == ["suspended"]
+    assert s.apis.named("chat.update")[-1]["text"].startswith(":hourglass_flowing_sand: Still working")
+    assert s.deliver() == ["answered"]  # the continuation message, in the thread's message group
+    second = server.requests[1].messages
+    assert [m["content"] for m in second if m["role"] == "assistant"] == ["First answer."]
+    assert "and?" in str([m for m in second if m["role"] == "user"][-1]["content"])
+    updates = [u["text"] for u in s.apis.named("chat.update") if not u["text"].startswith(":hourglass")]
+    assert [u.split("\n\n_Answered")[0] for u in updates] == ["First answer.", "Second answer, knowing the first."]
+    assert len(s.apis.named("chat.postMessage")) == 2  # one progress message per turn, none for the continuation

@@ -254,3 +254,26 @@ def test_runs_by_api_need_the_key_and_a_known_workflow(post, aws) -> None:
     assert body(post("/runs", unknown, {"Authorization": f"Bearer {API_KEY}"})) == {"error": "unknown workflow 'nope'"}
     [message] = queued(aws)
     assert (message["event"]["source"], message["event"]["thread_id"]) == ("api", "api-r-1")
+
+
+def test_the_envelope_fixture_is_what_sam_generates() -> None:
+    """tests/events/http-api-proxy.json is `sam local generate-event apigateway http-api-proxy`, verbatim."""
+    import os
+    import subprocess
+
+    from tests.conftest import REPO
+    from tests.triggers_support import EVENTS
+
+    sam = REPO / ".venv-sam" / "bin" / "sam"
+    if not sam.exists():
+        assert not os.environ.get("AGENT_REQUIRE_BUILD"), "make test installs the SAM CLI (make validate)"
+        pytest.skip("no SAM CLI in .venv-sam (run `make validate`)")
+    out = subprocess.run(
+        [str(sam), "local", "generate-event", "apigateway", "http-api-proxy"],
+        env={**os.environ, "SAM_CLI_TELEMETRY": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(out.stdout) == json.loads((EVENTS / "http-api-proxy.json").read_text())

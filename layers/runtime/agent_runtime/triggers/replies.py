@@ -103,8 +103,9 @@ def fetch(url: str, headers: dict[str, str], limit: int) -> tuple[bytes, str]:
     try:
         return request("GET", url, headers, None, limit=limit)
     except _Redirect as redirect:
-        same_host = urllib.parse.urlparse(redirect.location).hostname == urllib.parse.urlparse(url).hostname
-        return request("GET", redirect.location, headers if same_host else {}, None, limit=limit)
+        origin = urllib.parse.urlparse(url)[:2]  # scheme and host:port: another port is another server
+        same_origin = urllib.parse.urlparse(redirect.location)[:2] == origin
+        return request("GET", redirect.location, headers if same_origin else {}, None, limit=limit)
 
 
 class _Redirect(Exception):
