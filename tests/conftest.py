@@ -105,3 +105,13 @@ def sandbox() -> Iterator[object]:
     client.check()  # `make test` installs it (make sandbox); fail loudly rather than skip
     yield client
     client.close()
+
+
+def create_state_table(dynamodb: object, name: str) -> None:
+    """The runtime's table as template.yaml declares it: pk/sk strings, on demand."""
+    dynamodb.create_table(  # type: ignore[attr-defined]
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key in ("pk", "sk")],
+        BillingMode="PAY_PER_REQUEST",
+    )

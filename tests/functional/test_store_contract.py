@@ -21,21 +21,15 @@ from agent_runtime.stores import (
 )
 from agent_runtime.stores.aws import AwsStore
 
+from tests.conftest import create_state_table
+
 
 def aws_store(endpoint: str, name: str) -> AwsStore:
     session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
     s3 = session.client("s3", endpoint_url=endpoint)
     dynamodb = session.client("dynamodb", endpoint_url=endpoint)
     s3.create_bucket(Bucket=name)
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_state_table(dynamodb, name)
     return AwsStore(s3=s3, dynamodb=dynamodb, bucket=name, table=name, prefix="agent/")
 
 

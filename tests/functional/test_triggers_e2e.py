@@ -28,7 +28,7 @@ from agent_runtime.triggers.webhook import create_app
 from agent_runtime.triggers.worker import Worker
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 
-from tests.conftest import REPO, model_for
+from tests.conftest import REPO, create_state_table, model_for
 from tests.functional.test_webhook import ENV
 from tests.triggers_support import (
     FakeApis,
@@ -69,15 +69,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
     session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
     clients = {name: session.client(name, endpoint_url=moto_endpoint) for name in ("dynamodb", "sqs", "s3")}
     name = f"e{abs(hash(request.node.name)) % 10**8}"
-    clients["dynamodb"].create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_state_table(clients["dynamodb"], name)
     clients["s3"].create_bucket(Bucket=name)
     url = clients["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     (tmp_path / "design-review.yaml").write_text(WORKFLOW)

@@ -18,7 +18,7 @@ from agent_runtime.triggers.queue import SqsQueue, decode
 from agent_runtime.triggers.settings import JiraTrigger, SlackTrigger, TriggerSettings
 from agent_runtime.triggers.webhook import create_app
 
-from tests.conftest import make_workflow
+from tests.conftest import create_state_table, make_workflow
 from tests.triggers_support import (
     API_KEY,
     BOT_ACCOUNT,
@@ -61,15 +61,7 @@ def aws(moto_endpoint: str, request: pytest.FixtureRequest) -> Iterator[dict[str
     session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
     ddb, sqs = session.client("dynamodb", endpoint_url=moto_endpoint), session.client("sqs", endpoint_url=moto_endpoint)
     name = f"t{abs(hash(request.node.name)) % 10**8}"
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_state_table(ddb, name)
     url = sqs.create_queue(
         QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "false"}
     )["QueueUrl"]
