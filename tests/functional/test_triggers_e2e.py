@@ -26,6 +26,7 @@ from agent_runtime.triggers.queue import SqsQueue, decode
 from agent_runtime.triggers.setup import replies_for
 from agent_runtime.triggers.webhook import create_app
 from agent_runtime.triggers.worker import Worker
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 
 from tests.conftest import REPO, create_state_table, model_for
@@ -62,6 +63,7 @@ class System:
     worker: Worker
     redeliver: Callable[[], list[str]]
     base: str  # the fake Slack/JIRA APIs' root URL
+    metrics: Metrics
 
 
 @pytest.fixture
@@ -101,13 +103,17 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         )
         context = FakeContext()
         app.idempotency_config.register_lambda_context(context)
+        model = model_for(server)  # one client for every run, as the worker function keeps one
+        metrics = Metrics(namespace="AgentRuntimeTest", service="worker")
+        metrics.clear_metrics()
         worker = Worker(
             runtime,
             store=worker_store,
             queue=queue,
-            models=lambda wf: nullcontext(model_for(server)),
+            models=lambda wf: nullcontext(model),
             replies=replies_for(triggers),
             progress_interval=0.0,
+            metrics=metrics,
         )
         seen: list[dict[str, Any]] = []
 
@@ -144,7 +150,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         def post(path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
             return app.resolve(api_event(path, body, headers), context)
 
-        return System(post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base)
+        return System(post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base, metrics)
 
     yield build
     for cm in stack:
@@ -178,6 +184,9 @@ def test_a_slack_mention_is_answered_in_its_thread_with_progress(system, scripte
     assert "Retries: 5, no rollback plan." in json.dumps(server.requests[1].messages)
     state, _ = ThreadStore(s.store).load("slack-T0TEAM-C0REVIEW-1763800000.000100")
     assert state is not None and state.messages[-1]["content"].startswith("*Verdict*")
+    emf = s.metrics.serialize_metric_set()  # CloudWatch embedded metric format, as the handler flushes it
+    assert (emf["Runs"], emf["ToolCalls"], emf["Compactions"]) == ([1.0], [1.0], [0.0])
+    assert emf["Tokens"][0] > 0 and "RunFailures" not in emf
     # SQS delivers the same message again: nothing runs, nothing is posted
     calls = len(s.apis.calls)
     assert s.redeliver() == ["duplicate"]

@@ -269,3 +269,17 @@ def test_the_envelope_fixture_is_what_sam_generates() -> None:
         timeout=60,
     )
     assert json.loads(out.stdout) == json.loads((EVENTS / "http-api-proxy.json").read_text())
+
+
+def test_secrets_come_from_secrets_manager_through_powertools_parameters(
+    moto_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in {"AWS_ENDPOINT_URL": moto_endpoint, "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "t")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "t")
+    client = boto3.client("secretsmanager")
+    client.create_secret(Name="agent-runtime/test", SecretString=json.dumps({"slack_signing_secret": "from-sm"}))
+    config = TriggerConfig.from_env({"AGENT_SECRETS_NAME": "agent-runtime/test", "SLACK_SIGNING_SECRET": "env"})
+    assert config.secret("slack_signing_secret") == "from-sm"  # the secret wins over the environment
+    assert config.secret("jira_api_token") is None
