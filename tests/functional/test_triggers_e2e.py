@@ -64,6 +64,7 @@ class System:
     redeliver: Callable[[], list[str]]
     base: str  # the fake Slack/JIRA APIs' root URL
     metrics: Metrics
+    received: list[dict[str, Any]]  # every SQS message the worker was handed
 
 
 @pytest.fixture
@@ -150,7 +151,9 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         def post(path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
             return app.resolve(api_event(path, body, headers), context)
 
-        return System(post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base, metrics)
+        return System(
+            post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base, metrics, seen
+        )
 
     yield build
     for cm in stack:
@@ -237,3 +240,17 @@ def test_a_thread_continues_and_a_long_run_resumes_through_the_queue(system, scr
     updates = [u["text"] for u in s.apis.named("chat.update") if not u["text"].startswith(":hourglass")]
     assert [u.split("\n\n_Answered")[0] for u in updates] == ["First answer.", "Second answer, knowing the first."]
     assert len(s.apis.named("chat.postMessage")) == 2  # one progress message per turn, none for the continuation
+
+
+def test_a_message_over_the_queue_limit_travels_by_claim_check(system, scripted) -> None:
+    server = scripted(reply("Read it all."))
+    s = system(server)
+    pasted = "\n".join(f"2026-11-20T09:00:{n % 60:02d}Z INFO line {n} " + "x" * 60 for n in range(5000))  # ~400 KB
+    s.post("/slack/events", *slack_request(slack_mention("Ev400", text=f"<@U0BOT> what failed?\n{pasted}")))
+    assert s.deliver() == ["answered"]
+    [message] = s.received
+    claim = json.loads(message["Body"])
+    assert claim["type"] == "claim" and len(message["Body"]) < 200  # SQS carried a pointer, the store the body
+    assert s.store.blob_size("claims", claim["key"]) > 400_000
+    first = server.requests[0].messages
+    assert "virtual file" in json.dumps(first)  # the 400 KB message arrived whole and became a virtual file

@@ -206,11 +206,10 @@ def webhook_from_env(logger: Logger) -> APIGatewayHttpResolver:
     triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
     if not (triggers.table and triggers.queue_url):
         raise RuntimeError("the webhook function needs AGENT_TABLE and AGENT_QUEUE_URL")
-    queue = SqsQueue(boto3.client("sqs"), triggers.queue_url, store=store_for(triggers, runtime))
-    return create_app(
-        triggers,
-        queue=queue,
-        persistence=dynamodb_layer(triggers.table),
-        workflows=all_workflows(runtime),
-        logger=logger,
+    session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
+    # The store (S3 + DynamoDB clients) only for claim checks of large bodies: made on first use, not at init.
+    queue = SqsQueue(
+        session.client("sqs"), triggers.queue_url, store_factory=lambda: store_for(triggers, runtime, session)
     )
+    persistence = dynamodb_layer(triggers.table, client=session.client("dynamodb"))
+    return create_app(triggers, queue=queue, persistence=persistence, workflows=all_workflows(runtime), logger=logger)
