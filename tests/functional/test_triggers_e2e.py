@@ -254,3 +254,37 @@ def test_a_message_over_the_queue_limit_travels_by_claim_check(system, scripted)
     assert s.store.blob_size("claims", claim["key"]) > 400_000
     first = server.requests[0].messages
     assert "virtual file" in json.dumps(first)  # the 400 KB message arrived whole and became a virtual file
+
+
+def test_a_new_turn_waits_behind_a_suspended_one_in_the_same_thread(tmp_path: Path, scripted) -> None:
+    from agent_runtime.deadline import Deadline
+    from agent_runtime.triggers.queue import LocalQueue
+    from agent_runtime.triggers.slack import parse
+    from agent_runtime.triggers.worker import Replies
+
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    store = LocalStore(tmp_path / "state")
+    queue = LocalQueue(store)
+    server = scripted(reply("Answer to the first."), reply("Answer to the second."))
+    model = model_for(server)
+    worker = Worker(
+        RuntimeConfig(workflows_dir=tmp_path, skills_dir=REPO / "skills"),
+        store=store,
+        queue=queue,
+        models=lambda wf: nullcontext(model),
+        replies=Replies(),
+    )
+
+    def event(event_id: str, ts: str, text: str) -> dict[str, Any]:
+        mention = slack_mention(event_id, ts=ts, thread_ts="1763800000.000100", text=text)
+        parsed = parse(json.dumps(mention).encode(), bot_user_id="U0BOT")
+        return {"type": "event", "event": {**parsed.to_dict(), "workflow": "design-review"}}
+
+    assert worker.handle(event("E1", "1763800001.0", "first"), deadline=Deadline.after(0)) == "suspended"
+    assert worker.handle(event("E2", "1763800002.0", "second"), deadline=Deadline.after(60)) == "deferred"
+    outcomes = []
+    while not queue.messages.empty():
+        outcomes.append(worker.handle(decode(queue.messages.get(), store), deadline=Deadline.after(60)))
+    assert outcomes == ["answered", "answered"]  # the continuation first, then the deferred turn
+    second = server.requests[1].messages
+    assert [m["content"] for m in second if m["role"] == "assistant"] == ["Answer to the first."]

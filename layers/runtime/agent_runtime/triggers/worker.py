@@ -35,6 +35,7 @@ from .progress import ProgressHook
 from .queue import EventQueue
 from .replies import JiraReplier, SlackReplier
 
+ACTIVE_RUN = "active-run"  # thread item: the run that is suspended mid-turn, if any
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
 
 
@@ -89,7 +90,20 @@ class Worker:
         if self._reply_state(run_id) is not None:
             self.log.info("duplicate delivery: already answered")
             return "duplicate"
+        if message["type"] == "event" and self._defer_behind_active_run(event, run_id, message):
+            return "deferred"
         return self._run(event, run_id, continuation=message["type"] == "continue", deadline=deadline)
+
+    def _defer_behind_active_run(self, event: TriggerEvent, run_id: str, message: dict[str, Any]) -> bool:
+        """A thread's turns run in order: a new turn waits behind a suspended one (queued again after its
+        continuation, in the thread's message group), instead of answering without it and racing its save."""
+        active = self.store.get_item(thread_partition(event.thread_id), ACTIVE_RUN)
+        other = active.data.get("run_id") if active is not None else None
+        if not other or other == run_id or self.queue is None:
+            return False
+        self.queue.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:after:{other}")
+        self.log.info("deferred behind a suspended run", extra={"active_run": other})
+        return True
 
     def _run(self, event: TriggerEvent, run_id: str, *, continuation: bool, deadline: Deadline) -> str:
         workflow = load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
@@ -119,7 +133,9 @@ class Worker:
             )
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
-        if record.status is RunStatus.SUSPENDED:
+        active = record.run_id if record.status is RunStatus.SUSPENDED else None
+        self.store.put_latest(thread_partition(event.thread_id), ACTIVE_RUN, {"run_id": active})
+        if active:
             progress(":hourglass_flowing_sand: Still working — this one takes longer; I will answer here.")
             return "suspended"
         return self._finish(event, workflow, record)
