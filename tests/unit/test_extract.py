@@ -197,3 +197,32 @@ def test_xlsx_sheets_as_bounded_tables() -> None:
     assert text.startswith("## Sheet: Costs\n\n| item | usd |\n| --- | --- |\n| row0 | 0 |")
     assert "[… 2,901 more rows not shown]" in text
     assert "## Sheet: Empty\n\n(empty sheet)" in text
+
+
+def test_the_whole_tree_and_streamed_docx_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_runtime.extract import docx as docx_module
+
+    body = (
+        '<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Plan</w:t></w:r></w:p>'
+        "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+        '<w:p><w:pPr><w:numPr><w:ilvl w:val="1"/></w:numPr></w:pPr><w:r><w:t>Nested item</w:t></w:r></w:p>'
+        "<w:p><w:r><w:t>a</w:t><w:tab/><w:t>b</w:t><w:br/><w:t>c</w:t>"
+        "<w:instrText>HYPERLINK x</w:instrText></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>"
+        "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>x | y</w:t></w:r></w:p></w:tc><w:tc><w:tbl><w:tr><w:tc><w:p><w:r>"
+        "<w:t>inner</w:t></w:r></w:p></w:tc></w:tr></w:tbl></w:tc></w:tr></w:tbl>"
+        "<w:p><w:r><w:pict><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></w:pict></w:r>"
+        "<w:r><w:t> after box</w:t></w:r></w:p><w:p><w:r><w:t>   </w:t></w:r></w:p>"
+    )
+    data = docx_with(f"<w:document {W}><w:body>{body}</w:body></w:document>".encode())
+    whole = extract(data, "mixed.docx").text
+    monkeypatch.setattr(docx_module, "WHOLE_TREE_BYTES", 0)
+    streamed = extract(data, "mixed.docx").text
+    assert (
+        whole
+        == streamed
+        == (
+            "## Plan\n\nIn a content control\n\n  - Nested item\n\na\tb\nc\n\n"
+            "| x \\| y | inner |\n| --- | --- |\n\nboxed after box\n"
+        )
+    )
+    assert "HYPERLINK" not in whole and "gone" not in whole
