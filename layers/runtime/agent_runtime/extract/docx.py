@@ -42,12 +42,13 @@ def extract_docx(data: bytes, budget: Budget) -> str:
 def _join(parts: list[str]) -> str:
     """Blank lines between blocks, but consecutive list items stay one list (linear: pieces, one join)."""
     pieces: list[str] = []
-    previous = ""
+    was_item = False
     for part in parts:
+        is_item = _is_item(part)
         if pieces:
-            pieces.append("\n" if _is_item(part) and _is_item(previous) else "\n\n")
+            pieces.append("\n" if is_item and was_item else "\n\n")
         pieces.append(part)
-        previous = part
+        was_item = is_item
     return "".join(pieces)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 from .docx import W, style_prefixes, table_markdown
 from .exceptions import ExtractionError
 
+BUILT_IN = {f"Heading{n}" for n in range(1, 10)} | {"Title"}
+BUILT_IN |= {f"{kind}{n}" for kind in ("ListBullet", "ListNumber", "ListParagraph") for n in ("", 2, 3, 4, 5)}
 BLOCK, TABLE, ROW, CELL, TEXT = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
 
 STYLESHEET = """<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
@@ -93,7 +95,9 @@ def transform(raw: bytes, styles: dict[str, str]) -> list[str]:
 
 def _prefix_tables(tree: Any, styles: dict[str, str]) -> tuple[str, str]:
     """``|styleId=prefix|...`` lookup strings for every paragraph style the body uses (the XSLT's tables)."""
-    used = set(tree.xpath("//w:pPr/w:pStyle/@w:val", namespaces={"w": W[1:-1]}))
+    # Every style styles.xml defines plus Word's built-in ids (cheap); only without styles.xml, the ids the body
+    # uses (a scan of the tree), so an id used but never defined is read from its name as on the streamed path.
+    used = set(styles) | BUILT_IN if styles else set(tree.xpath("//w:pPr/w:pStyle/@w:val", namespaces={"w": W[1:-1]}))
     heads, lists = [], []
     for style_id in used:
         if "|" in style_id or "=" in style_id:
