@@ -11,7 +11,7 @@ import io
 import re
 from typing import Any
 
-from .safety import Budget, iterparse, open_zip, read_part
+from .safety import Budget, iterparse, open_zip, parse_xml, read_part
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 # Up to this size document.xml is parsed whole and converted by XSLT (~2x faster, memory ~10x the XML);
@@ -58,7 +58,7 @@ def _is_item(line: str) -> bool:
 
 def _style_names(archive: Any, budget: Budget) -> dict[str, str]:
     names = {}
-    for _, style in iterparse(io.BytesIO(read_part(archive, "word/styles.xml", budget)), (f"{W}style",)):
+    for style in parse_xml(read_part(archive, "word/styles.xml", budget)).iterfind(f"{W}style"):
         name = style.find(f"{W}name")
         if name is not None:
             names[style.get(f"{W}styleId", "")] = name.get(f"{W}val", "")

@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from .docx import W, style_prefixes, table_markdown
-from .exceptions import ExtractionError
+from .safety import parse_xml
 
 BUILT_IN = {f"Heading{n}" for n in range(1, 10)} | {"Title"}
 BUILT_IN |= {f"{kind}{n}" for kind in ("ListBullet", "ListNumber", "ListParagraph") for n in ("", 2, 3, 4, 5)}
@@ -71,13 +71,7 @@ def transform(raw: bytes, styles: dict[str, str]) -> list[str]:
     """The document's blocks (paragraphs and tables as Markdown), empty ones dropped."""
     from lxml import etree
 
-    parser = etree.XMLParser(
-        resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False, remove_comments=True
-    )
-    try:
-        tree = etree.fromstring(raw, parser)
-    except etree.XMLSyntaxError as error:
-        raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None
+    tree = parse_xml(raw)
     heads, lists = _prefix_tables(tree, styles)
     text = str(_compiled()(tree, heads=etree.XSLT.strparam(heads), lists=etree.XSLT.strparam(lists)))
     blocks = []
