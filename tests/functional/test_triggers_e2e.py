@@ -91,7 +91,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             skills_dir=REPO / "skills",
             workflows_url="https://github.com/acme/agents/blob/main/workflows",
         )
-        from agent_runtime.triggers.webhook import all_workflows
+        from agent_runtime.triggers.config import all_workflows
 
         worker_store = LocalStore(tmp_path / "state") if local_store else store
         queue = SqsQueue(clients["sqs"], url, store=worker_store)

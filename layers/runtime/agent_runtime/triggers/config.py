@@ -7,7 +7,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import RuntimeConfig
+    from ..stores.base import Store
+    from ..workflows import Workflow
 
 SECRET_KEYS = (
     "slack_signing_secret",
@@ -66,3 +71,25 @@ def _from_secrets_manager(name: str) -> dict[str, Any]:
 
     value = parameters.get_secret(name, transform="json", max_age=SECRETS_MAX_AGE)
     return value if isinstance(value, dict) else {}
+
+
+def store_for(triggers: TriggerConfig, runtime: RuntimeConfig, session: Any = None) -> Store:
+    """S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set, else the local store."""
+    if triggers.table and triggers.bucket:
+        import boto3
+
+        from ..stores.aws import AwsStore
+
+        session = session or boto3.session.Session()
+        return AwsStore(
+            s3=session.client("s3"), dynamodb=session.client("dynamodb"), bucket=triggers.bucket, table=triggers.table
+        )
+    from ..stores.local import LocalStore
+
+    return LocalStore(runtime.state_dir)
+
+
+def all_workflows(runtime: RuntimeConfig) -> list[Workflow]:
+    from ..workflows import available_workflows, load_workflow
+
+    return [load_workflow(name, runtime.workflows_dir) for name in available_workflows(runtime.workflows_dir)]

@@ -20,11 +20,11 @@ from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..runtime import open_model
 from ..stores import LocalStore
-from .config import TriggerConfig
+from .config import TriggerConfig, all_workflows
 from .idempotency import StorePersistenceLayer
 from .queue import LocalQueue, decode
 from .setup import replies_for, sandbox_for
-from .webhook import all_workflows, create_app
+from .webhook import create_app
 from .worker import Worker
 
 log = logging.getLogger(__name__)

@@ -16,10 +16,9 @@ from ..config import RuntimeConfig
 from ..runtime import open_model
 from ..sandbox import LambdaSandbox, LocalSandbox, SandboxClient
 from ..stores import Store
-from .config import TriggerConfig
+from .config import TriggerConfig, store_for
 from .queue import SqsQueue
 from .replies import JiraReplier, SlackReplier
-from .webhook import store_for
 from .worker import Replies, Worker
 
 

@@ -20,11 +20,10 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from ..stores.base import Store
 from ..stores.runs import check_thread_id
-from ..workflows import Workflow, available_workflows, load_workflow
+from ..workflows import Workflow
 from . import jira, slack
-from .config import TriggerConfig
+from .config import TriggerConfig, all_workflows, store_for
 from .event import Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .idempotency import dynamodb_layer
@@ -177,26 +176,6 @@ def _raw_body(raw: dict[str, Any]) -> bytes:
 
 def _json(status: int, body: dict[str, Any]) -> Response:
     return Response(status, "application/json", json.dumps(body))
-
-
-def store_for(triggers: TriggerConfig, runtime: RuntimeConfig, session: Any = None) -> Store:
-    """S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set, else the local store."""
-    if triggers.table and triggers.bucket:
-        import boto3
-
-        from ..stores.aws import AwsStore
-
-        session = session or boto3.session.Session()
-        return AwsStore(
-            s3=session.client("s3"), dynamodb=session.client("dynamodb"), bucket=triggers.bucket, table=triggers.table
-        )
-    from ..stores.local import LocalStore
-
-    return LocalStore(runtime.state_dir)
-
-
-def all_workflows(runtime: RuntimeConfig) -> list[Workflow]:
-    return [load_workflow(name, runtime.workflows_dir) for name in available_workflows(runtime.workflows_dir)]
 
 
 def webhook_from_env(logger: Logger) -> APIGatewayHttpResolver:
