@@ -88,3 +88,16 @@ def test_long_answers_are_chunked_on_line_boundaries_and_adf_keeps_structure() -
         "text": "the doc",
         "marks": [{"type": "link", "attrs": {"href": "https://x.example"}}],
     }
+
+
+def test_markdown_answers_become_slack_mrkdwn_outside_code() -> None:
+    from agent_runtime.triggers.mrkdwn import to_mrkdwn
+
+    answer = (
+        "## Verdict\n**Not ready**: see [the handbook](https://wiki.example/h).\n- one\n  * two\n"
+        "```\n**kept** # as is\n```\nand `**code**` stays; *already mrkdwn* too; snake__case__name."
+    )
+    assert to_mrkdwn(answer) == (
+        "*Verdict*\n*Not ready*: see <https://wiki.example/h|the handbook>.\n• one\n  • two\n"
+        "```\n**kept** # as is\n```\nand `**code**` stays; *already mrkdwn* too; snake__case__name."
+    )

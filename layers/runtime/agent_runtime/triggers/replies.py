@@ -20,6 +20,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 
 from .adf import to_adf
 from .exceptions import ReplyError
+from .mrkdwn import to_mrkdwn
 
 SLACK_CHUNK = 3_500  # characters per message: long answers continue in the thread
 TIMEOUT = 30
@@ -45,7 +46,7 @@ class SlackReplier:
 
     def answer(self, channel: str, thread_ts: str, progress_ts: str | None, text: str) -> None:
         """The answer replaces the progress message; what does not fit follows in the thread."""
-        chunks = chunk(text, SLACK_CHUNK)
+        chunks = chunk(to_mrkdwn(text), SLACK_CHUNK)
         if progress_ts:
             self.update(channel, progress_ts, chunks[0])
         else:
