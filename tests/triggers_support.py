@@ -154,7 +154,8 @@ def fake_apis() -> Iterator[tuple[FakeApis, str]]:
 
         def do_GET(self) -> None:
             data = apis.files.get(self.path)
-            if data is None or self.headers.get("Authorization") != "Bearer xoxb-test":
+            jira = "Basic " + base64.b64encode(b"bot@example.com:jira-token").decode()
+            if data is None or self.headers.get("Authorization") not in ("Bearer xoxb-test", jira):
                 return self._send(404, b"not found", "text/plain")
             self._send(200, data, "application/octet-stream")
 

@@ -288,3 +288,31 @@ def test_a_new_turn_waits_behind_a_suspended_one_in_the_same_thread(tmp_path: Pa
     assert outcomes == ["answered", "answered"]  # the continuation first, then the deferred turn
     second = server.requests[1].messages
     assert [m["content"] for m in second if m["role"] == "assistant"] == ["Answer to the first."]
+
+
+def test_a_new_jira_issue_with_an_attachment_is_read_and_answered(system, scripted) -> None:
+    def read_spec(request: Any) -> Reply:
+        file_id = re.search(r"(file-[0-9a-f]+): spec\.md", request.system_text()).group(1)
+        return Reply(calls=(ScriptedCall("file_read", {"id": file_id}),))
+
+    server = scripted(read_spec, reply("The spec has no rollback section."))
+    s = system(server)
+    s.apis.files["/rest/api/3/attachment/content/10"] = b"# Spec\n\nRollout: all at once.\n"
+    issue = jira_comment("1")
+    del issue["comment"]
+    issue["webhookEvent"] = "jira:issue_created"
+    issue["issue"]["fields"]["description"] = "Please review the attached spec."
+    issue["issue"]["fields"]["attachment"] = [
+        {
+            "id": "10",
+            "filename": "spec.md",
+            "mimeType": "text/markdown",
+            "size": 30,
+            "content": f"{s.base}/rest/api/3/attachment/content/10",
+        }
+    ]
+    assert json.loads(s.post("/jira/webhook", *jira_request(issue))["body"])["status"] == "queued"
+    assert s.deliver() == ["answered"]
+    assert "Rollout: all at once." in json.dumps(server.requests[1].messages)
+    [comment] = s.apis.named("jira.comment")
+    assert comment["body"]["content"][0]["content"][0]["text"].startswith("The spec has no rollback section.")
