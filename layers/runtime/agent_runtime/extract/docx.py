@@ -7,6 +7,7 @@ table is converted as soon as it is parsed and then dropped, so memory stays fla
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from typing import Any
@@ -57,8 +58,14 @@ def _is_item(line: str) -> bool:
 
 
 def _style_names(archive: Any, budget: Budget) -> dict[str, str]:
+    return _names_in(read_part(archive, "word/styles.xml", budget))
+
+
+@functools.lru_cache(maxsize=16)
+def _names_in(raw: bytes) -> dict[str, str]:
+    """Style id → name. Cached by content: documents from one template share their styles.xml (read-only use)."""
     names = {}
-    for style in parse_xml(read_part(archive, "word/styles.xml", budget)).iterfind(f"{W}style"):
+    for style in parse_xml(raw).iterfind(f"{W}style"):
         name = style.find(f"{W}name")
         if name is not None:
             names[style.get(f"{W}styleId", "")] = name.get(f"{W}val", "")
