@@ -31,9 +31,8 @@ MEASURE = textwrap.dedent(
     if kind == "ours":
         from agent_runtime.extract import extract
         from agent_runtime.extract import docx as _docx, pdf as _pdf
-        from agent_runtime.extract.docx_xslt import _compiled
+        from agent_runtime.extract import docx_tree
         import lxml.etree, pypdf
-        _compiled()  # the stylesheet is compiled once per process, like an import
     elif kind == "python-docx":
         import docx
         from docx.table import Table

