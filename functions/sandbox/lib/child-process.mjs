@@ -15,6 +15,7 @@ const CHILD = join(HERE, "child.mjs");
 // limit Python gets ~330 MB). memory_mb is what Python may use; the kernel limit adds this allowance.
 export const RUNTIME_ALLOWANCE_MB = 768;
 const MAX_CHILD_OUTPUT = 48 * 1024 * 1024;
+export const HAS_SHELL = existsSync("/bin/sh");
 
 export function denoBinary() {
   if (process.env.AGENT_SANDBOX_DENO) return process.env.AGENT_SANDBOX_DENO;
@@ -64,15 +65,15 @@ export class Child {
     this.spawnedAt = performance.now();
     const limitKb = (memoryMb + RUNTIME_ALLOWANCE_MB) * 1024;
     // exec keeps the pid Deno's own, so the kill below reaches it; the environment is only what Deno needs.
-    this.process = spawn(
-      "/bin/sh",
-      ["-c", `ulimit -d ${limitKb} && exec "$0" "$@"`, denoBinary(), ...denoArgs({ snapshot })],
-      {
-        cwd: tmpdir(),
-        env: { DENO_DIR: denoDir(), NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-        stdio: ["pipe", "pipe", "pipe"],
-      },
-    );
+    // Without a shell (a stripped image) there is no ulimit: the function's own memory size is the cap then.
+    const [command, args] = HAS_SHELL
+      ? ["/bin/sh", ["-c", `ulimit -d ${limitKb} && exec "$0" "$@"`, denoBinary(), ...denoArgs({ snapshot })]]
+      : [denoBinary(), denoArgs({ snapshot })];
+    this.process = spawn(command, args, {
+      cwd: tmpdir(),
+      env: { DENO_DIR: denoDir(), NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     this.stdout = [];
     this.stderr = [];
     this.outputBytes = 0;

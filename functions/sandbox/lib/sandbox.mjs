@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Child, ROOT } from "./child-process.mjs";
+import { Child, HAS_SHELL, ROOT } from "./child-process.mjs";
 
 export const SNAPSHOT = join(ROOT, "snapshot", "pyodide.bin");
 export const LIMITS = {
@@ -71,6 +71,7 @@ export class Sandbox {
     const status = snapshotStatus(snapshot);
     this.snapshot = status.usable ? snapshot : null;
     if (!status.usable) log(`sandbox: Pyodide snapshot ${status.why}; loading without it (~3 s per call)`);
+    if (!HAS_SHELL) log("sandbox: no /bin/sh for ulimit: memory is capped only by the function's memory size");
     this.spare = null;
   }
 
