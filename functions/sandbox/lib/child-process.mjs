@@ -96,12 +96,15 @@ export class Child {
     if (this.outputBytes > MAX_CHILD_OUTPUT) return this.kill("output");
     into.push(chunk);
     if (into !== this.stdout) return;
-    const text = Buffer.concat(into);
-    if (!this.isReady && text.includes("READY\n")) {
-      this.isReady = true;
-      this.stdout = [text.subarray(text.indexOf("READY\n") + 6)];
-      this.markReady(true);
-    } else if (this.isReady && this.onReply && text.includes("\n")) {
+    if (!this.isReady) {
+      const text = Buffer.concat(into); // only the few bytes before READY
+      const at = text.indexOf("READY\n");
+      if (at >= 0) {
+        this.isReady = true;
+        this.stdout = [text.subarray(at + 6)];
+        this.markReady(true);
+      }
+    } else if (this.onReply && chunk.includes(10)) {
       this.onReply(); // the reply is one line: no need to wait for the process to tear down
     }
   }
