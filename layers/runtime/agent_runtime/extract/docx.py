@@ -96,14 +96,22 @@ def _paragraph(p: Any, styles: dict[str, str]) -> str:
         return ""
     props = p.find(f"{W}pPr")
     style = props.find(f"{W}pStyle") if props is not None else None
-    heading, listed = style_prefixes(style.get(f"{W}val", "") if style is not None else "", styles)
-    if heading:
-        return heading + text
     numbering = props.find(f"{W}numPr") if props is not None else None
     level = numbering.find(f"{W}ilvl") if numbering is not None else None
+    prefixes = style_prefixes(style.get(f"{W}val", "") if style is not None else "", styles)
+    return paragraph_block(
+        text, prefixes, numbered=numbering is not None, level=level.get(f"{W}val", "0") if level is not None else None
+    )
+
+
+def paragraph_block(text: str, prefixes: tuple[str, str], *, numbered: bool, level: str | None) -> str:
+    """A non-empty paragraph as Markdown: heading styles win, then the numbering level, then list styles."""
+    heading, listed = prefixes
+    if heading:
+        return heading + text
     if level is not None:
-        return "  " * int(level.get(f"{W}val", "0")) + "- " + text
-    if listed or numbering is not None:
+        return "  " * int(level) + "- " + text
+    if listed or numbered:
         return (listed or "- ") + text
     return text
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .docx import W, style_prefixes, table_markdown
+from .docx import W, paragraph_block, style_prefixes, table_markdown
 from .safety import parse_xml
 
 P, TBL, TR, TC = f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc"
@@ -53,15 +53,7 @@ class _Walk:
         style = self.style or ""
         if style not in self.prefixes:
             self.prefixes[style] = style_prefixes(style, self.styles)
-        heading, listed = self.prefixes[style]
-        if heading:
-            self.blocks.append(heading + text)
-        elif self.level is not None:
-            self.blocks.append("  " * int(self.level) + "- " + text)
-        elif listed or self.numbered:
-            self.blocks.append((listed or "- ") + text)
-        else:
-            self.blocks.append(text)
+        self.blocks.append(paragraph_block(text, self.prefixes[style], numbered=self.numbered, level=self.level))
 
 
 def transform(raw: bytes, styles: dict[str, str]) -> list[str]:
