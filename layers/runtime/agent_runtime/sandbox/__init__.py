@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .exceptions import SandboxError, SandboxUnavailableError
     from .local import LocalSandbox
     from .settings import SandboxSettings, parse_sandbox_section
-    from .tool import open_sandbox, python_tool
+    from .tool import open_sandbox, python_tool, sandbox_for
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -31,6 +31,7 @@ __getattr__, __dir__ = lazy_exports(
         "parse_sandbox_section": ".settings",
         "open_sandbox": ".tool",
         "python_tool": ".tool",
+        "sandbox_for": ".tool",
     },
 )
 
@@ -47,4 +48,5 @@ __all__ = [
     "open_sandbox",
     "parse_sandbox_section",
     "python_tool",
+    "sandbox_for",
 ]

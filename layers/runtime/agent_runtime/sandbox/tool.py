@@ -105,17 +105,21 @@ def report(result: SandboxResult, stored: Sequence[str], settings: SandboxSettin
     return "\n".join(parts)
 
 
+def sandbox_for(config: RuntimeConfig) -> SandboxClient | None:
+    """The configured sandbox (``AGENT_SANDBOX``): the Lambda function, local Node, or none (``off``)."""
+    if config.sandbox_mode == "lambda" and config.sandbox_function:
+        return LambdaSandbox(config.sandbox_function)
+    if config.sandbox_mode == "local":
+        return LocalSandbox(config.sandbox_dir)
+    return None
+
+
 @contextmanager
 def open_sandbox(config: RuntimeConfig) -> Iterator[SandboxClient | None]:
-    """The configured sandbox (``AGENT_SANDBOX``): local Node, the Lambda function, or none (``off``)."""
-    if config.sandbox_mode == "off":
-        yield None
-        return
-    if config.sandbox_mode == "lambda":
-        yield LambdaSandbox(config.sandbox_function or "")
-        return
-    client = LocalSandbox(config.sandbox_dir)
+    """:func:`sandbox_for`, closed afterwards (a local sandbox's Node process ends)."""
+    client = sandbox_for(config)
     try:
         yield client
     finally:
-        client.close()
+        if client is not None:
+            client.close()

@@ -19,11 +19,12 @@ from aws_lambda_powertools import Logger
 from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..runtime import open_model
+from ..sandbox import sandbox_for
 from ..stores import LocalStore
 from .config import TriggerConfig, all_workflows
 from .idempotency import StorePersistenceLayer
 from .queue import LocalQueue, decode
-from .setup import replies_for, sandbox_for
+from .setup import replies_for
 from .webhook import create_app
 from .worker import Worker
 

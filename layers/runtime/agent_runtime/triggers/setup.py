@@ -14,7 +14,7 @@ from aws_lambda_powertools import Logger, Metrics
 
 from ..config import RuntimeConfig
 from ..runtime import open_model
-from ..sandbox import LambdaSandbox, LocalSandbox, SandboxClient
+from ..sandbox import sandbox_for
 from ..stores import Store
 from .config import TriggerConfig, store_for
 from .queue import SqsQueue
@@ -74,11 +74,3 @@ def replies_for(triggers: TriggerConfig) -> Replies:
         if triggers.jira_base_url and triggers.jira_email and jira_token
         else None,
     )
-
-
-def sandbox_for(runtime: RuntimeConfig) -> SandboxClient | None:
-    if runtime.sandbox_mode == "lambda" and runtime.sandbox_function:
-        return LambdaSandbox(runtime.sandbox_function)
-    if runtime.sandbox_mode == "local":
-        return LocalSandbox(runtime.sandbox_dir)
-    return None
