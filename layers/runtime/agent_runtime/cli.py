@@ -58,6 +58,7 @@ environment:
   AGENT_MODEL_MAX_ATTEMPTS          attempts per model call on 429/5xx/timeouts (default: 4)
   AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)
   AGENT_DEADLINE_MARGIN_SECONDS     in Lambda, suspend this long before the invocation ends (default: 30)
+  AGENT_MODEL                       overrides every workflow's model.name (empty: each workflow's own)
   AGENT_SANDBOX                     where the python tool runs code: local (default), lambda, off
   AGENT_SANDBOX_FUNCTION            the sandbox Lambda function (name or ARN); implies AGENT_SANDBOX=lambda
   AGENT_SANDBOX_DIR                 the local sandbox (default: the repo's functions/sandbox)"""
