@@ -98,7 +98,7 @@ lock: ## Regenerate the layers' requirements.txt (runtime, documents) from pypro
 		| $(BIN)/uv pip compile - --python-version 3.11 --no-header --quiet -o layers/documents/requirements.txt
 
 .PHONY: bench
-bench: $(STAMP) sandbox ## Run the benchmarks under tests/bench (not part of make test)
+bench: $(STAMP) build ## Run the benchmarks under tests/bench (not part of make test; builds first: cold imports are of the built layout)
 	$(BIN)/python -m pytest tests/bench -s
 
 .PHONY: clean

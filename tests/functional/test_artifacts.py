@@ -20,6 +20,8 @@ from tests.triggers_support import slack_request
 
 BUILD = REPO / ".aws-sam" / "build"
 LIMIT_MB = 250  # unzipped: the function and all its layers
+# AWS clients the runtime and Powertools make (stores, queue, sandbox, secrets and parameters)
+REQUIRED_SERVICES = ("s3", "dynamodb", "sqs", "lambda", "secretsmanager", "ssm", "sts")
 
 if not (BUILD / "template.yaml").is_file():
     if os.environ.get("AGENT_REQUIRE_BUILD"):
@@ -77,6 +79,7 @@ def built_python(function: str, code: str, env: dict[str, str] | None = None) ->
         "AGENT_WORKFLOWS_DIR": str(content / "workflows"),
         "AGENT_SKILLS_DIR": str(content / "skills"),
         "AGENT_SANDBOX": "off",
+        "PYTHONDONTWRITEBYTECODE": "1",  # Lambda's /var/task and /opt are read-only; and keep the build clean
     }
     script = f"import sys; sys.path[:0] = {paths!r}\n{code}"
     out = subprocess.run(
@@ -130,6 +133,32 @@ def test_the_worker_handler_imports_with_encodings_and_documents_from_the_built_
     assert out[0] == "2"
     assert out[1] == "True"
     assert "python-sandbox" in out[2]
+
+
+@pytest.mark.parametrize("function", ["WebhookFunction", "WorkerFunction"])
+def test_every_module_a_handler_imports_from_its_layers_ships_bytecode(function: str) -> None:
+    """/opt is read-only: a module without its .pyc would be compiled from source at every cold start."""
+    code = (
+        "import os, app\n"
+        "layers = tuple(p for p in sys.path[1:] if p.endswith('/python'))\n"
+        "mods = [m for m in list(sys.modules.values()) if (getattr(m, '__file__', None) or '').startswith(layers)]\n"
+        "mods = [m for m in mods if m.__file__.endswith('.py')]\n"
+        "print(len(mods))\n"
+        "print(sorted(m.__name__ for m in mods if not os.path.isfile(m.__cached__ or '')))\n"
+        "print(open(sys.modules['agent_runtime'].__cached__, 'rb').read(8)[4])\n"
+    )
+    count, missing, flags = built_python(function, code).strip().splitlines()[-3:]
+    assert int(count) > 100 and missing == "[]", missing
+    assert flags == "1"  # PEP 552 unchecked hash: used as is, whatever the mtimes after copying
+
+
+def test_botocore_keeps_the_models_the_runtime_calls() -> None:
+    code = (
+        "import boto3, botocore.session\n"
+        f"for name in {REQUIRED_SERVICES!r}: boto3.client(name)\n"
+        "print(len(botocore.session.get_session().get_available_services()))\n"
+    )
+    assert int(built_python("WorkerFunction", code).strip()) < 50  # trimmed from 400+: see layers/runtime/Makefile
 
 
 def test_the_built_sandbox_has_pyodide_the_snapshot_and_answers() -> None:

@@ -22,8 +22,6 @@ from .sandbox import SandboxClient, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
-from .testing.demo import demo_script
-from .testing.server import ScriptedServer
 from .tools import ToolRegistry
 from .trace import TraceHook
 from .workflows import Workflow
@@ -85,6 +83,9 @@ def open_model(
     if not config.use_demo_model:
         yield OpenAIChatModel(name, client=client, retry=retry, timeout=config.model_timeout_seconds)
         return
+    from .testing.demo import demo_script  # only without a configured endpoint: not in a deployed function
+    from .testing.server import ScriptedServer
+
     with ScriptedServer(demo_script(), model=name) as server:
         print(
             f"agent-runtime: OPENAI_API_KEY and OPENAI_BASE_URL are unset: using the embedded demo model "

@@ -30,8 +30,9 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
     if openai_key and not os.environ.get("OPENAI_API_KEY"):
         os.environ["OPENAI_API_KEY"] = openai_key  # read by the openai client; never logged
     runtime = RuntimeConfig.from_env()
-    store = store_for(triggers, runtime)
-    queue = SqsQueue(boto3.client("sqs"), triggers.queue_url, store=store) if triggers.queue_url else None
+    session = boto3.session.Session()  # one session: its clients share the parsed endpoint data (~60 ms each)
+    store = store_for(triggers, runtime, session)
+    queue = SqsQueue(session.client("sqs"), triggers.queue_url, store=store) if triggers.queue_url else None
     worker = Worker(
         runtime,
         store=store,

@@ -1,0 +1,55 @@
+"""Finish a built layer: drop unused botocore models, then ship bytecode.
+
+Lambda's /opt is read-only, so a layer without ``.pyc`` files makes every cold start compile each imported module
+from source (the webhook's import takes ~2.7x as long). ``unchecked-hash`` bytecode is used as is: the layer never
+changes after the build, and copying it resets the mtimes a timestamp check would compare. The bytecode is only
+valid for the Python that writes it, so it is written only by a 3.11 (Lambda's python3.11).
+
+Usage: python3 layers/bytecode.py DIR [--botocore-services "s3 sqs ..." | all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import shutil
+import sys
+from pathlib import Path
+
+LAMBDA_PYTHON = (3, 11)
+
+
+def prune_botocore(root: Path, keep: set[str]) -> list[str]:
+    """Remove every service model not in ``keep``; shared files (endpoints, partitions, retries) stay."""
+    data = root / "botocore" / "data"
+    services = {path.name for path in data.iterdir() if path.is_dir()}
+    if missing := keep - services:
+        raise SystemExit(f"bytecode.py: no botocore model for {sorted(missing)} (check BOTOCORE_SERVICES)")
+    removed = sorted(services - keep)
+    for name in removed:
+        shutil.rmtree(data / name)
+    return removed
+
+
+def compile_tree(root: Path) -> None:
+    if sys.version_info[:2] != LAMBDA_PYTHON:
+        print(f"bytecode.py: warning: Python {sys.version.split()[0]} is not Lambda's 3.11; no bytecode shipped")
+        return
+    mode = compileall.py_compile.PycInvalidationMode.UNCHECKED_HASH
+    if not compileall.compile_dir(root, quiet=2, workers=0, invalidation_mode=mode):
+        print("bytecode.py: some modules did not compile (they compile at import instead)", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--botocore-services", default="all")
+    args = parser.parse_args(argv)
+    if args.botocore_services.strip() not in ("", "all"):
+        removed = prune_botocore(args.root, set(args.botocore_services.split()))
+        print(f"bytecode.py: kept botocore models {sorted(args.botocore_services.split())}, removed {len(removed)}")
+    compile_tree(args.root)
+
+
+if __name__ == "__main__":
+    main()
