@@ -316,3 +316,49 @@ def test_a_new_jira_issue_with_an_attachment_is_read_and_answered(system, script
     assert "Rollout: all at once." in json.dumps(server.requests[1].messages)
     [comment] = s.apis.named("jira.comment")
     assert comment["body"]["content"][0]["content"][0]["text"].startswith("The spec has no rollback section.")
+
+
+def test_a_turn_never_overwrites_a_thread_saved_after_it_started(tmp_path: Path, scripted, caplog) -> None:
+    """An out-of-band writer saves the thread while a turn runs: the turn's answer is posted, its save refused."""
+    from contextlib import contextmanager
+    from dataclasses import replace
+
+    from agent_runtime.deadline import Deadline
+    from agent_runtime.triggers.slack import parse
+    from agent_runtime.triggers.worker import Replies
+
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    store = LocalStore(tmp_path / "state")
+    threads = ThreadStore(store)
+    server = scripted(reply("First."), reply("Second."))
+    model = model_for(server)
+
+    @contextmanager
+    def models(workflow: Any) -> Iterator[Any]:
+        if len(server.requests) == 1:  # during the second turn, after it loaded the thread
+            state, version = threads.load(thread)
+            marked = [*state.messages, {"role": "user", "content": "saved meanwhile"}]
+            threads.save(thread, replace(state, messages=marked), expected_version=version)
+        yield model
+
+    worker = Worker(
+        RuntimeConfig(workflows_dir=tmp_path, skills_dir=REPO / "skills"),
+        store=store,
+        queue=None,
+        models=models,
+        replies=Replies(),
+    )
+
+    def event(event_id: str, ts: str) -> dict[str, Any]:
+        mention = slack_mention(event_id, ts=ts, thread_ts="1763800000.000100", text=f"<@U0BOT> {event_id}")
+        parsed = parse(json.dumps(mention).encode(), bot_user_id="U0BOT")
+        return {"type": "event", "event": {**parsed.to_dict(), "workflow": "design-review"}}
+
+    first = event("E1", "1763800001.0")
+    thread = first["event"]["thread_id"]
+    assert worker.handle(first, deadline=Deadline.after(60)) == "answered"
+    assert "First." in json.dumps(threads.load(thread)[0].messages)
+    assert worker.handle(event("E2", "1763800002.0"), deadline=Deadline.after(60)) == "answered"
+    kept = json.dumps(threads.load(thread)[0].messages)
+    assert "saved meanwhile" in kept and "Second." not in kept
+    assert "thread saved by another turn since this one started" in caplog.text

@@ -36,6 +36,7 @@ from .queue import EventQueue
 from .replies import JiraReplier, SlackReplier
 
 ACTIVE_RUN = "active-run"  # thread item: the run that is suspended mid-turn, if any
+THREAD_BASE = "thread-base"  # run item: the thread version the turn started from (its save must not skip a newer)
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
 
 
@@ -141,7 +142,9 @@ class Worker:
         return self._finish(event, workflow, record)
 
     def _fresh_state(self, event: TriggerEvent, run_id: str) -> RunState | None:
-        state, _ = self.threads.load(event.thread_id)
+        state, version = self.threads.load(event.thread_id)
+        # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
+        self.store.put_latest(run_partition(run_id), THREAD_BASE, {"version": version}, ttl=self.runs.ttl)
         if state is None:
             return None
         state.context.pop(CHECKPOINT_VERSION, None)
@@ -183,7 +186,7 @@ class Worker:
         )
         self._reply(event, record.run_id, text)
         if record.state is not None and answered:
-            self._save_thread(event.thread_id, record.state)
+            self._save_thread(event.thread_id, record.run_id, record.state)
         if not answered:
             self.log.warning("run did not complete", extra={"status": str(record.status), "reason": record.stop_reason})
         return "answered" if answered else "failed"
@@ -214,12 +217,17 @@ class Worker:
             self.replies.jira.comment(event.reply_to["issue_key"], text)
         self.store.put_latest(partition, "reply", {"state": "posted", "chars": len(text)}, ttl=self.runs.ttl)
 
-    def _save_thread(self, thread_id: str, state: RunState) -> None:
-        _, version = self.threads.load(thread_id)
+    def _save_thread(self, thread_id: str, run_id: str, state: RunState) -> None:
+        """Saved over the version the turn started from, so a turn that finished meanwhile is never overwritten.
+
+        Turns of one thread are serialised (FIFO group; a new turn waits behind a suspended one), so a conflict
+        means an out-of-band writer; the answer is already posted, only this turn's memory is not kept."""
+        base = self.store.get_item(run_partition(run_id), THREAD_BASE)
+        version = base.data.get("version") if base is not None else self.threads.load(thread_id)[1]
         try:
             self.threads.save(thread_id, state, expected_version=version)
         except VersionConflictError:
-            self.log.warning("thread changed meanwhile; this turn's state was not saved")
+            self.log.warning("thread saved by another turn since this one started; this turn's state not kept")
 
     def _measure(self, record: RunRecord) -> None:
         if self.metrics is None:
