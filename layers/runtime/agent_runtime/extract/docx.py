@@ -23,12 +23,12 @@ _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$",
 
 def extract_docx(data: bytes, budget: Budget) -> str:
     archive = open_zip(data)
-    styles = _style_names(archive, budget) if "word/styles.xml" in archive.namelist() else {}
+    styles = StyleNames(archive, budget)
     raw = read_part(archive, "word/document.xml", budget)
     if len(raw) <= WHOLE_TREE_BYTES:
         from .docx_tree import transform  # the fast path: one C-level walk over the parsed tree
 
-        return _join(transform(raw, styles)) + "\n"
+        return transform(raw, styles, _join) + "\n"
     out: list[str] = []
     for _, element in iterparse(io.BytesIO(raw), (f"{W}p", f"{W}tbl")):
         if _inside(element, f"{W}tbl") or _inside(element, f"{W}txbxContent"):
@@ -57,8 +57,19 @@ def _is_item(line: str) -> bool:
     return line.lstrip().startswith("- ")
 
 
-def _style_names(archive: Any, budget: Budget) -> dict[str, str]:
-    return _names_in(read_part(archive, "word/styles.xml", budget))
+class StyleNames:
+    """Style id → name from styles.xml, read on first need: ids such as ``Heading2`` or ``ListBullet`` say what
+    they are, and styles.xml (~350 KB in Word's default template) is most of the work on a short document."""
+
+    def __init__(self, archive: Any, budget: Budget) -> None:
+        self.archive, self.budget = archive, budget
+        self.names: dict[str, str] | None = None
+
+    def get(self, style_id: str, default: str) -> str:
+        if self.names is None:
+            present = "word/styles.xml" in self.archive.namelist()
+            self.names = _names_in(read_part(self.archive, "word/styles.xml", self.budget)) if present else {}
+        return self.names.get(style_id, default)
 
 
 @functools.lru_cache(maxsize=16)
@@ -90,7 +101,7 @@ def _text(element: Any) -> str:
     return "".join(parts)
 
 
-def _paragraph(p: Any, styles: dict[str, str]) -> str:
+def _paragraph(p: Any, styles: StyleNames) -> str:
     text = _text(p).strip()
     if not text:
         return ""
@@ -116,18 +127,26 @@ def paragraph_block(text: str, prefixes: tuple[str, str], *, numbered: bool, lev
     return text
 
 
-def style_prefixes(style_id: str, styles: dict[str, str]) -> tuple[str, str]:
-    """A paragraph style's Markdown: (heading or title prefix, list-item prefix); either may be empty."""
-    name = styles.get(style_id, style_id).replace("Heading", "heading ").strip()
-    heading = _HEADING.match(name.replace("  ", " ")) or _HEADING.match(style_id.replace("Heading", "heading "))
-    if heading:
+def style_prefixes(style_id: str, styles: StyleNames | dict[str, str]) -> tuple[str, str]:
+    """A paragraph style's Markdown: (heading or title prefix, list-item prefix); either may be empty.
+
+    The id decides when it names a heading, the title or a list (Word's built-in ids do); otherwise the style's
+    name does (localised or custom ids: ``berschrift1`` is named "heading 1")."""
+    if not style_id:
+        return "", ""
+    return _prefixes_of(style_id) or _prefixes_of(styles.get(style_id, style_id)) or ("", "")
+
+
+def _prefixes_of(name: str) -> tuple[str, str] | None:
+    name = name.replace("Heading", "heading ").replace("  ", " ").strip()
+    if heading := _HEADING.match(name):
         return "#" * min(int(heading.group(1)), 6) + " ", ""
-    if name.lower() == "title" or style_id == "Title":
+    if name.lower() == "title":
         return "# ", ""
     if "list" in name.lower():
-        named = re.search(r"(\d)$", name)  # "List Bullet 2" is the second level
+        named = re.search(r"(\d)$", name)  # "List Bullet 2" / "ListBullet2" is the second level
         return "", "  " * (int(named.group(1)) - 1 if named else 0) + "- "
-    return "", ""
+    return None
 
 
 def _table(tbl: Any) -> str:
