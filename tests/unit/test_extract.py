@@ -83,11 +83,13 @@ def test_truncated_documents_give_clear_errors(cut: float) -> None:
         extract(pdf[: int(len(pdf) * cut)][:200], "broken.pdf")
 
 
-def docx_with(document_xml: bytes, *, compress: int = zipfile.ZIP_DEFLATED) -> bytes:
+def docx_with(document_xml: bytes, *, compress: int = zipfile.ZIP_DEFLATED, styles: bytes | None = None) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compress) as archive:
         archive.writestr("[Content_Types].xml", "<Types/>")
         archive.writestr("word/document.xml", document_xml)
+        if styles is not None:
+            archive.writestr("word/styles.xml", styles)
     return buffer.getvalue()
 
 
@@ -230,3 +232,28 @@ def test_the_whole_tree_and_streamed_docx_paths_agree(monkeypatch: pytest.Monkey
         )
     )
     assert "HYPERLINK" not in whole and "gone" not in whole
+
+
+def styled(*paragraphs: tuple[str, str]) -> bytes:
+    body = "".join(f'<w:p><w:pPr><w:pStyle w:val="{s}"/></w:pPr><w:r><w:t>{t}</w:t></w:r></w:p>' for s, t in paragraphs)
+    return f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()
+
+
+def test_localised_and_custom_style_ids_are_read_by_their_names() -> None:
+    styles = (
+        f"<w:styles {W}>"
+        '<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/></w:style>'
+        '<w:style w:type="paragraph" w:styleId="1"><w:name w:val="heading 2"/></w:style>'
+        '<w:style w:type="paragraph" w:styleId="Aufzhlungszeichen"><w:name w:val="List Bullet"/></w:style>'
+        '<w:style w:type="paragraph" w:styleId="BodyText"><w:name w:val="Body Text"/></w:style>'
+        "</w:styles>"
+    ).encode()
+    document = styled(("berschrift1", "Plan"), ("1", "Goals"), ("Aufzhlungszeichen", "one"), ("BodyText", "Prose"))
+    text = extract(docx_with(document, styles=styles), "de.docx").text
+    assert text == "# Plan\n\n## Goals\n\n- one\n\nProse\n"
+
+
+def test_style_ids_that_say_what_they_are_need_no_styles_xml_and_a_damaged_one_loses_no_text() -> None:
+    broken = b"<w:styles><unclosed>"
+    document = styled(("Heading2", "Plan"), ("ListBullet2", "deep"), ("Title", "Doc"), ("berschrift1", "Text"))
+    assert extract(docx_with(document, styles=broken), "en.docx").text == "## Plan\n\n  - deep\n\n# Doc\n\nText\n"

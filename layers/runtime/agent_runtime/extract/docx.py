@@ -7,11 +7,13 @@ or table is converted as soon as it is parsed and then dropped, so memory stays 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import re
 from typing import Any
 
+from .exceptions import ExtractionError
 from .safety import Budget, iterparse, open_zip, parse_xml, read_part
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -67,8 +69,11 @@ class StyleNames:
 
     def get(self, style_id: str, default: str) -> str:
         if self.names is None:
-            present = "word/styles.xml" in self.archive.namelist()
-            self.names = _names_in(read_part(self.archive, "word/styles.xml", self.budget)) if present else {}
+            self.names = {}
+            # A damaged styles.xml costs the heading marks of custom styles, not the document's text.
+            with contextlib.suppress(ExtractionError):
+                if "word/styles.xml" in self.archive.namelist():
+                    self.names = _names_in(read_part(self.archive, "word/styles.xml", self.budget))
         return self.names.get(style_id, default)
 
 
