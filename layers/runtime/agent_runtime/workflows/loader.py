@@ -15,8 +15,9 @@ from .schema import Workflow, parse_workflow
 SUFFIXES = (".yaml", ".yml")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, but a key given twice is an error instead of a silent overwrite."""
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's parser when the wheel has it: ~5x faster at cold start), but a key given
+    twice is an error instead of a silent overwrite."""
 
 
 def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
