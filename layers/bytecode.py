@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import gzip
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -28,7 +30,27 @@ def prune_botocore(root: Path, keep: set[str]) -> list[str]:
     removed = sorted(services - keep)
     for name in removed:
         shutil.rmtree(data / name)
+    _prune_endpoints(data, keep)
     return removed
+
+
+def _prune_endpoints(data: Path, keep: set[str]) -> None:
+    """endpoints.json (1.2 MB, parsed by every new session: ~30 ms) keeps only the kept services' entries."""
+    path = data / "endpoints.json"
+    if not path.is_file():
+        return
+    prefixes = keep | {_endpoint_prefix(data / name) for name in keep}
+    endpoints = json.loads(path.read_text())
+    for partition in endpoints["partitions"]:
+        partition["services"] = {k: v for k, v in partition["services"].items() if k in prefixes}
+    path.write_text(json.dumps(endpoints, indent=1))
+
+
+def _endpoint_prefix(service: Path) -> str:
+    """A service's key in endpoints.json: its model's endpointPrefix (``monitoring`` for cloudwatch)."""
+    model = max(service.glob("*/service-2.json*"))  # the newest API version
+    raw = gzip.decompress(model.read_bytes()) if model.suffix == ".gz" else model.read_bytes()
+    return str(json.loads(raw)["metadata"].get("endpointPrefix", service.name))
 
 
 def compile_tree(root: Path) -> None:

@@ -161,6 +161,22 @@ def test_botocore_keeps_the_models_the_runtime_calls() -> None:
     assert int(built_python("WorkerFunction", code).strip()) < 50  # trimmed from 400+: see layers/runtime/Makefile
 
 
+def test_trimmed_botocore_resolves_the_same_endpoints_as_the_full_one() -> None:
+    """The layer's endpoints.json keeps only the kept services' entries: every partition must resolve as before."""
+    code = (
+        "import json, boto3\n"
+        "urls = {}\n"
+        "for region in ('us-east-1', 'eu-west-1', 'cn-north-1', 'us-gov-west-1', 'us-iso-east-1'):\n"
+        f"    for name in {REQUIRED_SERVICES!r}:\n"
+        "        client = boto3.client(name, region_name=region, aws_access_key_id='x', aws_secret_access_key='y')\n"
+        "        urls[region + '/' + name] = client.meta.endpoint_url\n"
+        "print(json.dumps(urls, sort_keys=True))\n"
+    )
+    trimmed = built_python("WorkerFunction", code).strip().splitlines()[-1]
+    full = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert json.loads(trimmed) == json.loads(full)
+
+
 def test_the_built_sandbox_has_pyodide_the_snapshot_and_answers() -> None:
     root = BUILD / "SandboxFunction"
     for part in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide.mjs"):

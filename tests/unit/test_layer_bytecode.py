@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +15,13 @@ SCRIPT = REPO / "layers" / "bytecode.py"
 
 def layer(tmp_path: Path) -> Path:
     data = tmp_path / "botocore" / "data"
-    for service in ("s3", "sqs", "ec2"):
+    for service, prefix in (("s3", "s3"), ("sqs", "sqs"), ("ec2", "ec2"), ("cloudwatch", "monitoring")):
         (data / service / "2020-01-01").mkdir(parents=True)
-        (data / service / "2020-01-01" / "service-2.json").write_text("{}")
-    (data / "endpoints.json").write_text("{}")
+        model = {"metadata": {"endpointPrefix": prefix}}
+        (data / service / "2020-01-01" / "service-2.json.gz").write_bytes(gzip.compress(json.dumps(model).encode()))
+    services = {name: {"endpoints": {}} for name in ("s3", "sqs", "ec2", "monitoring")}
+    partitions = [{"partition": p, "regions": {"r": {}}, "services": services} for p in ("aws", "aws-cn")]
+    (data / "endpoints.json").write_text(json.dumps({"partitions": partitions, "version": 3}))
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text("VALUE = 42\n")
     return tmp_path
@@ -28,10 +33,13 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_keeps_the_listed_models_and_the_shared_files_and_compiles_unchecked_hash(tmp_path: Path) -> None:
     root = layer(tmp_path)
-    done = run(str(root), "--botocore-services", "s3 sqs")
+    done = run(str(root), "--botocore-services", "s3 cloudwatch")
     assert done.returncode == 0, done.stderr
     data = root / "botocore" / "data"
-    assert sorted(p.name for p in data.iterdir()) == ["endpoints.json", "s3", "sqs"]
+    assert sorted(p.name for p in data.iterdir()) == ["cloudwatch", "endpoints.json", "s3"]
+    endpoints = json.loads((data / "endpoints.json").read_text())
+    assert [sorted(p["services"]) for p in endpoints["partitions"]] == [["monitoring", "s3"]] * 2  # by prefix
+    assert endpoints["partitions"][0]["regions"] == {"r": {}} and endpoints["version"] == 3
     pyc = root / "pkg" / "__pycache__" / f"mod.{sys.implementation.cache_tag}.pyc"
     if sys.version_info[:2] == (3, 11):
         assert pyc.read_bytes()[4] == 1  # PEP 552 flags: hash-based, unchecked
@@ -43,6 +51,7 @@ def test_all_keeps_every_model(tmp_path: Path) -> None:
     root = layer(tmp_path)
     assert run(str(root), "--botocore-services", "all").returncode == 0
     assert (root / "botocore" / "data" / "ec2").is_dir()
+    assert "ec2" in (root / "botocore" / "data" / "endpoints.json").read_text()
 
 
 def test_a_misspelt_service_fails_the_build_and_removes_nothing(tmp_path: Path) -> None:
@@ -50,3 +59,4 @@ def test_a_misspelt_service_fails_the_build_and_removes_nothing(tmp_path: Path) 
     done = run(str(root), "--botocore-services", "s3 sqss")
     assert done.returncode != 0 and "no botocore model for ['sqss']" in done.stderr
     assert (root / "botocore" / "data" / "ec2").is_dir()
+    assert "ec2" in (root / "botocore" / "data" / "endpoints.json").read_text()
