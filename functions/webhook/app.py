@@ -11,10 +11,9 @@ from agent_runtime.triggers.webhook import webhook_from_env
 from aws_lambda_powertools import Logger
 
 logger = Logger(service="agent-runtime-webhook")
-app = webhook_from_env(logger)
+webhook = webhook_from_env(logger)
 
 
 @logger.inject_lambda_context(clear_state=True)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    app.idempotency_config.register_lambda_context(context)  # an in-progress record expires with the invocation
-    return app.resolve(event, context)
+    return webhook.handle(event, context)

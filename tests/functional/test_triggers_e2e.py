@@ -96,14 +96,13 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         worker_store = LocalStore(tmp_path / "state") if local_store else store
         queue = SqsQueue(clients["sqs"], url, store=worker_store)
 
-        app = create_app(
+        webhook = create_app(
             triggers,
             queue=queue,
             persistence=dynamodb_layer(name, client=clients["dynamodb"]),
             workflows=all_workflows(runtime),
         )
         context = FakeContext()
-        app.idempotency_config.register_lambda_context(context)
         model = model_for(server)  # one client for every run, as the worker function keeps one
         metrics = Metrics(namespace="AgentRuntimeTest", service="worker")
         metrics.clear_metrics()
@@ -149,7 +148,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             return outcomes
 
         def post(path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
-            return app.resolve(api_event(path, body, headers), context)
+            return webhook.handle(api_event(path, body, headers), context)
 
         return System(
             post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base, metrics, seen

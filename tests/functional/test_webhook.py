@@ -70,17 +70,16 @@ def aws(moto_endpoint: str, request: pytest.FixtureRequest) -> Iterator[dict[str
 
 @pytest.fixture
 def post(aws: dict[str, Any]) -> Callable[..., dict[str, Any]]:
-    app = create_app(
+    webhook = create_app(
         TriggerConfig.from_env(ENV),
         queue=SqsQueue(aws["sqs"], aws["url"]),
         persistence=dynamodb_layer(aws["table"], client=aws["ddb"]),
         workflows=workflows(),
     )
     context = FakeContext()
-    app.idempotency_config.register_lambda_context(context)
 
     def send(path: str, body: bytes, headers: dict[str, str], **kwargs: Any) -> dict[str, Any]:
-        return app.resolve(api_event(path, body, headers, **kwargs), context)
+        return webhook.handle(api_event(path, body, headers, **kwargs), context)
 
     return send
 

@@ -36,7 +36,7 @@ class LocalServer:
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store)
         logger = Logger(service="agent-runtime-serve")
-        self.app = create_app(
+        self.webhook = create_app(
             triggers,
             queue=self.queue,
             persistence=StorePersistenceLayer(self.store),
@@ -136,8 +136,7 @@ def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             event = api_gateway_event("POST", self.path.split("?")[0], dict(self.headers.items()), body)
             context = _RequestContext()
-            server.app.idempotency_config.register_lambda_context(context)  # type: ignore[attr-defined]
-            result = server.app.resolve(event, context)
+            result = server.webhook.handle(event, context)
             payload = (result.get("body") or "").encode()
             self.send_response(int(result.get("statusCode", 500)))
             for key, value in (result.get("headers") or {}).items():

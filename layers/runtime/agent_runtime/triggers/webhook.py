@@ -10,6 +10,7 @@ import json
 import secrets as token_source
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -32,6 +33,18 @@ from .queue import EventQueue, SqsQueue
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
 
 
+@dataclass(frozen=True)
+class Webhook:
+    """The routes and the idempotency config whose in-progress records must expire with each invocation."""
+
+    app: APIGatewayHttpResolver
+    idempotency: IdempotencyConfig
+
+    def handle(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        self.idempotency.register_lambda_context(context)  # a crashed invocation's record then expires with it
+        return self.app.resolve(event, context)
+
+
 def route(event: TriggerEvent, workflows: Sequence[Workflow]) -> str | None:
     """The first workflow (by name) whose ``triggers`` match the event."""
     for workflow in sorted(workflows, key=lambda w: w.name):
@@ -48,11 +61,10 @@ def create_app(
     workflows: Sequence[Workflow],
     logger: Logger | None = None,
     clock: Callable[[], float] = time.time,
-) -> APIGatewayHttpResolver:
+) -> Webhook:
     app = APIGatewayHttpResolver()
     log = logger or Logger(service="agent-runtime-webhook")
-    enqueue = _idempotent_enqueue(queue, persistence)
-    idempotency = enqueue.idempotency_config  # type: ignore[attr-defined]
+    enqueue, idempotency = _idempotent_enqueue(queue, persistence)
 
     def accept(result: TriggerEvent | Ignored | Challenge) -> Response:
         if isinstance(result, Challenge):
@@ -80,8 +92,7 @@ def create_app(
     app.post("/slack/events")(lambda: guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
     app.post("/jira/webhook")(lambda: guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
     app.post("/runs")(lambda: guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
-    app.idempotency_config = idempotency  # type: ignore[attr-defined]  # the handler registers the context
-    return app
+    return Webhook(app, idempotency)
 
 
 def _slack(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | Ignored | Challenge:
@@ -109,7 +120,9 @@ def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent) -> str:
     return "queued" if result.get("nonce") == nonce else "duplicate"
 
 
-def _idempotent_enqueue(queue: EventQueue, persistence: BasePersistenceLayer) -> Callable[..., dict[str, Any]]:
+def _idempotent_enqueue(
+    queue: EventQueue, persistence: BasePersistenceLayer
+) -> tuple[Callable[..., dict[str, Any]], IdempotencyConfig]:
     config = IdempotencyConfig(
         event_key_jmespath="dedup_key", expires_after_seconds=DEDUP_SECONDS, raise_on_no_idempotency_key=True
     )
@@ -120,8 +133,7 @@ def _idempotent_enqueue(queue: EventQueue, persistence: BasePersistenceLayer) ->
         message_id = queue.send({"type": "event", "event": event}, group=event["thread_id"], dedup=message["dedup_key"])
         return {"nonce": message["nonce"], "message_id": message_id}
 
-    enqueue.idempotency_config = config  # type: ignore[attr-defined]
-    return enqueue
+    return enqueue, config
 
 
 def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Workflow]) -> TriggerEvent:
@@ -178,7 +190,7 @@ def _json(status: int, body: dict[str, Any]) -> Response:
     return Response(status, "application/json", json.dumps(body))
 
 
-def webhook_from_env(logger: Logger) -> APIGatewayHttpResolver:
+def webhook_from_env(logger: Logger) -> Webhook:
     """The webhook function's app: SQS, the idempotency records in the runtime's table, the workflows."""
     import boto3
 
