@@ -123,7 +123,9 @@ class FakeApis:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.files: dict[str, bytes] = {}
+        self.files: dict[str, bytes] = {}  # served to downloads, by path
+        self.refuse: dict[str, str] = {}  # Slack method -> the error it answers with
+        self.uploads: dict[str, bytes] = {}  # received: Slack upload URLs' bodies by file id, JIRA's by path
         self.lock = threading.Lock()
         self._ts = 0
 
@@ -162,6 +164,13 @@ def fake_apis() -> Iterator[tuple[FakeApis, str]]:
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             kind = self.headers.get("Content-Type", "")
+            if self.path.startswith("/upload/"):  # the URL files.getUploadURLExternal handed out
+                apis.uploads[self.path.rsplit("/", 1)[-1]] = raw
+                return self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
+            if self.path.endswith("/attachments"):
+                apis.record("jira.attach", {"path": self.path, "token": self.headers.get("X-Atlassian-Token")})
+                apis.uploads[self.path] = raw
+                return self._send(200, b"[]")
             if self.path.startswith("/rest/api/3/issue/"):
                 body = json.loads(raw)
                 apis.record("jira.comment", {"path": self.path, **body})
@@ -171,6 +180,16 @@ def fake_apis() -> Iterator[tuple[FakeApis, str]]:
             body = json.loads(raw) if "json" in kind else dict(parse_qsl(raw.decode()))
             method = self.path.rsplit("/", 1)[-1]
             apis.record(method, body)
+            if method in apis.refuse:
+                return self._send(200, json.dumps({"ok": False, "error": apis.refuse[method]}).encode())
+            if method == "files.getUploadURLExternal":
+                file_id = f"F{len(apis.named(method))}"
+                host = f"http://127.0.0.1:{self.server.server_address[1]}"
+                return self._send(
+                    200, json.dumps({"ok": True, "upload_url": f"{host}/upload/{file_id}", "file_id": file_id}).encode()
+                )
+            if method == "files.completeUploadExternal":
+                return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
             ts = apis.next_ts() if method == "chat.postMessage" else body.get("ts")
             self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
 

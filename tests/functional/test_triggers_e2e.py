@@ -79,7 +79,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
     store = AwsStore(s3=clients["s3"], dynamodb=clients["dynamodb"], bucket=name, table=name)
     stack = []
 
-    def build(server: ScriptedServer, *, local_store: bool = False) -> System:
+    def build(server: ScriptedServer, *, local_store: bool = False, sandbox: Any = None) -> System:
         apis_cm = fake_apis()
         apis, base = apis_cm.__enter__()
         stack.append(apis_cm)
@@ -114,6 +114,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             replies=replies_for(triggers),
             progress_interval=0.0,
             metrics=metrics,
+            sandbox=sandbox,
         )
         seen: list[dict[str, Any]] = []
 
@@ -361,3 +362,51 @@ def test_a_turn_never_overwrites_a_thread_saved_after_it_started(tmp_path: Path,
     kept = json.dumps(threads.load(thread)[0].messages)
     assert "saved meanwhile" in kept and "Second." not in kept
     assert "thread saved by another turn since this one started" in caplog.text
+
+
+def charts(count: int) -> Reply:
+    code = f"for n in range({count}):\n    open(f'chart{{n}}.csv', 'w').write(f'x,y\\n{{n}},{{n * n}}\\n')\n'done'"
+    return Reply(calls=(ScriptedCall("python", {"code": code}),))
+
+
+def with_sandbox(tmp_path: Path) -> None:
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW + "sandbox: {enabled: true}\n")
+
+
+def test_files_the_turns_python_wrote_are_attached_in_the_slack_thread(system, scripted, sandbox, tmp_path) -> None:
+    with_sandbox(tmp_path)
+    s = system(scripted(charts(6), reply("Six tables, see the files.")), sandbox=sandbox)
+    s.post("/slack/events", *slack_request(slack_mention("Ev500")))
+    assert s.deliver() == ["answered"]
+    asked = s.apis.named("files.getUploadURLExternal")
+    assert [a["filename"] for a in asked] == [f"chart{n}.csv" for n in range(5)]  # at most five per answer
+    assert s.apis.uploads["F1"] == b"x,y\n0,0\n" and s.apis.uploads["F5"] == b"x,y\n4,16\n"
+    [done] = s.apis.named("files.completeUploadExternal")
+    assert (done["channel_id"], done["thread_ts"]) == ("C0REVIEW", "1763800000.000100")
+    assert [f["id"] for f in json.loads(done["files"])] == ["F1", "F2", "F3", "F4", "F5"]
+    answer = s.apis.named("chat.update")[-1]["text"]
+    assert answer.startswith("Six tables") and "_Not attached (at most 5 files, 20 MB): chart5.csv_" in answer
+
+
+def test_a_jira_answer_attaches_the_files_to_the_issue(system, scripted, sandbox, tmp_path) -> None:
+    with_sandbox(tmp_path)
+    s = system(scripted(charts(1), reply("One table attached.")), sandbox=sandbox)
+    s.post("/jira/webhook", *jira_request(jira_comment("901")))
+    assert s.deliver() == ["answered"]
+    [attach] = s.apis.named("jira.attach")
+    assert attach == {"path": "/rest/api/3/issue/PROJ-1423/attachments", "token": "no-check"}
+    body = s.apis.uploads[attach["path"]]
+    assert b'name="file"; filename="chart0.csv"' in body and b"x,y\r\n" not in body and b"x,y\n0,0\n" in body
+    assert s.apis.named("jira.comment")[-1]["body"]["content"][0]["content"][0]["text"] == "One table attached."
+
+
+def test_a_refused_upload_is_said_in_the_thread_and_the_answer_stands(system, scripted, sandbox, tmp_path) -> None:
+    with_sandbox(tmp_path)
+    s = system(scripted(charts(1), reply("Here it is.")), sandbox=sandbox)
+    s.apis.refuse["files.getUploadURLExternal"] = "missing_scope"  # the app lacks files:write
+    s.post("/slack/events", *slack_request(slack_mention("Ev501")))
+    assert s.deliver() == ["answered"]
+    assert s.apis.named("chat.update")[-1]["text"].startswith("Here it is.")
+    note = s.apis.named("chat.postMessage")[-1]
+    assert note["text"] == "(The files could not be attached: Slack file upload failed: missing_scope)"
+    assert note["thread_ts"] == "1763800000.000100"

@@ -12,10 +12,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from .adf import to_adf
@@ -54,6 +56,15 @@ class SlackReplier:
         for part in chunks[1:]:
             self.post(channel, thread_ts, part)
 
+    def upload(self, channel: str, thread_ts: str, files: Sequence[tuple[str, bytes]]) -> None:
+        """Files into the thread (files.getUploadURLExternal, upload, completeUploadExternal: needs files:write)."""
+        uploads = [{"content": data, "filename": name, "title": name} for name, data in files]
+        try:
+            self.client.files_upload_v2(file_uploads=uploads, channel=channel, thread_ts=thread_ts)
+        except (SlackApiError, SlackRequestError) as error:
+            reason = error.response.get("error") if isinstance(error, SlackApiError) else str(error)
+            raise ReplyError(f"Slack file upload failed: {reason}") from None
+
     def download(self, url: str, limit: int) -> bytes:
         host = urllib.parse.urlparse(url).hostname or ""
         if not (host == "slack.com" or host.endswith(".slack.com") or url.startswith(self.client.base_url)):
@@ -76,12 +87,36 @@ class JiraReplier:
         data, _ = request("POST", url, headers, body, limit=1 << 20)
         return str(json.loads(data).get("id", ""))
 
+    def attach(self, issue_key: str, files: Sequence[tuple[str, bytes]]) -> None:
+        """Files as the issue's attachments (one multipart request; JIRA wants X-Atlassian-Token: no-check)."""
+        url = f"{self.base_url}/rest/api/3/issue/{urllib.parse.quote(issue_key)}/attachments"
+        boundary = uuid.uuid4().hex
+        parts = [_multipart_file(boundary, name, data) for name, data in files]
+        body = b"".join(parts) + f"--{boundary}--\r\n".encode()
+        headers = {
+            "Authorization": self.auth,
+            "X-Atlassian-Token": "no-check",
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "Accept": "application/json",
+        }
+        request("POST", url, headers, body, limit=1 << 20)
+
     def download(self, url: str, limit: int) -> bytes:
         """JIRA redirects attachment content to a signed media URL: credentials go to the JIRA host only."""
         if not url.startswith(self.base_url + "/"):
             raise ReplyError(f"attachment URL {url} is not on {self.base_url}")
         data, _ = fetch(url, {"Authorization": self.auth}, limit)
         return data
+
+
+def _multipart_file(boundary: str, name: str, data: bytes) -> bytes:
+    plain = name.encode("ascii", "replace").decode().replace('"', "'")
+    quoted = urllib.parse.quote(name)  # RFC 5987 for a non-ASCII name; the plain one for older parsers
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{plain}"; '
+        f"filename*=UTF-8''{quoted}\r\nContent-Type: application/octet-stream\r\n\r\n"
+    )
+    return head.encode() + data + b"\r\n"
 
 
 def chunk(text: str, size: int) -> list[str]:

@@ -24,6 +24,7 @@ from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
 from ..runtime import build_agent, workflow_line
 from ..sandbox import SandboxClient
+from ..sandbox.tool import SOURCE as SANDBOX_SOURCE
 from ..skills import SkillLibrary
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.hook import VERSION as CHECKPOINT_VERSION
@@ -36,7 +37,9 @@ from .queue import EventQueue
 from .replies import JiraReplier, SlackReplier
 
 ACTIVE_RUN = "active-run"  # thread item: the run that is suspended mid-turn, if any
-THREAD_BASE = "thread-base"  # run item: the thread version the turn started from (its save must not skip a newer)
+REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
+# run item: the thread version the turn started from (its save must not skip a newer one) and the files it had
+THREAD_BASE = "thread-base"
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
 
 
@@ -116,7 +119,7 @@ class Worker:
             if continuation:
                 count_continuation(state.context)
         else:
-            state, message = self._fresh_state(event, run_id), self._message(event, files)
+            state, message = self._fresh_state(event, run_id, files), self._message(event, files)
         progress = self._progress(event, run_id)
         hooks = [ProgressHook(progress, workflow=workflow.name, interval=self.progress_interval)]
         if self.queue is not None:
@@ -139,12 +142,13 @@ class Worker:
         if active:
             progress(":hourglass_flowing_sand: Still working — this one takes longer; I will answer here.")
             return "suspended"
-        return self._finish(event, workflow, record)
+        return self._finish(event, workflow, record, files)
 
-    def _fresh_state(self, event: TriggerEvent, run_id: str) -> RunState | None:
+    def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
         # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
-        self.store.put_latest(run_partition(run_id), THREAD_BASE, {"version": version}, ttl=self.runs.ttl)
+        base = {"version": version, "files": [meta.id for meta in files.list()]}
+        self.store.put_latest(run_partition(run_id), THREAD_BASE, base, ttl=self.runs.ttl)
         if state is None:
             return None
         state.context.pop(CHECKPOINT_VERSION, None)
@@ -179,12 +183,16 @@ class Worker:
             ts = item.data["ts"]
         return lambda text: slack.update(target["channel"], ts, text)
 
-    def _finish(self, event: TriggerEvent, workflow: Workflow, record: RunRecord) -> str:
+    def _finish(self, event: TriggerEvent, workflow: Workflow, record: RunRecord, files: StoreFileStore) -> str:
         answered = record.status is RunStatus.COMPLETED and record.final_answer
         text = (
             self._with_footer(record.final_answer or "", workflow) if answered else APOLOGY.format(run_id=record.run_id)
         )
-        self._reply(event, record.run_id, text)
+        outputs, left_out = self._outputs(record.run_id, files) if answered else ([], [])
+        if left_out:
+            text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
+            text += ", ".join(left_out) + "_"
+        self._reply(event, record.run_id, text, outputs)
         if record.state is not None and answered:
             self._save_thread(event.thread_id, record.run_id, record.state)
         if not answered:
@@ -202,7 +210,24 @@ class Worker:
         item = self.store.get_item(run_partition(run_id), "reply")
         return None if item is None else str(item.data.get("state"))
 
-    def _reply(self, event: TriggerEvent, run_id: str, text: str) -> None:
+    def _outputs(self, run_id: str, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""
+        base = self.store.get_item(run_partition(run_id), THREAD_BASE)
+        if base is None or "files" not in base.data:
+            return [], []  # a run from before files were recorded: which files are new is unknown
+        before = set(base.data["files"])
+        attached: list[tuple[str, bytes]] = []
+        left_out: list[str] = []
+        total = 0
+        for meta in (m for m in files.list() if m.source == SANDBOX_SOURCE and m.id not in before):
+            if len(attached) < REPLY_FILES and total + meta.size_bytes <= self.max_attachment_bytes:
+                attached.append((meta.name, files.read(meta.id)))
+                total += meta.size_bytes
+            else:
+                left_out.append(meta.name)
+        return attached, left_out
+
+    def _reply(self, event: TriggerEvent, run_id: str, text: str, outputs: list[tuple[str, bytes]]) -> None:
         partition = run_partition(run_id)
         try:
             self.store.put_item(partition, "reply", {"state": "posting"}, expected_version=None, ttl=self.runs.ttl)
@@ -215,7 +240,29 @@ class Worker:
             self.replies.slack.answer(target["channel"], target["thread_ts"], progress and progress.data["ts"], text)
         elif event.source == "jira" and self.replies.jira is not None:
             self.replies.jira.comment(event.reply_to["issue_key"], text)
-        self.store.put_latest(partition, "reply", {"state": "posted", "chars": len(text)}, ttl=self.runs.ttl)
+        attached = self._attach(event, outputs) if outputs else 0
+        state = {"state": "posted", "chars": len(text), "files": attached}
+        self.store.put_latest(partition, "reply", state, ttl=self.runs.ttl)
+
+    def _attach(self, event: TriggerEvent, outputs: list[tuple[str, bytes]]) -> int:
+        """Uploads after the answer; a refused upload is said in the thread, and the answer stands."""
+        slack, jira, target = self.replies.slack, self.replies.jira, event.reply_to
+        try:
+            if event.source == "slack" and slack is not None:
+                slack.upload(target["channel"], target["thread_ts"], outputs)
+            elif event.source == "jira" and jira is not None:
+                jira.attach(target["issue_key"], outputs)
+            else:
+                return 0
+            return len(outputs)
+        except ReplyError as error:
+            self.log.warning("files not attached", extra={"reason": str(error)})
+            note = f"(The files could not be attached: {error})"
+            if slack is not None and event.source == "slack":
+                slack.post(target["channel"], target["thread_ts"], note)
+            elif jira is not None:
+                jira.comment(target["issue_key"], note)
+            return 0
 
     def _save_thread(self, thread_id: str, run_id: str, state: RunState) -> None:
         """Saved over the version the turn started from, so a turn that finished meanwhile is never overwritten.
