@@ -36,7 +36,7 @@ def test_help_is_complete() -> None:
     for word in ("run", "workflows", "OPENAI_BASE_URL", "demo model"):
         assert word in top.stdout
     run_help = run_cli("run", "--help").stdout
-    for flag in ("--message", "--file", "--thread", "--json", "--quiet", "exit codes"):
+    for flag in ("--message", "--file", "--thread", "--json", "--quiet", "--out-dir", "exit codes"):
         assert flag in run_help
     assert "validate" in run_cli("workflows", "--help").stdout
     assert "one line per problem" in run_cli("workflows", "validate", "--help").stdout
@@ -216,3 +216,24 @@ def test_workflows_list_and_validate(tmp_path: Path) -> None:
     assert f"{bad}: description: is required" in result.stderr
     assert f"{bad}: model.context_window: is required" in result.stderr
     assert "ok  " in result.stdout
+
+
+def test_run_out_dir_saves_the_files_the_runs_python_wrote(scripted: Start, tmp_path: Path) -> None:
+    code = "open('latency.csv', 'w').write('p50,p99\\n51,80\\n')\nopen('notes.txt', 'w').write('ok')\n'saved'"
+    server = scripted(call("python", {"code": code}), reply("Saved two files."))
+    env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path / "state")}
+    out = tmp_path / "out"
+    result = run_cli("run", "document-feedback", "-m", "chart it", "-f", str(DOCS / "webhook-retries-design.md"),
+                     "--out-dir", str(out), env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["latency.csv", "notes.txt"]  # not the attached input
+    assert (out / "latency.csv").read_text() == "p50,p99\n51,80\n"
+    assert f"agent-runtime: wrote {out / 'latency.csv'} (14 bytes)" in result.stderr
+
+
+def test_saving_outputs_refuses_names_that_leave_the_folder(tmp_path: Path) -> None:
+    from agent_runtime.sandbox.outputs import save_files
+
+    written, refused = save_files([("a/b.txt", b"1"), ("../up.txt", b"2"), ("/etc/x", b"3")], tmp_path / "out")
+    assert written == [(tmp_path / "out" / "a" / "b.txt").resolve()] and refused == ["../up.txt", "/etc/x"]
+    assert not (tmp_path / "up.txt").exists()

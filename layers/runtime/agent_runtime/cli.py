@@ -25,6 +25,7 @@ from .hooks import Hook
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .runtime import build_agent, open_model
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
+from .sandbox.outputs import save_files, written_since
 from .skills import SkillLibrary, skill_content
 from .stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
 from .stores.hook import VERSION as CHECKPOINT_VERSION
@@ -68,6 +69,7 @@ examples:
   agent-runtime run document-feedback --message "Review this" --file spec.md --file old-spec.md
   agent-runtime run ./my-workflow.yaml --message "hello" --json
   agent-runtime run document-feedback --thread PROJ-123 --message "and now?"
+  agent-runtime run document-feedback --message "chart the latencies" --file log.txt --out-dir out/
 
 exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached,
 4 suspended at the deadline"""
@@ -121,6 +123,7 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "-t", "--thread", metavar="ID", help="continue (or start) a conversation thread stored under AGENT_STATE_DIR"
     )
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
+    run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")
     run.add_argument("-q", "--quiet", action="store_true", help="no live trace on stderr")
     run.set_defaults(handler=_cmd_run)
 
@@ -250,6 +253,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     files = _load_files(
         args.files, StoreFileStore(store, thread_partition(args.thread) if args.thread else run_partition(run_id))
     )
+    before = {meta.id for meta in files.list()}
     hooks: list[Hook] = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
     with open_model(workflow, config) as model, _sandbox_for(workflow, config) as sandbox:
         runs = RunStore(store)
@@ -265,7 +269,18 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
                 f"thread {args.thread!r} was updated by another run meanwhile; run again to continue from it"
             ) from None
     _print_outcome(record, as_json=args.json)
+    if args.out_dir:
+        _save_outputs(files, before, Path(args.out_dir))
     return EXIT_CODES.get(record.status, 1)
+
+
+def _save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
+    outputs = [(meta.name, files.read(meta.id)) for meta in written_since(files, before)]
+    written, refused = save_files(outputs, folder)
+    for path in written:
+        print(f"agent-runtime: wrote {path} ({path.stat().st_size:,} bytes)", file=sys.stderr)
+    for name in refused:
+        print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
 
 
 @contextmanager

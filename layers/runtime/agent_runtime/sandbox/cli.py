@@ -12,6 +12,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from .client import SandboxFile, SandboxResult
 from .exceptions import SandboxError
+from .outputs import save_files
 from .tool import open_sandbox
 
 
@@ -43,12 +44,9 @@ def _read(path: Path) -> bytes:
 
 
 def _save(result: SandboxResult, folder: Path) -> None:
-    for item in result.files:
-        target = (folder / item.name).resolve()
-        if folder.resolve() not in target.parents:  # names come from untrusted code
-            raise ConfigError(f"refusing to write {item.name!r} outside {folder}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(item.data)
+    _, refused = save_files(((item.name, item.data) for item in result.files), folder)
+    if refused:
+        raise ConfigError(f"refusing to write {refused[0]!r} outside {folder}")
 
 
 def _print(result: SandboxResult, *, as_json: bool) -> None:

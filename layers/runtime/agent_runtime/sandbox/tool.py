@@ -15,10 +15,10 @@ from .aws import LambdaSandbox
 from .client import SandboxClient, SandboxFile, SandboxResult
 from .exceptions import SandboxError
 from .local import LocalSandbox
+from .outputs import SOURCE
 from .settings import SandboxSettings
 
 MAX_INPUT_BYTES = 3 * 1024 * 1024  # base64 grows it to 4 MB: the function's request cap
-SOURCE = "sandbox"  # FileMeta.source of files the code wrote
 
 DESCRIPTION = """Run Python 3 (Pyodide: the standard library only, no pip, no network) in an isolated sandbox.
 

@@ -24,7 +24,7 @@ from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
 from ..runtime import build_agent, workflow_line
 from ..sandbox import SandboxClient
-from ..sandbox.tool import SOURCE as SANDBOX_SOURCE
+from ..sandbox.outputs import written_since
 from ..skills import SkillLibrary
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.hook import VERSION as CHECKPOINT_VERSION
@@ -215,11 +215,10 @@ class Worker:
         base = self.store.get_item(run_partition(run_id), THREAD_BASE)
         if base is None or "files" not in base.data:
             return [], []  # a run from before files were recorded: which files are new is unknown
-        before = set(base.data["files"])
         attached: list[tuple[str, bytes]] = []
         left_out: list[str] = []
         total = 0
-        for meta in (m for m in files.list() if m.source == SANDBOX_SOURCE and m.id not in before):
+        for meta in written_since(files, set(base.data["files"])):
             if len(attached) < REPLY_FILES and total + meta.size_bytes <= self.max_attachment_bytes:
                 attached.append((meta.name, files.read(meta.id)))
                 total += meta.size_bytes
