@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..sections import Report, check_keys, flag, integer
 
 KEYS = ("enabled", "time_limit_seconds", "memory_mb")
 TIME_LIMIT_RANGE = (1, 300)
@@ -18,27 +20,14 @@ class SandboxSettings:
     memory_mb: int = 256
 
 
-def parse_sandbox_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> SandboxSettings:
-    for key in data:
-        if key not in KEYS:
-            report(f"sandbox.{key}", f"unknown key; allowed: {', '.join(KEYS)}")
-    enabled = data.get("enabled", False)
-    if not isinstance(enabled, bool):
-        report("sandbox.enabled", "must be true or false")
+def parse_sandbox_section(data: Mapping[str, Any], report: Report) -> SandboxSettings:
+    check_keys("sandbox", data, KEYS, report)
     defaults = SandboxSettings()
+    low, high = TIME_LIMIT_RANGE
+    time_limit = integer("sandbox", data, "time_limit_seconds", defaults.time_limit_seconds, report, low=low, high=high)
+    low, high = MEMORY_RANGE
     return SandboxSettings(
-        enabled=enabled is True,
-        time_limit_seconds=_ranged(data, "time_limit_seconds", defaults.time_limit_seconds, TIME_LIMIT_RANGE, report),
-        memory_mb=_ranged(data, "memory_mb", defaults.memory_mb, MEMORY_RANGE, report),
+        enabled=flag("sandbox", data, "enabled", report),
+        time_limit_seconds=time_limit,
+        memory_mb=integer("sandbox", data, "memory_mb", defaults.memory_mb, report, low=low, high=high),
     )
-
-
-def _ranged(
-    data: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int], report: Callable[[str, str], None]
-) -> int:
-    value = data.get(key, default)
-    low, high = bounds
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        report(f"sandbox.{key}", f"must be an integer from {low} to {high}, got {value!r}")
-        return default
-    return value
