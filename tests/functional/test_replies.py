@@ -101,3 +101,22 @@ def test_markdown_answers_become_slack_mrkdwn_outside_code() -> None:
         "*Verdict*\n*Not ready*: see <https://wiki.example/h|the handbook>.\n• one\n  • two\n"
         "```\n**kept** # as is\n```\nand `**code**` stays; *already mrkdwn* too; snake__case__name."
     )
+
+
+def test_jira_attachment_names_from_the_sandbox_cannot_break_the_multipart_headers() -> None:
+    hostile = 'chart"\r\nContent-Type: text/html\r\n\r\nx.csv'
+    route = {"/rest/api/3/issue/PROJ-1/attachments": lambda n: (200, {}, b"[]")}
+    with server(route) as (jira, seen):
+        JiraReplier(jira, "bot@example.com", "token").attach("PROJ-1", [(hostile, b"a,b\n"), ("naïve.csv", b"1")])
+    [(method, _, auth, body)] = seen
+    assert method == "POST" and auth.startswith("Basic ")
+    boundary = body.split(b"\r\n", 1)[0]
+    parts = body.split(boundary)[1:-1]
+    headers = [part.split(b"\r\n\r\n", 1)[0].strip().split(b"\r\n") for part in parts]
+    assert headers[0] == [
+        b'Content-Disposition: form-data; name="file"; '
+        b'filename="chart%22%0D%0AContent-Type: text/html%0D%0A%0D%0Ax.csv"',
+        b"Content-Type: application/octet-stream",
+    ]  # quote, CR and LF escaped as browsers do: still one part with two headers
+    assert headers[1][0].endswith('filename="naïve.csv"'.encode())
+    assert [part.split(b"\r\n\r\n", 1)[1] for part in parts] == [b"a,b\n\r\n", b"1\r\n"]
