@@ -14,6 +14,7 @@ import argparse
 import compileall
 import gzip
 import json
+import py_compile
 import shutil
 import sys
 from pathlib import Path
@@ -43,7 +44,7 @@ def _prune_endpoints(data: Path, keep: set[str]) -> None:
     endpoints = json.loads(path.read_text())
     for partition in endpoints["partitions"]:
         partition["services"] = {k: v for k, v in partition["services"].items() if k in prefixes}
-    path.write_text(json.dumps(endpoints, indent=1))
+    path.write_text(json.dumps(endpoints, separators=(",", ":")))
 
 
 def _endpoint_prefix(service: Path) -> str:
@@ -57,7 +58,7 @@ def compile_tree(root: Path) -> None:
     if sys.version_info[:2] != LAMBDA_PYTHON:
         print(f"bytecode.py: warning: Python {sys.version.split()[0]} is not Lambda's 3.11; no bytecode shipped")
         return
-    mode = compileall.py_compile.PycInvalidationMode.UNCHECKED_HASH
+    mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
     if not compileall.compile_dir(root, quiet=2, workers=0, invalidation_mode=mode):
         print("bytecode.py: some modules did not compile (they compile at import instead)", file=sys.stderr)
 
