@@ -14,9 +14,14 @@ from ..files import FileMeta, FileStore
 SOURCE = "sandbox"  # FileMeta.source of files the code wrote
 
 
+def code_files(files: FileStore) -> list[FileMeta]:
+    """The files the ``python`` tool stored."""
+    return [meta for meta in files.list() if meta.source == SOURCE]
+
+
 def written_since(files: FileStore, before: Collection[str]) -> list[FileMeta]:
     """Files the code stored that were not there before (ids hash the content: a rewritten file is new)."""
-    return [meta for meta in files.list() if meta.source == SOURCE and meta.id not in before]
+    return [meta for meta in code_files(files) if meta.id not in before]
 
 
 def save_files(items: Iterable[tuple[str, bytes]], folder: Path) -> tuple[list[Path], list[str]]:

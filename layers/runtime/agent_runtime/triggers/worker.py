@@ -24,7 +24,7 @@ from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
 from ..runtime import build_agent, workflow_line
 from ..sandbox import SandboxClient
-from ..sandbox.outputs import written_since
+from ..sandbox.outputs import code_files, written_since
 from ..skills import SkillLibrary
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.hook import VERSION as CHECKPOINT_VERSION
@@ -147,7 +147,7 @@ class Worker:
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
         # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
-        base = {"version": version, "files": [meta.id for meta in files.list()]}
+        base = {"version": version, "files": [meta.id for meta in code_files(files)]}
         self.store.put_latest(run_partition(run_id), THREAD_BASE, base, ttl=self.runs.ttl)
         if state is None:
             return None
