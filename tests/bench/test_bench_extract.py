@@ -89,28 +89,35 @@ def corpus(folder: Path, pages: int) -> tuple[Path, Path]:
     return docx_path, pdf_path
 
 
-def run(path: Path, kind: str) -> dict[str, float]:
-    samples = []
+def measure(path: Path, kind: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), kind], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(path: Path, *kinds: str) -> list[dict[str, float]]:
+    """Medians per kind; the kinds alternate run by run, so the machine's drift falls on each alike."""
+    samples: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     for _ in range(RUNS):
-        done = subprocess.run(
-            [sys.executable, "-c", MEASURE, str(path), kind], capture_output=True, text=True, check=True
-        )
-        samples.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    return {
-        "seconds": statistics.median(s["seconds"] for s in samples),
-        "peak": statistics.median(s["peak"] for s in samples),
-        "chars": samples[0]["chars"],
-    }
+        for kind in kinds:
+            samples[kind].append(measure(path, kind))
+    return [
+        {
+            "seconds": statistics.median(s["seconds"] for s in samples[kind]),
+            "peak": statistics.median(s["peak"] for s in samples[kind]),
+            "chars": samples[kind][0]["chars"],
+        }
+        for kind in kinds
+    ]
 
 
 def test_extraction_speed(tmp_path: Path) -> None:
-    print(f"\n\nExtraction on a generated corpus (median of {RUNS} runs, each in its own process)")
+    print(f"\n\nExtraction on a generated corpus (median of {RUNS} runs each, in their own processes, alternating)")
     columns = ("pages", "format", "size MB", "ours", "baseline", "speed-up", "peak RSS ours/base")
     print(" | ".join(columns))
     for pages in PAGES:
         docx_path, pdf_path = corpus(tmp_path, pages)
         for fmt, path, baseline in (("docx", docx_path, "python-docx"), ("pdf", pdf_path, "pdfminer")):
-            ours, base = run(path, "ours"), run(path, baseline)
+            ours, base = run(path, "ours", baseline)
             size = path.stat().st_size / 2**20
             unit, ours_rate, base_rate = (
                 ("MB/s", size / ours["seconds"], size / base["seconds"])
