@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..sections import check_keys
+
 KEYS = (
     "virtual_file_threshold_tokens",
     "virtual_file_preview_tokens",
@@ -34,9 +36,7 @@ class ContextSettings:
 
 def parse_context_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> ContextSettings:
     """Build settings from a raw section; ``report(key, why)`` collects problems."""
-    for key in data:
-        if key not in KEYS:
-            report(f"context.{key}", f"unknown key; allowed: {', '.join(KEYS)}")
+    check_keys("context", data, KEYS, report)
     defaults = ContextSettings()
     threshold = _int(data, "virtual_file_threshold_tokens", defaults.virtual_file_threshold_tokens, 100, report)
     preview = _int(data, "virtual_file_preview_tokens", defaults.virtual_file_preview_tokens, 50, report)

@@ -6,6 +6,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..sections import check_keys
+
 KEYS = ("required", "allowed", "prohibited")
 
 
@@ -27,9 +29,7 @@ class SkillPolicy:
 def parse_skills_section(
     data: Mapping[str, Any], report: Callable[[str, str], None], known: Collection[str] | None
 ) -> SkillPolicy:
-    for key in data:
-        if key not in KEYS:
-            report(f"skills.{key}", f"unknown key; allowed: {', '.join(KEYS)}")
+    check_keys("skills", data, KEYS, report)
     lists = {key: _names(data, key, report, known) for key in KEYS}
     for name in set(lists["required"] or ()) & set(lists["prohibited"] or ()):
         report("skills.prohibited", f"{name!r} is also required")

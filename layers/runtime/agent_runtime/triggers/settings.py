@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..sections import check_keys, flag
 from .event import TriggerEvent
 
 SLACK_KEYS = ("channels", "direct_messages")
@@ -50,9 +51,7 @@ class TriggerSettings:
 
 
 def parse_triggers_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> TriggerSettings:
-    for key in data:
-        if key not in ("slack", "jira"):
-            report(f"triggers.{key}", "unknown key; allowed: slack, jira")
+    check_keys("triggers", data, ("slack", "jira"), report)
     slack, jira = data.get("slack"), data.get("jira")
     return TriggerSettings(
         slack=_slack(slack, report) if slack is not None else None,
@@ -64,18 +63,16 @@ def _slack(data: Any, report: Callable[[str, str], None]) -> SlackTrigger:
     if not isinstance(data, Mapping):
         report("triggers.slack", "must be a mapping (channels, direct_messages)")
         return SlackTrigger()
-    _unknown(data, SLACK_KEYS, "triggers.slack", report)
-    dms = data.get("direct_messages", False)
-    if not isinstance(dms, bool):
-        report("triggers.slack.direct_messages", "must be true or false")
-    return SlackTrigger(_names(data, "channels", "triggers.slack", report), dms is True)
+    check_keys("triggers.slack", data, SLACK_KEYS, report)
+    dms = flag("triggers.slack", data, "direct_messages", report)
+    return SlackTrigger(_names(data, "channels", "triggers.slack", report), dms)
 
 
 def _jira(data: Any, report: Callable[[str, str], None]) -> JiraTrigger:
     if not isinstance(data, Mapping):
         report("triggers.jira", "must be a mapping (projects, issue_types, labels, events)")
         return JiraTrigger()
-    _unknown(data, JIRA_KEYS, "triggers.jira", report)
+    check_keys("triggers.jira", data, JIRA_KEYS, report)
     events = _names(data, "events", "triggers.jira", report) or JIRA_EVENTS
     for name in events:
         if name not in JIRA_EVENTS:
@@ -97,9 +94,3 @@ def _names(data: Mapping[str, Any], key: str, where: str, report: Callable[[str,
         report(f"{where}.{key}", "must be a list of strings")
         return ()
     return tuple(value)
-
-
-def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], where: str, report: Callable[[str, str], None]) -> None:
-    for key in data:
-        if key not in allowed:
-            report(f"{where}.{key}", f"unknown key; allowed: {', '.join(allowed)}")
