@@ -69,6 +69,16 @@ def read_part(archive: zipfile.ZipFile, name: str, budget: Budget) -> bytes:
     return b"".join(chunks)
 
 
+# Entities, DTDs and network access off, libxml2's depth and size limits on, comments dropped.
+SAFE_PARSING = {
+    "resolve_entities": False,
+    "load_dtd": False,
+    "no_network": True,
+    "huge_tree": False,
+    "remove_comments": True,
+}
+
+
 def iterparse(source: IO[bytes], tags: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
     """lxml iterparse with entities, DTDs and network access off, and libxml2's depth limit on."""
     from lxml import etree
@@ -78,11 +88,7 @@ def iterparse(source: IO[bytes], tags: tuple[str, ...]) -> Iterator[tuple[str, A
             source,
             events=("end",),
             tag=tags,
-            resolve_entities=False,
-            load_dtd=False,
-            no_network=True,
-            huge_tree=False,
-            remove_comments=True,
+            **SAFE_PARSING,
         )
     except etree.XMLSyntaxError as error:
         raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None
@@ -93,8 +99,7 @@ def parse_xml(raw: bytes) -> Any:
     from lxml import etree
 
     # collect_ids off: nothing here looks up xml:id, and indexing them costs ~10 % of the parse
-    options = {"remove_comments": True, "collect_ids": False}
-    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False, **options)
+    parser = etree.XMLParser(**SAFE_PARSING, collect_ids=False)
     try:
         return etree.fromstring(raw, parser)
     except etree.XMLSyntaxError as error:
