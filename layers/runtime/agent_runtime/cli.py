@@ -13,7 +13,6 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from . import __version__
@@ -22,13 +21,13 @@ from .errors import ConfigError
 from .extract import ExtractionError, extract
 from .files import FileInputError, FileStore
 from .hooks import Hook
-from .record import RunRecord, RunState, RunStatus, new_run_id
+from .record import RunRecord, RunStatus, new_run_id
 from .runtime import build_agent, open_model
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
 from .sandbox.outputs import save_files, written_since
 from .skills import SkillLibrary, skill_content
 from .stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
-from .stores.hook import VERSION as CHECKPOINT_VERSION
+from .stores.hook import new_turn
 from .stores.runs import check_thread_id, run_partition, thread_partition
 from .trace import TraceHook
 from .workflows import Workflow, WorkflowError, available_workflows, load_workflow
@@ -260,7 +259,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         agent = build_agent(
             workflow, model, files=files, hooks=hooks, skills=skills, config=config, runs=runs, sandbox=sandbox
         )
-        record = agent.run(args.message, state=_fresh_run(state, run_id), run_id=run_id)
+        record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
     if args.thread and record.state is not None:
         try:
             threads.save(args.thread, record.state, expected_version=version)
@@ -297,14 +296,6 @@ def _sandbox_for(workflow: Workflow, config: RuntimeConfig) -> Iterator[SandboxC
                 print(f"agent-runtime: warning: the python tool is not offered: {error}", file=sys.stderr)
                 sandbox = None
         yield sandbox
-
-
-def _fresh_run(state: RunState | None, run_id: str) -> RunState | None:
-    """A new turn of a thread is a new run over the thread's history (its own checkpoints and record)."""
-    if state is None:
-        return None
-    state.context.pop(CHECKPOINT_VERSION, None)
-    return replace(state, run_id=run_id, tool_calls_used=0)
 
 
 def _print_outcome(record: RunRecord, *, as_json: bool) -> None:

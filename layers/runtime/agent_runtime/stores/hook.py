@@ -7,10 +7,12 @@ but never finished with an explicit "outcome unknown" error, so nothing is ever 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..hooks import Hook
 from ..models import ToolCall
+from ..record import RunState
 from ..tools import ToolOutcome, error_text
 from .exceptions import StoreError, VersionConflictError
 from .runs import RunStore
@@ -24,6 +26,14 @@ UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
     "effect. It was not run again; check its effect before retrying."
 )
+
+
+def new_turn(state: RunState | None, run_id: str) -> RunState | None:
+    """A new turn of a thread is a new run over the thread's history: its own id, tool budget and checkpoints."""
+    if state is None:
+        return None
+    state.context.pop(VERSION, None)
+    return replace(state, run_id=run_id, tool_calls_used=0)
 
 
 class PersistenceHook(Hook):

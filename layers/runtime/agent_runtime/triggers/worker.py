@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -27,7 +27,7 @@ from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files, written_since
 from ..skills import SkillLibrary
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
-from ..stores.hook import VERSION as CHECKPOINT_VERSION
+from ..stores.hook import new_turn
 from ..stores.runs import run_partition, thread_partition
 from ..workflows import Workflow, load_workflow
 from .event import TriggerEvent
@@ -149,10 +149,7 @@ class Worker:
         # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
         base = {"version": version, "files": [meta.id for meta in code_files(files)]}
         self.store.put_latest(run_partition(run_id), THREAD_BASE, base, ttl=self.runs.ttl)
-        if state is None:
-            return None
-        state.context.pop(CHECKPOINT_VERSION, None)
-        return replace(state, run_id=run_id, tool_calls_used=0)
+        return new_turn(state, run_id)
 
     def _message(self, event: TriggerEvent, files: StoreFileStore) -> str:
         notes = []
@@ -188,13 +185,15 @@ class Worker:
         text = (
             self._with_footer(record.final_answer or "", workflow) if answered else APOLOGY.format(run_id=record.run_id)
         )
-        outputs, left_out = self._outputs(record.run_id, files) if answered else ([], [])
+        item = self.store.get_item(run_partition(record.run_id), THREAD_BASE)
+        base = item.data if item is not None else None
+        outputs, left_out = self._outputs(base, files) if answered else ([], [])
         if left_out:
             text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
             text += ", ".join(left_out) + "_"
         self._reply(event, record.run_id, text, outputs)
         if record.state is not None and answered:
-            self._save_thread(event.thread_id, record.run_id, record.state)
+            self._save_thread(event.thread_id, base, record.state)
         if not answered:
             self.log.warning("run did not complete", extra={"status": str(record.status), "reason": record.stop_reason})
         return "answered" if answered else "failed"
@@ -210,15 +209,14 @@ class Worker:
         item = self.store.get_item(run_partition(run_id), "reply")
         return None if item is None else str(item.data.get("state"))
 
-    def _outputs(self, run_id: str, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
+    def _outputs(self, base: dict[str, Any] | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
         """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""
-        base = self.store.get_item(run_partition(run_id), THREAD_BASE)
-        if base is None or "files" not in base.data:
+        if base is None or "files" not in base:
             return [], []  # a run from before files were recorded: which files are new is unknown
         attached: list[tuple[str, bytes]] = []
         left_out: list[str] = []
         total = 0
-        for meta in written_since(files, set(base.data["files"])):
+        for meta in written_since(files, set(base["files"])):
             if len(attached) < REPLY_FILES and total + meta.size_bytes <= self.max_attachment_bytes:
                 attached.append((meta.name, files.read(meta.id)))
                 total += meta.size_bytes
@@ -263,13 +261,12 @@ class Worker:
                 jira.comment(target["issue_key"], note)
             return 0
 
-    def _save_thread(self, thread_id: str, run_id: str, state: RunState) -> None:
+    def _save_thread(self, thread_id: str, base: dict[str, Any] | None, state: RunState) -> None:
         """Saved over the version the turn started from, so a turn that finished meanwhile is never overwritten.
 
         Turns of one thread are serialised (FIFO group; a new turn waits behind a suspended one), so a conflict
         means an out-of-band writer; the answer is already posted, only this turn's memory is not kept."""
-        base = self.store.get_item(run_partition(run_id), THREAD_BASE)
-        version = base.data.get("version") if base is not None else self.threads.load(thread_id)[1]
+        version = base.get("version") if base is not None else self.threads.load(thread_id)[1]
         try:
             self.threads.save(thread_id, state, expected_version=version)
         except VersionConflictError:
