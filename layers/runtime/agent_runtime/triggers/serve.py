@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from queue import Empty
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -72,7 +73,7 @@ class LocalServer:
         while not self._stop.is_set():
             try:
                 body = self.queue.messages.get(timeout=0.2)
-            except Exception:  # queue.Empty: poll again
+            except Empty:
                 continue
             try:
                 self.outcomes.append(self.worker.handle(decode(body, self.store), deadline=Deadline.none()))

@@ -16,7 +16,7 @@ from ..config import RuntimeConfig
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..stores import Store
-from .config import TriggerConfig, store_for
+from .config import SECRETS_MAX_AGE, TriggerConfig, store_for
 from .queue import SqsQueue
 from .replies import JiraReplier, SlackReplier
 from .worker import Replies, Worker
@@ -53,7 +53,7 @@ def _openai_secret(name: str | None) -> str | None:
         return None
     from aws_lambda_powertools.utilities import parameters
 
-    value = str(parameters.get_secret(name, max_age=300) or "").strip()
+    value = str(parameters.get_secret(name, max_age=SECRETS_MAX_AGE) or "").strip()
     if value.startswith("{"):
         return str(json.loads(value).get("openai_api_key") or "") or None
     return value or None
