@@ -66,6 +66,13 @@ class StyleNames:
     def __init__(self, archive: Any, budget: Budget) -> None:
         self.archive, self.budget = archive, budget
         self.names: dict[str, str] | None = None
+        self._prefixes: dict[str, tuple[str, str]] = {}
+
+    def prefixes(self, style_id: str) -> tuple[str, str]:
+        """:func:`style_prefixes` of a style, worked out once per document."""
+        if style_id not in self._prefixes:
+            self._prefixes[style_id] = style_prefixes(style_id, self)
+        return self._prefixes[style_id]
 
     def get(self, style_id: str, default: str) -> str:
         if self.names is None:
@@ -114,7 +121,7 @@ def _paragraph(p: Any, styles: StyleNames) -> str:
     style = props.find(f"{W}pStyle") if props is not None else None
     numbering = props.find(f"{W}numPr") if props is not None else None
     level = numbering.find(f"{W}ilvl") if numbering is not None else None
-    prefixes = style_prefixes(style.get(f"{W}val", "") if style is not None else "", styles)
+    prefixes = styles.prefixes(style.get(f"{W}val", "") if style is not None else "")
     return paragraph_block(
         text, prefixes, numbered=numbering is not None, level=level.get(f"{W}val", "0") if level is not None else None
     )
@@ -132,7 +139,7 @@ def paragraph_block(text: str, prefixes: tuple[str, str], *, numbered: bool, lev
     return text
 
 
-def style_prefixes(style_id: str, styles: StyleNames | dict[str, str]) -> tuple[str, str]:
+def style_prefixes(style_id: str, styles: StyleNames) -> tuple[str, str]:
     """A paragraph style's Markdown: (heading or title prefix, list-item prefix); either may be empty.
 
     The id decides when it names a heading, the title or a list (Word's built-in ids do); otherwise the style's

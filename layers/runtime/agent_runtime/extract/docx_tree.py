@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .docx import StyleNames, W, paragraph_block, style_prefixes, table_markdown
+from .docx import StyleNames, W, paragraph_block, table_markdown
 from .safety import parse_xml
 
 P, TBL, TR, TC = f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc"
@@ -53,7 +53,6 @@ def transform(raw: bytes, styles: StyleNames, join: Callable[[list[str]], str]) 
     body = parse_xml(raw).find(f"{W}body")
     if body is None:
         return ""
-    prefixes: dict[str, tuple[str, str]] = {}
     blocks: list[str] = []
     rows: list[list[str]] = []
     text: list[str] = []
@@ -77,11 +76,9 @@ def transform(raw: bytes, styles: StyleNames, join: Callable[[list[str]], str]) 
                 continue
             in_p -= 1
             if in_p == 0 and in_tbl == 0 and (content := "".join(text).strip()):
-                style = paragraph.style
-                if style not in prefixes:
-                    prefixes[style] = style_prefixes(style, styles)
+                prefixes = styles.prefixes(paragraph.style)
                 level = paragraph.level
-                blocks.append(paragraph_block(content, prefixes[style], numbered=paragraph.numbered, level=level))
+                blocks.append(paragraph_block(content, prefixes, numbered=paragraph.numbered, level=level))
         elif tag in PROPERTIES:
             if event == "start" and in_p == 1 and in_tbl == 0:
                 paragraph.take(element, tag)
