@@ -1,6 +1,7 @@
 """Extraction speed and memory on one generated corpus (10, 100, 1,000 pages), each run in its own process.
 
-DOCX: ours (streamed lxml, Markdown with structure) vs python-docx walking paragraphs and tables.
+DOCX: ours (lxml, parsed and walked a piece at a time, Markdown with structure) vs python-docx walking
+paragraphs and tables.
 PDF: ours (pypdf with page markers) vs pdfminer.six's extract_text.
 """
 
@@ -34,7 +35,7 @@ MEASURE = textwrap.dedent(
             from agent_runtime.extract import pdf as _pdf
             import pypdf
         else:
-            from agent_runtime.extract import docx as _docx, docx_tree
+            from agent_runtime.extract import docx as _docx, docx_styles
             import lxml.etree
     elif kind == "python-docx":
         import docx

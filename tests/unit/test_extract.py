@@ -201,37 +201,74 @@ def test_xlsx_sheets_as_bounded_tables() -> None:
     assert "## Sheet: Empty\n\n(empty sheet)" in text
 
 
-def test_the_whole_tree_and_streamed_docx_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+MIXED = (
+    '<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Plan</w:t></w:r></w:p>'
+    "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+    '<w:p><w:pPr><w:numPr><w:ilvl w:val="1"/></w:numPr></w:pPr><w:r><w:t>Nested item</w:t></w:r></w:p>'
+    "<w:p><w:r><w:t>a</w:t><w:tab/><w:t>b</w:t><w:br/><w:t>c</w:t>"
+    "<w:instrText>HYPERLINK x</w:instrText></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>"
+    "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>x | y</w:t></w:r></w:p></w:tc><w:tc><w:tbl><w:tr><w:tc><w:p><w:r>"
+    "<w:t>inner</w:t></w:r></w:p></w:tc></w:tr></w:tbl></w:tc></w:tr></w:tbl>"
+    "<w:p><w:r><w:pict><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></w:pict></w:r>"
+    "<w:r><w:t> after box</w:t></w:r></w:p><w:p><w:r><w:t>   </w:t></w:r></w:p>"
+    '<w:p><w:pPr><w:pStyle w:val="Heading1"/><w:pPrChange><w:pPr><w:pStyle w:val="ListBullet"/><w:numPr>'
+    '<w:ilvl w:val="2"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>Changed</w:t></w:r></w:p>'
+    "<w:p><w:r><w:txbxContent><w:tbl><w:tr><w:tc><w:p><w:r><w:t>cell in a box</w:t></w:r></w:p></w:tc></w:tr>"
+    "</w:tbl></w:txbxContent></w:r></w:p>"
+)
+MIXED_TEXT = (
+    "## Plan\n\nIn a content control\n\n  - Nested item\n\na\tb\nc\n\n"
+    "| x \\| y | inner |\n| --- | --- |\n\nboxed after box\n\n# Changed\n\ncell in a box\n"
+)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 16])
+def test_docx_structure_is_the_same_wherever_the_parts_are_cut(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    # The body is parsed a piece at a time and its completed blocks walked between pieces: a cut anywhere (in a
+    # tag, a text, a table, a content control) must give the same text.
     from agent_runtime.extract import docx as docx_module
 
+    monkeypatch.setattr(docx_module, "CHUNK", chunk)
+    data = docx_with(f"<w:document {W}><w:body>{MIXED}</w:body></w:document>".encode())
+    text = extract(data, "mixed.docx").text
+    assert text == MIXED_TEXT
+    assert "HYPERLINK" not in text and "gone" not in text
+
+
+MC = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+
+
+@pytest.mark.parametrize("chunk", [5, 1 << 16])
+def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    from agent_runtime.extract import docx as docx_module
+
+    monkeypatch.setattr(docx_module, "CHUNK", chunk)
+    paragraphs = "".join(f"<w:p><w:r><w:t>Box {n}</w:t></w:r></w:p>" for n in ("one", "two"))
+    box = f"<w:txbxContent>{paragraphs}</w:txbxContent>"
     body = (
-        '<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Plan</w:t></w:r></w:p>'
-        "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
-        '<w:p><w:pPr><w:numPr><w:ilvl w:val="1"/></w:numPr></w:pPr><w:r><w:t>Nested item</w:t></w:r></w:p>'
-        "<w:p><w:r><w:t>a</w:t><w:tab/><w:t>b</w:t><w:br/><w:t>c</w:t>"
-        "<w:instrText>HYPERLINK x</w:instrText></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>"
-        "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>x | y</w:t></w:r></w:p></w:tc><w:tc><w:tbl><w:tr><w:tc><w:p><w:r>"
-        "<w:t>inner</w:t></w:r></w:p></w:tc></w:tr></w:tbl></w:tc></w:tr></w:tbl>"
-        "<w:p><w:r><w:pict><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></w:pict></w:r>"
-        "<w:r><w:t> after box</w:t></w:r></w:p><w:p><w:r><w:t>   </w:t></w:r></w:p>"
-        '<w:p><w:pPr><w:pStyle w:val="Heading1"/><w:pPrChange><w:pPr><w:pStyle w:val="ListBullet"/><w:numPr>'
-        '<w:ilvl w:val="2"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>Changed</w:t></w:r></w:p>'
-        "<w:p><w:r><w:txbxContent><w:tbl><w:tr><w:tc><w:p><w:r><w:t>cell in a box</w:t></w:r></w:p></w:tc></w:tr>"
-        "</w:tbl></w:txbxContent></w:r></w:p>"
+        # Word writes a text box twice: DrawingML in the Choice, VML in the Fallback
+        f"<w:p><w:r><w:t>See</w:t></w:r><w:r><mc:AlternateContent><mc:Choice><w:drawing>{box}</w:drawing></mc:Choice>"
+        f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
+        # a tracked move: the text leaves one place and arrives at another
+        "<w:p><w:moveFrom><w:r><w:t>Moved</w:t></w:r></w:moveFrom><w:r><w:t>Stays</w:t></w:r></w:p>"
+        "<w:p><w:moveTo><w:r><w:t>Moved</w:t></w:r></w:moveTo></w:p>"
+        # cells: two paragraphs each; a merged cell makes the second row short; a content control wraps a row
+        "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Line one</w:t></w:r></w:p><w:p><w:r><w:t>Line two</w:t></w:r></w:p></w:tc>"
+        "<w:tc><w:p><w:r><w:t>B</w:t></w:r></w:p></w:tc></w:tr>"
+        "<w:tr><w:tc><w:p><w:r><w:t>merged</w:t></w:r></w:p></w:tc></w:tr>"
+        "<w:sdt><w:sdtContent><w:tr><w:tc><w:p><w:r><w:t>in control</w:t></w:r></w:p></w:tc><w:tc><w:p/></w:tc>"
+        "</w:tr></w:sdtContent></w:sdt></w:tbl>"
+        '<w:p><w:pPr><w:numPr><w:ilvl w:val="999999999"/></w:numPr></w:pPr><w:r><w:t>deep</w:t></w:r></w:p>'
+        '<w:p><w:pPr><w:numPr><w:ilvl w:val="x"/></w:numPr></w:pPr><w:r><w:t>odd</w:t></w:r></w:p>'
     )
-    data = docx_with(f"<w:document {W}><w:body>{body}</w:body></w:document>".encode())
-    whole = extract(data, "mixed.docx").text
-    monkeypatch.setattr(docx_module, "WHOLE_TREE_BYTES", 0)
-    streamed = extract(data, "mixed.docx").text
-    assert (
-        whole
-        == streamed
-        == (
-            "## Plan\n\nIn a content control\n\n  - Nested item\n\na\tb\nc\n\n"
-            "| x \\| y | inner |\n| --- | --- |\n\nboxed after box\n\n# Changed\n\ncell in a box\n"
-        )
+    data = docx_with(f"<w:document {W} {MC}><w:body>{body}</w:body></w:document>".encode())
+    assert extract(data, "boxes.docx").text == (
+        "See Box one Box two\n\nStays\n\nMoved\n\n"
+        "| Line one Line two | B |\n| --- | --- |\n| merged |  |\n| in control |  |\n\n"
+        "                - deep\n- odd\n"
     )
-    assert "HYPERLINK" not in whole and "gone" not in whole
 
 
 def styled(*paragraphs: tuple[str, str]) -> bytes:

@@ -1,184 +1,166 @@
 """DOCX → Markdown straight from the OOXML with lxml: headings, lists and tables kept.
 
-python-docx builds a whole object model in Python. Here a document part up to 16 MB is parsed whole and walked
-once by lxml's ``iterwalk`` (``docx_tree.py``); a larger one is streamed (``iterparse``): each top-level paragraph
-or table is converted as soon as it is parsed and then dropped, so memory stays flat. Both give the same text.
+python-docx builds a whole object model in Python. Here word/document.xml is decompressed and parsed 64 KB at a
+time; after each piece, the body's completed top-level blocks are converted in one pass of lxml's ``iter`` and
+dropped. Memory stays flat whatever the document's size, and the part of the tree walked is still in the cache.
+
+``iter`` yields in document order, filtered in C, only the elements that matter: paragraphs, tables, rows, cells,
+text, tabs, breaks, a paragraph's own style and numbering, content to skip. It has no end events and needs none:
+a top-level paragraph or table lasts until the next top-level block starts, so only paragraphs, tables, rows and
+cells look at their parents, and text, most of the elements, is appended where it falls.
+
+What flows where: text boxes and nested tables flow into their paragraph or cell; paragraphs inside a cell or a
+text box are joined by a space. Skipped: the fallback copy of alternate content (Word writes every text box twice,
+as DrawingML and as VML), text moved away by a tracked change (it reappears at its w:moveTo), deleted text and
+field codes (not w:t), tracked property changes (w:pPrChange).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import io
-import re
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
-from .exceptions import ExtractionError
-from .safety import Budget, iterparse, open_zip, parse_xml, read_part
+from .docx_styles import StyleNames, W, join_blocks, paragraph_block, table_markdown
+from .safety import Budget, open_zip, pull_parser, read_chunks, xml_errors
 
-W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
-# Up to this size document.xml is parsed whole and walked once (~3x faster, memory ~10x the XML);
-# above it, streamed element by element with flat memory.
-WHOLE_TREE_BYTES = 16 * 1024 * 1024
-_HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
+CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
+BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
+PSTYLE, NUMPR, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}ilvl", f"{W}pPr"
+BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
+SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
+TAGS = (P, TBL, TR, TC, T, *BREAKS, PSTYLE, NUMPR, ILVL, *SKIPPED)
+# Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
+CONTAINERS = frozenset((P, TBL, TR, TC))
 
 
 def extract_docx(data: bytes, budget: Budget) -> str:
     archive = open_zip(data)
-    styles = StyleNames(archive, budget)
-    raw = read_part(archive, "word/document.xml", budget)
-    if len(raw) <= WHOLE_TREE_BYTES:
-        from .docx_tree import transform  # the fast path: one C-level walk over the parsed tree
-
-        return transform(raw, styles, _join) + "\n"
-    out: list[str] = []
-    for _, element in iterparse(io.BytesIO(raw), (f"{W}p", f"{W}tbl")):
-        if _inside(element, f"{W}tbl") or _inside(element, f"{W}txbxContent"):
-            continue  # converted with its table, or skipped with its text box container
-        out.append(_table(element) if element.tag == f"{W}tbl" else _paragraph(element, styles))
-        _release(element)
-        if len(out) % 500 == 0:
-            budget.check_time("docx")
-    return _join([part for part in out if part]) + "\n"
+    pieces = read_chunks(archive, "word/document.xml", budget, CHUNK)
+    return join_blocks(_blocks(_walk(_batches(pieces, budget)), StyleNames(archive, budget)))
 
 
-def _join(parts: list[str]) -> str:
-    """Blank lines between blocks, but consecutive list items stay one list (linear: pieces, one join)."""
-    pieces: list[str] = []
-    was_item = False
-    for part in parts:
-        is_item = _is_item(part)
-        if pieces:
-            pieces.append("\n" if is_item and was_item else "\n\n")
-        pieces.append(part)
-        was_item = is_item
-    return "".join(pieces)
+def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any]]:
+    """The body after each piece is parsed, with its last child (perhaps still incomplete; None once the whole
+    part is parsed). When the walk of a batch is done, the children before that last one are dropped."""
+    parser = pull_parser(BODY)
+    body = None
+    with xml_errors():
+        for piece in pieces:
+            parser.feed(piece)
+            if body is None:
+                body = next((element for _, element in parser.read_events()), None)
+            if body is not None and len(body) > 1:
+                yield body, body[-1]
+                del body[:-1]
+                budget.check_time("docx")
+        parser.close()
+    if body is not None:
+        yield body, None
 
 
-def _is_item(line: str) -> bool:
-    return line.lstrip().startswith("- ")
+def _walk(batches: Iterable[tuple[Any, Any]]) -> list[Any]:  # noqa: C901 (one hot loop)
+    """Per top-level block: a paragraph's [pieces, style, numbered, level], or a table's (rows of cells of pieces,).
+
+    One loop over locals: it runs once per element yielded (~60 per page), where attribute lookups and calls are
+    most of the cost."""
+    found: list[Any] = []
+    text: list[str] = []  # where text goes now: the open paragraph's pieces, or the open cell's
+    paragraph: Any = None  # the open top-level paragraph's element, and its record in found
+    record: list[Any] = []
+    table = row = cell = None  # the open top-level table's element, its latest row and cell
+    rows: list[list[list[str]]] = []
+    for body, last in batches:
+        elements = body.iter(TAGS)
+        for element in elements:
+            tag = element.tag
+            if tag == T:
+                if value := element.text:
+                    text.append(value)
+            elif tag == P:
+                parent = element.getparent()
+                if parent is cell:
+                    if text:  # a cell's next paragraph
+                        text.append(" ")
+                elif parent is body or (top := _top(parent, body)) is not None:
+                    if (element if parent is body else top) is last:
+                        break  # not complete yet: it is walked with the next batch
+                    text, paragraph, table, cell = [], element, None, None
+                    record = [text, "", False, None]
+                    found.append(record)
+                elif text:  # a paragraph in a text box, or in a nested table's cell
+                    text.append(" ")
+            elif tag == TC:
+                if table is not None and rows and (element.getparent() is row or _table_of(element) is table):
+                    text, cell = [], element
+                    rows[-1].append(text)
+            elif tag in BREAKS:
+                text.append(BREAKS[tag])
+            elif tag == TR:
+                if table is not None and (element.getparent() is table or _table_of(element) is table):
+                    rows.append([])
+                    row = element
+            elif tag == TBL:
+                parent = element.getparent()
+                if parent is body or (top := _top(parent, body)) is not None:
+                    if (element if parent is body else top) is last:
+                        break
+                    text, paragraph, table, rows, cell = [], None, element, [], None
+                    found.append((rows,))
+            elif tag in SKIPPED:  # its descendants come right after it in document order
+                skip = sum(1 for _ in element.iterdescendants(TAGS))
+                next(islice(elements, skip, skip), None)  # consumes them
+            elif paragraph is not None:
+                _take(element, tag, paragraph, record)
+    return found
 
 
-class StyleNames:
-    """Style id → name from styles.xml, read on first need: ids such as ``Heading2`` or ``ListBullet`` say what
-    they are, and styles.xml (~350 KB in Word's default template) is most of the work on a short document."""
-
-    def __init__(self, archive: Any, budget: Budget) -> None:
-        self.archive, self.budget = archive, budget
-        self.names: dict[str, str] | None = None
-        self._prefixes: dict[str, tuple[str, str]] = {}
-
-    def prefixes(self, style_id: str) -> tuple[str, str]:
-        """:func:`style_prefixes` of a style, worked out once per document."""
-        if style_id not in self._prefixes:
-            self._prefixes[style_id] = style_prefixes(style_id, self)
-        return self._prefixes[style_id]
-
-    def get(self, style_id: str, default: str) -> str:
-        if self.names is None:
-            self.names = {}
-            # A damaged styles.xml costs the heading marks of custom styles, not the document's text.
-            with contextlib.suppress(ExtractionError):
-                if "word/styles.xml" in self.archive.namelist():
-                    self.names = _names_in(read_part(self.archive, "word/styles.xml", self.budget))
-        return self.names.get(style_id, default)
+def _top(node: Any, body: Any) -> Any:
+    """The body's child holding a block whose parent is ``node`` (content controls may wrap blocks), or None if
+    the block is nested in a paragraph or table."""
+    child = None
+    while node is not None and node is not body:
+        if node.tag in CONTAINERS:
+            return None
+        child, node = node, node.getparent()
+    return child if node is body else None
 
 
-@functools.lru_cache(maxsize=16)
-def _names_in(raw: bytes) -> dict[str, str]:
-    """Style id → name. Cached by content: documents from one template share their styles.xml (read-only use)."""
-    names = {}
-    for style in parse_xml(raw).iterfind(f"{W}style"):
-        name = style.find(f"{W}name")
-        if name is not None:
-            names[style.get(f"{W}styleId", "")] = name.get(f"{W}val", "")
-    return names
+def _table_of(element: Any) -> Any:
+    """The table a row or cell belongs to: the nearest w:tbl above it (content controls may wrap rows)."""
+    node = element.getparent()
+    while node is not None and node.tag != TBL:
+        node = node.getparent()
+    return node
 
 
-def _inside(element: Any, tag: str) -> bool:
-    parent = element.getparent()
-    while parent is not None:
-        if parent.tag == tag:
-            return True
-        parent = parent.getparent()
-    return False
+def _take(element: Any, tag: str, paragraph: Any, record: list[Any]) -> None:
+    """A style or numbering property into the paragraph's record, if it is the paragraph's own (not one inside
+    w:pPrChange or a text box)."""
+    owner = element.getparent()
+    if tag == ILVL:
+        owner = owner.getparent() if owner is not None and owner.tag == NUMPR else None
+    if owner is None or owner.tag != PPR or owner.getparent() is not paragraph:
+        return
+    if tag == PSTYLE:
+        record[1] = element.get(f"{W}val", "")
+    elif tag == NUMPR:
+        record[2] = True
+    else:
+        record[3] = element.get(f"{W}val", "0")
 
 
-def _text(element: Any) -> str:
-    if element.find(f".//{W}tab") is None and element.find(f".//{W}br") is None:
-        return "".join(element.itertext(f"{W}t"))  # the common case, in C
-    parts = []
-    for node in element.iter(f"{W}t", f"{W}tab", f"{W}br", f"{W}cr"):
-        parts.append(node.text or "" if node.tag == f"{W}t" else ("\t" if node.tag == f"{W}tab" else "\n"))
-    return "".join(parts)
-
-
-def _paragraph(p: Any, styles: StyleNames) -> str:
-    text = _text(p).strip()
-    if not text:
-        return ""
-    props = p.find(f"{W}pPr")
-    style = props.find(f"{W}pStyle") if props is not None else None
-    numbering = props.find(f"{W}numPr") if props is not None else None
-    level = numbering.find(f"{W}ilvl") if numbering is not None else None
-    prefixes = styles.prefixes(style.get(f"{W}val", "") if style is not None else "")
-    return paragraph_block(
-        text, prefixes, numbered=numbering is not None, level=level.get(f"{W}val", "0") if level is not None else None
-    )
-
-
-def paragraph_block(text: str, prefixes: tuple[str, str], *, numbered: bool, level: str | None) -> str:
-    """A non-empty paragraph as Markdown: heading styles win, then the numbering level, then list styles."""
-    heading, listed = prefixes
-    if heading:
-        return heading + text
-    if level is not None:
-        return "  " * int(level) + "- " + text
-    if listed or numbered:
-        return (listed or "- ") + text
-    return text
-
-
-def style_prefixes(style_id: str, styles: StyleNames) -> tuple[str, str]:
-    """A paragraph style's Markdown: (heading or title prefix, list-item prefix); either may be empty.
-
-    The id decides when it names a heading, the title or a list (Word's built-in ids do); otherwise the style's
-    name does (localised or custom ids: ``berschrift1`` is named "heading 1")."""
-    if not style_id:
-        return "", ""
-    return _prefixes_of(style_id) or _prefixes_of(styles.get(style_id, style_id)) or ("", "")
-
-
-def _prefixes_of(name: str) -> tuple[str, str] | None:
-    name = name.replace("Heading", "heading ").replace("  ", " ").strip()
-    if heading := _HEADING.match(name):
-        return "#" * min(int(heading.group(1)), 6) + " ", ""
-    if name.lower() == "title":
-        return "# ", ""
-    if "list" in name.lower():
-        named = re.search(r"(\d)$", name)  # "List Bullet 2" / "ListBullet2" is the second level
-        return "", "  " * (int(named.group(1)) - 1 if named else 0) + "- "
-    return None
-
-
-def _table(tbl: Any) -> str:
-    return table_markdown([[_text(tc) for tc in tr.findall(f"{W}tc")] for tr in tbl.findall(f"{W}tr")])
-
-
-def table_markdown(cells_by_row: list[list[str]]) -> str:
-    rows = []
-    for cells in cells_by_row:
-        if cells:
-            rows.append("| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |")
-    if not rows:
-        return ""
-    width = rows[0].count(" | ") + 1
-    return "\n".join([rows[0], "|" + " --- |" * width, *rows[1:]])
-
-
-def _release(element: Any) -> None:
-    # Drop what has been converted: siblings before it and its own children (the iterparse memory idiom).
-    element.clear()
-    parent = element.getparent()
-    while parent is not None and element.getprevious() is not None:
-        del parent[0]
+def _blocks(found: list[Any], styles: StyleNames) -> list[str]:
+    """The found blocks as Markdown, empty ones dropped."""
+    blocks = []
+    for item in found:
+        if type(item) is tuple:
+            block = table_markdown([["".join(cell) for cell in row] for row in item[0]])
+        else:
+            pieces, style, numbered, level = item
+            block = "".join(pieces).strip()
+            if block and (style or numbered or level is not None):
+                block = paragraph_block(block, styles.prefixes(style), numbered=numbered, level=level)
+        if block:
+            blocks.append(block)
+    return blocks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
 import zipfile
@@ -47,7 +48,13 @@ def open_zip(data: bytes) -> zipfile.ZipFile:
 
 
 def read_part(archive: zipfile.ZipFile, name: str, budget: Budget) -> bytes:
-    """A zip member, decompressed with a hard cap (headers can lie, so the count is of bytes actually read)."""
+    """A zip member, decompressed with a hard cap."""
+    return b"".join(read_chunks(archive, name, budget, 1 << 20))
+
+
+def read_chunks(archive: zipfile.ZipFile, name: str, budget: Budget, size: int) -> Iterator[bytes]:
+    """A zip member decompressed ``size`` bytes at a time, with a hard cap (headers can lie, so the count is of
+    bytes actually read)."""
     try:
         info = archive.getinfo(name)
     except KeyError:
@@ -55,21 +62,21 @@ def read_part(archive: zipfile.ZipFile, name: str, budget: Budget) -> bytes:
     limits = budget.limits
     if info.compress_size and info.file_size / max(info.compress_size, 1) > limits.max_ratio:
         raise ExtractionError(f"{name} expands {info.file_size // max(info.compress_size, 1)}x: refused as a zip bomb")
-    chunks, size = [], 0
+    read = 0
     try:
         with archive.open(info) as stream:
-            while chunk := stream.read(1 << 20):
-                size += len(chunk)
+            while chunk := stream.read(size):
+                read += len(chunk)
                 budget.read += len(chunk)
-                if size > limits.max_part_bytes or budget.read > limits.max_total_bytes:
+                if read > limits.max_part_bytes or budget.read > limits.max_total_bytes:
                     raise ExtractionError(f"{name} decompresses past the size limit: refused as a zip bomb")
-                chunks.append(chunk)
+                yield chunk
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
         raise ExtractionError(f"{name} is corrupt or truncated: {error}") from None
-    return b"".join(chunks)
 
 
-# Entities, DTDs and network access off, libxml2's depth and size limits on, comments dropped.
+# Entities, DTDs and network access off, libxml2's depth and size limits on, comments dropped. The xml:id index
+# (collect_ids) is off where a whole part is parsed: nothing here looks ids up, and it costs ~10 % of a parse.
 SAFE_PARSING = {
     "resolve_entities": False,
     "load_dtd": False,
@@ -79,28 +86,36 @@ SAFE_PARSING = {
 }
 
 
+@contextlib.contextmanager
+def xml_errors() -> Iterator[None]:
+    """lxml's syntax errors (malformed, too deep, entity tricks) as a clear extraction error."""
+    from lxml import etree
+
+    try:
+        yield
+    except etree.XMLSyntaxError as error:
+        raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None
+
+
 def iterparse(source: IO[bytes], tags: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
     """lxml iterparse with entities, DTDs and network access off, and libxml2's depth limit on."""
     from lxml import etree
 
-    try:
-        yield from etree.iterparse(
-            source,
-            events=("end",),
-            tag=tags,
-            **SAFE_PARSING,
-        )
-    except etree.XMLSyntaxError as error:
-        raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None
+    with xml_errors():
+        yield from etree.iterparse(source, events=("end",), tag=tags, **SAFE_PARSING)
 
 
 def parse_xml(raw: bytes) -> Any:
     """A whole XML part, with the same protections as :func:`iterparse`."""
     from lxml import etree
 
-    # collect_ids off: nothing here looks up xml:id, and indexing them costs ~10 % of the parse
-    parser = etree.XMLParser(**SAFE_PARSING, collect_ids=False)
-    try:
-        return etree.fromstring(raw, parser)
-    except etree.XMLSyntaxError as error:
-        raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None
+    with xml_errors():
+        return etree.fromstring(raw, etree.XMLParser(**SAFE_PARSING, collect_ids=False))
+
+
+def pull_parser(tag: str) -> Any:
+    """A feed parser with the same protections, reporting where ``tag`` starts (wrap feeding in
+    :func:`xml_errors`)."""
+    from lxml import etree
+
+    return etree.XMLPullParser(events=("start",), tag=tag, **SAFE_PARSING, collect_ids=False)
