@@ -103,7 +103,13 @@ def test_zip_bomb_is_refused() -> None:
         extract(bomb, "bomb.docx")
 
 
-def test_entity_expansion_and_external_entities_are_not_resolved(tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("chunk", [16, 1 << 16])  # parsed a piece at a time, or whole
+def test_entity_expansion_and_external_entities_are_not_resolved(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:  # type: ignore[no-untyped-def]
+    from agent_runtime.extract import docx as docx_module
+
+    monkeypatch.setattr(docx_module, "CHUNK", chunk)
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET", encoding="utf-8")
     laughs = "".join(
@@ -124,6 +130,7 @@ def test_entity_expansion_and_external_entities_are_not_resolved(tmp_path) -> No
 
 
 def test_deeply_nested_xml_is_refused() -> None:
+    # 350 KB: parsed a piece at a time
     xml = f"<w:document {W}><w:body>".encode() + b"<w:sdt>" * 50_000 + b"</w:sdt>" * 50_000 + b"</w:body></w:document>"
     with pytest.raises(ExtractionError, match="invalid or hostile"):
         extract(docx_with(xml, compress=zipfile.ZIP_STORED), "deep.docx")
@@ -225,7 +232,7 @@ MIXED_TEXT = (
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 16])
 def test_docx_structure_is_the_same_wherever_the_parts_are_cut(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
     # The body is parsed a piece at a time and its completed blocks walked between pieces: a cut anywhere (in a
-    # tag, a text, a table, a content control) must give the same text.
+    # tag, a text, a table, a content control) must give the same text as a part parsed whole (the last case).
     from agent_runtime.extract import docx as docx_module
 
     monkeypatch.setattr(docx_module, "CHUNK", chunk)
@@ -233,6 +240,27 @@ def test_docx_structure_is_the_same_wherever_the_parts_are_cut(monkeypatch: pyte
     text = extract(data, "mixed.docx").text
     assert text == MIXED_TEXT
     assert "HYPERLINK" not in text and "gone" not in text
+
+
+@pytest.mark.parametrize(
+    ("prolog", "encoding"),
+    [
+        ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n', "utf-8"),
+        ("", "utf-8"),
+        ("\ufeff<?xml version='1.0'?>", "utf-8"),
+        ('<?xml version="1.0" encoding="UTF-16"?>', "utf-16"),
+    ],
+)
+def test_docx_parts_with_or_without_a_declaration_and_in_utf_16_read_alike(
+    monkeypatch: pytest.MonkeyPatch, prolog: str, encoding: str
+) -> None:
+    # The streamed parse finds the root by a mark slipped in after the declaration; UTF-16 gets no mark (parsed
+    # to the end first), and neither way changes the text.
+    from agent_runtime.extract import docx as docx_module
+
+    monkeypatch.setattr(docx_module, "CHUNK", 3)
+    document = f"{prolog}<w:document {W}><w:body>{MIXED}</w:body></w:document>"
+    assert extract(docx_with(document.encode(encoding)), "mixed.docx").text == MIXED_TEXT
 
 
 MC = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
@@ -262,12 +290,16 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
         "</w:tr></w:sdtContent></w:sdt></w:tbl>"
         '<w:p><w:pPr><w:numPr><w:ilvl w:val="999999999"/></w:numPr></w:pPr><w:r><w:t>deep</w:t></w:r></w:p>'
         '<w:p><w:pPr><w:numPr><w:ilvl w:val="x"/></w:numPr></w:pPr><w:r><w:t>odd</w:t></w:r></w:p>'
+        # DrawingML has its own p, t, tbl, tr and tc: a shape's text is not the document's paragraphs
+        "<w:p><w:r><w:t>Shape:</w:t><w:drawing><a:tbl><a:tr><a:tc><a:p><a:r><a:t>drawn</a:t></a:r></a:p></a:tc>"
+        "</a:tr></a:tbl></w:drawing><w:t> end</w:t></w:r></w:p>"
     )
-    data = docx_with(f"<w:document {W} {MC}><w:body>{body}</w:body></w:document>".encode())
+    drawing = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+    data = docx_with(f"<w:document {W} {MC} {drawing}><w:body>{body}</w:body></w:document>".encode())
     assert extract(data, "boxes.docx").text == (
         "See Box one Box two\n\nStays\n\nMoved\n\n"
         "| Line one Line two | B |\n| --- | --- |\n| merged |  |\n| in control |  |\n\n"
-        "                - deep\n- odd\n"
+        "                - deep\n- odd\n\nShape: end\n"
     )
 
 

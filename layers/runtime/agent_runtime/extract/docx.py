@@ -3,6 +3,7 @@
 python-docx builds a whole object model in Python. Here word/document.xml is decompressed and parsed 64 KB at a
 time; after each piece, the body's completed top-level blocks are converted in one pass of lxml's ``iter`` and
 dropped. Memory stays flat whatever the document's size, and the part of the tree walked is still in the cache.
+A part that fits in one piece is parsed whole and walked the same way.
 
 ``iter`` yields in document order, filtered in C, only the elements that matter: paragraphs, tables, rows, cells,
 text, tabs, breaks, a paragraph's own style and numbering, content to skip. It has no end events and needs none:
@@ -20,54 +21,75 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
+from zipfile import ZipFile
 
 from .docx_styles import StyleNames, W, join_blocks, paragraph_block, table_markdown
-from .safety import Budget, open_zip, pull_parser, read_chunks, xml_errors
+from .safety import Budget, FeedParser, parse_xml, read_chunks, read_part, xml_errors
 
-CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
+# Bytes of XML parsed between walks: the tree walked stays small enough to be in the cache. A part no bigger is
+# parsed whole, without the parse events that find the body as it is built (they cost small parts ~7 %).
+CHUNK = 1 << 16
+PART = "word/document.xml"
 BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
 PSTYLE, NUMPR, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}ilvl", f"{W}pPr"
 BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
-TAGS = (P, TBL, TR, TC, T, *BREAKS, PSTYLE, NUMPR, ILVL, *SKIPPED)
+# What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
+# for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
+TAGS = tuple("{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, PSTYLE, NUMPR, ILVL, *SKIPPED))
+PROPERTIES = frozenset((PSTYLE, NUMPR, ILVL))
 # Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
 CONTAINERS = frozenset((P, TBL, TR, TC))
 
 
-def extract_docx(data: bytes, budget: Budget) -> str:
-    archive = open_zip(data)
-    pieces = read_chunks(archive, "word/document.xml", budget, CHUNK)
-    return join_blocks(_blocks(_walk(_batches(pieces, budget)), StyleNames(archive, budget)))
+def extract_docx(archive: ZipFile, budget: Budget) -> str:
+    if _part_size(archive) <= CHUNK:
+        body = parse_xml(read_part(archive, PART, budget)).find(BODY)
+        batches: Iterable[tuple[Any, Any]] = [(body, None)] if body is not None else []
+    else:
+        batches = _batches(read_chunks(archive, PART, budget, CHUNK), budget)
+    return join_blocks(_walk(batches, StyleNames(archive, budget)))
+
+
+def _part_size(archive: Any) -> int:
+    """What the zip says the document part expands to (it may lie: reading counts the real bytes)."""
+    try:
+        return archive.getinfo(PART).file_size
+    except KeyError:
+        return 0  # read_part says what is missing
 
 
 def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any]]:
     """The body after each piece is parsed, with its last child (perhaps still incomplete; None once the whole
     part is parsed). When the walk of a batch is done, the children before that last one are dropped."""
-    parser = pull_parser(BODY)
+    parser = FeedParser()
     body = None
     with xml_errors():
         for piece in pieces:
             parser.feed(piece)
-            if body is None:
-                body = next((element for _, element in parser.read_events()), None)
+            if body is None and (root := parser.root()) is not None:
+                body = root.find(BODY)
             if body is not None and len(body) > 1:
                 yield body, body[-1]
                 del body[:-1]
                 budget.check_time("docx")
-        parser.close()
+        root = parser.close()
+    if body is None and root is not None:
+        body = root.find(BODY)
     if body is not None:
         yield body, None
 
 
-def _walk(batches: Iterable[tuple[Any, Any]]) -> list[Any]:  # noqa: C901 (one hot loop)
-    """Per top-level block: a paragraph's [pieces, style, numbered, level], or a table's (rows of cells of pieces,).
+def _walk(batches: Iterable[tuple[Any, Any]], styles: StyleNames) -> list[str]:  # noqa: C901 (one hot loop)
+    """The top-level blocks as Markdown, empty ones dropped.
 
     One loop over locals: it runs once per element yielded (~60 per page), where attribute lookups and calls are
-    most of the cost."""
-    found: list[Any] = []
+    most of the cost. A block is turned into its string when the next one starts, so what stays alive is strings,
+    not lists the garbage collector would keep walking."""
+    blocks: list[str] = []
     text: list[str] = []  # where text goes now: the open paragraph's pieces, or the open cell's
-    paragraph: Any = None  # the open top-level paragraph's element, and its record in found
-    record: list[Any] = []
+    paragraph: Any = None  # the open top-level paragraph's element, and its [pieces, style, numbered, level]
+    record: list[Any] | None = None
     table = row = cell = None  # the open top-level table's element, its latest row and cell
     rows: list[list[list[str]]] = []
     for body, last in batches:
@@ -85,9 +107,9 @@ def _walk(batches: Iterable[tuple[Any, Any]]) -> list[Any]:  # noqa: C901 (one h
                 elif parent is body or (top := _top(parent, body)) is not None:
                     if (element if parent is body else top) is last:
                         break  # not complete yet: it is walked with the next batch
+                    _close(blocks, record, rows, styles)
                     text, paragraph, table, cell = [], element, None, None
-                    record = [text, "", False, None]
-                    found.append(record)
+                    record, rows = [text, "", False, None], []
                 elif text:  # a paragraph in a text box, or in a nested table's cell
                     text.append(" ")
             elif tag == TC:
@@ -105,14 +127,16 @@ def _walk(batches: Iterable[tuple[Any, Any]]) -> list[Any]:  # noqa: C901 (one h
                 if parent is body or (top := _top(parent, body)) is not None:
                     if (element if parent is body else top) is last:
                         break
+                    _close(blocks, record, rows, styles)
                     text, paragraph, table, rows, cell = [], None, element, [], None
-                    found.append((rows,))
+                    record = None
             elif tag in SKIPPED:  # its descendants come right after it in document order
                 skip = sum(1 for _ in element.iterdescendants(TAGS))
                 next(islice(elements, skip, skip), None)  # consumes them
-            elif paragraph is not None:
+            elif tag in PROPERTIES and record is not None:
                 _take(element, tag, paragraph, record)
-    return found
+    _close(blocks, record, rows, styles)
+    return blocks
 
 
 def _top(node: Any, body: Any) -> Any:
@@ -150,17 +174,14 @@ def _take(element: Any, tag: str, paragraph: Any, record: list[Any]) -> None:
         record[3] = element.get(f"{W}val", "0")
 
 
-def _blocks(found: list[Any], styles: StyleNames) -> list[str]:
-    """The found blocks as Markdown, empty ones dropped."""
-    blocks = []
-    for item in found:
-        if type(item) is tuple:
-            block = table_markdown([["".join(cell) for cell in row] for row in item[0]])
-        else:
-            pieces, style, numbered, level = item
-            block = "".join(pieces).strip()
-            if block and (style or numbered or level is not None):
-                block = paragraph_block(block, styles.prefixes(style), numbered=numbered, level=level)
-        if block:
-            blocks.append(block)
-    return blocks
+def _close(blocks: list[str], record: list[Any] | None, rows: list[list[list[str]]], styles: StyleNames) -> None:
+    """The block that has ended, a paragraph (its record) or else a table (its rows), as Markdown into blocks."""
+    if record is not None:
+        pieces, style, numbered, level = record
+        block = "".join(pieces).strip()
+        if block and (style or numbered or level is not None):
+            block = paragraph_block(block, styles.prefixes(style), numbered=numbered, level=level)
+    else:
+        block = table_markdown([["".join(cell) for cell in row] for row in rows]) if rows else ""
+    if block:
+        blocks.append(block)

@@ -13,6 +13,7 @@ from .simple import markdown_table
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
+_LEVEL = re.compile(r"(\d)$")
 MAX_LEVEL = 8  # Word's deepest list level (0-8); a hostile w:ilvl cannot ask for a billion spaces
 
 
@@ -69,7 +70,7 @@ def _prefixes_of(name: str) -> tuple[str, str] | None:
     if name.lower() == "title":
         return "# ", ""
     if "list" in name.lower():
-        named = re.search(r"(\d)$", name)  # "List Bullet 2" / "ListBullet2" is the second level
+        named = _LEVEL.search(name)  # "List Bullet 2" / "ListBullet2" is the second level
         return "", "  " * (int(named.group(1)) - 1 if named else 0) + "- "
     return None
 

@@ -20,22 +20,32 @@ class Extracted:
 
 
 def detect(data: bytes, name: str) -> str:
-    lower = name.lower()
+    return _sniff(data, name)[0]
+
+
+def _sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | None]:
+    """The kind, and for an Office document its opened zip (read once, then handed to the extractor)."""
     if data.startswith(b"%PDF"):
-        return "pdf"
+        return "pdf", None
     if data.startswith(b"PK\x03\x04"):
         try:
-            names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
-        except zipfile.BadZipFile:
+            archive = zipfile.ZipFile(io.BytesIO(data))
+        except (zipfile.BadZipFile, OSError):
             raise ExtractionError("the file looks like a zip container but is broken") from None
+        names = set(archive.namelist())
         for kind, part in (
             ("docx", "word/document.xml"),
             ("pptx", "ppt/presentation.xml"),
             ("xlsx", "xl/workbook.xml"),
         ):
             if part in names:
-                return kind
+                return kind, archive
         raise ExtractionError("a zip archive, not a supported Office document (DOCX, PPTX, XLSX)")
+    return _plain_kind(data, name), None
+
+
+def _plain_kind(data: bytes, name: str) -> str:
+    lower = name.lower()
     if lower.endswith((".html", ".htm")) or data[:512].lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return "html"
     if lower.endswith((".csv", ".tsv")):
@@ -59,7 +69,7 @@ def _looks_like_text(data: bytes) -> bool:
 def extract(data: bytes, name: str, *, limits: Limits | None = None) -> Extracted:
     """Turn a document into Markdown-like text. Raises ``ExtractionError`` with a clear reason."""
     budget = Budget(limits or Limits())
-    kind = detect(data, name)
+    kind, archive = _sniff(data, name)
     try:
         if kind == "pdf":
             from .pdf import extract_pdf
@@ -69,11 +79,11 @@ def extract(data: bytes, name: str, *, limits: Limits | None = None) -> Extracte
         if kind == "docx":
             from .docx import extract_docx
 
-            return Extracted(extract_docx(data, budget), kind)
+            return Extracted(extract_docx(archive, budget), kind)
         if kind in ("pptx", "xlsx"):
             from .ooxml import extract_pptx, extract_xlsx
 
-            return Extracted((extract_pptx if kind == "pptx" else extract_xlsx)(data, budget), kind)
+            return Extracted((extract_pptx if kind == "pptx" else extract_xlsx)(archive, budget), kind)
         from .simple import extract_csv, extract_html, extract_text
 
         return Extracted({"html": extract_html, "csv": extract_csv, "text": extract_text}[kind](data, budget), kind)

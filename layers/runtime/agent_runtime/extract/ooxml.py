@@ -10,8 +10,9 @@ import io
 import posixpath
 import re
 from typing import Any
+from zipfile import ZipFile
 
-from .safety import Budget, iterparse, open_zip, read_part
+from .safety import Budget, iterparse, read_part
 from .simple import markdown_table
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -36,8 +37,7 @@ def _relations(archive: Any, part: str, budget: Budget) -> dict[str, str]:
     return targets
 
 
-def extract_pptx(data: bytes, budget: Budget) -> str:
-    archive = open_zip(data)
+def extract_pptx(archive: ZipFile, budget: Budget) -> str:
     rels = _relations(archive, "ppt/presentation.xml", budget)
     order = [
         rels.get(s.get(f"{R}id", ""), "")
@@ -112,8 +112,7 @@ def _root(archive: Any, part: str, budget: Budget) -> Any:
         raise ExtractionError(f"{part} is invalid or hostile XML: {error}") from None
 
 
-def extract_xlsx(data: bytes, budget: Budget) -> str:
-    archive = open_zip(data)
+def extract_xlsx(archive: ZipFile, budget: Budget) -> str:
     shared = _shared_strings(archive, budget)
     rels = _relations(archive, "xl/workbook.xml", budget)
     out = []
