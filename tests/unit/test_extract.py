@@ -103,7 +103,7 @@ def test_zip_bomb_is_refused() -> None:
         extract(bomb, "bomb.docx")
 
 
-@pytest.mark.parametrize("chunk", [16, 1 << 16])  # parsed a piece at a time, or whole
+@pytest.mark.parametrize("chunk", [16, 1 << 16])  # cut in the DTD, or in one piece
 def test_entity_expansion_and_external_entities_are_not_resolved(
     tmp_path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +130,6 @@ def test_entity_expansion_and_external_entities_are_not_resolved(
 
 
 def test_deeply_nested_xml_is_refused() -> None:
-    # 350 KB: parsed a piece at a time
     xml = f"<w:document {W}><w:body>".encode() + b"<w:sdt>" * 50_000 + b"</w:sdt>" * 50_000 + b"</w:body></w:document>"
     with pytest.raises(ExtractionError, match="invalid or hostile"):
         extract(docx_with(xml, compress=zipfile.ZIP_STORED), "deep.docx")
@@ -232,7 +231,7 @@ MIXED_TEXT = (
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 16])
 def test_docx_structure_is_the_same_wherever_the_parts_are_cut(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
     # The body is parsed a piece at a time and its completed blocks walked between pieces: a cut anywhere (in a
-    # tag, a text, a table, a content control) must give the same text as a part parsed whole (the last case).
+    # tag, a text, a table, a content control) must give the same text as the part in one piece (the last case).
     from agent_runtime.extract import docx as docx_module
 
     monkeypatch.setattr(docx_module, "CHUNK", chunk)

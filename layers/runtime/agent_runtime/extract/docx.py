@@ -2,8 +2,8 @@
 
 python-docx builds a whole object model in Python. Here word/document.xml is decompressed and parsed 64 KB at a
 time; after each piece, the body's completed top-level blocks are converted in one pass of lxml's ``iter`` and
-dropped. Memory stays flat whatever the document's size, and the part of the tree walked is still in the cache.
-A part that fits in one piece is parsed whole and walked the same way.
+dropped. Memory stays flat whatever the document's length (a block is held whole until it ends), and the part of
+the tree walked is still in the cache.
 
 ``iter`` yields in document order, filtered in C, only the elements that matter: paragraphs, tables, rows, cells,
 text, tabs, breaks, a paragraph's own style and numbering, content to skip. It has no end events and needs none:
@@ -24,12 +24,9 @@ from typing import Any
 from zipfile import ZipFile
 
 from .docx_styles import StyleNames, W, join_blocks, paragraph_block, table_markdown
-from .safety import Budget, FeedParser, parse_xml, read_chunks, read_part, xml_errors
+from .safety import Budget, FeedParser, read_chunks, xml_errors
 
-# Bytes of XML parsed between walks: the tree walked stays small enough to be in the cache. A part no bigger is
-# parsed whole, without the parse events that find the body as it is built (they cost small parts ~7 %).
-CHUNK = 1 << 16
-PART = "word/document.xml"
+CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
 BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
 PSTYLE, NUMPR, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}ilvl", f"{W}pPr"
 BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
@@ -43,20 +40,8 @@ CONTAINERS = frozenset((P, TBL, TR, TC))
 
 
 def extract_docx(archive: ZipFile, budget: Budget) -> str:
-    if _part_size(archive) <= CHUNK:
-        body = parse_xml(read_part(archive, PART, budget)).find(BODY)
-        batches: Iterable[tuple[Any, Any]] = [(body, None)] if body is not None else []
-    else:
-        batches = _batches(read_chunks(archive, PART, budget, CHUNK), budget)
+    batches = _batches(read_chunks(archive, "word/document.xml", budget, CHUNK), budget)
     return join_blocks(_walk(batches, StyleNames(archive, budget)))
-
-
-def _part_size(archive: Any) -> int:
-    """What the zip says the document part expands to (it may lie: reading counts the real bytes)."""
-    try:
-        return archive.getinfo(PART).file_size
-    except KeyError:
-        return 0  # read_part says what is missing
 
 
 def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any]]:
