@@ -248,6 +248,7 @@ def test_docx_structure_is_the_same_wherever_the_parts_are_cut(monkeypatch: pyte
         ("", "utf-8"),
         ("\ufeff<?xml version='1.0'?>", "utf-8"),
         ('<?xml version="1.0" encoding="UTF-16"?>', "utf-16"),
+        ('<?xml version="1.0"?><?mso-application progid="Word.Document"?>', "utf-8"),
     ],
 )
 def test_docx_parts_with_or_without_a_declaration_and_in_utf_16_read_alike(
@@ -260,6 +261,34 @@ def test_docx_parts_with_or_without_a_declaration_and_in_utf_16_read_alike(
     monkeypatch.setattr(docx_module, "CHUNK", 3)
     document = f"{prolog}<w:document {W}><w:body>{MIXED}</w:body></w:document>"
     assert extract(docx_with(document.encode(encoding)), "mixed.docx").text == MIXED_TEXT
+
+
+def test_docx_body_is_dropped_as_it_is_walked() -> None:
+    from agent_runtime.extract import docx as docx_module
+    from agent_runtime.extract.safety import Budget
+
+    paragraphs = "".join(f"<w:p><w:r><w:t>paragraph {n}</w:t></w:r></w:p>" for n in range(20_000))
+    xml = f'<?xml version="1.0"?><w:document {W}><w:body>{paragraphs}</w:body></w:document>'.encode()
+    chunk = docx_module.CHUNK
+    pieces = [xml[i : i + chunk] for i in range(0, len(xml), chunk)]
+    held = [len(body) for body, _ in docx_module._batches(pieces, Budget(Limits()))]
+    assert len(held) == len(pieces) + 1  # a walk after every piece, and the last once the part is parsed
+    assert max(held) < 2 * chunk // 45  # never more than about a piece's worth of paragraphs
+
+
+def test_feed_parser_hands_out_the_root_while_it_is_being_built() -> None:
+    from agent_runtime.extract.safety import FeedParser
+
+    parser = FeedParser()
+    parser.feed(b'<?xml version="1.0"?><?mso-application progid="Word.Document"?><root><a/>')
+    assert parser.root().tag == "root" and len(parser.root()) == 1
+    parser.feed(b"<b/></root>")
+    assert len(parser.close()) == 2
+    utf16 = FeedParser()  # no place for the mark: the root comes at the end
+    utf16.feed('<?xml version="1.0" encoding="UTF-16"?><root><a/>'.encode("utf-16"))
+    assert utf16.root() is None
+    utf16.feed("<b/></root>".encode("utf-16-le"))
+    assert len(utf16.close()) == 2
 
 
 MC = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'

@@ -137,8 +137,10 @@ class FeedParser:
         if self._root is None:
             if self.marker is None:
                 self.marker = next((pi for _, pi in self.parser.read_events()), None)
-            if self.marker is not None:
-                self._root = self.marker.getnext()
+            node = self.marker.getnext() if self.marker is not None else None
+            while node is not None and not isinstance(node.tag, str):  # other processing instructions
+                node = node.getnext()
+            self._root = node
         return self._root
 
     def close(self) -> Any:
