@@ -189,6 +189,17 @@ def test_pptx_slides_with_titles_bullets_tables_and_notes() -> None:
     assert "## Slide 2: Numbers\n\n| a | b |\n| --- | --- |\n| 1 | 2 |" in text
 
 
+def test_a_broken_slide_is_named() -> None:
+    source = zipfile.ZipFile(io.BytesIO(make_pptx()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            target.writestr(item, data[: len(data) // 2] if item.filename == "ppt/slides/slide2.xml" else data)
+    with pytest.raises(ExtractionError, match=r"ppt/slides/slide2\.xml is invalid or hostile"):
+        extract(buffer.getvalue(), "deck.pptx")
+
+
 def test_xlsx_sheets_as_bounded_tables() -> None:
     import openpyxl
 

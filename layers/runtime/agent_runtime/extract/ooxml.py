@@ -12,7 +12,7 @@ import re
 from typing import Any
 from zipfile import ZipFile
 
-from .safety import Budget, iterparse, read_part
+from .safety import Budget, iterparse, parse_xml, read_part
 from .simple import markdown_table
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -101,15 +101,7 @@ def _pptx_table(frame: Any) -> str:
 
 
 def _root(archive: Any, part: str, budget: Budget) -> Any:
-    from lxml import etree
-
-    from .exceptions import ExtractionError
-
-    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
-    try:
-        return etree.fromstring(read_part(archive, part, budget), parser)
-    except etree.XMLSyntaxError as error:
-        raise ExtractionError(f"{part} is invalid or hostile XML: {error}") from None
+    return parse_xml(read_part(archive, part, budget), part)
 
 
 def extract_xlsx(archive: ZipFile, budget: Budget) -> str:

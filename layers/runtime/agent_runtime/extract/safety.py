@@ -79,14 +79,14 @@ SAFE_PARSING = {
 
 
 @contextlib.contextmanager
-def xml_errors() -> Iterator[None]:
-    """lxml's syntax errors (malformed, too deep, entity tricks) as a clear extraction error."""
+def xml_errors(what: str = "the document's XML") -> Iterator[None]:
+    """lxml's syntax errors (malformed, too deep, entity tricks) as a clear extraction error about ``what``."""
     from lxml import etree
 
     try:
         yield
     except etree.XMLSyntaxError as error:
-        raise ExtractionError(f"the document's XML is invalid or hostile: {error}") from None
+        raise ExtractionError(f"{what} is invalid or hostile: {error}") from None
 
 
 def iterparse(source: IO[bytes], tags: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
@@ -97,11 +97,11 @@ def iterparse(source: IO[bytes], tags: tuple[str, ...]) -> Iterator[tuple[str, A
         yield from etree.iterparse(source, events=("end",), tag=tags, **SAFE_PARSING)
 
 
-def parse_xml(raw: bytes) -> Any:
+def parse_xml(raw: bytes, what: str = "the document's XML") -> Any:
     """A whole XML part, with the same protections as :func:`iterparse`."""
     from lxml import etree
 
-    with xml_errors():
+    with xml_errors(what):
         return etree.fromstring(raw, etree.XMLParser(**SAFE_PARSING, collect_ids=False))
 
 
