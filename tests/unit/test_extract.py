@@ -44,7 +44,7 @@ def make_pdf(pages: int) -> bytes:
 def test_docx_keeps_headings_lists_and_tables_in_order() -> None:
     text = extract(make_docx(), "design.docx").text
     assert text.startswith("# Retry design\n\nIntro with PROJ-7.\n\n## Goals\n\n")
-    assert "- Deliver at least once\n  - Within 24 hours\n- Signed with HMAC" in text
+    assert "- Deliver at least once\n  - Within 24 hours\n1. Signed with HMAC" in text
     assert "| Attempt | Delay | Note |\n| --- | --- | --- |\n| 1 | 30 s | a \\| b |" in text
     assert text.index("| Attempt") < text.index("After the table.")
 
@@ -83,13 +83,17 @@ def test_truncated_documents_give_clear_errors(cut: float) -> None:
         extract(pdf[: int(len(pdf) * cut)][:200], "broken.pdf")
 
 
-def docx_with(document_xml: bytes, *, compress: int = zipfile.ZIP_DEFLATED, styles: bytes | None = None) -> bytes:
+def docx_with(
+    document_xml: bytes, *, compress: int = zipfile.ZIP_DEFLATED, styles: bytes | None = None, **parts: bytes
+) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compress) as archive:
         archive.writestr("[Content_Types].xml", "<Types/>")
         archive.writestr("word/document.xml", document_xml)
         if styles is not None:
             archive.writestr("word/styles.xml", styles)
+        for name, data in parts.items():
+            archive.writestr(name, data)
     return buffer.getvalue()
 
 
@@ -340,6 +344,53 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
         "| Line one Line two | B |\n| --- | --- |\n| merged |  |\n| in control |  |\n\n"
         "                - deep\n- odd\n\nShape: end\n"
     )
+
+
+NUMBERING = (
+    f"<w:numbering {W}>"
+    '<w:abstractNum w:abstractNumId="7"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/></w:lvl>'
+    '<w:lvl w:ilvl="1"><w:numFmt w:val="bullet"/></w:lvl><w:lvl w:ilvl="2"><w:numFmt w:val="lowerLetter"/></w:lvl>'
+    "</w:abstractNum>"
+    '<w:num w:numId="1"><w:abstractNumId w:val="7"/></w:num>'
+    '<w:num w:numId="2"><w:abstractNumId w:val="7"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="5"/>'
+    "</w:lvlOverride></w:num>"
+    "</w:numbering>"
+)
+
+
+def numbered(num_id: str, level: int, text: str) -> str:
+    numbering = f'<w:numPr><w:ilvl w:val="{level}"/><w:numId w:val="{num_id}"/></w:numPr>'
+    return f"<w:p><w:pPr>{numbering}</w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>"
+
+
+def test_numbered_lists_count_per_list_and_level_as_word_does() -> None:
+    body = "".join(
+        [
+            numbered("1", 0, "Stop the queue"),
+            numbered("1", 1, "note the offset"),
+            numbered("1", 2, "sub step"),
+            numbered("1", 2, "another"),
+            numbered("1", 0, "Drain it"),
+            numbered("1", 2, "lettered again from one"),
+            "<w:p><w:r><w:t>An interruption.</w:t></w:r></w:p>",
+            numbered("1", 0, "Restart"),  # the list carries on
+            numbered("2", 0, "From five"),  # another list of the same definition, its start overridden
+            numbered("0", 0, "Numbering off"),
+            numbered("9", 0, "Unknown list"),
+            '<w:p><w:pPr><w:pStyle w:val="ListNumber"/></w:pPr><w:r><w:t>Styled one</w:t></w:r></w:p>',
+            '<w:p><w:pPr><w:pStyle w:val="ListNumber"/></w:pPr><w:r><w:t>Styled two</w:t></w:r></w:p>',
+            '<w:p><w:pPr><w:pStyle w:val="ListParagraph"/></w:pPr><w:r><w:t>Indented prose</w:t></w:r></w:p>',
+        ]
+    )
+    document = f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()
+    text = extract(docx_with(document, **{"word/numbering.xml": NUMBERING.encode()}), "n.docx").text
+    assert text == (
+        "1. Stop the queue\n  - note the offset\n    1. sub step\n    2. another\n2. Drain it\n"
+        "    1. lettered again from one\n\nAn interruption.\n\n3. Restart\n5. From five\n\nNumbering off\n\n"
+        "- Unknown list\n1. Styled one\n2. Styled two\n\nIndented prose\n"
+    )
+    broken = extract(docx_with(document, **{"word/numbering.xml": b"<w:numbering"}), "n.docx").text
+    assert broken.startswith("- Stop the queue\n  - note the offset\n    - sub step")  # a damaged part: bullets
 
 
 def styled(*paragraphs: tuple[str, str]) -> bytes:

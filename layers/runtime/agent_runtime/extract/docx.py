@@ -23,25 +23,27 @@ from itertools import islice
 from typing import Any
 from zipfile import ZipFile
 
-from .docx_styles import StyleNames, W, join_blocks, paragraph_block, table_markdown
+from .docx_styles import Paragraphs, W, join_blocks, table_markdown
 from .safety import Budget, FeedParser, read_chunks, xml_errors
 
 CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
 BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
-PSTYLE, NUMPR, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}ilvl", f"{W}pPr"
+PSTYLE, NUMPR, NUMID, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}numId", f"{W}ilvl", f"{W}pPr"
 BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
 # What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
-TAGS = tuple("{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, PSTYLE, NUMPR, ILVL, *SKIPPED))
-PROPERTIES = frozenset((PSTYLE, NUMPR, ILVL))
+TAGS = tuple(
+    "{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, *SKIPPED, PSTYLE, NUMPR, NUMID, ILVL)
+)
+PROPERTIES = frozenset((PSTYLE, NUMPR, NUMID, ILVL))
 # Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
 CONTAINERS = frozenset((P, TBL, TR, TC))
 
 
 def extract_docx(archive: ZipFile, budget: Budget) -> str:
     batches = _batches(read_chunks(archive, "word/document.xml", budget, CHUNK), budget)
-    return join_blocks(_walk(batches, StyleNames(archive, budget)))
+    return join_blocks(_walk(batches, Paragraphs(archive, budget)))
 
 
 def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any]]:
@@ -65,7 +67,7 @@ def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any
         yield body, None
 
 
-def _walk(batches: Iterable[tuple[Any, Any]], styles: StyleNames) -> list[str]:  # noqa: C901 (one hot loop)
+def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[str]:  # noqa: C901 (one hot loop)
     """The top-level blocks as Markdown, empty ones dropped.
 
     One loop over locals: it runs once per element yielded (~60 per page), where attribute lookups and calls are
@@ -73,7 +75,7 @@ def _walk(batches: Iterable[tuple[Any, Any]], styles: StyleNames) -> list[str]: 
     not lists the garbage collector would keep walking."""
     blocks: list[str] = []
     text: list[str] = []  # where text goes now: the open paragraph's pieces, or the open cell's
-    paragraph: Any = None  # the open top-level paragraph's element, and its [pieces, style, numbered, level]
+    paragraph: Any = None  # the open top-level paragraph's element, and its [pieces, style, numId, level]
     record: list[Any] | None = None
     table = row = cell = None  # the open top-level table's element, its latest row and cell
     rows: list[list[list[str]]] = []
@@ -92,9 +94,9 @@ def _walk(batches: Iterable[tuple[Any, Any]], styles: StyleNames) -> list[str]: 
                 elif parent is body or (top := _top(parent, body)) is not None:
                     if (element if parent is body else top) is last:
                         break  # not complete yet: it is walked with the next batch
-                    _close(blocks, record, rows, styles)
+                    _close(blocks, record, rows, paragraphs)
                     text, paragraph, table, cell = [], element, None, None
-                    record, rows = [text, "", False, None], []
+                    record, rows = [text, "", None, None], []
                 elif text:  # a paragraph in a text box, or in a nested table's cell
                     text.append(" ")
             elif tag == TC:
@@ -112,7 +114,7 @@ def _walk(batches: Iterable[tuple[Any, Any]], styles: StyleNames) -> list[str]: 
                 if parent is body or (top := _top(parent, body)) is not None:
                     if (element if parent is body else top) is last:
                         break
-                    _close(blocks, record, rows, styles)
+                    _close(blocks, record, rows, paragraphs)
                     text, paragraph, table, rows, cell = [], None, element, [], None
                     record = None
             elif tag in SKIPPED:  # its descendants come right after it in document order
@@ -120,7 +122,7 @@ def _walk(batches: Iterable[tuple[Any, Any]], styles: StyleNames) -> list[str]: 
                 next(islice(elements, skip, skip), None)  # consumes them
             elif tag in PROPERTIES and record is not None:
                 _take(element, tag, paragraph, record)
-    _close(blocks, record, rows, styles)
+    _close(blocks, record, rows, paragraphs)
     return blocks
 
 
@@ -147,25 +149,27 @@ def _take(element: Any, tag: str, paragraph: Any, record: list[Any]) -> None:
     """A style or numbering property into the paragraph's record, if it is the paragraph's own (not one inside
     w:pPrChange or a text box)."""
     owner = element.getparent()
-    if tag == ILVL:
+    if tag in (NUMID, ILVL):
         owner = owner.getparent() if owner is not None and owner.tag == NUMPR else None
     if owner is None or owner.tag != PPR or owner.getparent() is not paragraph:
         return
     if tag == PSTYLE:
         record[1] = element.get(f"{W}val", "")
     elif tag == NUMPR:
-        record[2] = True
+        record[2] = record[2] or ""
+    elif tag == NUMID:
+        record[2] = element.get(f"{W}val", "")
     else:
         record[3] = element.get(f"{W}val", "0")
 
 
-def _close(blocks: list[str], record: list[Any] | None, rows: list[list[list[str]]], styles: StyleNames) -> None:
+def _close(blocks: list[str], record: list[Any] | None, rows: list[list[list[str]]], paragraphs: Paragraphs) -> None:
     """The block that has ended, a paragraph (its record) or else a table (its rows), as Markdown into blocks."""
     if record is not None:
-        pieces, style, numbered, level = record
+        pieces, style, num_id, level = record
         block = "".join(pieces).strip()
-        if block and (style or numbered or level is not None):
-            block = paragraph_block(block, styles.prefixes(style), numbered=numbered, level=level)
+        if block and (style or num_id is not None or level is not None):
+            block = paragraphs.block(block, style, num_id, level)
     else:
         block = table_markdown([["".join(cell) for cell in row] for row in rows]) if rows else ""
     if block:

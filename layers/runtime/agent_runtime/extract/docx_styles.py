@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
+from .docx_lists import Lists, depth_of
 from .exceptions import ExtractionError
 from .safety import Budget, parse_xml, read_part
 from .simple import markdown_table
@@ -14,7 +15,16 @@ from .simple import markdown_table
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
 _LEVEL = re.compile(r"(\d)$")
-MAX_LEVEL = 8  # Word's deepest list level (0-8); a hostile w:ilvl cannot ask for a billion spaces
+_ITEM = re.compile(r" *(?:- |\d+\. )")
+_ITEM_START = frozenset("- 0123456789")
+
+
+class StyleMark(NamedTuple):
+    """What a paragraph style says in Markdown."""
+
+    heading: str = ""  # "## " for a heading style, "# " for the title
+    depth: int | None = None  # the level of a list style's items
+    ordered: bool = False  # a numbered list style ("List Number")
 
 
 class StyleNames:
@@ -24,13 +34,13 @@ class StyleNames:
     def __init__(self, archive: Any, budget: Budget) -> None:
         self.archive, self.budget = archive, budget
         self.names: dict[str, str] | None = None
-        self._prefixes: dict[str, tuple[str, str]] = {}
+        self._marks: dict[str, StyleMark] = {}
 
-    def prefixes(self, style_id: str) -> tuple[str, str]:
-        """:func:`style_prefixes` of a style, worked out once per document."""
-        if style_id not in self._prefixes:
-            self._prefixes[style_id] = style_prefixes(style_id, self)
-        return self._prefixes[style_id]
+    def mark(self, style_id: str) -> StyleMark:
+        """:func:`style_mark` of a style, worked out once per document."""
+        if style_id not in self._marks:
+            self._marks[style_id] = style_mark(style_id, self)
+        return self._marks[style_id]
 
     def get(self, style_id: str, default: str) -> str:
         if self.names is None:
@@ -46,46 +56,58 @@ class StyleNames:
 def _names_in(raw: bytes) -> dict[str, str]:
     """Style id → name. Cached by content: documents from one template share their styles.xml (read-only use)."""
     names = {}
-    for style in parse_xml(raw).iterfind(f"{W}style"):
+    for style in parse_xml(raw, "word/styles.xml").iterfind(f"{W}style"):
         name = style.find(f"{W}name")
         if name is not None:
             names[style.get(f"{W}styleId", "")] = name.get(f"{W}val", "")
     return names
 
 
-def style_prefixes(style_id: str, styles: StyleNames) -> tuple[str, str]:
-    """A paragraph style's Markdown: (heading or title prefix, list-item prefix); either may be empty.
-
-    The id decides when it names a heading, the title or a list (Word's built-in ids do); otherwise the style's
-    name does (localised or custom ids: ``berschrift1`` is named "heading 1")."""
+def style_mark(style_id: str, styles: StyleNames) -> StyleMark:
+    """A paragraph style's Markdown. The id decides when it names a heading, the title or a list (Word's built-in
+    ids do); otherwise the style's name does (localised or custom ids: ``berschrift1`` is named "heading 1")."""
     if not style_id:
-        return "", ""
-    return _prefixes_of(style_id) or _prefixes_of(styles.get(style_id, style_id)) or ("", "")
+        return StyleMark()
+    return _mark_of(style_id) or _mark_of(styles.get(style_id, style_id)) or StyleMark()
 
 
-def _prefixes_of(name: str) -> tuple[str, str] | None:
+def _mark_of(name: str) -> StyleMark | None:
     name = name.replace("Heading", "heading ").replace("  ", " ").strip()
+    lower = name.lower()
     if heading := _HEADING.match(name):
-        return "#" * min(int(heading.group(1)), 6) + " ", ""
-    if name.lower() == "title":
-        return "# ", ""
-    if "list" in name.lower():
-        named = _LEVEL.search(name)  # "List Bullet 2" / "ListBullet2" is the second level
-        return "", "  " * (int(named.group(1)) - 1 if named else 0) + "- "
+        return StyleMark(heading="#" * min(int(heading.group(1)), 6) + " ")
+    if lower == "title":
+        return StyleMark(heading="# ")
+    # "List Bullet 2" / "ListNumber" / "Bullet List"; not "List Paragraph" or "List Continue" (no marker in Word)
+    if "bullet" in lower or ("list" in lower and "number" in lower):
+        named = _LEVEL.search(name)
+        return StyleMark(depth=max(int(named.group(1)) - 1, 0) if named else 0, ordered="bullet" not in lower)
     return None
 
 
-def paragraph_block(text: str, prefixes: tuple[str, str], *, numbered: bool, level: str | None) -> str:
-    """A non-empty paragraph as Markdown: heading styles win, then the numbering level, then list styles."""
-    heading, listed = prefixes
-    if heading:
-        return heading + text
-    if level is not None:
-        depth = min(int(level), MAX_LEVEL) if level.isascii() and level.isdigit() else 0
-        return "  " * depth + "- " + text
-    if listed or numbered:
-        return (listed or "- ") + text
-    return text
+class Paragraphs:
+    """A document's paragraph formatting: its styles and its lists."""
+
+    def __init__(self, archive: Any, budget: Budget) -> None:
+        self.styles = StyleNames(archive, budget)
+        self.lists = Lists(archive, budget)
+
+    def block(self, text: str, style_id: str, num_id: str | None, level: str | None) -> str:
+        """A non-empty paragraph as Markdown: heading styles win, then the paragraph's own numbering, then its
+        style's list (at the paragraph's own level if it has one). ``num_id`` "0" switches numbering off."""
+        mark = self.styles.mark(style_id)
+        if mark.heading:
+            return mark.heading + text
+        if num_id == "0":
+            return text
+        if num_id:
+            return self.lists.numbered(num_id, level) + text
+        if mark.depth is not None:
+            depth = depth_of(level) if level is not None else mark.depth
+            return self.lists.styled(f"style:{style_id}", depth, mark.ordered) + text
+        if num_id is not None or level is not None:  # numbering that names no list: an item all the same
+            return self.lists.styled("", depth_of(level), ordered=False) + text
+        return text
 
 
 def table_markdown(cells_by_row: list[list[str]]) -> str:
@@ -99,7 +121,7 @@ def join_blocks(parts: list[str]) -> str:
     pieces: list[str] = []
     was_item = False
     for part in parts:
-        is_item = part[0] in "- " and _is_item(part)  # the first character rules out most blocks
+        is_item = part[0] in _ITEM_START and _is_item(part)  # the first character rules out most blocks
         if pieces:
             pieces.append("\n" if is_item and was_item else "\n\n")
         pieces.append(part)
@@ -109,4 +131,4 @@ def join_blocks(parts: list[str]) -> str:
 
 
 def _is_item(line: str) -> bool:
-    return line.startswith("- ") or (line.startswith(" ") and line.lstrip(" ").startswith("- "))
+    return _ITEM.match(line) is not None
