@@ -393,6 +393,42 @@ def test_numbered_lists_count_per_list_and_level_as_word_does() -> None:
     assert broken.startswith("- Stop the queue\n  - note the offset\n    - sub step")  # a damaged part: bullets
 
 
+def test_docx_links_to_web_and_mail_addresses_are_markdown_links() -> None:
+    rels = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId5" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink"'
+        ' Target="https://example.com/run book(1)" TargetMode="External"/>'
+        '<Relationship Id="rId6" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink"'
+        ' Target="mailto:ops@example.com" TargetMode="External"/>'
+        '<Relationship Id="rId7" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink"'
+        ' Target="javascript:alert(1)" TargetMode="External"/>'
+        "</Relationships>"
+    )
+    r = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+
+    def link(label: str, rid: str = "", anchor: str = "") -> str:
+        attributes = (f' r:id="{rid}"' if rid else "") + (f' w:anchor="{anchor}"' if anchor else "")
+        return f"<w:hyperlink{attributes}><w:r><w:t>{label}</w:t></w:r></w:hyperlink>"
+
+    def run(text: str) -> str:
+        return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+    body = (
+        f"<w:p>{run('See ')}{link('the [old] runbook', 'rId5')}{run(', ')}{link('step 2', 'rId5', 'step2')}"
+        f"{run(' or ')}{link('mail us', 'rId6')}{run('.')}</w:p>"
+        f"<w:p>{link('Inside the document', anchor='_Toc1')}{run(' ')}{link('Not a web link', 'rId7')}"
+        f"{link(' unknown', 'rId99')}</w:p>"
+        f"<w:tbl><w:tr><w:tc><w:p>{link('in a cell', 'rId6')}</w:p></w:tc></w:tr></w:tbl>"
+    )
+    document = f"<w:document {W} {r}><w:body>{body}</w:body></w:document>".encode()
+    text = extract(docx_with(document, **{"word/_rels/document.xml.rels": rels.encode()}), "links.docx").text
+    assert text == (
+        "See [the \\[old\\] runbook](https://example.com/run%20book%281%29), "
+        "[step 2](https://example.com/run%20book%281%29#step2) or [mail us](mailto:ops@example.com).\n\n"
+        "Inside the document Not a web link unknown\n\n| [in a cell](mailto:ops@example.com) |\n| --- |\n"
+    )
+
+
 def styled(*paragraphs: tuple[str, str]) -> bytes:
     body = "".join(f'<w:p><w:pPr><w:pStyle w:val="{s}"/></w:pPr><w:r><w:t>{t}</w:t></w:r></w:p>' for s, t in paragraphs)
     return f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()

@@ -11,9 +11,10 @@ a top-level paragraph or table lasts until the next top-level block starts, so o
 cells look at their parents, and text, most of the elements, is appended where it falls.
 
 What flows where: text boxes and nested tables flow into their paragraph or cell; paragraphs inside a cell or a
-text box are joined by a space. Skipped: the fallback copy of alternate content (Word writes every text box twice,
-as DrawingML and as VML), text moved away by a tracked change (it reappears at its w:moveTo), deleted text and
-field codes (not w:t), tracked property changes (w:pPrChange).
+text box are joined by a space; a hyperlink to a web or mail address becomes a Markdown link. Skipped: the
+fallback copy of alternate content (Word writes every text box twice, as DrawingML and as VML), text moved away
+by a tracked change (it reappears at its w:moveTo), deleted text and field codes (not w:t), tracked property
+changes (w:pPrChange).
 """
 
 from __future__ import annotations
@@ -30,13 +31,12 @@ CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays smal
 BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
 PSTYLE, NUMPR, NUMID, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}numId", f"{W}ilvl", f"{W}pPr"
 BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
+HYPERLINK, RID = f"{W}hyperlink", "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
+PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)
 # What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
-TAGS = tuple(
-    "{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, *SKIPPED, PSTYLE, NUMPR, NUMID, ILVL)
-)
-PROPERTIES = frozenset((PSTYLE, NUMPR, NUMID, ILVL))
+TAGS = tuple("{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, HYPERLINK, *SKIPPED, *PROPERTIES))
 # Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
 CONTAINERS = frozenset((P, TBL, TR, TC))
 
@@ -117,6 +117,12 @@ def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[st
                     _close(blocks, record, rows, paragraphs)
                     text, paragraph, table, rows, cell = [], None, element, [], None
                     record = None
+            elif tag == HYPERLINK:
+                if url := paragraphs.link(element.get(RID), element.get(f"{W}anchor")):
+                    if label := _label(element):
+                        text.append(f"[{label}]({url})")
+                    skip = sum(1 for _ in element.iterdescendants(TAGS))  # its text is in the label
+                    next(islice(elements, skip, skip), None)
             elif tag in SKIPPED:  # its descendants come right after it in document order
                 skip = sum(1 for _ in element.iterdescendants(TAGS))
                 next(islice(elements, skip, skip), None)  # consumes them
@@ -143,6 +149,12 @@ def _table_of(element: Any) -> Any:
     while node is not None and node.tag != TBL:
         node = node.getparent()
     return node
+
+
+def _label(link: Any) -> str:
+    """A hyperlink's text on one line, brackets escaped for Markdown."""
+    label = " ".join("".join(t.text or "" for t in link.iter(T)).split())
+    return label.replace("[", "\\[").replace("]", "\\]")
 
 
 def _take(element: Any, tag: str, paragraph: Any, record: list[Any]) -> None:

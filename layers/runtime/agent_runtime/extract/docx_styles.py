@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from .docx_lists import Lists, depth_of
 from .exceptions import ExtractionError
+from .opc import relations
 from .safety import Budget, parse_xml, read_part
 from .simple import markdown_table
 
@@ -86,11 +87,26 @@ def _mark_of(name: str) -> StyleMark | None:
 
 
 class Paragraphs:
-    """A document's paragraph formatting: its styles and its lists."""
+    """A document's paragraph formatting: its styles, its lists and its links."""
 
     def __init__(self, archive: Any, budget: Budget) -> None:
+        self.archive, self.budget = archive, budget
         self.styles = StyleNames(archive, budget)
         self.lists = Lists(archive, budget)
+        self.links: dict[str, str] | None = None
+
+    def link(self, rid: str | None, anchor: str | None) -> str | None:
+        """The web or mail address a hyperlink's relationship names, for Markdown; None for any other link."""
+        if not rid:
+            return None
+        if self.links is None:
+            self.links = {}
+            with contextlib.suppress(ExtractionError):  # a damaged relationships part costs the addresses only
+                self.links = relations(self.archive, "word/document.xml", self.budget)[1]
+        if (url := self.links.get(rid)) is None:
+            return None
+        url += f"#{anchor}" if anchor else ""
+        return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
     def block(self, text: str, style_id: str, num_id: str | None, level: str | None) -> str:
         """A non-empty paragraph as Markdown: heading styles win, then the paragraph's own numbering, then its

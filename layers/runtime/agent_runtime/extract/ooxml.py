@@ -7,11 +7,11 @@ XLSX: each sheet as a Markdown table (rows bounded), shared strings resolved.
 from __future__ import annotations
 
 import io
-import posixpath
 import re
 from typing import Any
 from zipfile import ZipFile
 
+from .opc import relations
 from .safety import Budget, iterparse, parse_xml, read_part
 from .simple import markdown_table
 
@@ -19,22 +19,11 @@ A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
-REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 
 
 def _relations(archive: Any, part: str, budget: Budget) -> dict[str, str]:
     """rId -> target part path for ``part``'s relationships."""
-    folder, name = posixpath.split(part)
-    rels = posixpath.join(folder, "_rels", f"{name}.rels")
-    if rels not in archive.namelist():
-        return {}
-    targets = {}
-    for _, rel in iterparse(io.BytesIO(read_part(archive, rels, budget)), (f"{REL}Relationship",)):
-        target = rel.get("Target", "")
-        targets[rel.get("Id", "")] = (
-            posixpath.normpath(posixpath.join(folder, target)) if not target.startswith("/") else target[1:]
-        )
-    return targets
+    return relations(archive, part, budget)[0]
 
 
 def extract_pptx(archive: ZipFile, budget: Budget) -> str:
