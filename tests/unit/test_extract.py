@@ -429,6 +429,39 @@ def test_docx_links_to_web_and_mail_addresses_are_markdown_links() -> None:
     )
 
 
+def test_docx_footnotes_and_endnotes_are_markdown_footnotes() -> None:
+    def notes(kind: str, texts: dict[str, str]) -> bytes:
+        separators = f'<w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>'
+        items = "".join(
+            f'<w:{kind} w:id="{n}"><w:p><w:r><w:{kind}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r>'
+            f"</w:p><w:p/><w:p><w:r><w:t>More.</w:t></w:r></w:p></w:{kind}>"
+            for n, text in texts.items()
+        )
+        return f"<w:{kind}s {W}>{separators}{items}</w:{kind}s>".encode()
+
+    def reference(kind: str, n: str) -> str:
+        return f'<w:r><w:{kind}Reference w:id="{n}"/></w:r>'
+
+    body = (
+        f"<w:p><w:r><w:t>Retries</w:t></w:r>{reference('footnote', '2')}<w:r><w:t> back off</w:t></w:r>"
+        f"{reference('footnote', '1')}<w:r><w:t>.</w:t></w:r></w:p>"
+        f"<w:p><w:r><w:t>Again</w:t></w:r>{reference('footnote', '2')}{reference('endnote', '1')}"
+        f"{reference('footnote', '9')}</w:p>"
+    )
+    document = f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()
+    parts = {
+        "word/footnotes.xml": notes("footnote", {"1": "Exponential.", "2": "Up to  five   times."}),
+        "word/endnotes.xml": notes("endnote", {"1": "See the runbook."}),
+    }
+    text = extract(docx_with(document, **parts), "notes.docx").text
+    assert text == (
+        "Retries[^1] back off[^2].\n\nAgain[^1][^e1][^3]\n\n[^1]: Up to five times. More.\n"
+        "[^2]: Exponential. More.\n[^3]: (missing)\n[^e1]: See the runbook. More.\n"
+    )
+    damaged = extract(docx_with(document, **{"word/footnotes.xml": b"<w:footnotes"}), "notes.docx").text
+    assert damaged.startswith("Retries[^1] back off[^2].") and "[^1]: (missing)" in damaged
+
+
 def styled(*paragraphs: tuple[str, str]) -> bytes:
     body = "".join(f'<w:p><w:pPr><w:pStyle w:val="{s}"/></w:pPr><w:r><w:t>{t}</w:t></w:r></w:p>' for s, t in paragraphs)
     return f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()

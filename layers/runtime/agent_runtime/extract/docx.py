@@ -11,7 +11,8 @@ a top-level paragraph or table lasts until the next top-level block starts, so o
 cells look at their parents, and text, most of the elements, is appended where it falls.
 
 What flows where: text boxes and nested tables flow into their paragraph or cell; paragraphs inside a cell or a
-text box are joined by a space; a hyperlink to a web or mail address becomes a Markdown link. Skipped: the
+text box are joined by a space; a hyperlink to a web or mail address becomes a Markdown link, a footnote or
+endnote reference a Markdown footnote (its text after the body). Skipped: the
 fallback copy of alternate content (Word writes every text box twice, as DrawingML and as VML), text moved away
 by a tracked change (it reappears at its w:moveTo), deleted text and field codes (not w:t), tracked property
 changes (w:pPrChange).
@@ -24,6 +25,7 @@ from itertools import islice
 from typing import Any
 from zipfile import ZipFile
 
+from .docx_notes import ENDNOTE, FOOTNOTE
 from .docx_styles import Paragraphs, W, join_blocks, table_markdown
 from .safety import Budget, FeedParser, read_chunks, xml_errors
 
@@ -31,19 +33,25 @@ CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays smal
 BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
 PSTYLE, NUMPR, NUMID, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}numId", f"{W}ilvl", f"{W}pPr"
 BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
+NOTES = (FOOTNOTE, ENDNOTE)
 HYPERLINK, RID = f"{W}hyperlink", "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
 PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)
 # What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
-TAGS = tuple("{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, HYPERLINK, *SKIPPED, *PROPERTIES))
+TAGS = tuple(
+    "{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, HYPERLINK, *NOTES, *SKIPPED, *PROPERTIES)
+)
 # Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
 CONTAINERS = frozenset((P, TBL, TR, TC))
 
 
 def extract_docx(archive: ZipFile, budget: Budget) -> str:
-    batches = _batches(read_chunks(archive, "word/document.xml", budget, CHUNK), budget)
-    return join_blocks(_walk(batches, Paragraphs(archive, budget)))
+    paragraphs = Paragraphs(archive, budget)
+    blocks = _walk(_batches(read_chunks(archive, "word/document.xml", budget, CHUNK), budget), paragraphs)
+    if notes := paragraphs.notes.block():
+        blocks.append(notes)
+    return join_blocks(blocks)
 
 
 def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any]]:
@@ -117,6 +125,8 @@ def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[st
                     _close(blocks, record, rows, paragraphs)
                     text, paragraph, table, rows, cell = [], None, element, [], None
                     record = None
+            elif tag in NOTES:
+                text.append(paragraphs.notes.mark(tag, element.get(f"{W}id")))
             elif tag == HYPERLINK:
                 if url := paragraphs.link(element.get(RID), element.get(f"{W}anchor")):
                     if label := _label(element):

@@ -8,6 +8,7 @@ import re
 from typing import Any, NamedTuple
 
 from .docx_lists import Lists, depth_of
+from .docx_notes import Notes
 from .exceptions import ExtractionError
 from .opc import relations
 from .safety import Budget, parse_xml, read_part
@@ -87,12 +88,13 @@ def _mark_of(name: str) -> StyleMark | None:
 
 
 class Paragraphs:
-    """A document's paragraph formatting: its styles, its lists and its links."""
+    """A document's paragraph formatting: its styles, lists, links and notes."""
 
     def __init__(self, archive: Any, budget: Budget) -> None:
         self.archive, self.budget = archive, budget
         self.styles = StyleNames(archive, budget)
         self.lists = Lists(archive, budget)
+        self.notes = Notes(archive, budget)
         self.links: dict[str, str] | None = None
 
     def link(self, rid: str | None, anchor: str | None) -> str | None:
