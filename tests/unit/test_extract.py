@@ -155,6 +155,27 @@ def test_html_csv_and_text() -> None:
     assert extract("plain café\n".encode(), "notes.txt").text == "plain café\n"
 
 
+def test_html_text_anywhere_lists_links_code_and_tables() -> None:
+    page = (
+        b"<html><body><div>Hello <b>world</b><br>second line</div><span>loose</span> text in the body"
+        b'<ol start="3"><li>three<ul><li>see <a href="https://x.test/run book">the [old] runbook</a></li></ul></li>'
+        b'<li>four <a href="javascript:alert(1)">not a link</a></li></ol>'
+        b"<pre>def f():\n    return 1</pre>"
+        b"<table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td><table><tr><td>inner</td></tr></table></td></tr>"
+        b"</table>after<script>bad()</script> the script</body></html>"
+    )
+    assert extract(page, "page.html").text == (
+        "Hello world\nsecond line\n\nloose text in the body\n\n3. three\n"
+        "  - see [the \\[old\\] runbook](https://x.test/run%20book)\n4. four not a link\n\n"
+        "```\ndef f():\n    return 1\n```\n\n| k | v |\n| --- | --- |\n| a | inner |\n\nafter the script\n"
+    )
+    rows = b"".join(b"<tr><td>%d</td></tr>" % n for n in range(50))
+    bounded = extract(b"<table>" + rows + b"</table>", "t.html", limits=Limits(max_rows=10)).text
+    assert "| 9 |" in bounded and "| 10 |" not in bounded and "[… 40 more rows not shown]" in bounded
+    with pytest.raises(ExtractionError, match="nested too deeply"):
+        extract(b"<html><body>" + b"<div>" * 3000 + b"deep" + b"</div>" * 3000 + b"</body></html>", "deep.html")
+
+
 def test_unsupported_binaries_are_named() -> None:
     with pytest.raises(ExtractionError, match="unsupported binary format"):
         extract(b"\x89PNG\r\n\x1a\n\0\0", "image.png")

@@ -26,7 +26,8 @@ from typing import Any
 from zipfile import ZipFile
 
 from .docx_notes import ENDNOTE, FOOTNOTE
-from .docx_styles import Paragraphs, W, join_blocks, table_markdown
+from .docx_styles import Paragraphs, W
+from .markdown import cells_table, join_blocks
 from .safety import Budget, FeedParser, read_chunks, xml_errors
 
 CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
@@ -193,6 +194,6 @@ def _close(blocks: list[str], record: list[Any] | None, rows: list[list[list[str
         if block and (style or num_id is not None or level is not None):
             block = paragraphs.block(block, style, num_id, level)
     else:
-        block = table_markdown([["".join(cell) for cell in row] for row in rows]) if rows else ""
+        block = cells_table([["".join(cell) for cell in row] for row in rows]) if rows else ""
     if block:
         blocks.append(block)

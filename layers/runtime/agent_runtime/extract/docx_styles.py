@@ -12,13 +12,10 @@ from .docx_notes import Notes
 from .exceptions import ExtractionError
 from .opc import relations
 from .safety import Budget, parse_xml, read_part
-from .simple import markdown_table
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
 _LEVEL = re.compile(r"(\d)$")
-_ITEM = re.compile(r" *(?:- |\d+\. )")
-_ITEM_START = frozenset("- 0123456789")
 
 
 class StyleMark(NamedTuple):
@@ -126,27 +123,3 @@ class Paragraphs:
         if num_id is not None or level is not None:  # numbering that names no list: an item all the same
             return self.lists.styled("", depth_of(level), ordered=False) + text
         return text
-
-
-def table_markdown(cells_by_row: list[list[str]]) -> str:
-    """Rows of cell texts as a Markdown table: whitespace folded, pipes escaped, short rows (merged cells) padded."""
-    rows = [[" ".join(cell.split()).replace("|", "\\|") for cell in cells] for cells in cells_by_row if cells]
-    return markdown_table(rows) if rows else ""
-
-
-def join_blocks(parts: list[str]) -> str:
-    """Blank lines between blocks, but consecutive list items stay one list; ends with a newline."""
-    pieces: list[str] = []
-    was_item = False
-    for part in parts:
-        is_item = part[0] in _ITEM_START and _is_item(part)  # the first character rules out most blocks
-        if pieces:
-            pieces.append("\n" if is_item and was_item else "\n\n")
-        pieces.append(part)
-        was_item = is_item
-    pieces.append("\n")
-    return "".join(pieces)
-
-
-def _is_item(line: str) -> bool:
-    return _ITEM.match(line) is not None

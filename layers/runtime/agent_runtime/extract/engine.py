@@ -84,7 +84,8 @@ def extract(data: bytes, name: str, *, limits: Limits | None = None) -> Extracte
             from .ooxml import extract_pptx, extract_xlsx
 
             return Extracted((extract_pptx if kind == "pptx" else extract_xlsx)(archive, budget), kind)
-        from .simple import extract_csv, extract_html, extract_text
+        from .html_text import extract_html
+        from .simple import extract_csv, extract_text
 
         return Extracted({"html": extract_html, "csv": extract_csv, "text": extract_text}[kind](data, budget), kind)
     except ImportError as error:

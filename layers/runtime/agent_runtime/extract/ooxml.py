@@ -11,9 +11,9 @@ import re
 from typing import Any
 from zipfile import ZipFile
 
+from .markdown import markdown_table
 from .opc import relations
 from .safety import Budget, iterparse, parse_xml, read_part
-from .simple import markdown_table
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
