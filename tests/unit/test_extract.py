@@ -155,6 +155,35 @@ def test_html_csv_and_text() -> None:
     assert extract("plain café\n".encode(), "notes.txt").text == "plain café\n"
 
 
+def test_xlsx_cells_without_references_follow_on_and_hostile_references_are_dropped() -> None:
+    sheet = (
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+        '<row><c t="inlineStr"><is><t>a</t></is></c><c><v>1</v></c><c r="E1"><v>5</v></c><c><v>6</v></c></row>'
+        '<row><c r="ZZZZZZZZZZ2"><v>bomb</v></c><c r="XFE2"><v>past the last column</v></c><c r="B2"><v>b</v></c>'
+        "</row></sheetData></worksheet>"
+    )
+    book = (
+        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>'
+    )
+    rels = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="worksheet" Target="worksheets/sheet1.xml"/></Relationships>'
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("xl/workbook.xml", book)
+        archive.writestr("xl/_rels/workbook.xml.rels", rels)
+        archive.writestr("xl/worksheets/sheet1.xml", sheet)
+    started = time.monotonic()
+    text = extract(buffer.getvalue(), "s.xlsx").text
+    assert time.monotonic() - started < 2
+    assert (
+        text == "## Sheet: S\n\n| a | 1 |  |  | 5 | 6 |\n| --- | --- | --- | --- | --- | --- |\n|  | b |  |  |  |  |\n"
+    )
+
+
 def test_html_text_anywhere_lists_links_code_and_tables() -> None:
     page = (
         b"<html><body><div>Hello <b>world</b><br>second line</div><span>loose</span> text in the body"

@@ -111,10 +111,19 @@ def _shared_strings(archive: Any, budget: Budget) -> list[str]:
     return ["".join(t.text or "" for t in si.iter(f"{S}t")) for _, si in iterparse(source, (f"{S}si",))]
 
 
-def _column(ref: str) -> int:
-    letters = re.match(r"[A-Z]+", ref)
+MAX_COLUMNS = 16_384  # Excel's last column is XFD; a reference past it is hostile or broken, not data
+
+
+def _column(ref: str | None, after: int) -> int:
+    """A cell's column from its reference ("C7" → 2); a cell without one follows the cell before it, and one that
+    is not a reference is past the last column."""
+    if not ref:
+        return after + 1
+    letters = re.match(r"[A-Z]{1,3}(?=\d)", ref)
+    if not letters:
+        return MAX_COLUMNS
     number = 0
-    for char in letters.group(0) if letters else "A":
+    for char in letters.group(0):
         number = number * 26 + ord(char) - 64
     return number - 1
 
@@ -126,8 +135,11 @@ def _sheet(archive: Any, part: str, shared: list[str], budget: Budget) -> str:
         total += 1
         if len(rows) < budget.limits.max_rows:
             cells: dict[int, str] = {}
+            column = -1
             for cell in row.iter(f"{S}c"):
-                cells[_column(cell.get("r", "A"))] = _value(cell, shared).replace("|", "\\|")
+                column = _column(cell.get("r"), column)
+                if column < MAX_COLUMNS:
+                    cells[column] = _value(cell, shared).replace("|", "\\|")
             if cells:
                 rows.append([cells.get(i, "") for i in range(max(cells) + 1)])
         row.clear()
