@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 import zipfile
+from collections.abc import Callable
 
 import docx
 import pytest
@@ -243,15 +244,26 @@ def test_pptx_slides_with_titles_bullets_tables_and_notes() -> None:
     assert "## Slide 2: Numbers\n\n| a | b |\n| --- | --- |\n| 1 | 2 |" in text
 
 
-def test_a_broken_slide_is_named() -> None:
+def pptx_changed(part: str, change: Callable[[bytes], bytes]) -> bytes:
     source = zipfile.ZipFile(io.BytesIO(make_pptx()))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as target:
         for item in source.infolist():
             data = source.read(item)
-            target.writestr(item, data[: len(data) // 2] if item.filename == "ppt/slides/slide2.xml" else data)
+            target.writestr(item, change(data) if item.filename == part else data)
+    return buffer.getvalue()
+
+
+def test_a_broken_slide_is_named() -> None:
+    broken = pptx_changed("ppt/slides/slide2.xml", lambda data: data[: len(data) // 2])
     with pytest.raises(ExtractionError, match=r"ppt/slides/slide2\.xml is invalid or hostile"):
-        extract(buffer.getvalue(), "deck.pptx")
+        extract(broken, "deck.pptx")
+
+
+@pytest.mark.parametrize(("level", "indent"), [("999999999", " " * 16), ("x", "")])
+def test_a_hostile_bullet_level_is_bounded(level: str, indent: str) -> None:
+    deck = pptx_changed("ppt/slides/slide1.xml", lambda data: data.replace(b'lvl="1"', f'lvl="{level}"'.encode()))
+    assert f"\n{indent}- Cap at 24 h\n" in extract(deck, "deck.pptx").text
 
 
 def test_xlsx_sheets_as_bounded_tables() -> None:

@@ -12,10 +12,10 @@ import contextlib
 from typing import Any
 
 from .exceptions import ExtractionError
+from .markdown import MAX_DEPTH, list_depth
 from .safety import Budget, parse_xml, read_part
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
-MAX_LEVEL = 8  # Word's deepest list level (0-8); a hostile w:ilvl cannot ask for a billion spaces
 UNORDERED = ("bullet", "none", "")
 
 
@@ -29,7 +29,7 @@ class Lists:
 
     def numbered(self, num_id: str, level: str | None) -> str:
         """The marker of a directly numbered item, indented by its level."""
-        depth = depth_of(level)
+        depth = list_depth(level)
         if self.levels is None:
             self.levels = {}
             # A damaged numbering.xml costs the numbers (items become bullets), not the document's text.
@@ -41,15 +41,10 @@ class Lists:
 
     def styled(self, key: str, depth: int, ordered: bool, start: int = 1) -> str:
         """The marker of the next item at ``depth`` of the list ``key``, indented."""
-        counts = self.counts.setdefault(key, [0] * (MAX_LEVEL + 1))
+        counts = self.counts.setdefault(key, [0] * (MAX_DEPTH + 1))
         counts[depth] = counts[depth] + 1 if counts[depth] else start
-        counts[depth + 1 :] = [0] * (MAX_LEVEL - depth)
+        counts[depth + 1 :] = [0] * (MAX_DEPTH - depth)
         return "  " * depth + (f"{counts[depth]}. " if ordered else "- ")
-
-
-def depth_of(level: str | None) -> int:
-    """A w:ilvl value as a list depth, bounded; anything but a small number is the first level."""
-    return min(int(level), MAX_LEVEL) if level and level.isascii() and level.isdigit() else 0
 
 
 def _levels_in(raw: bytes) -> dict[str, dict[int, tuple[str, int]]]:
@@ -57,7 +52,7 @@ def _levels_in(raw: bytes) -> dict[str, dict[int, tuple[str, int]]]:
     root = parse_xml(raw, "word/numbering.xml")
     abstract = {
         definition.get(f"{W}abstractNumId", ""): {
-            depth_of(level.get(f"{W}ilvl")): (_val(level, "numFmt", "decimal"), _start(_val(level, "start", "1")))
+            list_depth(level.get(f"{W}ilvl")): (_val(level, "numFmt", "decimal"), _start(_val(level, "start", "1")))
             for level in definition.iterfind(f"{W}lvl")
         }
         for definition in root.iterfind(f"{W}abstractNum")
@@ -66,7 +61,7 @@ def _levels_in(raw: bytes) -> dict[str, dict[int, tuple[str, int]]]:
     for instance in root.iterfind(f"{W}num"):
         levels = dict(abstract.get(_val(instance, "abstractNumId", ""), {}))
         for override in instance.iterfind(f"{W}lvlOverride"):
-            depth = depth_of(override.get(f"{W}ilvl"))
+            depth = list_depth(override.get(f"{W}ilvl"))
             if (start := _val(override, "startOverride", "")) and depth in levels:
                 levels[depth] = (levels[depth][0], _start(start))
         lists[instance.get(f"{W}numId", "")] = levels

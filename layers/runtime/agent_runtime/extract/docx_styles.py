@@ -7,9 +7,10 @@ import functools
 import re
 from typing import Any, NamedTuple
 
-from .docx_lists import Lists, depth_of
+from .docx_lists import Lists
 from .docx_notes import Notes
 from .exceptions import ExtractionError
+from .markdown import list_depth
 from .opc import relations
 from .safety import Budget, parse_xml, read_part
 
@@ -118,8 +119,8 @@ class Paragraphs:
         if num_id:
             return self.lists.numbered(num_id, level) + text
         if mark.depth is not None:
-            depth = depth_of(level) if level is not None else mark.depth
+            depth = list_depth(level) if level is not None else mark.depth
             return self.lists.styled(f"style:{style_id}", depth, mark.ordered) + text
         if num_id is not None or level is not None:  # numbering that names no list: an item all the same
-            return self.lists.styled("", depth_of(level), ordered=False) + text
+            return self.lists.styled("", list_depth(level), ordered=False) + text
         return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+MAX_DEPTH = 8  # the deepest list level in Word and PowerPoint (0-8); a hostile level cannot ask for a billion spaces
 _ITEM = re.compile(r" *(?:- |\d+\. )")
 _ITEM_START = frozenset("- 0123456789")
 
@@ -42,3 +43,8 @@ def join_blocks(parts: list[str]) -> str:
 
 def _is_item(line: str) -> bool:
     return _ITEM.match(line) is not None
+
+
+def list_depth(level: str | None) -> int:
+    """A list level attribute (w:ilvl, a:pPr/@lvl) as a depth, bounded; anything but a small number is level 0."""
+    return min(int(level), MAX_DEPTH) if level and level.isascii() and level.isdigit() else 0

@@ -11,7 +11,7 @@ import re
 from typing import Any
 from zipfile import ZipFile
 
-from .markdown import markdown_table
+from .markdown import list_depth, markdown_table
 from .opc import relations
 from .safety import Budget, iterparse, parse_xml, read_part
 
@@ -55,7 +55,7 @@ def _slide(archive: Any, part: str, number: int, budget: Budget) -> str:
             continue
         for p, text in texts:
             props = p.find(f"{A}pPr")
-            level = int(props.get("lvl", "0")) if props is not None else 0
+            level = list_depth(props.get("lvl")) if props is not None else 0
             bullet = kind in ("body", "") and placeholder is not None
             lines.append(("  " * level + "- " + text) if bullet else text)
     notes = _notes(archive, part, budget)
