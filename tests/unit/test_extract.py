@@ -524,6 +524,27 @@ def test_docx_footnotes_and_endnotes_are_markdown_footnotes() -> None:
     assert damaged.startswith("Retries[^1] back off[^2].") and "[^1]: (missing)" in damaged
 
 
+def test_docx_pictures_are_marked_with_their_alt_text() -> None:
+    namespaces = (
+        'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+        'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+        'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"'
+    )
+
+    def drawing(name: str, alt: str, content: str) -> str:
+        properties = f'name="{name}"' + (f' descr="{alt}"' if alt else "")
+        graphic = f"<a:graphic><a:graphicData>{content}</a:graphicData></a:graphic>"
+        return f"<w:r><w:drawing><wp:inline><wp:docPr id='1' {properties}/>{graphic}</wp:inline></w:drawing></w:r>"
+
+    body = (
+        f"<w:p><w:r><w:t>Flow: </w:t></w:r>{drawing('Picture 1', 'Retry  sequence', '<pic:pic/>')}</w:p>"
+        f"<w:p>{drawing('Picture 2', '', '<pic:pic/>')}</w:p>"
+        f"<w:p><w:r><w:t>Box</w:t></w:r>{drawing('Text Box 3', 'a shape', '<a:sp/>')}</w:p>"
+    )
+    document = f"<w:document {W} {namespaces}><w:body>{body}</w:body></w:document>".encode()
+    assert extract(docx_with(document), "pictures.docx").text == "Flow: [image: Retry sequence]\n\n[image]\n\nBox\n"
+
+
 def styled(*paragraphs: tuple[str, str]) -> bytes:
     body = "".join(f'<w:p><w:pPr><w:pStyle w:val="{s}"/></w:pPr><w:r><w:t>{t}</w:t></w:r></w:p>' for s, t in paragraphs)
     return f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()

@@ -12,7 +12,7 @@ cells look at their parents, and text, most of the elements, is appended where i
 
 What flows where: text boxes and nested tables flow into their paragraph or cell; paragraphs inside a cell or a
 text box are joined by a space; a hyperlink to a web or mail address becomes a Markdown link, a footnote or
-endnote reference a Markdown footnote (its text after the body). Skipped: the
+endnote reference a Markdown footnote (its text after the body), a picture ``[image: its alt text]``. Skipped: the
 fallback copy of alternate content (Word writes every text box twice, as DrawingML and as VML), text moved away
 by a tracked change (it reappears at its w:moveTo), deleted text and field codes (not w:t), tracked property
 changes (w:pPrChange).
@@ -35,13 +35,16 @@ BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"
 PSTYLE, NUMPR, NUMID, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}numId", f"{W}ilvl", f"{W}pPr"
 BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
 NOTES = (FOOTNOTE, ENDNOTE)
+DOCPR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"  # a drawing's name, alt text
+PICTURE = "{http://schemas.openxmlformats.org/drawingml/2006/picture}pic"
 HYPERLINK, RID = f"{W}hyperlink", "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
 PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)
 # What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
 TAGS = tuple(
-    "{*}" + tag.partition("}")[2] for tag in (P, TBL, TR, TC, T, *BREAKS, HYPERLINK, *NOTES, *SKIPPED, *PROPERTIES)
+    "{*}" + tag.partition("}")[2]
+    for tag in (P, TBL, TR, TC, T, *BREAKS, HYPERLINK, *NOTES, DOCPR, *SKIPPED, *PROPERTIES)
 )
 # Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
 CONTAINERS = frozenset((P, TBL, TR, TC))
@@ -128,6 +131,9 @@ def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[st
                     record = None
             elif tag in NOTES:
                 text.append(paragraphs.notes.mark(tag, element.get(f"{W}id")))
+            elif tag == DOCPR:
+                if (image := _image(element)) is not None:
+                    text.append(image)
             elif tag == HYPERLINK:
                 if url := paragraphs.link(element.get(RID), element.get(f"{W}anchor")):
                     if label := _label(element):
@@ -160,6 +166,16 @@ def _table_of(element: Any) -> Any:
     while node is not None and node.tag != TBL:
         node = node.getparent()
     return node
+
+
+def _image(properties: Any) -> str | None:
+    """``[image: alt text]`` (or ``[image]``) where a picture is drawn; None for other drawings (text boxes,
+    shapes, charts)."""
+    holder = properties.getparent()
+    if holder is None or holder.find(f".//{PICTURE}") is None:
+        return None
+    alt = " ".join((properties.get("descr") or properties.get("title") or "").split())
+    return f"[image: {alt}]" if alt else "[image]"
 
 
 def _label(link: Any) -> str:
