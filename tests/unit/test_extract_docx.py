@@ -4,7 +4,7 @@ streamed parse that gives the same text wherever the part is cut."""
 from __future__ import annotations
 
 import pytest
-from agent_runtime.extract import Limits, extract
+from agent_runtime.extract import ExtractionError, Limits, extract
 
 from tests.unit.test_extract import W, docx_with
 
@@ -75,6 +75,21 @@ def test_docx_body_is_dropped_as_it_is_walked() -> None:
     held = [len(body) for body, _ in docx_module._batches(pieces, Budget(Limits()))]
     assert len(held) == len(pieces) + 1  # a walk after every piece, and the last once the part is parsed
     assert max(held) < 2 * chunk // 45  # never more than about a piece's worth of paragraphs
+
+
+def test_one_block_too_large_to_hold_is_refused_and_the_same_text_in_many_blocks_is_not() -> None:
+    # Word's own limit-free XML can hold a whole book in one paragraph; held as a tree it is ~17x its size.
+    runs = [f"<w:r><w:t>{n:x}</w:t></w:r>" for n in range(100_000)]  # ~2.5 MB, too varied to look like a zip bomb
+    one = docx_with(f"<w:document {W}><w:body><w:p>{''.join(runs)}</w:p></w:body></w:document>".encode())
+    with pytest.raises(ExtractionError, match="more than 1 MB of XML"):
+        extract(one, "one.docx", limits=Limits(max_block_bytes=1 << 20))
+    many = "".join(f"<w:p>{''.join(runs[n : n + 1000])}</w:p>" for n in range(0, len(runs), 1000))
+    text = extract(
+        docx_with(f"<w:document {W}><w:body>{many}</w:body></w:document>".encode()),
+        "many.docx",
+        limits=Limits(max_block_bytes=1 << 20),
+    ).text
+    assert text.count("\n\n") == 99 and text.endswith("1869f\n")
 
 
 def test_feed_parser_hands_out_the_root_while_it_is_being_built() -> None:

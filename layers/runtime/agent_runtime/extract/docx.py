@@ -27,6 +27,7 @@ from zipfile import ZipFile
 
 from .docx_notes import ENDNOTE, FOOTNOTE
 from .docx_styles import Paragraphs, W
+from .exceptions import ExtractionError
 from .markdown import cells_table, join_blocks
 from .safety import Budget, FeedParser, read_chunks, xml_errors
 
@@ -63,15 +64,23 @@ def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any
     part is parsed). When the walk of a batch is done, the children before that last one are dropped."""
     parser = FeedParser()
     body = None
+    held = 0  # bytes parsed since the last walk: at most about the size of the block still open
     with xml_errors():
         for piece in pieces:
             parser.feed(piece)
+            held += len(piece)
             if body is None and (root := parser.root()) is not None:
                 body = root.find(BODY)
             if body is not None and len(body) > 1:
                 yield body, body[-1]
                 del body[:-1]
+                held = 0
                 budget.check_time("docx")
+            elif held > budget.limits.max_block_bytes:
+                raise ExtractionError(
+                    f"one paragraph or table of the document is more than {budget.limits.max_block_bytes >> 20} MB "
+                    "of XML: refused rather than held in memory whole"
+                )
         root = parser.close()
     if body is None and root is not None:
         body = root.find(BODY)

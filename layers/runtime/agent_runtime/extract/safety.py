@@ -15,6 +15,8 @@ from .exceptions import ExtractionError
 @dataclass(frozen=True, slots=True)
 class Limits:
     max_part_bytes: int = 100 * 2**20  # one decompressed zip part
+    # XML of one DOCX paragraph or table: held as a tree (~17x its size) until it ends, so bounded apart
+    max_block_bytes: int = 24 * 2**20
     max_total_bytes: int = 300 * 2**20  # all parts read from one archive
     max_ratio: int = 200  # compression ratio beyond which a part is treated as a bomb
     max_pages: int = 1_000  # PDF pages extracted; the rest is reported, not read
