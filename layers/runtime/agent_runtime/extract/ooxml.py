@@ -142,7 +142,11 @@ def _sheet(archive: Any, part: str, shared: list[str], budget: Budget) -> str:
                     cells[column] = _value(cell, shared).replace("|", "\\|")
             if cells:
                 rows.append([cells.get(i, "") for i in range(max(cells) + 1)])
-        row.clear()
+        row.clear()  # and the rows before it: a million-row sheet keeps no tree of emptied rows
+        while (previous := row.getprevious()) is not None:
+            row.getparent().remove(previous)
+        if total % 10_000 == 0:
+            budget.check_time(part)
     return markdown_table(rows, more=total - len(rows)) if rows else "(empty sheet)"
 
 
