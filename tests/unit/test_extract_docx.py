@@ -117,12 +117,16 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
     from agent_runtime.extract import docx as docx_module
 
     monkeypatch.setattr(docx_module, "CHUNK", chunk)
-    paragraphs = "".join(f"<w:p><w:r><w:t>Box {n}</w:t></w:r></w:p>" for n in ("one", "two"))
+    tab_stops = '<w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr>'  # not a tab in the text
+    paragraphs = "".join(f"<w:p>{tab_stops}<w:r><w:t>Box {n}</w:t></w:r></w:p>" for n in ("one", "two"))
     box = f"<w:txbxContent>{paragraphs}</w:txbxContent>"
     body = (
         # Word writes a text box twice: DrawingML in the Choice, VML in the Fallback
         f"<w:p><w:r><w:t>See</w:t></w:r><w:r><mc:AlternateContent><mc:Choice><w:drawing>{box}</w:drawing></mc:Choice>"
         f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
+        # tab stops are w:tab too, in the paragraph's properties: not tabs in its text
+        '<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr><w:r><w:t>a</w:t><w:tab/>'
+        "<w:t>b</w:t></w:r></w:p>"
         # a tracked move: the text leaves one place and arrives at another
         "<w:p><w:moveFrom><w:r><w:t>Moved</w:t></w:r></w:moveFrom><w:r><w:t>Stays</w:t></w:r></w:p>"
         "<w:p><w:moveTo><w:r><w:t>Moved</w:t></w:r></w:moveTo></w:p>"
@@ -141,7 +145,7 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
     drawing = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
     data = docx_with(f"<w:document {W} {MC} {drawing}><w:body>{body}</w:body></w:document>".encode())
     assert extract(data, "boxes.docx").text == (
-        "See Box one Box two\n\nStays\n\nMoved\n\n"
+        "See Box one Box two\n\na\tb\n\nStays\n\nMoved\n\n"
         "| Line one Line two | B |\n| --- | --- |\n| merged |  |\n| in control |  |\n\n"
         "                - deep\n- odd\n\nShape: end\n"
     )

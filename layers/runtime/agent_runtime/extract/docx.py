@@ -39,7 +39,8 @@ NOTES = (FOOTNOTE, ENDNOTE)
 DOCPR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"  # a drawing's name, alt text
 PICTURE = "{http://schemas.openxmlformats.org/drawingml/2006/picture}pic"
 HYPERLINK, RID = f"{W}hyperlink", "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom")
+# Skipped with all they hold: alternate content's fallback, text moved away, a paragraph's tab stops (w:tab too)
+SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom", f"{W}tabs")
 PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)
 # What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
