@@ -126,7 +126,7 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
         f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
         # tab stops are w:tab too, in the paragraph's properties: not tabs in its text
         '<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr><w:r><w:t>a</w:t><w:tab/>'
-        "<w:t>b</w:t></w:r></w:p>"
+        "<w:t>b PROJ</w:t><w:noBreakHyphen/><w:t>42</w:t></w:r></w:p>"
         # a tracked move: the text leaves one place and arrives at another
         "<w:p><w:moveFrom><w:r><w:t>Moved</w:t></w:r></w:moveFrom><w:r><w:t>Stays</w:t></w:r></w:p>"
         "<w:p><w:moveTo><w:r><w:t>Moved</w:t></w:r></w:moveTo></w:p>"
@@ -145,7 +145,7 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
     drawing = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
     data = docx_with(f"<w:document {W} {MC} {drawing}><w:body>{body}</w:body></w:document>".encode())
     assert extract(data, "boxes.docx").text == (
-        "See Box one Box two\n\na\tb\n\nStays\n\nMoved\n\n"
+        "See Box one Box two\n\na\tb PROJ-42\n\nStays\n\nMoved\n\n"
         "| Line one Line two | B |\n| --- | --- |\n| merged |  |\n| in control |  |\n\n"
         "                - deep\n- odd\n\nShape: end\n"
     )

@@ -34,7 +34,8 @@ from .safety import Budget, FeedParser, read_chunks, xml_errors
 CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
 BODY, P, TBL, TR, TC, T = f"{W}body", f"{W}p", f"{W}tbl", f"{W}tr", f"{W}tc", f"{W}t"
 PSTYLE, NUMPR, NUMID, ILVL, PPR = f"{W}pStyle", f"{W}numPr", f"{W}numId", f"{W}ilvl", f"{W}pPr"
-BREAKS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n"}
+# Elements that stand for one character (a non-breaking hyphen inside "PROJ-42" must not vanish)
+CHARACTERS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n", f"{W}noBreakHyphen": "-"}
 NOTES = (FOOTNOTE, ENDNOTE)
 DOCPR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"  # a drawing's name, alt text
 PICTURE = "{http://schemas.openxmlformats.org/drawingml/2006/picture}pic"
@@ -46,7 +47,7 @@ PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
 TAGS = tuple(
     "{*}" + tag.partition("}")[2]
-    for tag in (P, TBL, TR, TC, T, *BREAKS, HYPERLINK, *NOTES, DOCPR, *SKIPPED, *PROPERTIES)
+    for tag in (P, TBL, TR, TC, T, *CHARACTERS, HYPERLINK, *NOTES, DOCPR, *SKIPPED, *PROPERTIES)
 )
 # Where a paragraph or table stops being top-level: inside a paragraph (text box), table, row or cell.
 CONTAINERS = frozenset((P, TBL, TR, TC))
@@ -125,8 +126,8 @@ def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[st
                 if table is not None and rows and (element.getparent() is row or _table_of(element) is table):
                     text, cell = [], element
                     rows[-1].append(text)
-            elif tag in BREAKS:
-                text.append(BREAKS[tag])
+            elif tag in CHARACTERS:
+                text.append(CHARACTERS[tag])
             elif tag == TR:
                 if table is not None and (element.getparent() is table or _table_of(element) is table):
                     rows.append([])
