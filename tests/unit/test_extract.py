@@ -187,7 +187,8 @@ def test_xlsx_cells_without_references_follow_on_and_hostile_references_are_drop
 
 def test_html_text_anywhere_lists_links_code_and_tables() -> None:
     page = (
-        b"<html><body><div>Hello <b>world</b><br>second line</div><span>loose</span> text in the body"
+        b'<html><body><div>Hello <b>world</b><br>second line<img src="x.png" alt="Retry  flow"><img src="p.gif">'
+        b"</div><span>loose</span> text in the body"
         b'<ol start="3"><li>three<ul><li>see <a href="https://x.test/run book">the [old] runbook</a></li></ul></li>'
         b'<li>four <a href="javascript:alert(1)">not a link</a></li></ol>'
         b"<pre>def f():\n    return 1</pre>"
@@ -195,7 +196,7 @@ def test_html_text_anywhere_lists_links_code_and_tables() -> None:
         b"</table>after<script>bad()</script> the script</body></html>"
     )
     assert extract(page, "page.html").text == (
-        "Hello world\nsecond line\n\nloose text in the body\n\n3. three\n"
+        "Hello world\nsecond line [image: Retry flow]\n\nloose text in the body\n\n3. three\n"
         "  - see [the \\[old\\] runbook](https://x.test/run%20book)\n4. four not a link\n\n"
         "```\ndef f():\n    return 1\n```\n\n| k | v |\n| --- | --- |\n| a | inner |\n\nafter the script\n"
     )

@@ -1,4 +1,5 @@
-"""HTML → Markdown-like text: headings, paragraphs, lists (ordered ones numbered), tables, code blocks, links.
+"""HTML → Markdown-like text: headings, paragraphs, lists (ordered ones numbered), tables, code blocks, links,
+images' alt text.
 
 lxml's HTML parser (tolerant, no network) builds the tree and one ``iterwalk`` turns it into blocks, without
 recursion. Text anywhere counts: loose text in a div, a td-less layout or the body is a paragraph like a <p>'s
@@ -89,6 +90,8 @@ class _Blocks:
             self.pre += 1
         elif tag == "br":
             self.pieces.append("\n")
+        elif tag == "img" and (alt := " ".join((element.get("alt") or "").split())):
+            self.pieces.append(f" [image: {alt}] ")  # no alt text: decoration or a tracking pixel, left out
         elif tag == "a" and (href := (element.get("href") or "").strip()).lower().startswith(LINK_SCHEMES):
             self.links.append((element, len(self.pieces), href.replace(" ", "%20").replace(")", "%29")))
         if element.text:
