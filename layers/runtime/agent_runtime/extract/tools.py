@@ -17,10 +17,11 @@ EXTRACTED = "extracted"  # run state: source file id -> extracted file id
 
 @tool(offload=False)
 def extract_file(ctx: RunContext, id: str) -> str:
-    """Convert a document (PDF, DOCX, HTML, CSV or text) to Markdown-like text, saved as a new file.
+    """Convert a document (PDF, DOCX, PPTX, XLSX, HTML, CSV or text) to Markdown-like text, saved as a new file.
 
     Returns the new file's id, its size and a short preview. Read it with file_read and file_regex like any other
-    file: headings, list items and table rows are kept; PDF pages are marked "--- page N ---".
+    file: headings, list items, table rows, links and footnotes are kept; PDF pages are marked "--- page N ---",
+    slides "## Slide N", sheets "## Sheet: name", pictures "[image: alt text]".
 
     Args:
         id: The id of the document in the files list.
