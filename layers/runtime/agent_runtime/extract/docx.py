@@ -28,7 +28,7 @@ from zipfile import ZipFile
 from .docx_notes import ENDNOTE, FOOTNOTE
 from .docx_styles import Paragraphs, W
 from .exceptions import ExtractionError
-from .markdown import cells_table, join_blocks
+from .markdown import cells_table, join_blocks, markdown_link
 from .safety import Budget, FeedParser, read_chunks, xml_errors
 
 CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
@@ -147,8 +147,8 @@ def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[st
                     text.append(image)
             elif tag == HYPERLINK:
                 if url := paragraphs.link(element.get(RID), element.get(f"{W}anchor")):
-                    if label := _label(element):
-                        text.append(f"[{label}]({url})")
+                    if link := markdown_link("".join(t.text or "" for t in element.iter(T)), url):
+                        text.append(link)
                     skip = sum(1 for _ in element.iterdescendants(TAGS))  # its text is in the label
                     next(islice(elements, skip, skip), None)
             elif tag in SKIPPED:  # its descendants come right after it in document order
@@ -187,12 +187,6 @@ def _image(properties: Any) -> str | None:
         return None
     alt = " ".join((properties.get("descr") or properties.get("title") or "").split())
     return f"[image: {alt}]" if alt else "[image]"
-
-
-def _label(link: Any) -> str:
-    """A hyperlink's text on one line, brackets escaped for Markdown."""
-    label = " ".join("".join(t.text or "" for t in link.iter(T)).split())
-    return label.replace("[", "\\[").replace("]", "\\]")
 
 
 def _take(element: Any, tag: str, paragraph: Any, record: list[Any]) -> None:

@@ -96,7 +96,7 @@ class Paragraphs:
         self.links: dict[str, str] | None = None
 
     def link(self, rid: str | None, anchor: str | None) -> str | None:
-        """The web or mail address a hyperlink's relationship names, for Markdown; None for any other link."""
+        """The web or mail address a hyperlink's relationship names (with its anchor); None for any other link."""
         if not rid:
             return None
         if self.links is None:
@@ -105,8 +105,7 @@ class Paragraphs:
                 self.links = relations(self.archive, "word/document.xml", self.budget)[1]
         if (url := self.links.get(rid)) is None:
             return None
-        url += f"#{anchor}" if anchor else ""
-        return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+        return url + f"#{anchor}" if anchor else url
 
     def block(self, text: str, style_id: str, num_id: str | None, level: str | None) -> str:
         """A non-empty paragraph as Markdown: heading styles win, then the paragraph's own numbering, then its

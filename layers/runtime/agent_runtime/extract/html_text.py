@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from .exceptions import ExtractionError
-from .markdown import cells_table, join_blocks
+from .markdown import cells_table, join_blocks, markdown_link, web_address
 from .safety import Budget
 
 SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "select", "math"})
@@ -25,7 +25,6 @@ BLOCKS = frozenset(
         *("main", "nav", "ol", "p", "pre", "section", "summary", "table", "ul"),
     }
 )
-LINK_SCHEMES = ("http://", "https://", "mailto:", "ftp://")
 _SPACE = re.compile(r"\s+")
 
 
@@ -92,8 +91,8 @@ class _Blocks:
             self.pieces.append("\n")
         elif tag == "img" and (alt := " ".join((element.get("alt") or "").split())):
             self.pieces.append(f" [image: {alt}] ")  # no alt text: decoration or a tracking pixel, left out
-        elif tag == "a" and (href := (element.get("href") or "").strip()).lower().startswith(LINK_SCHEMES):
-            self.links.append((element, len(self.pieces), href.replace(" ", "%20").replace(")", "%29")))
+        elif tag == "a" and web_address(href := (element.get("href") or "").strip()):
+            self.links.append((element, len(self.pieces), href))
         if element.text:
             self.pieces.append(element.text)
 
@@ -116,8 +115,8 @@ class _Blocks:
                 self.lists.pop()
         elif self.links and self.links[-1][0] is element:
             _, start, href = self.links.pop()
-            label = " ".join("".join(self.pieces[start:]).split()).replace("[", "\\[").replace("]", "\\]")
-            self.pieces[start:] = [f"[{label}]({href})"] if label else []
+            link = markdown_link("".join(self.pieces[start:]), href)
+            self.pieces[start:] = [link] if link else []
         elif tag in BLOCKS:
             self.flush()
         if element.tail:

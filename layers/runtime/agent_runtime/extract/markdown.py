@@ -1,10 +1,12 @@
-"""Markdown building blocks shared by the extractors: tables, and blank lines between blocks."""
+"""Markdown building blocks shared by the extractors: tables, links, and blank lines between blocks."""
 
 from __future__ import annotations
 
 import re
 
 MAX_DEPTH = 8  # the deepest list level in Word and PowerPoint (0-8); a hostile level cannot ask for a billion spaces
+# What an extracted link may point at: the web and mail, not javascript:, file: or a document's own anchors
+LINK_PREFIXES = ("http://", "https://", "mailto:", "ftp://")
 _ITEM = re.compile(r" *(?:- |\d+\. )")
 _ITEM_START = frozenset("- 0123456789")
 
@@ -25,6 +27,18 @@ def cells_table(cells_by_row: list[list[str]], *, max_rows: int | None = None) -
     rows = [[" ".join(cell.split()).replace("|", "\\|") for cell in cells] for cells in cells_by_row if cells]
     shown = rows[:max_rows] if max_rows is not None else rows
     return markdown_table(shown, more=len(rows) - len(shown)) if rows else ""
+
+
+def web_address(address: str) -> bool:
+    return address.lower().startswith(LINK_PREFIXES)
+
+
+def markdown_link(label: str, address: str) -> str:
+    """``[label](address)``: the label on one line with its brackets escaped, the address with its spaces and
+    parentheses escaped; empty for an empty label."""
+    label = " ".join(label.split()).replace("[", "\\[").replace("]", "\\]")
+    address = address.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{label}]({address})" if label else ""
 
 
 def join_blocks(parts: list[str]) -> str:

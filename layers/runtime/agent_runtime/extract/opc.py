@@ -5,13 +5,12 @@ from __future__ import annotations
 import io
 import posixpath
 from typing import Any
-from urllib.parse import urlsplit
 
+from .markdown import web_address
 from .safety import Budget, iterparse, read_part
 
 REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-LINK_SCHEMES = ("http", "https", "mailto", "ftp")  # what an extracted link may point at
 
 
 def relations(archive: Any, part: str, budget: Budget) -> tuple[dict[str, str], dict[str, str]]:
@@ -26,7 +25,7 @@ def relations(archive: Any, part: str, budget: Budget) -> tuple[dict[str, str], 
     for _, rel in iterparse(io.BytesIO(read_part(archive, rels, budget)), (f"{REL}Relationship",)):
         target, rid = rel.get("Target", ""), rel.get("Id", "")
         if rel.get("TargetMode") == "External":
-            if urlsplit(target).scheme.lower() in LINK_SCHEMES:
+            if web_address(target):
                 links[rid] = target
         elif target.startswith("/"):  # from the package root
             parts[rid] = target[1:]
