@@ -8,12 +8,10 @@ count of the levels below it.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-from .exceptions import ExtractionError
 from .markdown import MAX_DEPTH, list_depth
-from .safety import Budget, parse_xml, read_part
+from .safety import Budget, optional_part, parse_xml
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 UNORDERED = ("bullet", "none", "")
@@ -30,12 +28,8 @@ class Lists:
     def numbered(self, num_id: str, level: str | None) -> str:
         """The marker of a directly numbered item, indented by its level."""
         depth = list_depth(level)
-        if self.levels is None:
-            self.levels = {}
-            # A damaged numbering.xml costs the numbers (items become bullets), not the document's text.
-            with contextlib.suppress(ExtractionError):
-                if "word/numbering.xml" in self.archive.namelist():
-                    self.levels = _levels_in(read_part(self.archive, "word/numbering.xml", self.budget))
+        if self.levels is None:  # a damaged numbering.xml costs the numbers: items become bullets
+            self.levels = optional_part(self.archive, "word/numbering.xml", self.budget, _levels_in, {})
         kind, start = self.levels.get(num_id, {}).get(depth, ("bullet", 1))
         return self.styled(f"num:{num_id}", depth, kind not in UNORDERED, start)
 

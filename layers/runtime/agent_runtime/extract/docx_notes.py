@@ -3,11 +3,9 @@ after the body (``[^1]: …``), read from footnotes.xml / endnotes.xml only when
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-from .exceptions import ExtractionError
-from .safety import Budget, parse_xml, read_part
+from .safety import Budget, optional_part, parse_xml
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 FOOTNOTE, ENDNOTE = f"{W}footnoteReference", f"{W}endnoteReference"
@@ -44,11 +42,11 @@ class Notes:
 
     def _texts(self, part: str, note_tag: str) -> dict[str, str]:
         """Note id → its text on one line. A missing or damaged part costs the notes' text, not the document's."""
-        with contextlib.suppress(ExtractionError):
-            if part in self.archive.namelist():
-                root = parse_xml(read_part(self.archive, part, self.budget), part)
-                return {note.get(f"{W}id", ""): _one_line(note) for note in root.iterfind(note_tag)}
-        return {}
+
+        def texts(raw: bytes) -> dict[str, str]:
+            return {note.get(f"{W}id", ""): _one_line(note) for note in parse_xml(raw, part).iterfind(note_tag)}
+
+        return optional_part(self.archive, part, self.budget, texts, {})
 
 
 def _one_line(note: Any) -> str:

@@ -12,7 +12,7 @@ from .docx_notes import Notes
 from .exceptions import ExtractionError
 from .markdown import list_depth
 from .opc import relations
-from .safety import Budget, parse_xml, read_part
+from .safety import Budget, optional_part, parse_xml
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
@@ -43,12 +43,8 @@ class StyleNames:
         return self._marks[style_id]
 
     def get(self, style_id: str, default: str) -> str:
-        if self.names is None:
-            self.names = {}
-            # A damaged styles.xml costs the heading marks of custom styles, not the document's text.
-            with contextlib.suppress(ExtractionError):
-                if "word/styles.xml" in self.archive.namelist():
-                    self.names = _names_in(read_part(self.archive, "word/styles.xml", self.budget))
+        if self.names is None:  # a damaged styles.xml costs the heading marks of custom styles
+            self.names = optional_part(self.archive, "word/styles.xml", self.budget, _names_in, {})
         return self.names.get(style_id, default)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from .exceptions import ExtractionError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,15 @@ def read_chunks(archive: zipfile.ZipFile, name: str, budget: Budget, size: int) 
                 yield chunk
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
         raise ExtractionError(f"{name} is corrupt or truncated: {error}") from None
+
+
+def optional_part(archive: zipfile.ZipFile, name: str, budget: Budget, convert: Callable[[bytes], T], default: T) -> T:
+    """A part the document can do without (styles, numbering, notes), converted; ``default`` when it is missing or
+    damaged: it costs what it would have added, not the document's text."""
+    if name in archive.namelist():
+        with contextlib.suppress(ExtractionError):
+            return convert(read_part(archive, name, budget))
+    return default
 
 
 # Entities, DTDs and network access off, libxml2's depth and size limits on, comments dropped. The xml:id index
