@@ -26,9 +26,10 @@ from typing import Any
 from zipfile import ZipFile
 
 from .docx_notes import ENDNOTE, FOOTNOTE
-from .docx_styles import Paragraphs, W
+from .docx_styles import Paragraphs
 from .exceptions import ExtractionError
 from .markdown import cells_table, join_blocks, markdown_link
+from .opc import R, W
 from .safety import Budget, FeedParser, read_chunks, xml_errors
 
 CHUNK = 1 << 16  # bytes of XML parsed between walks: the tree walked stays small enough to be in the cache
@@ -39,7 +40,7 @@ CHARACTERS = {f"{W}tab": "\t", f"{W}br": "\n", f"{W}cr": "\n", f"{W}noBreakHyphe
 NOTES = (FOOTNOTE, ENDNOTE)
 DOCPR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"  # a drawing's name, alt text
 PICTURE = "{http://schemas.openxmlformats.org/drawingml/2006/picture}pic"
-HYPERLINK, RID = f"{W}hyperlink", "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+HYPERLINK, RID = f"{W}hyperlink", f"{R}id"
 # Skipped with all they hold: alternate content's fallback, text moved away, a paragraph's tab stops (w:tab too)
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom", f"{W}tabs")
 PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)

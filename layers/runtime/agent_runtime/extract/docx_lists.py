@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from .markdown import MAX_DEPTH, list_depth
+from .opc import W
 from .safety import Budget, optional_part, parse_xml
 
-W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 UNORDERED = ("bullet", "none", "")
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .opc import W
 from .safety import Budget, optional_part, parse_xml
 
-W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 FOOTNOTE, ENDNOTE = f"{W}footnoteReference", f"{W}endnoteReference"
 # reference tag → (part, note tag, label prefix): endnotes are labelled apart so both can be numbered from 1
 KINDS = {

@@ -11,10 +11,9 @@ from .docx_lists import Lists
 from .docx_notes import Notes
 from .exceptions import ExtractionError
 from .markdown import list_depth
-from .opc import relations
+from .opc import W, relations
 from .safety import Budget, optional_part, parse_xml
 
-W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING = re.compile(r"^(?:heading|überschrift|titre|título|titolo)\s*(\d)$", re.IGNORECASE)
 _LEVEL = re.compile(r"(\d)$")
 

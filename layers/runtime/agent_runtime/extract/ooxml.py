@@ -11,13 +11,12 @@ import re
 from typing import Any
 from zipfile import ZipFile
 
-from .markdown import list_depth, markdown_table
-from .opc import relations
+from .markdown import cells_table, list_depth, markdown_table
+from .opc import R, relations
 from .safety import Budget, iterparse, parse_xml, read_part
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
-R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 
 
@@ -78,15 +77,12 @@ def _notes(archive: Any, slide: str, budget: Budget) -> str:
 
 
 def _pptx_table(frame: Any) -> str:
-    rows = [
+    return cells_table(
         [
-            " ".join("".join(t.text or "" for t in tc.iter(f"{A}t")).split()).replace("|", "\\|")
-            for tc in tr.findall(f"{A}tc")
+            ["".join(t.text or "" for t in tc.iter(f"{A}t")) for tc in tr.findall(f"{A}tc")]
+            for tr in frame.iter(f"{A}tr")
         ]
-        for tr in frame.iter(f"{A}tr")
-    ]
-    rows = [r for r in rows if r]
-    return markdown_table(rows) if rows else ""
+    )
 
 
 def _root(archive: Any, part: str, budget: Budget) -> Any:

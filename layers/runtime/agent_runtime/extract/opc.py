@@ -1,4 +1,5 @@
-"""Open Packaging Conventions: how the parts of an Office file point at each other and at the web."""
+"""Open Packaging Conventions: how the parts of an Office file point at each other and at the web; and the
+namespaces the Office readers share."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from .markdown import web_address
 from .safety import Budget, iterparse, read_part
 
 REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
-R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"  # r:id on elements
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"  # DOCX
 
 
 def relations(archive: Any, part: str, budget: Budget) -> tuple[dict[str, str], dict[str, str]]:
