@@ -8,6 +8,12 @@ from agent_runtime.extract import ExtractionError, Limits, extract
 
 from tests.unit.test_extract import W, docx_with
 
+
+def document(body: str, *namespaces: str) -> bytes:
+    """word/document.xml around ``body``, with the w: namespace and any others given."""
+    return f"<w:document {' '.join((W, *namespaces))}><w:body>{body}</w:body></w:document>".encode()
+
+
 MIXED = (
     '<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Plan</w:t></w:r></w:p>'
     "<w:sdt><w:sdtContent><w:p><w:r><w:t>In a content control</w:t></w:r></w:p></w:sdtContent></w:sdt>"
@@ -36,7 +42,7 @@ def test_docx_structure_is_the_same_wherever_the_parts_are_cut(monkeypatch: pyte
     from agent_runtime.extract import docx as docx_module
 
     monkeypatch.setattr(docx_module, "CHUNK", chunk)
-    data = docx_with(f"<w:document {W}><w:body>{MIXED}</w:body></w:document>".encode())
+    data = docx_with(document(MIXED))
     text = extract(data, "mixed.docx").text
     assert text == MIXED_TEXT
     assert "HYPERLINK" not in text and "gone" not in text
@@ -60,8 +66,8 @@ def test_docx_parts_with_or_without_a_declaration_and_in_utf_16_read_alike(
     from agent_runtime.extract import docx as docx_module
 
     monkeypatch.setattr(docx_module, "CHUNK", 3)
-    document = f"{prolog}<w:document {W}><w:body>{MIXED}</w:body></w:document>"
-    assert extract(docx_with(document.encode(encoding)), "mixed.docx").text == MIXED_TEXT
+    xml = f"{prolog}<w:document {W}><w:body>{MIXED}</w:body></w:document>"  # encoded below, not as UTF-8
+    assert extract(docx_with(xml.encode(encoding)), "mixed.docx").text == MIXED_TEXT
 
 
 def test_docx_body_is_dropped_as_it_is_walked() -> None:
@@ -80,12 +86,12 @@ def test_docx_body_is_dropped_as_it_is_walked() -> None:
 def test_one_block_too_large_to_hold_is_refused_and_the_same_text_in_many_blocks_is_not() -> None:
     # Word's own limit-free XML can hold a whole book in one paragraph; held as a tree it is ~17x its size.
     runs = [f"<w:r><w:t>{n:x}</w:t></w:r>" for n in range(100_000)]  # ~2.5 MB, too varied to look like a zip bomb
-    one = docx_with(f"<w:document {W}><w:body><w:p>{''.join(runs)}</w:p></w:body></w:document>".encode())
+    one = docx_with(document(f"<w:p>{''.join(runs)}</w:p>"))
     with pytest.raises(ExtractionError, match="more than 1 MB of XML"):
         extract(one, "one.docx", limits=Limits(max_block_bytes=1 << 20))
     many = "".join(f"<w:p>{''.join(runs[n : n + 1000])}</w:p>" for n in range(0, len(runs), 1000))
     text = extract(
-        docx_with(f"<w:document {W}><w:body>{many}</w:body></w:document>".encode()),
+        docx_with(document(many)),
         "many.docx",
         limits=Limits(max_block_bytes=1 << 20),
     ).text
@@ -143,7 +149,7 @@ def test_docx_text_boxes_once_moves_once_and_cells_keep_their_paragraphs_apart(
         "</a:tr></a:tbl></w:drawing><w:t> end</w:t></w:r></w:p>"
     )
     drawing = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
-    data = docx_with(f"<w:document {W} {MC} {drawing}><w:body>{body}</w:body></w:document>".encode())
+    data = docx_with(document(body, MC, drawing))
     assert extract(data, "boxes.docx").text == (
         "See Box one Box two\n\na\tb PROJ-42\n\nStays\n\nMoved\n\n"
         "| Line one Line two | B |\n| --- | --- |\n| merged |  |\n| in control |  |\n\n"
@@ -187,14 +193,13 @@ def test_numbered_lists_count_per_list_and_level_as_word_does() -> None:
             '<w:p><w:pPr><w:pStyle w:val="ListParagraph"/></w:pPr><w:r><w:t>Indented prose</w:t></w:r></w:p>',
         ]
     )
-    document = f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()
-    text = extract(docx_with(document, **{"word/numbering.xml": NUMBERING.encode()}), "n.docx").text
+    text = extract(docx_with(document(body), **{"word/numbering.xml": NUMBERING.encode()}), "n.docx").text
     assert text == (
         "1. Stop the queue\n  - note the offset\n    1. sub step\n    2. another\n2. Drain it\n"
         "    1. lettered again from one\n\nAn interruption.\n\n3. Restart\n5. From five\n\nNumbering off\n\n"
         "- Unknown list\n1. Styled one\n2. Styled two\n\nIndented prose\n"
     )
-    broken = extract(docx_with(document, **{"word/numbering.xml": b"<w:numbering"}), "n.docx").text
+    broken = extract(docx_with(document(body), **{"word/numbering.xml": b"<w:numbering"}), "n.docx").text
     assert broken.startswith("- Stop the queue\n  - note the offset\n    - sub step")  # a damaged part: bullets
 
 
@@ -225,8 +230,8 @@ def test_docx_links_to_web_and_mail_addresses_are_markdown_links() -> None:
         f"{link(' unknown', 'rId99')}</w:p>"
         f"<w:tbl><w:tr><w:tc><w:p>{link('in a cell', 'rId6')}</w:p></w:tc></w:tr></w:tbl>"
     )
-    document = f"<w:document {W} {r}><w:body>{body}</w:body></w:document>".encode()
-    text = extract(docx_with(document, **{"word/_rels/document.xml.rels": rels.encode()}), "links.docx").text
+    parts = {"word/_rels/document.xml.rels": rels.encode()}
+    text = extract(docx_with(document(body, r), **parts), "links.docx").text
     assert text == (
         "See [the \\[old\\] runbook](https://example.com/run%20book%281%29), "
         "[step 2](https://example.com/run%20book%281%29#step2) or [mail us](mailto:ops@example.com).\n\n"
@@ -253,17 +258,16 @@ def test_docx_footnotes_and_endnotes_are_markdown_footnotes() -> None:
         f"<w:p><w:r><w:t>Again</w:t></w:r>{reference('footnote', '2')}{reference('endnote', '1')}"
         f"{reference('footnote', '9')}</w:p>"
     )
-    document = f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()
     parts = {
         "word/footnotes.xml": notes("footnote", {"1": "Exponential.", "2": "Up to  five   times."}),
         "word/endnotes.xml": notes("endnote", {"1": "See the runbook."}),
     }
-    text = extract(docx_with(document, **parts), "notes.docx").text
+    text = extract(docx_with(document(body), **parts), "notes.docx").text
     assert text == (
         "Retries[^1] back off[^2].\n\nAgain[^1][^e1][^3]\n\n[^1]: Up to five times. More.\n"
         "[^2]: Exponential. More.\n[^3]: (missing)\n[^e1]: See the runbook. More.\n"
     )
-    damaged = extract(docx_with(document, **{"word/footnotes.xml": b"<w:footnotes"}), "notes.docx").text
+    damaged = extract(docx_with(document(body), **{"word/footnotes.xml": b"<w:footnotes"}), "notes.docx").text
     assert damaged.startswith("Retries[^1] back off[^2].") and "[^1]: (missing)" in damaged
 
 
@@ -284,13 +288,13 @@ def test_docx_pictures_are_marked_with_their_alt_text() -> None:
         f"<w:p>{drawing('Picture 2', '', '<pic:pic/>')}</w:p>"
         f"<w:p><w:r><w:t>Box</w:t></w:r>{drawing('Text Box 3', 'a shape', '<a:sp/>')}</w:p>"
     )
-    document = f"<w:document {W} {namespaces}><w:body>{body}</w:body></w:document>".encode()
-    assert extract(docx_with(document), "pictures.docx").text == "Flow: [image: Retry sequence]\n\n[image]\n\nBox\n"
+    text = extract(docx_with(document(body, namespaces)), "pictures.docx").text
+    assert text == "Flow: [image: Retry sequence]\n\n[image]\n\nBox\n"
 
 
 def styled(*paragraphs: tuple[str, str]) -> bytes:
     body = "".join(f'<w:p><w:pPr><w:pStyle w:val="{s}"/></w:pPr><w:r><w:t>{t}</w:t></w:r></w:p>' for s, t in paragraphs)
-    return f"<w:document {W}><w:body>{body}</w:body></w:document>".encode()
+    return document(body)
 
 
 def test_localised_and_custom_style_ids_are_read_by_their_names() -> None:
@@ -302,12 +306,12 @@ def test_localised_and_custom_style_ids_are_read_by_their_names() -> None:
         '<w:style w:type="paragraph" w:styleId="BodyText"><w:name w:val="Body Text"/></w:style>'
         "</w:styles>"
     ).encode()
-    document = styled(("berschrift1", "Plan"), ("1", "Goals"), ("Aufzhlungszeichen", "one"), ("BodyText", "Prose"))
-    text = extract(docx_with(document, styles=styles), "de.docx").text
+    xml = styled(("berschrift1", "Plan"), ("1", "Goals"), ("Aufzhlungszeichen", "one"), ("BodyText", "Prose"))
+    text = extract(docx_with(xml, styles=styles), "de.docx").text
     assert text == "# Plan\n\n## Goals\n\n- one\n\nProse\n"
 
 
 def test_style_ids_that_say_what_they_are_need_no_styles_xml_and_a_damaged_one_loses_no_text() -> None:
     broken = b"<w:styles><unclosed>"
-    document = styled(("Heading2", "Plan"), ("ListBullet2", "deep"), ("Title", "Doc"), ("berschrift1", "Text"))
-    assert extract(docx_with(document, styles=broken), "en.docx").text == "## Plan\n\n  - deep\n\n# Doc\n\nText\n"
+    xml = styled(("Heading2", "Plan"), ("ListBullet2", "deep"), ("Title", "Doc"), ("berschrift1", "Text"))
+    assert extract(docx_with(xml, styles=broken), "en.docx").text == "## Plan\n\n  - deep\n\n# Doc\n\nText\n"
