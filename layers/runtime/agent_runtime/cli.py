@@ -151,7 +151,7 @@ def _add_workflows_commands(commands: argparse._SubParsersAction[argparse.Argume
 def _add_extract_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     extract = commands.add_parser(
         "extract",
-        help="print a document (PDF, DOCX, HTML, CSV, text) as Markdown-like text",
+        help="print a document (PDF, DOCX, PPTX, XLSX, HTML, CSV, text) as Markdown-like text",
         description="Print a document as the extract_file tool sees it. Exits 2 with a clear message if the "
         "document cannot be read (corrupt, encrypted, hostile, unsupported).",
     )
