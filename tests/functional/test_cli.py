@@ -87,7 +87,7 @@ def test_make_demo_shows_the_context_engine_at_work() -> None:
     # the handbook went to a helper with its own window; it compacted there, with an archive
     [helper] = record["children"]
     assert [e["run_id"] for e in events if e["type"] == "subagent"] == [helper["run_id"]]
-    [compaction] = [e for e in helper["events"] if e["type"] == "compaction"]
+    compaction, *_ = [e for e in helper["events"] if e["type"] == "compaction"]
     assert compaction["tokens_after"] < compaction["tokens_before"]
     archive = next(f for f in helper["files"] if f["id"] == compaction["archive_file"])
     assert archive["name"] == "context-archive-1.md" and archive["source"] == "archive"

@@ -151,15 +151,33 @@ def test_thresholds_come_from_the_workflow(scripted: Start) -> None:
     assert record.final_answer.startswith("[virtual file ")
 
 
-def test_file_read_refuses_what_does_not_fit_and_says_what_would(scripted: Start) -> None:
+def test_file_read_returns_what_fits_and_where_to_continue_until_the_whole_file_is_read(scripted: Start) -> None:
+    """A read larger than the budget is not refused: it returns the largest range that fits and the pointer,
+    and following the pointers reads the whole file in an 8k window without a failed run."""
     files = InMemoryFileStore()
     meta = files.put(big_text(2000).encode(), name="log.txt")
-    server = scripted(call("file_read", {"id": meta.id}), lambda r: reply(next(iter(r.tool_results().values()))))
+    seen: list[str] = []
+
+    def follow(request: ScriptedRequest):
+        if request.is_compaction():
+            return reply("## Current work\nReading log.txt in parts.")
+        if not request.tool_results():
+            return call("file_read", {"id": meta.id})
+        [result] = request.tool_results().values()
+        seen.append(result)
+        pointer = re.search(r"start_line=(\d+)\) after using these", result.split("\n", 1)[0])
+        if pointer is None:
+            return reply(f"read {len(seen)} parts")
+        return call("file_read", {"id": meta.id, "start_line": int(pointer.group(1))})
+
+    server = scripted(intercept=follow)
     record = agent_for(server, files=files, window=8_000, output=1_000).run("read it all")
-    answer = record.final_answer or ""
-    assert answer.startswith("ERROR: not read: lines 1-2000 of log.txt is about ")
-    fitting = re.search(r"lines 1-(\d+) would fit", answer)
-    assert fitting and 50 < int(fitting.group(1)) < 2000
+    assert record.status == "completed", record.stop_reason
+    first = seen[0].split("\n", 1)[0]
+    assert re.match(r"\[log.txt \(file-[0-9a-f]+\) lines 1-(\d+) of 2000; lines \d+-2000 did not fit", first)
+    shown = [int(row.split("\t", 1)[0]) for part in seen for row in part.split("\n")[1:]]
+    assert shown == list(range(1, 2001))  # every line exactly once, in order
+    assert all(r.status_text() for r in server.requests)
 
 
 def test_file_read_by_bytes_and_errors(scripted: Start) -> None:

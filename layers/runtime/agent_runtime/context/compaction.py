@@ -4,8 +4,10 @@
 2. Masking: old, already-used tool outputs become pointers to their file (or to the archive). Free.
 3. Summary: the oldest ``compaction_ratio`` of the history becomes one structured summary message that cites
    archive line ranges; identifiers and user constraints are checked against it and pinned when missing.
-4. The result is validated (no orphaned tool call or result) and must land under the threshold, or the run
-   ends with a clear error instead of compacting again and again.
+4. The degradation ladder (``ladder.py``) when that is not enough: the largest messages still inline become
+   virtual files with previews sized to fit; as the last resort the oldest turns leave for the archive.
+5. The result is validated (no orphaned tool call or result). It can only miss the threshold when the system
+   prompt and the tool definitions alone leave no room: a configuration error the engine reports at run start.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import messages as msgs
 from ..errors import ConfigError, RunError
 from ..messages import Message, text_of
-from ..models import Model, ModelError, ModelRequest
+from ..models import Model, ModelRequest
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
 from .identifiers import extract, missing_from
+from .ladder import Offloader, drop_oldest, offload_largest
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
 
@@ -41,7 +44,7 @@ MAX_INDEX_ROWS = 60
 STILL_IN_FORCE = "## Still in force (kept verbatim through compaction)"
 INDEX_HEADING = "## Archive index (what left the window, by archive line)"
 _VIRTUAL_HEADER = re.compile(re.escape(VIRTUAL_MARK) + r"(?P<id>file-[0-9a-f]+):")
-_READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+\]")
+_READ_HEADER = re.compile(r"^\[(?P<name>.+) \((?P<id>file-[0-9a-f]+)\) lines (?P<a>\d+)-(?P<b>\d+) of \d+[\];]")
 
 CustomSummarizer = Callable[[list[Message], str], str]
 
@@ -65,7 +68,9 @@ class Plan:
     measure: Callable[[list[Message]], int]
     target: int  # masking alone must reach this to be enough
     limit: int  # the result must be under this, or compaction failed
-    trigger: str  # "threshold" or "overflow"
+    trigger: str  # "threshold", "overflow" or "window"
+    offload: Offloader | None = None  # stores a message's text as a virtual file (the ladder's first rung)
+    preview_tokens: int = 1_000  # the largest preview the ladder leaves inline
 
 
 def load_custom(spec: str | None, base_dir: Path | None) -> tuple[CustomSummarizer | None, str | None]:
@@ -124,8 +129,40 @@ class Compactor:
         masked = self.mask(run, messages, enough=lambda candidate: plan.measure(candidate) <= plan.target)
         if plan.measure(masked) <= plan.target:
             return self._apply(run, masked, plan, event | {"tactic": "masking"})
-        summarized, details = self._summarize(run, masked, archive, meta.id, number, plan)
-        return self._apply(run, summarized, plan, event | details)
+        candidate, details, rungs = masked, {"tactic": "masking"}, []
+        lead = next((i for i, m in enumerate(candidate) if m["role"] != "system"), len(candidate))
+        cut = self._cut(candidate, lead)
+        if cut is None or not self._feasible(candidate, lead, cut, plan):  # the newest part is the problem
+            candidate = self._offload(candidate, plan, rungs)
+            cut = self._cut(candidate, lead)
+        if plan.measure(candidate) > plan.target and cut is not None:
+            candidate, details = self._summarize(run, candidate, archive, meta.id, number, lead, cut)
+        if plan.measure(candidate) > plan.limit:
+            candidate = self._offload(candidate, plan, rungs)
+        if plan.measure(candidate) > plan.limit:
+            before_drop = candidate
+            candidate, dropped = drop_oldest(candidate, measure=plan.measure, goal=plan.target, archive_id=meta.id)
+            facts = _merge(run.state.context.get("facts", []), extract(before_drop[lead : lead + dropped]))
+            run.state.context["facts"] = facts[-1000:]  # later summaries pin what the dropped turns named
+            rungs.append(f"drop:{dropped}")
+        if rungs:
+            details = details | {"tactic": "+".join([details["tactic"], *(r.split(":")[0] for r in rungs)])}
+        return self._apply(run, candidate, plan, event | details | ({"ladder": rungs} if rungs else {}))
+
+    def _offload(self, messages: list[Message], plan: Plan, rungs: list[str]) -> list[Message]:
+        if plan.offload is None:
+            return messages
+        result, count = offload_largest(
+            messages,
+            measure=plan.measure,
+            goal=plan.target,
+            offloader=plan.offload,
+            counter=self.counter,
+            preview_cap=plan.preview_tokens,
+        )
+        if count:
+            rungs.append(f"offload:{count}")
+        return result
 
     def _apply(self, run: Run, new: list[Message], plan: Plan, event: dict[str, Any]) -> dict[str, Any]:
         check_history(new, where=f"compaction ({event['tactic']})")
@@ -134,8 +171,8 @@ class Compactor:
         if after > plan.limit:
             raise CompactionError(
                 f"compaction freed too little: {event['tokens_before']:,} → {after:,} tokens, but the window must "
-                f"stay under {plan.limit:,}. The newest messages alone are too large; lower "
-                "context.virtual_file_threshold_tokens or use a model with a larger window."
+                f"stay under {plan.limit:,} even with every message offloaded to a file: the system prompt and the "
+                "tool definitions take too much of it. Raise context.context_budget or use a larger window."
             )
         run.state.messages[:] = new
         self.counter.forget_except(new)
@@ -208,22 +245,14 @@ class Compactor:
         self.memo.put(run.state.run_id, key, {"body": body, "tactic": tactic})
         return body, tactic, usage
 
-    def _check_feasible(self, messages: list[Message], lead: int, cut: int, plan: Plan) -> None:
-        """Fail before paying for a summary call when what is kept verbatim cannot fit anyway."""
+    def _feasible(self, messages: list[Message], lead: int, cut: int, plan: Plan) -> bool:
+        """Can a summary help? Not when what is kept verbatim after it cannot fit anyway (offload that first)."""
         kept = [*messages[:lead], msgs.user(" " * 4 * self.max_summary_tokens), *messages[cut:]]
-        if plan.measure(kept) > plan.limit:
-            raise CompactionError(
-                f"compaction cannot free enough: the newest messages alone are about {plan.measure(kept):,} tokens "
-                f"and the window must stay under {plan.limit:,}. Lower context.virtual_file_threshold_tokens "
-                "or use a model with a larger window."
-            )
+        return plan.measure(kept) <= plan.limit
 
     def _summarize(
-        self, run: Run, messages: list[Message], archive: Transcript, archive_id: str, number: int, plan: Plan
+        self, run: Run, messages: list[Message], archive: Transcript, archive_id: str, number: int, lead: int, cut: int
     ) -> tuple[list[Message], dict[str, Any]]:
-        lead = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
-        cut = self._cut(messages, lead)
-        self._check_feasible(messages, lead, cut, plan)
         span = messages[lead:cut]
         body, tactic, usage = self._remembered(
             run, span, lambda: self._summary_text(run, span, archive, archive_id, lead)
@@ -291,11 +320,12 @@ class Compactor:
         more = [f"- … {omitted} older message(s): search the archive with file_regex"] if omitted else []
         return f"{INDEX_HEADING}\n" + "\n".join(more + lines)
 
-    def _cut(self, messages: list[Message], lead: int) -> int:
-        """The first index kept verbatim: never a tool result (its call would be summarized away)."""
+    def _cut(self, messages: list[Message], lead: int) -> int | None:
+        """The first index kept verbatim: never a tool result (its call would be summarized away). None when the
+        history is a single turn: there is nothing older to summarize."""
         last_safe = max((i for i in range(lead + 1, len(messages)) if messages[i]["role"] != "tool"), default=None)
         if last_safe is None:
-            raise CompactionError("nothing to compact: the history is a single turn")
+            return None
         total = sum(self.counter.message(m) for m in messages[lead:])
         running = 0
         for index in range(lead, last_safe):
@@ -317,7 +347,7 @@ class Compactor:
             if self.model is None:
                 return fallback, "deterministic", None
             return self._call_model(run, clipped, archive_id, fallback)
-        except (ModelError, ValueError, TypeError, RuntimeError) as error:
+        except Exception as error:  # a custom compactor or the model failing must never end the run
             logger.warning("error=<%s> | summary failed, using the deterministic summary", type(error).__name__)
             run.record.event("compaction_fallback", error=type(error).__name__)
             return fallback, "fallback", None

@@ -1,10 +1,13 @@
 """The context engine: a hook around every model call that keeps the window exact, small and valid.
 
-* counts every request exactly (tiktoken, per-message cache) and reconciles with the API's ``usage``;
+* counts every request exactly (tiktoken, per-message cache), calibrated by what the server reports;
 * appends a status message at the tail (never stored, so the persisted prefix stays byte-stable for caching);
 * moves oversized user messages and tool results into virtual files, leaving a preview;
-* compacts when the window passes the threshold (see ``compaction.py``);
+* compacts when the window passes the threshold (``compaction.py``, then the ladder in ``ladder.py``);
 * refuses to send a history with an orphaned tool call or result.
+
+The invariant: whatever the window, the thresholds, the sizes and the tokenizer drift, a run never fails for
+context reasons and never sends a request over the window by its calibrated count.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
+from ..errors import ConfigError
 from ..files import FileMeta
 from ..hooks import Hook
 from ..messages import Message
 from ..tools import ToolOutcome, ToolRegistry
-from .compaction import CompactionError, Compactor, Plan, SummaryMemo, load_custom
+from .budget import Calibration, Window
+from .compaction import Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
 from .history import VIRTUAL_MARK, check_history
+from .identifiers import identifiers_in
+from .ladder import naming
 from .ledger import STATUS_RESERVE, RunLedger
 from .status import WindowNumbers, render_status
 from .tally import WindowTally
@@ -31,6 +38,8 @@ if TYPE_CHECKING:
     from ..workflows import Workflow
 
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
+MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the tools, at the very least
+STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
 
 
 class ContextEngine(Hook):
@@ -48,12 +57,12 @@ class ContextEngine(Hook):
         self.workflow = workflow
         self.settings = workflow.context
         self.counter = counter or TokenCounter(workflow.model.name)
-        self.tools_tokens = self.counter.tools(tools.specs())
+        self.raw_tools_tokens = self.counter.tools(tools.specs())
         self.keep_inline = {tool.name for tool in tools if not tool.offload}
-        window = min(workflow.model.context_window, self.settings.context_budget or math.inf)
-        self.window = int(window)
-        self.usable = self.window - workflow.model.max_output_tokens
-        self.compaction_at = int(self.usable * self.settings.compaction_threshold)
+        configured = int(min(workflow.model.context_window, self.settings.context_budget or math.inf))
+        self.limits = Window(configured, workflow.model.max_output_tokens, self.settings.compaction_threshold)
+        self.calibration = Calibration()
+        self.status_reserve = STATUS_RESERVE
         self.tally = WindowTally(self.counter)
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
         self.compactor = Compactor(
@@ -68,47 +77,119 @@ class ContextEngine(Hook):
             memo=memo,
         )
 
+    # The window's numbers, as the server counts (our count times the calibrated scale).
+    @property
+    def window(self) -> int:
+        return self.limits.for_server(self.calibration.server_window).window
+
+    @property
+    def usable(self) -> int:
+        return self.limits.for_server(self.calibration.server_window).usable
+
+    @property
+    def compaction_at(self) -> int:
+        return self.limits.for_server(self.calibration.server_window).compaction_at
+
+    @property
+    def tools_tokens(self) -> int:
+        return self.calibration.scaled(self.raw_tools_tokens)
+
     def ledger(self, run: Run) -> RunLedger:
         return cast(RunLedger, run.context.ledger)
 
     def on_run_start(self, run: Run) -> None:
         self.tally.reset()
-        run.context.ledger = RunLedger(run, self.counter, usable_tokens=self.usable, used=lambda: self.used(run))
+        self.calibration = Calibration.restore(run.state.context)
+        self.status_reserve = STATUS_RESERVE
+        run.context.ledger = RunLedger(
+            run, self.counter, remaining=lambda: self.read_budget(run), scale=lambda: self.calibration.scale
+        )
+        self.tally.update(run.state.messages)
+        self._check_room()
         last = run.state.messages[-1]
-        if last["role"] == "user":
+        if last["role"] == "user" and isinstance(last.get("content"), str):
             run.state.messages[-1] = msgs.user(self._maybe_offload(run, msgs.text_of(last), "user message", "user"))
         problems = msgs.find_orphans(run.state.messages, allow_pending=True)
         check_history(run.state.messages, where="restoring the run", problems=problems)
 
+    def _check_room(self) -> None:
+        """A window that cannot hold the system prompt and the tools with room to talk is a configuration error,
+        said before anything is sent, not a failure halfway through a run."""
+        if self.baseline() + MIN_ROOM > self.compaction_at:
+            raise ConfigError(
+                f"the context window is too small for this workflow: the system prompt and tool definitions take "
+                f"about {self.baseline():,} tokens and compaction starts at {self.compaction_at:,} "
+                f"(model.context_window / context.context_budget minus model.max_output_tokens, times "
+                f"context.compaction_threshold). Raise context.context_budget or use a model with a larger window."
+            )
+
+    # Sizes
+    def baseline(self) -> int:
+        """What no compaction can shrink: the leading system messages, the tools and the status."""
+        return self.calibration.scaled(self.tally.split["system"]) + self.tools_tokens + self.status_reserve
+
+    def offload_threshold(self) -> int:
+        """``virtual_file_threshold_tokens``, or half the room the window leaves when that is smaller: a fixed
+        10,000 makes no sense in an 8k window."""
+        room = int(self.compaction_at * MASK_TARGET) - self.baseline()
+        return max(2 * self.preview_cap(), min(self.settings.virtual_file_threshold_tokens, room // 2))
+
+    def preview_cap(self) -> int:
+        room = int(self.compaction_at * MASK_TARGET) - self.baseline()
+        return max(50, min(self.settings.virtual_file_preview_tokens, room // 8))
+
     def measure(self, messages: list[Message]) -> int:
         """Tokens of a request made of ``messages``, with room for the status message."""
-        return self.counter.messages(messages) + self.tools_tokens + STATUS_RESERVE
+        return self.calibration.scaled(self.counter.messages(messages) + self.raw_tools_tokens) + self.status_reserve
 
     def used(self, run: Run) -> int:
         """Tokens of the history as it stands (O(new messages) per call)."""
-        return self.tally.update(run.state.messages).tokens + self.tools_tokens
+        return self.calibration.scaled(self.tally.update(run.state.messages).tokens + self.raw_tools_tokens)
 
+    def read_budget(self, run: Run) -> int:
+        """What one read may add: the room before the compaction point, and never less than a share of what a
+        compacted window leaves (so the model can always make progress: the next compaction masks older outputs,
+        and the ladder offloads what still does not fit)."""
+        room = self.compaction_at - self.used(run) - self.status_reserve
+        floor = (int(self.compaction_at * MASK_TARGET) - self.baseline()) // 2
+        return max(0, room, floor)
+
+    # The request
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         tally = self.tally.update(messages)
         check_history(messages, where="preparing the request", problems=tally.check.result())
         if self.settings.mask_threshold_tokens:  # the cheap tactic first: it may make compaction unnecessary
             messages = self._rolling_mask(run, messages)
-        if self.tally.update(messages).tokens + self.tools_tokens + STATUS_RESERVE > self.compaction_at:
-            self._compact(run, "threshold")
-            messages = list(run.state.messages)
-        used = self.tally.update(messages).tokens + self.tools_tokens
-        split = {"system": self.tally.split["system"], "tools": self.tools_tokens}
+        trigger = "threshold"
+        for _ in range(3):
+            if self.measure(messages) > self.compaction_at:
+                self._compact(run, trigger)
+                messages = list(run.state.messages)
+            status, total = self._with_status(run, messages)
+            if total <= self.usable:
+                return [*messages, status]
+            # the status outgrew its reserve (many files): compact again with its real size
+            self.status_reserve = self.counter.message(status) + STATUS_MARGIN
+            trigger = "window"
+        return [*messages, status]
+
+    def _with_status(self, run: Run, messages: list[Message]) -> tuple[Message, int]:
+        raw = self.tally.update(messages).tokens + self.raw_tools_tokens
+        used = self.calibration.scaled(raw)
+        split = {"system": self.tally.split["system"], "tools": self.raw_tools_tokens}
         split |= {key: value for key, value in self.tally.split.items() if key != "system"}
+        split = {key: self.calibration.scaled(value) for key, value in split.items()}
         files = self._files(run)
         status = self._status(run, used, split, files)
         # The status reports the whole request, itself included: render again with its own size added
         # (twice at most: a digit more can change its size by a token).
         for _ in range(2):
-            total = used + self.counter.message(status)
-            status = self._status(run, total, split, files)
-        total = used + self.counter.message(status)
+            status = self._status(run, used + self.calibration.scaled(self.counter.message(status)), split, files)
+        status_tokens = self.counter.message(status)
+        total = self.calibration.scaled(raw + status_tokens)
         run.state.context["window"] = {"turn": run.state.turn, "used": total, "usable": self.usable}
-        return [*messages, status]
+        run.state.context["window"]["estimated"] = raw + status_tokens
+        return status, total
 
     def _rolling_mask(self, run: Run, messages: list[Message]) -> list[Message]:
         """Mask used outputs in one batch once they add up to ``mask_threshold_tokens``: one cache miss
@@ -126,20 +207,30 @@ class ContextEngine(Hook):
         return list(masked)
 
     def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
-        """The API disagrees with our count: compact harder than the threshold would, then retry once."""
+        """The server counted more than we did: learn its numbers (or assume a quarter more), then compact so
+        the retried request fits with room to spare."""
+        estimated = (run.state.context.get("window") or {}).get("estimated")
+        learned = self.calibration.learn_overflow(estimated, error.prompt_tokens, error.window, self.limits.window)
+        self.calibration.save(run.state.context)
+        run.record.event("calibration", trigger="overflow", **learned)
         self._compact(run, "overflow")
         return True
 
     def _compact(self, run: Run, trigger: str) -> None:
         turn = run.state.turn
-        if trigger == "threshold" and run.state.context.get("compacted_turn") == turn:
-            raise CompactionError(f"the window passed the threshold again in turn {turn}, right after compacting")
         before = self.measure(run.state.messages)
-        if trigger == "overflow":
-            plan = Plan(self.measure, target=before // 2, limit=int(before * 0.75), trigger=trigger)
-        else:
-            target = int(self.compaction_at * MASK_TARGET)
-            plan = Plan(self.measure, target=target, limit=self.compaction_at, trigger=trigger)
+        target = int(self.compaction_at * MASK_TARGET)
+        limit = self.compaction_at
+        if trigger == "overflow":  # the window was over at the server: aim well under the threshold
+            target, limit = min(target, before // 2), min(limit, int(before * 0.75))
+        plan = Plan(
+            self.measure,
+            target=target,
+            limit=limit,
+            trigger=trigger,
+            offload=lambda text, label, stem, preview: self._offload(run, text, label, stem, preview),
+            preview_tokens=self.preview_cap(),
+        )
         event = self.compactor.compact(run, plan)
         self.tally.reset()
         run.state.context["compacted_turn"] = turn
@@ -148,12 +239,17 @@ class ContextEngine(Hook):
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         if response.usage is None or not run.record.model_calls:
             return
-        estimated = run.state.context["window"]["used"]
+        window = run.state.context["window"]
+        estimated = window["used"]
         run.record.model_calls[-1]["context"] = {
             "estimated_prompt_tokens": estimated,
             "drift": response.usage.prompt_tokens - estimated,
         }
+        if self.calibration.learn_usage(window.get("estimated"), response.usage.prompt_tokens):
+            self.calibration.save(run.state.context)
+            run.record.event("calibration", trigger="usage", scale=round(self.calibration.scale, 3))
 
+    # Virtual files
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
         if outcome.call.name in self.keep_inline or outcome.is_error:
             return outcome
@@ -163,32 +259,44 @@ class ContextEngine(Hook):
         return ToolOutcome(outcome.call, content, outcome.is_error, outcome.mutating, outcome.duration_ms)
 
     def _maybe_offload(self, run: Run, text: str, label: str, stem: str) -> str:
-        threshold = self.settings.virtual_file_threshold_tokens
-        if len(text.encode("utf-8")) <= threshold or text.startswith(VIRTUAL_MARK):
+        threshold = self.offload_threshold()
+        if len(text.encode("utf-8")) * self.calibration.scale <= threshold or text.startswith(VIRTUAL_MARK):
             return text  # a token is at least one byte: no need to count
-        tokens = self.counter.text(text)
+        tokens = self.calibration.scaled(self.counter.text(text))
         if tokens <= threshold:
             return text
+        inline = self._offload(run, text, label, stem, self.preview_cap(), tokens=tokens)
+        return naming(inline, identifiers_in(text)) if stem == "user" else inline  # the user's keys stay in view
+
+    def _offload(self, run: Run, text: str, label: str, stem: str, preview: int, *, tokens: int | None = None) -> str:
         name = f"{stem}-turn{run.state.turn}-{len(run.state.messages)}.txt"
+        tokens = tokens if tokens is not None else self.calibration.scaled(self.counter.text(text))
         result = offload(
             text,
             store=run.context.files,
             counter=self.counter,
             name=name,
             label=label,
-            preview_tokens=self.settings.virtual_file_preview_tokens,
+            preview_tokens=int(preview / self.calibration.scale),
             tokens=tokens,
         )
-        ledger = self.ledger(run)
-        entry = ledger.file_state(result.meta)
+        entry = self.ledger(run).file_state(result.meta)
         entry["read_lines"] = [[1, result.preview_lines]] if result.preview_lines else []
-        run.record.event("virtual_file", file=result.meta.id, tokens=tokens, lines=result.lines, source=stem)
-        run.record.files.append(result.meta.to_dict())
+        entry["read_bytes"] = [[0, result.preview_bytes - 1]] if result.preview_bytes else []
+        if all(f["id"] != result.meta.id for f in run.record.files):
+            run.record.event("virtual_file", file=result.meta.id, tokens=tokens, lines=result.lines, source=stem)
+            run.record.files.append(result.meta.to_dict())
         return result.inline
 
+    # The status
     def _files(self, run: Run) -> list[tuple[FileMeta, dict[str, Any]]]:
         ledger = self.ledger(run)
-        return [(meta, ledger.file_state(meta)) for meta in run.context.files.list()]
+        extracted = run.state.context.get("extracted", {})
+        rows = []
+        for meta in run.context.files.list():
+            state = ledger.file_state(meta)
+            rows.append((meta, {**state, "extracted_to": extracted[meta.id]} if meta.id in extracted else state))
+        return rows
 
     def _status(
         self, run: Run, used: int, split: dict[str, int], files: list[tuple[FileMeta, dict[str, Any]]]
@@ -202,6 +310,9 @@ class ContextEngine(Hook):
             compaction_at=self.compaction_at,
             compactions=len(run.state.context.get("compactions", [])),
             split=split,
+            tool_calls_used=run.state.tool_calls_used,
+            tool_calls_limit=self.workflow.limits.max_tool_calls,
+            scale=self.calibration.scale,
         )
         text = render_status(numbers, files)
         return {"role": "system", "content": text} if self.settings.status_role == "system" else msgs.user(text)

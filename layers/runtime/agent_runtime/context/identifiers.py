@@ -54,6 +54,16 @@ def extract(messages: Iterable[Message]) -> list[str]:
     return list(found)
 
 
+NAMING_KINDS = ("url", "email", "ticket", "path", "id")  # what a stand-in names; dates and numbers are noise there
+
+
+def identifiers_in(text: str, kinds: Iterable[str] = NAMING_KINDS) -> list[str]:
+    """The identifiers of ``kinds`` in ``text``, by kind, once each (no constraints or tasks)."""
+    wanted = set(kinds)
+    items = [m.group(0).rstrip(".,;:") for kind, p in _PATTERNS.items() if kind in wanted for m in p.finditer(text)]
+    return list(dict.fromkeys(i for i in items if 2 < len(i) <= MAX_ITEM_CHARS))
+
+
 def _scan(text: str) -> list[str]:
     items: list[str] = []
     for pattern in _PATTERNS.values():

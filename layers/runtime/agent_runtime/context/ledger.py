@@ -5,6 +5,7 @@ Its state is plain JSON inside ``RunState.context`` so it survives checkpoints, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,24 +28,24 @@ def is_text(meta: FileMeta) -> bool:
 class RunLedger:
     """Implements :class:`~agent_runtime.run_context.Ledger` for one run."""
 
-    def __init__(self, run: Run, counter: TokenCounter, *, usable_tokens: int, used: Callable[[], int]) -> None:
+    def __init__(
+        self, run: Run, counter: TokenCounter, *, remaining: Callable[[], int], scale: Callable[[], float]
+    ) -> None:
         self.run = run
         self.counter = counter
-        self.usable_tokens = usable_tokens
-        self._used = used
+        self._remaining = remaining
+        self._scale = scale
         self.state = run.state.context.setdefault("files", {})
         # Called on every read (e.g. a sub-agent forwards reads of shared files to its parent's ledger).
         self.listeners: list[Callable[..., None]] = []
 
-    # Budget
-    def used_tokens(self) -> int:
-        return self._used()
-
+    # Budget, in the server's tokens (tiktoken's count times the calibrated scale)
     def remaining_tokens(self) -> int:
-        return max(0, self.usable_tokens - self.used_tokens() - STATUS_RESERVE)
+        """What one read may add (the engine's read budget: see ContextEngine.read_budget)."""
+        return self._remaining()
 
     def count(self, text: str) -> int:
-        return self.counter.text(text)
+        return math.ceil(self.counter.text(text) * self._scale())
 
     # Files
     def file_lines(self, file_id: str) -> int | None:
@@ -79,7 +80,8 @@ class RunLedger:
             entry["read_lines"] = add_interval(entry["read_lines"], *lines)
         if bytes_ is not None:
             entry["read_bytes"] = add_interval(entry["read_bytes"], *bytes_)
-        span = {"lines": list(lines)} if lines else {"bytes": list(bytes_)} if bytes_ else {}
+        span = {"lines": list(lines)} if lines else {}
+        span |= {"bytes": list(bytes_)} if bytes_ else {}
         self.run.record.event("file_read", file=file_id, tool=tool, turn=self.run.state.turn, **span)
         for listener in self.listeners:
             listener(file_id, tool=tool, lines=lines, bytes_=bytes_)

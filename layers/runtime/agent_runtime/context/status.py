@@ -23,6 +23,9 @@ class WindowNumbers:
     compaction_at: int
     compactions: int
     split: Mapping[str, int]
+    tool_calls_used: int = 0
+    tool_calls_limit: int | None = None
+    scale: float = 1.0  # server tokens per tiktoken token, learned from usage
 
 
 def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> str:
@@ -37,6 +40,11 @@ def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mappin
         f"compaction: at {n.compaction_at:,} tokens, {max(0, n.compaction_at - n.used):,} to go; "
         f"{n.compactions} so far.",
     ]
+    if n.scale > 1.0:
+        lines.append(f"(counts calibrated to the server's tokenizer: x{n.scale:.2f})")
+    if n.tool_calls_limit is not None:
+        left = max(0, n.tool_calls_limit - n.tool_calls_used)
+        lines.append(f"tool calls: {n.tool_calls_used} used of {n.tool_calls_limit}; {left} left.")
     if files:
         listed = _worth_listing(files)
         lines.append(f"files ({len(files)}):")
@@ -66,15 +74,23 @@ def _fully_read(state: Mapping[str, Any]) -> bool:
     return bool(total) and state.get("read_lines") == [[1, total]]
 
 
+def _coverage(meta: FileMeta, state: Mapping[str, Any]) -> str:
+    """Line and byte ranges together: a byte read of a one-line file is not hidden by a line read."""
+    parts = []
+    if state.get("read_lines"):
+        parts.append(describe(state["read_lines"], state.get("lines") or 0, "lines"))
+    if state.get("read_bytes"):
+        parts.append(describe(state["read_bytes"], meta.size_bytes, "bytes"))
+    return "read " + "; ".join(parts) if parts else "not read yet"
+
+
 def _file_line(meta: FileMeta, state: Mapping[str, Any]) -> str:
     size = f"{meta.size_bytes:,} bytes"
     if state.get("tokens") is not None:
         size = f"{state['tokens']:,} tokens, {state['lines']:,} lines"
-    read = "not read yet"
-    if state.get("read_lines"):
-        read = "read " + describe(state["read_lines"], state.get("lines") or 0, "lines")
-    elif state.get("read_bytes"):
-        read = "read " + describe(state["read_bytes"], meta.size_bytes, "bytes")
+    read = _coverage(meta, state)
     loaded = "preloaded" if state.get("preloaded") else "not preloaded"
     kind = "" if state.get("tokens") is not None else "; binary: extract it to text first"
+    if state.get("extracted_to"):
+        kind = f"; extracted to {state['extracted_to']}: read that file"
     return f"- {meta.id} {meta.name} ({meta.source}, {meta.mimetype}, {size}) {read}; {loaded}{kind}"

@@ -1,4 +1,9 @@
-"""Virtual files: a large user message or tool result is stored as a file; a preview stays inline."""
+"""Virtual files: a large user message or tool result is stored as a file; a preview stays inline.
+
+The preview ends on a whole line when lines are ordinary, so "continue at line N" is exact. When lines are huge
+(minified JSON, a one-line log) cutting at a line would show almost nothing, so the preview ends mid-line and
+the pointer continues by byte offset instead. A preview of 0 tokens leaves only the header and the pointer.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ from .history import VIRTUAL_MARK
 class Offloaded:
     meta: FileMeta
     inline: str  # what replaces the original text in the window
-    preview_lines: int  # lines 1..preview_lines of the file are shown inline
+    preview_lines: int  # lines 1..preview_lines of the file are shown inline, whole
+    preview_bytes: int  # bytes 0..preview_bytes-1 of the file are shown inline
     tokens: int
     lines: int
 
@@ -24,16 +30,41 @@ def offload(
     """Store ``text`` and build its inline stand-in: header, the first ``preview_tokens`` tokens, a pointer."""
     meta = store.put(text.encode("utf-8"), name=name, mimetype="text/plain", source="virtual")
     lines = text.count("\n") + 1
-    head = counter.truncate(text, preview_tokens)
-    if "\n" in head and len(head) < len(text):
+    head = counter.truncate(text, preview_tokens) if preview_tokens > 0 else ""
+    if len(head) < len(text) and "\n" in head and head.rfind("\n") >= len(head) // 2:
         head = head[: head.rfind("\n")]  # end on a whole line, so "continue at line N" is exact
-    shown = head.count("\n") + 1 if head else 0
+    shown_bytes = len(head.encode("utf-8"))
+    whole_lines = head.count("\n") + 1 if head and text[len(head) : len(head) + 1] in ("\n", "") else head.count("\n")
     header = (
         f"{VIRTUAL_MARK}{meta.id}: {label}, {tokens:,} tokens, {lines:,} lines, {meta.size_bytes:,} bytes. "
-        f"Only the first {shown:,} line(s) are shown.]"
+        + _shown(head, whole_lines, shown_bytes)
+        + "]"
     )
-    pointer = (
-        f"[... lines {shown + 1:,}-{lines:,} are not shown. Continue with "
-        f'file_read(id="{meta.id}", start_line={shown + 1}), or search with file_regex(id="{meta.id}", pattern=...).]'
+    pointer = _pointer(meta, text, head, whole_lines, shown_bytes, lines)
+    inline = f"{header}\n{head}\n{pointer}" if head else f"{header}\n{pointer}"
+    return Offloaded(meta, inline, whole_lines, shown_bytes, tokens, lines)
+
+
+def _shown(head: str, whole_lines: int, shown_bytes: int) -> str:
+    if not head:
+        return "No preview is shown."
+    if head.count("\n") + 1 == whole_lines:
+        return f"Only the first {whole_lines:,} line(s) are shown."
+    return f"Only the first {shown_bytes:,} bytes are shown (lines are long)."
+
+
+def _pointer(meta: FileMeta, text: str, head: str, whole_lines: int, shown_bytes: int, lines: int) -> str:
+    search = f'or search with file_regex(id="{meta.id}", pattern=...).]'
+    if len(head) == len(text):
+        return f'[That is the whole file; search it with file_regex(id="{meta.id}", pattern=...).]'
+    if head and head.count("\n") + 1 == whole_lines:
+        return (
+            f"[... lines {whole_lines + 1:,}-{lines:,} are not shown. Continue with "
+            f'file_read(id="{meta.id}", start_line={whole_lines + 1}), {search}'
+        )
+    if not head:
+        return f'[Read it with file_read(id="{meta.id}", start_line=1) in parts, {search}'
+    return (
+        f"[... bytes {shown_bytes:,}-{meta.size_bytes:,} are not shown (line {whole_lines + 1:,} continues). "
+        f'Continue with file_read(id="{meta.id}", start_byte={shown_bytes}), {search}'
     )
-    return Offloaded(meta, f"{header}\n{head}\n{pointer}", shown, tokens, lines)

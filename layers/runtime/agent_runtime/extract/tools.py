@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from ..files.tools import fits_budget, refusal_message
+from ..files.tools import MAX_CHARS_WITHOUT_LEDGER, fits_budget, refusal_message
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from .engine import extract
@@ -64,6 +64,8 @@ def peek_file(ctx: RunContext, id: str, start: int = 0, stop: int = 512) -> str:
     meta = ctx.files.meta(id)
     stop = min(stop, start + PEEK_MAX, meta.size_bytes)
     data = ctx.files.read(id, start, stop)
+    if ctx.ledger is not None and stop > start:
+        ctx.ledger.record_read(id, tool="peek_file", bytes_=(start, stop - 1))
     binary = any(b < 0x20 and b not in (9, 10, 13) for b in data)  # valid UTF-8 can still be binary
     try:
         shown = " ".join(f"{b:02x}" for b in data) if binary else data.decode("utf-8")
@@ -82,13 +84,22 @@ def load_file(ctx: RunContext, id: str) -> str:
         id: The file id.
     """
     meta = ctx.files.meta(id)
+    budget = ctx.ledger.remaining_tokens() if ctx.ledger is not None else MAX_CHARS_WITHOUT_LEDGER
+    if meta.size_bytes > budget * 16:  # sized from metadata: a file this large is never loaded to be refused
+        raise ExtractionError(
+            f"not loaded: {meta.name} is {meta.size_bytes:,} bytes, far more than the {budget:,} tokens left in the "
+            "context window. Read it in parts with file_read (it returns what fits and where to continue), or "
+            "search it with file_regex."
+        )
     data = ctx.files.read(id)
     if b"\0" in data[:4096]:
         raise ExtractionError(f"{meta.name} is binary: use extract_file first")
     text = f"[{meta.name} ({meta.id}), whole file]\n" + data.decode("utf-8", errors="replace")
     ok, tokens = fits_budget(ctx, text)
     if not ok:
-        raise ExtractionError(refusal_message(ctx, meta.name, "the whole file", tokens, "file_read ranges"))
+        raise ExtractionError(
+            refusal_message(ctx, meta.name, "the whole file", tokens, "file_read, which returns what fits,")
+        )
     if ctx.ledger is not None:
         ctx.ledger.record_read(id, tool="load_file", bytes_=(0, max(meta.size_bytes - 1, 0)))
     return text

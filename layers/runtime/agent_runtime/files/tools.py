@@ -27,6 +27,16 @@ def _budget(ctx: RunContext) -> int | None:
     return None if ctx.ledger is None else ctx.ledger.remaining_tokens()
 
 
+def _limit(ctx: RunContext) -> int:
+    """What one read may add: tokens with a context engine, characters without one."""
+    budget = _budget(ctx)
+    return MAX_CHARS_WITHOUT_LEDGER if budget is None else budget
+
+
+def _cost(ctx: RunContext, text: str) -> int:
+    return len(text) if ctx.ledger is None else ctx.ledger.count(text)
+
+
 def fits_budget(ctx: RunContext, text: str) -> tuple[bool, int]:
     if ctx.ledger is None:
         return len(text) <= MAX_CHARS_WITHOUT_LEDGER, len(text) // 4
@@ -45,8 +55,8 @@ def file_read(
 ) -> str:
     """Read a file from this run's files list: the whole file, a line range, or a byte range.
 
-    Lines come back numbered so you can cite them. A read that would not fit the remaining context budget is
-    refused with the size of a range that would fit: read in parts, or use file_regex to find what you need.
+    Lines come back numbered so you can cite them. A read larger than the context budget allows returns the
+    largest part that fits and says where to continue; a line too long to show whole is shown by bytes.
 
     Args:
         id: The file id from the files list (for example ``file-1a2b3c4d5e6f``).
@@ -66,59 +76,120 @@ def file_read(
     return _read_lines(ctx, id, first, end_line)
 
 
+class _Fitter:
+    """Collects numbered lines while they fit the budget; counts tokens in batches (one tokenizer call per
+    batch, line by line only in the batch that crosses the budget), so memory stays bounded by the budget."""
+
+    BATCH = 256
+
+    def __init__(self, ctx: RunContext, budget: int, header: int) -> None:
+        self.ctx, self.budget, self.used = ctx, budget, header
+        self.rows: list[str] = []
+        self.batch: list[str] = []
+        self.full = False
+
+    def add(self, row: str) -> bool:
+        """False once the budget is reached (the row was not taken)."""
+        if self.full:
+            return False
+        self.batch.append(row)
+        if len(self.batch) >= self.BATCH:
+            self.settle()
+        return not self.full
+
+    def settle(self) -> None:
+        if not self.batch:
+            return
+        cost = _cost(self.ctx, "\n".join(self.batch)) + 1
+        if self.used + cost <= self.budget:
+            self.rows += self.batch
+            self.used += cost
+        else:
+            for row in self.batch:
+                cost = _cost(self.ctx, row) + 1
+                if self.used + cost > self.budget:
+                    self.full = True
+                    break
+                self.rows.append(row)
+                self.used += cost
+        self.batch = []
+
+
 def _read_lines(ctx: RunContext, file_id: str, first: int, last: int | None) -> str:
     meta = ctx.files.meta(file_id)
     known = ctx.ledger.file_lines(file_id) if ctx.ledger is not None else None
-    shown: list[str] = []
-    total = 0
-    for number, _, line in ctx.files.iter_lines(file_id):
+    fitter = _Fitter(ctx, _limit(ctx), _cost(ctx, f"[{meta.name} ({meta.id}) lines {first}-{first} of 1000000]") + 60)
+    total, first_offset = 0, 0
+    for number, offset, line in ctx.files.iter_lines(file_id):
         total = number
         if last is not None and number > last and known is not None:
             break  # the ledger knows the total: no need to stream the rest of a large object
-        if number >= first and (last is None or number <= last):
-            shown.append(f"{number}\t{line}")  # unpadded: right-aligned numbers cost 2 more tokens a line
+        if number < first or (last is not None and number > last) or fitter.full:
+            if fitter.full and known is not None:
+                break
+            continue
+        first_offset = offset if number == first else first_offset
+        fitter.add(f"{number}\t{line}")
+    fitter.settle()
     total = known if known is not None else total
     if first > max(total, 1):
         raise FileRangeError(f"{meta.name} has {total:,} lines; start_line {first} is past the end")
-    stop = first + len(shown) - 1
-    text = f"[{meta.name} ({meta.id}) lines {first}-{stop} of {total}]\n" + "\n".join(shown)
-    ok, tokens = fits_budget(ctx, text)
-    if not ok:
-        raise ToolError(
-            refusal_message(ctx, meta.name, f"lines {first}-{stop}", tokens, _fitting_lines(ctx, shown, first))
-        )
+    if not fitter.rows and fitter.full:  # the first line alone does not fit: show it by bytes
+        return _read_bytes(ctx, file_id, first_offset, meta.size_bytes, line=first)
+    stop = first + len(fitter.rows) - 1
+    asked = min(last or total, total)
+    cut = stop < asked and fitter.full
+    more = (
+        f"; lines {stop + 1}-{asked} did not fit the context budget: continue with "
+        f'file_read(id="{meta.id}", start_line={stop + 1}) after using these'
+        if cut
+        else ""
+    )
+    text = f"[{meta.name} ({meta.id}) lines {first}-{stop} of {total}{more}]\n" + "\n".join(fitter.rows)
     if ctx.ledger is not None:
         ctx.ledger.record_read(file_id, tool="file_read", lines=(first, stop))
     return text
 
 
-def _fitting_lines(ctx: RunContext, shown: list[str], first: int) -> str:
-    budget = _budget(ctx)
-    limit = budget if budget is not None else MAX_CHARS_WITHOUT_LEDGER // 4
-    used, count = 40, 0
-    for line in shown:
-        used += ctx.ledger.count(line) + 1 if ctx.ledger else len(line) // 4 + 1
-        if used > limit:
-            break
-        count += 1
-    return f"lines {first}-{first + count - 1}" if count else "no lines at all (free up context first)"
-
-
-def _read_bytes(ctx: RunContext, file_id: str, start: int, end: int) -> str:
+def _read_bytes(ctx: RunContext, file_id: str, start: int, end: int, *, line: int | None = None) -> str:
     meta = ctx.files.meta(file_id)
-    data = ctx.files.read(file_id, start, end)
+    budget = _limit(ctx)
+    # A token is rarely more than 16 bytes of text: never load more than the budget could show.
+    data = ctx.files.read(file_id, start, min(end, start + budget * 16 + 4))
+    header = f"[{meta.name} ({meta.id}) bytes {start}-{start + len(data)} of {meta.size_bytes}]"
+    data = _fit_bytes(ctx, data, budget - _cost(ctx, header) - 60)
     stop = start + len(data)
-    text = f"[{meta.name} ({meta.id}) bytes {start}-{stop} of {meta.size_bytes}]\n" + data.decode(
+    if stop == start and len(data) < end - start:
+        raise ToolError(
+            f"not read: no part of {meta.name} from byte {start} fits the {budget:,} tokens left in the context "
+            "window; answer with what you have, or search with file_regex"
+        )
+    where = f"; this is the start of line {line}, which is too long to show whole" if line is not None else ""
+    more = (
+        f"; bytes {stop}-{min(end, meta.size_bytes)} did not fit: continue with "
+        f'file_read(id="{meta.id}", start_byte={stop})'
+        if stop < min(end, meta.size_bytes)
+        else ""
+    )
+    text = f"[{meta.name} ({meta.id}) bytes {start}-{stop} of {meta.size_bytes}{where}{more}]\n" + data.decode(
         "utf-8", errors="replace"
     )
-    ok, tokens = fits_budget(ctx, text)
-    if not ok:
-        budget = _budget(ctx) or 0
-        fitting = f"about {budget * 3:,} bytes (roughly 3 bytes a token)"
-        raise ToolError(refusal_message(ctx, meta.name, f"bytes {start}-{stop}", tokens, fitting))
     if ctx.ledger is not None and stop > start:
         ctx.ledger.record_read(file_id, tool="file_read", bytes_=(start, stop - 1))
     return text
+
+
+def _fit_bytes(ctx: RunContext, data: bytes, budget: int) -> bytes:
+    """The longest prefix of ``data`` (on a character boundary) whose text fits ``budget``."""
+    while data:
+        cost = _cost(ctx, data.decode("utf-8", errors="replace"))
+        if cost <= budget:
+            return data
+        cut = max(0, min(len(data) - 1, int(len(data) * budget / cost * 0.97)))
+        while 0 < cut < len(data) and (data[cut] & 0xC0) == 0x80:
+            cut -= 1  # do not split a UTF-8 character
+        data = data[:cut]
+    return data
 
 
 def refusal_message(ctx: RunContext, name: str, what: str, tokens: int, fitting: str) -> str:

@@ -43,6 +43,7 @@ class ModelRequest:
     max_output_tokens: int | None = None
     timeout: float | None = None
     parallel_tool_calls: bool = True
+    tool_choice: str | None = None  # "none": the tools stay in the request (a cache-stable prefix), none is called
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,24 @@ from .retry import RetryPolicy, is_retryable, retry_after_seconds
 
 logger = logging.getLogger(__name__)
 
-# Servers without OpenAI's error code (vLLM, llama.cpp, some gateways) only say it in words.
+# Servers without OpenAI's error code only say it in words: vLLM ("maximum context length is N tokens. However,
+# you requested M tokens", "maximum model length"), llama.cpp (type exceed_context_size_error: "request (M tokens)
+# exceeds the available context size (N tokens)"), LiteLLM (ContextWindowExceededError), Anthropic-style gateways.
 _OVERFLOW_TEXT = re.compile(
     r"maximum context length|context[_ ]length[_ ]exceeded|context window|prompt is too long|"
-    r"too many (input )?tokens",
+    r"too many (input )?tokens|exceeds? the available context size|exceed_context_size|maximum model length|"
+    r"input tokens exceed|ContextWindowExceeded",
+    re.IGNORECASE,
+)
+# The server's own numbers, when its message says them: (prompt tokens, window).
+_PROMPT_TOKENS = re.compile(
+    r"resulted in (\d+) tokens|request \((\d+) tokens\)|\((\d+) in the messages|request has (\d+) input tokens|"
+    r"prompt \(length (\d+)\)",
+    re.IGNORECASE,
+)
+_WINDOW_TOKENS = re.compile(
+    r"maximum context length is (\d+)|context size \((\d+) tokens\)|limit of (\d+) tokens|"
+    r"maximum model length of (\d+)",
     re.IGNORECASE,
 )
 
@@ -35,9 +49,27 @@ _OVERFLOW_TEXT = re.compile(
 def _is_context_overflow(error: openai.APIStatusError) -> bool:
     if error.status_code == 413:
         return True
-    if error.status_code != 400:
+    if error.status_code not in (400, 500):  # some servers answer an overflow with a 500
         return False
-    return getattr(error, "code", None) == "context_length_exceeded" or bool(_OVERFLOW_TEXT.search(error.message))
+    if getattr(error, "code", None) in ("context_length_exceeded", "exceed_context_size_error"):
+        return True
+    body = error.body if isinstance(error.body, dict) else {}
+    return bool(_OVERFLOW_TEXT.search(f"{error.message} {body.get('type', '')}"))
+
+
+def overflow_numbers(error: openai.APIStatusError) -> tuple[int | None, int | None]:
+    """(prompt tokens, window) as the server counted them, from llama.cpp's fields or the message's words."""
+    body = error.body if isinstance(error.body, dict) else {}
+    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    prompt, window = inner.get("n_prompt_tokens"), inner.get("n_ctx")
+    if isinstance(prompt, int) and isinstance(window, int):
+        return prompt, window
+    return _first_number(_PROMPT_TOKENS, error.message), _first_number(_WINDOW_TOKENS, error.message)
+
+
+def _first_number(pattern: re.Pattern[str], text: str) -> int | None:
+    found = pattern.search(text or "")
+    return None if found is None else int(next(group for group in found.groups() if group))
 
 
 class OpenAIChatModel:
@@ -73,39 +105,51 @@ class OpenAIChatModel:
         while True:
             attempt += 1
             remaining = budget - (time.monotonic() - started)
+            failure: Exception
             try:
                 completion = self._create(request, timeout=min(self._timeout, max(remaining, 0.001)))
-            except openai.APIError as error:
-                delay = self._should_retry(error, attempt, budget - (time.monotonic() - started))
-                if delay is None:
-                    raise self._translate(error, attempt) from error
-                logger.warning("attempt=<%d>, delay=<%.2f> | model call failed, retrying", attempt, delay)
-                self._sleep(delay)
-                continue
-            return _to_response(completion, attempt, (time.monotonic() - started) * 1000)
+                return _to_response(completion, attempt, (time.monotonic() - started) * 1000)
+            except ValueError as error:  # a 200 whose body is not JSON (a proxy's error page)
+                failure = MalformedReplyError(f"the reply body is not JSON ({error})")
+            except (openai.APIError, MalformedReplyError) as error:
+                failure = error
+            delay = self._should_retry(failure, attempt, budget - (time.monotonic() - started))
+            if delay is None:
+                raise self._translate(failure, attempt) from failure
+            logger.warning("attempt=<%d>, delay=<%.2f> | model call failed, retrying", attempt, delay)
+            self._sleep(delay)
 
     def _create(self, request: ModelRequest, *, timeout: float) -> ChatCompletion:
         kwargs: dict[str, Any] = {"model": self.name, "messages": request.messages, "timeout": timeout}
         if request.tools:
             kwargs["tools"] = request.tools
             kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+            if request.tool_choice is not None:
+                kwargs["tool_choice"] = request.tool_choice
         if request.max_output_tokens:
             kwargs["max_completion_tokens"] = request.max_output_tokens
         return self._client.chat.completions.create(**kwargs)
 
-    def _should_retry(self, error: openai.APIError, attempt: int, remaining: float) -> float | None:
-        if not is_retryable(error) or attempt >= self._retry.max_attempts:
+    def _should_retry(self, error: Exception, attempt: int, remaining: float) -> float | None:
+        retryable = isinstance(error, MalformedReplyError) or is_retryable(error)
+        if not retryable or attempt >= self._retry.max_attempts:
             return None
         delay = self._retry.delay(attempt, retry_after_seconds(error))
         return delay if delay < remaining else None
 
-    def _translate(self, error: openai.APIError, attempts: int) -> ModelError:
+    def _translate(self, error: Exception, attempts: int) -> ModelError:
+        if isinstance(error, MalformedReplyError):
+            return ModelError(f"model {self.name!r} failed after {attempts} attempt(s): {error}", attempts=attempts)
+        assert isinstance(error, openai.APIError)
         status = getattr(error, "status_code", None)
         if isinstance(error, openai.APIStatusError) and _is_context_overflow(error):
+            prompt, window = overflow_numbers(error)
             return ContextLengthExceededError(
                 f"the request does not fit {self.name}'s context window: {error.message}",
                 status_code=status,
                 attempts=attempts,
+                prompt_tokens=prompt,
+                window=window,
             )
         hint = {401: " (check OPENAI_API_KEY)", 403: " (check the key's permissions)", 404: " (check the model name)"}
         where = f"HTTP {status}" if status else type(error).__name__
@@ -117,18 +161,27 @@ class OpenAIChatModel:
         )
 
 
+class MalformedReplyError(Exception):
+    """A 200 whose body is not a usable chat completion (worth another attempt: proxies and overloaded servers)."""
+
+
 def _to_response(completion: ChatCompletion, attempts: int, latency_ms: float) -> ModelResponse:
-    if not completion.choices:
-        raise ModelError("the model returned no choices", attempts=attempts)
+    if not isinstance(completion, ChatCompletion):  # the client hands back the raw text of a non-JSON body
+        raise MalformedReplyError(f"the reply is not a chat completion: {str(completion)[:80]!r}")
+    if not completion.choices or completion.choices[0].message is None:
+        raise MalformedReplyError("the reply has no message (no choices, or a null message)")
     choice = completion.choices[0]
-    calls = tuple(
-        ToolCall(id=call.id or f"call_{index}", name=call.function.name, arguments=call.function.arguments or "")
-        for index, call in enumerate(choice.message.tool_calls or [])
-        if call.type == "function"
-    )
+    message = choice.message
+    calls = []
+    for index, call in enumerate(message.tool_calls or []):
+        if call.type != "function":
+            continue
+        if call.function is None or not call.function.name:
+            raise MalformedReplyError(f"tool call {index} of the reply has no function name")
+        calls.append(ToolCall(id=call.id or "", name=call.function.name, arguments=call.function.arguments or ""))
     return ModelResponse(
-        text=choice.message.content,
-        tool_calls=calls,
+        text=message.content,
+        tool_calls=tuple(calls),
         finish_reason=choice.finish_reason or "stop",
         usage=_usage(completion),
         model=completion.model,

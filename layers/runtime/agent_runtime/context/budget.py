@@ -1,0 +1,79 @@
+"""The window's numbers and their calibration against the server's own token counts.
+
+tiktoken is exact for OpenAI's models; other servers tokenize differently (a llama.cpp server with Gemma counted
+42-54 % more). Every response's ``usage.prompt_tokens`` and every overflow error that states numbers teach the
+engine a scale (server tokens per tiktoken token), kept in the run's state so a thread and a resumed run keep it.
+The engine counts with tiktoken and multiplies: every budget is then in the server's tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+MAX_SCALE = 4.0  # beyond this the endpoint is not the model the workflow names: do not chase it
+CALIBRATE_MIN_TOKENS = 1_000  # small requests are dominated by per-message template overhead: too noisy
+HEADROOM = 1.02  # the same server drifts a little from one request to the next
+UNKNOWN_OVERFLOW_STEP = 1.25  # an overflow that states no numbers: assume a quarter more
+STATE_KEY = "calibration"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The configured window: ``context_window`` (or ``context_budget``), the output reserve, the threshold."""
+
+    window: int
+    output_reserve: int
+    threshold: float
+
+    @property
+    def usable(self) -> int:
+        return self.window - self.output_reserve
+
+    @property
+    def compaction_at(self) -> int:
+        return int(self.usable * self.threshold)
+
+    def for_server(self, server_window: int | None) -> Window:
+        """The window the server really has, when it said so and it is smaller than the configured one."""
+        return self if server_window is None or server_window >= self.window else replace(self, window=server_window)
+
+
+@dataclass(slots=True)
+class Calibration:
+    scale: float = 1.0
+    server_window: int | None = None
+
+    def scaled(self, tokens: int) -> int:
+        return tokens if self.scale == 1.0 else math.ceil(tokens * self.scale)
+
+    def learn_usage(self, estimated: int | None, prompt_tokens: int) -> bool:
+        """Raise the scale when the server counted more than we did; True when it changed."""
+        if not estimated or estimated < CALIBRATE_MIN_TOKENS:
+            return False
+        ratio = prompt_tokens / estimated * HEADROOM
+        if ratio <= self.scale * 1.01:
+            return False
+        self.scale = min(MAX_SCALE, ratio)
+        return True
+
+    def learn_overflow(
+        self, estimated: int | None, prompt_tokens: int | None, window: int | None, configured: int
+    ) -> dict[str, Any]:
+        """The server refused a request as too long: take its numbers, or assume a quarter more."""
+        if window and window < (self.server_window or configured):
+            self.server_window = window
+        if prompt_tokens and estimated:
+            self.scale = min(MAX_SCALE, max(self.scale, prompt_tokens / estimated * HEADROOM))
+        elif not window:
+            self.scale = min(MAX_SCALE, self.scale * UNKNOWN_OVERFLOW_STEP)
+        return {"scale": round(self.scale, 3), "server_window": self.server_window, "server_prompt": prompt_tokens}
+
+    @classmethod
+    def restore(cls, context: dict[str, Any]) -> Calibration:
+        saved = context.get(STATE_KEY) or {}
+        return cls(scale=float(saved.get("scale", 1.0)), server_window=saved.get("server_window"))
+
+    def save(self, context: dict[str, Any]) -> None:
+        context[STATE_KEY] = {"scale": self.scale, "server_window": self.server_window}

@@ -1,0 +1,155 @@
+"""The degradation ladder: what compaction does when masking and a summary cannot make the window fit.
+
+Each rung loses less than the next, and nothing leaves the window without a way back (a file id to read):
+
+1. **offload** — the largest messages still inline (the newest, unused tool output; a pasted log; a long answer;
+   an earlier summary) become virtual files, each with a preview sized to the room left, or only a pointer;
+   previews of virtual files already in the window shrink to their pointer;
+2. **drop** — the oldest turns leave the window; one message names the archive that holds them verbatim.
+
+Neither rung ever splits a tool call from its result: messages are replaced one for one, and turns are dropped
+whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .. import messages as msgs
+from ..messages import Message, text_of
+from .counter import TokenCounter
+from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK
+from .identifiers import extract, identifiers_in
+
+# (text, label, file stem, preview tokens) -> the inline stand-in (header, preview, pointer); stores the file.
+Offloader = Callable[[str, str, str, int], str]
+Measure = Callable[[list[Message]], int]
+MIN_OFFLOAD_TOKENS = 120  # smaller messages cost about what their pointer would
+MIN_PREVIEW_TOKENS = 50  # a smaller preview is noise: give the pointer alone
+MAX_NAMED = 24  # identifiers a stand-in names (ticket keys, ids, paths): what the model must not lose sight of
+_VIRTUAL_ID = re.compile(re.escape(VIRTUAL_MARK) + r"(file-[0-9a-f]+)")
+
+
+def offload_largest(
+    messages: list[Message],
+    *,
+    measure: Measure,
+    goal: int,
+    offloader: Offloader,
+    counter: TokenCounter,
+    preview_cap: int,
+) -> tuple[list[Message], int]:
+    """Offload the largest messages, one at a time, until the window measures ``goal`` or less.
+
+    Returns the new list and how many messages were offloaded (0: nothing was big enough to help)."""
+    result = list(messages)
+    names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+    done: set[int] = set()
+    while measure(result) > goal:
+        index = _largest(result, done, counter)
+        if index is None:
+            break
+        done.add(index)
+        result[index] = _offloaded(
+            result, index, names, measure=measure, goal=goal, offloader=offloader, cap=preview_cap
+        )
+    return result, len(done)
+
+
+def _offloaded(
+    result: list[Message],
+    index: int,
+    names: dict[str, str],
+    *,
+    measure: Measure,
+    goal: int,
+    offloader: Offloader,
+    cap: int,
+) -> Message:
+    message = result[index]
+    text = text_of(message)
+    virtual = _VIRTUAL_ID.match(text)
+    if virtual:  # already a file: its preview goes, its pointer stays, and so do the ids it named
+        fid = virtual.group(1)
+        named = [] if message["role"] == "tool" else [i for i in identifiers_in(text) if i != fid]
+        pointer = (
+            f"{MASK_MARK}the preview of virtual file {fid} was removed to fit the window; read it with "
+            f'file_read(id="{fid}") in parts or search it with file_regex]'
+        )
+        return _with_text(message, _naming(pointer, named))
+    label, stem = _label(message, names)
+    # A user's or the assistant's identifiers stay in view (tool output has none); a summary's are its facts.
+    named = identifiers_in(text) if text.startswith(SUMMARY_MARK) else identifiers_in(" ".join(extract([message])))
+    bare = _with_text(message, _naming(offloader(text, label, stem, 0), named))
+    room = goal - measure([*result[:index], bare, *result[index + 1 :]])
+    preview = min(cap, int(room * 0.8))
+    if preview < MIN_PREVIEW_TOKENS:
+        return bare
+    return _with_text(message, _naming(offloader(text, label, stem, preview), named))
+
+
+def _naming(inline: str, named: list[str]) -> str:
+    return naming(inline, named)
+
+
+def naming(inline: str, named: list[str]) -> str:
+    """``inline`` plus the identifiers it no longer shows, at most ``MAX_NAMED`` of them: the extraction lists
+    them by kind (URLs, e-mails, ticket keys, paths, ids, then dates and numbers), so the first ones matter most."""
+    missing = [item for item in named if item not in inline][:MAX_NAMED]
+    return f"{inline}\n[named in it: {' · '.join(missing)}]" if missing else inline
+
+
+def _largest(messages: list[Message], done: set[int], counter: TokenCounter) -> int | None:
+    """The biggest message that offloading can shrink: not the workflow's system prompt, not a pointer, not
+    multi-part content (images), not already handled."""
+    best, best_tokens = None, MIN_OFFLOAD_TOKENS
+    leading = True
+    for index, message in enumerate(messages):
+        leading = leading and message["role"] == "system"
+        if leading or index in done or not isinstance(message.get("content"), str):
+            continue
+        if text_of(message).startswith(MASK_MARK):
+            continue
+        tokens = counter.message(message) - sum(counter.text(c["function"]["arguments"]) for c in _calls(message))
+        if tokens > best_tokens:
+            best, best_tokens = index, tokens
+    return best
+
+
+def _calls(message: Message) -> list[msgs.ToolCallDict]:
+    return list(message.get("tool_calls", []))
+
+
+def _label(message: Message, names: dict[str, str]) -> tuple[str, str]:
+    role = message["role"]
+    if role == "tool":
+        name = names.get(message.get("tool_call_id", ""), "tool")
+        return f"result of {name}", name
+    if text_of(message).startswith(SUMMARY_MARK):
+        return "compaction summary", "summary"
+    return ("user message", "user") if role == "user" else ("assistant message", "assistant")
+
+
+def _with_text(message: Message, text: str) -> Message:
+    replaced: Message = {**message, "content": text}  # tool_call_id and tool_calls are kept: pairing holds
+    return replaced
+
+
+def drop_oldest(messages: list[Message], *, measure: Measure, goal: int, archive_id: str) -> tuple[list[Message], int]:
+    """The last rung: drop whole turns, oldest first, until the window measures ``goal`` (or only the newest turn
+    is left). A turn boundary is any message that is not a tool result, so no call loses its result."""
+    lead = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+    boundaries = [i for i in range(lead + 1, len(messages)) if messages[i]["role"] != "tool"]
+    candidate, dropped = messages, 0
+    for cut in boundaries:
+        named = extract(messages[lead:cut])[: MAX_NAMED * 2]
+        pointer = msgs.user(
+            f"{SUMMARY_MARK} · messages {lead}-{cut - 1} left the window to make room; their full text is in "
+            f"archive {archive_id}, readable with file_read and file_regex]"
+            + (f"\n[named in them: {' · '.join(named)}]" if named else "")
+        )
+        candidate, dropped = [*messages[:lead], pointer, *messages[cut:]], cut - lead
+        if measure(candidate) <= goal:
+            break
+    return candidate, dropped
