@@ -100,20 +100,40 @@ def test_tool_errors_and_invalid_json_reach_the_model(scripted: Start) -> None:
     assert [c["is_error"] for c in record.tool_calls] == [True, True, True, True]
 
 
-def test_tool_call_cap_stops_the_run_without_orphans(scripted: Start) -> None:
-    server = scripted(call("lookup", {"key": "a"}), calls(("lookup", {"key": "b"}), ("lookup", {"key": "c"})))
+def test_tool_call_cap_ends_with_a_last_answer_and_no_orphans(scripted: Start) -> None:
+    def last(request: ScriptedRequest):
+        assert request.body["tool_choice"] == "none" and request.tool_names  # tools offered, none callable
+        assert "limit of 2 tool calls (limits.max_tool_calls) is reached" in m.text_of(request.messages[-1])
+        return reply("b is unknown; c was not looked up")
+
+    server = scripted(call("lookup", {"key": "a"}), calls(("lookup", {"key": "b"}), ("lookup", {"key": "c"})), last)
     record = make_agent(server, tools=[lookup], max_tool_calls=2).run("loop forever")
     assert record.status is RunStatus.TOOL_CALL_LIMIT
     assert record.stop_reason is not None and "allows 2 tool calls (limits.max_tool_calls)" in record.stop_reason
+    assert record.final_answer == "b is unknown; c was not looked up"
     assert [c["executed"] for c in record.tool_calls] == [True, True, False]
     assert record.state is not None and find_orphans(record.state.messages) == []
-    assert record.state.messages[-1]["content"].startswith("ERROR: not run: the workflow's limit of 2 tool calls")
+    assert record.state.messages[-2]["content"].startswith("ERROR: not run: the workflow's limit of 2 tool calls")
+    assert record.state.messages[-1] == {"role": "assistant", "content": "b is unknown; c was not looked up"}
 
 
 def test_zero_tool_calls_allowed_refuses_every_call(scripted: Start) -> None:
-    server = scripted(call("lookup", {"key": "a"}))
+    server = scripted(call("lookup", {"key": "a"}), reply("cannot look anything up"))
     record = make_agent(server, tools=[lookup], max_tool_calls=0).run("go")
     assert record.status is RunStatus.TOOL_CALL_LIMIT and record.tool_calls[0]["executed"] is False
+    assert record.final_answer == "cannot look anything up"
+
+
+def test_the_status_tells_the_model_how_many_tool_calls_are_left(scripted: Start) -> None:
+    from agent_runtime.context import ContextEngine
+    from agent_runtime.tools import ToolRegistry
+
+    server = scripted(call("lookup", {"key": "a"}), reply("done"))
+    agent = make_agent(server, tools=[lookup], max_tool_calls=5)
+    agent.hooks.hooks.append(ContextEngine(agent.workflow, ToolRegistry([lookup])))
+    agent.run("go")
+    statuses = [r.status_text() for r in server.requests]
+    assert "tool calls: 0 used of 5; 5 left." in statuses[0] and "tool calls: 1 used of 5; 4 left." in statuses[1]
 
 
 def test_deadline_suspends_before_calling_the_model(scripted: Start) -> None:
@@ -216,10 +236,11 @@ def test_unhandled_context_overflow_fails_the_run(scripted: Start) -> None:
     assert "context window" in (record.stop_reason or "")
 
 
-def test_overflow_is_retried_only_once(scripted: Start) -> None:
-    server = scripted(context_overflow(), context_overflow())
+def test_overflow_retries_are_bounded(scripted: Start) -> None:
+    server = scripted(*[context_overflow()] * 4)  # a hook that shrinks and shrinks, and a server that never fits
     record = make_agent(server, hooks=[Shrinker()]).run("BULK")
     assert record.status is RunStatus.FAILED
+    assert [e["retried"] for e in record.events if e["type"] == "context_overflow"] == [False, True, True, True]
 
 
 class Recorder(Hook):

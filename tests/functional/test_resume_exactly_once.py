@@ -57,7 +57,7 @@ def planned(request: ScriptedRequest) -> Reply:
     return Reply(calls=tuple(ScriptedCall(name, args, id=f"call_{turn}_{i}") for i, (name, args) in enumerate(step)))
 
 
-class Crash(Exception):
+class Crash(BaseException):  # not an Exception: the loop records those as failed runs; a kill is not caught
     """The worker dies (Lambda timeout, OOM, a lost container)."""
 
 

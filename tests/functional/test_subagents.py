@@ -131,14 +131,17 @@ def test_depth_cap_lets_children_nest_only_as_deep_as_allowed(scripted: Start) -
 def test_budgets_end_the_child_with_a_clear_error(scripted: Start) -> None:
     files = InMemoryFileStore()
     doc = files.put(long_doc(50), name="a.txt")
-    greedy = child_script(*[call("file_read", {"id": doc.id, "start_line": n, "end_line": n}) for n in range(1, 4)])
+    greedy = child_script(
+        *[call("file_read", {"id": doc.id, "start_line": n, "end_line": n}) for n in range(1, 4)],
+        reply("only line 1 was read"),  # the child's last answer at its cap
+    )
     server = scripted(
         call("subagent", {"task": "read forever", "files": [doc.id]}),
         lambda r: reply(next(iter(r.tool_results().values()))),
         intercept=greedy,
     )
     record = parent(server, files, max_tool_calls=2).run("go")
-    assert record.final_answer.startswith("ERROR: the helper stopped (tool_call_limit)")
+    assert record.final_answer.startswith("only line 1 was read\n\n[the helper reached its tool-call limit")
     assert record.children[0]["status"] == "tool_call_limit"
 
     spender = child_script(Reply(text="x" * 40, calls=(call("file_read", {"id": doc.id}).calls[0],)))
@@ -161,6 +164,7 @@ def test_parent_tool_budget_bounds_the_child_and_counts_its_calls(scripted: Star
     server = scripted(
         call("subagent", {"task": "read", "files": [doc.id]}),
         call("subagent", {"task": "again", "files": [doc.id]}),
+        reply("read once"),
         intercept=child,
     )
     record = parent(server, files, max_tool_calls=2).run("go")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import RuntimeConfig
-from .errors import ConfigError
+from .errors import AgentRuntimeError, ConfigError
 from .extract import ExtractionError, extract
 from .files import FileInputError, FileStore
 from .hooks import Hook
@@ -228,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"agent-runtime: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except AgentRuntimeError as error:  # every error of the package is one line and an exit code, never a traceback
+        print(f"agent-runtime: error: {error}", file=sys.stderr)
+        return EXIT_CODES[RunStatus.FAILED]
 
 
 def _load_files(paths: Sequence[str], store: FileStore) -> FileStore:

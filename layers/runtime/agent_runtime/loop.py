@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import messages as msgs
 from .deadline import Deadline
@@ -24,6 +24,11 @@ from .workflows import Workflow
 
 logger = logging.getLogger(__name__)
 MAX_PARALLEL_TOOLS = 4
+MAX_OVERFLOW_RETRIES = 3  # each retry follows a harder compaction; past this the server's window is not ours
+LIMIT_NOTE = (
+    "The workflow's limit of {limit} tool calls (limits.max_tool_calls) is reached: no more tools can run. "
+    "Answer now with what you have, and say briefly what is left undone."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,7 @@ class Suspended:
 class Stopped:
     status: RunStatus
     reason: str
+    answer: str | None = None  # the model's last answer, when it gave one (at the tool-call cap)
 
 
 StepResult = Final | RanTools | Suspended | Stopped
@@ -115,10 +121,18 @@ class Agent:
                 self.hooks.after_step(run)
                 if not isinstance(result, RanTools):
                     break
+            if isinstance(result, Stopped) and result.status is RunStatus.TOOL_CALL_LIMIT:
+                result = self._last_answer(run, result)
+                self.hooks.after_step(run)
             self._finish(run, result)
         except RunError as error:
             run.record.status, run.record.stop_reason = RunStatus.FAILED, str(error)
             run.record.event("failed", error=type(error).__name__, status_code=getattr(error, "status_code", None))
+        except Exception as error:  # a bug or a hook's failure: the record says so instead of staying "running"
+            logger.exception("error=<%s> | the run failed unexpectedly", type(error).__name__)
+            run.record.status = RunStatus.FAILED
+            run.record.stop_reason = f"internal error ({type(error).__name__}): {error}"
+            run.record.event("failed", error=type(error).__name__, status_code=None)
         finally:
             run.record.ended_at = now_iso()
             self.hooks.on_run_end(run)
@@ -161,31 +175,51 @@ class Agent:
                 run.state.turn -= 1
                 return Suspended("the deadline was reached during a model call")
             raise
+        response = _unique_call_ids(response, run.state.turn)
         run.state.messages.append(response.to_message())
         if not response.tool_calls:
             return Final(response.text or "")
         return self._run_tools(run, list(response.tool_calls))
 
-    def _call_model(self, run: Run) -> ModelResponse:
-        retried = False
+    def _call_model(self, run: Run, *, note: str | None = None) -> ModelResponse:
+        overflows = 0
         while True:
+            messages = self.hooks.before_model_call(run, list(run.state.messages))
             request = ModelRequest(
-                messages=self.hooks.before_model_call(run, list(run.state.messages)),
+                messages=messages if note is None else [*messages, msgs.user(note)],
                 tools=self.tools.specs(),
                 max_output_tokens=self.workflow.model.max_output_tokens,
                 timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
+                tool_choice=None if note is None else "none",
             )
             try:
                 response = self.model.complete(request)
             except ContextLengthExceededError as error:
-                run.record.event("context_overflow", turn=run.state.turn, retried=retried)
-                if retried or not self.hooks.on_context_overflow(run, error):
+                run.record.event("context_overflow", turn=run.state.turn, retried=overflows > 0)
+                if overflows >= MAX_OVERFLOW_RETRIES or not self.hooks.on_context_overflow(run, error):
                     raise
-                retried = True
+                overflows += 1
                 continue
             run.record.model_calls.append({"turn": run.state.turn, **response.to_record()})
             self.hooks.after_model_call(run, response)
             return response
+
+    def _last_answer(self, run: Run, stopped: Stopped) -> Stopped:
+        """At the tool-call cap the model gets one more request, with the tools offered but none callable (the
+        prefix stays cacheable), told the limit is reached: its answer is the run's answer. The status still
+        says the cap was reached."""
+        if run.deadline.expired():
+            return stopped
+        run.state.turn += 1
+        limit = self.workflow.limits.max_tool_calls
+        try:
+            response = self._call_model(run, note=LIMIT_NOTE.format(limit=limit))
+        except ModelError as error:
+            run.record.event("last_answer_failed", error=type(error).__name__)
+            return stopped
+        text = response.text or ""
+        run.state.messages.append(msgs.assistant(text))  # any tool calls a server sent anyway are not run
+        return Stopped(stopped.status, stopped.reason, answer=text or None)
 
     def _run_tools(self, run: Run, calls: list[ToolCall]) -> StepResult:
         limit = self.workflow.limits.max_tool_calls
@@ -248,5 +282,19 @@ class Agent:
             record.status, record.stop_reason = RunStatus.SUSPENDED, result.reason
             record.event("suspended", reason=result.reason, turn=run.state.turn)
         elif isinstance(result, Stopped):
-            record.status, record.stop_reason = result.status, result.reason
+            record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
             record.event(str(result.status), reason=result.reason, tool_calls=run.state.tool_calls_used)
+
+
+def _unique_call_ids(response: ModelResponse, turn: int) -> ModelResponse:
+    """Call ids the model repeated or left empty are made unique before anything is stored: two calls with one
+    id would leave one result orphaned, and the thread unusable."""
+    seen: set[str] = set()
+    calls = []
+    for index, call in enumerate(response.tool_calls):
+        call_id, suffix = call.id or f"call_t{turn}_{index}", 1
+        while call_id in seen:
+            call_id, suffix = f"{call.id or 'call'}_{index}_{suffix}", suffix + 1
+        seen.add(call_id)
+        calls.append(call if call_id == call.id else replace(call, id=call_id))
+    return response if calls == list(response.tool_calls) else replace(response, tool_calls=tuple(calls))

@@ -11,3 +11,7 @@ class StoreError(RunError):
 
 class VersionConflictError(StoreError):
     """Someone else wrote the item since it was read: reload and retry, or yield."""
+
+
+class InvalidStateError(StoreError):
+    """A state that would fail validation on its next use (an orphaned tool call or result) is never saved."""

@@ -6,8 +6,10 @@ import re
 from typing import Any
 
 from ..errors import ConfigError
+from ..messages import find_orphans
 from ..record import RunRecord, RunState
 from .base import Store
+from .exceptions import InvalidStateError
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threads live until deleted
@@ -60,7 +62,11 @@ class ThreadStore:
         return (None, None) if item is None else (RunState.from_dict(item.data), item.version)
 
     def save(self, thread_id: str, state: RunState, *, expected_version: int | None) -> int:
-        """Raises ``VersionConflictError`` if another run saved the thread since ``expected_version``."""
+        """Raises ``VersionConflictError`` if another run saved the thread since ``expected_version``, and
+        ``InvalidStateError`` (saving nothing) if the state would be refused on the thread's next turn."""
+        problems = find_orphans(state.messages)
+        if problems:
+            raise InvalidStateError(f"thread {thread_id!r} not saved: {'; '.join(problems)}")
         return self.store.put_item(
             thread_partition(thread_id), "state", state.to_dict(), expected_version=expected_version
         )

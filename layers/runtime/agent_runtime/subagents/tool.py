@@ -205,6 +205,8 @@ def _result(ctx: RunContext, record: Any) -> str:
         run.state.tool_calls_used += executed  # the child's calls count against the parent's cap
         run.record.children.append(record.to_dict())
         run.record.event("subagent", **summary)
+    if record.status is RunStatus.TOOL_CALL_LIMIT and record.final_answer:
+        return f"{record.final_answer}\n\n[the helper reached its tool-call limit: its answer may be incomplete]"
     if record.status is not RunStatus.COMPLETED or record.final_answer is None:
         raise ToolError(f"the helper stopped ({record.status}): {record.stop_reason}")
     return record.final_answer

@@ -27,6 +27,7 @@ from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files, written_since
 from ..skills import SkillLibrary
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
+from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn
 from ..stores.runs import run_partition, thread_partition
 from ..workflows import Workflow, load_workflow
@@ -41,6 +42,7 @@ REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within
 # run item: the thread version the turn started from (its save must not skip a newer one) and the files it had
 THREAD_BASE = "thread-base"
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
+CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
 
 
 @dataclass
@@ -181,10 +183,12 @@ class Worker:
         return lambda text: slack.update(target["channel"], ts, text)
 
     def _finish(self, event: TriggerEvent, workflow: Workflow, record: RunRecord, files: StoreFileStore) -> str:
-        answered = record.status is RunStatus.COMPLETED and record.final_answer
+        answered = bool(record.final_answer) and record.status in (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT)
         text = (
             self._with_footer(record.final_answer or "", workflow) if answered else APOLOGY.format(run_id=record.run_id)
         )
+        if answered and record.status is RunStatus.TOOL_CALL_LIMIT:
+            text += f"\n\n{CAP_NOTE}"
         item = self.store.get_item(run_partition(record.run_id), THREAD_BASE)
         base = item.data if item is not None else None
         outputs, left_out = self._outputs(base, files) if answered else ([], [])
@@ -192,7 +196,7 @@ class Worker:
             text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
             text += ", ".join(left_out) + "_"
         self._reply(event, record.run_id, text, outputs)
-        if record.state is not None and answered:
+        if record.state is not None:  # every ending: the next message of the thread goes on from this turn
             self._save_thread(event.thread_id, base, record.state)
         if not answered:
             self.log.warning("run did not complete", extra={"status": str(record.status), "reason": record.stop_reason})
@@ -271,6 +275,8 @@ class Worker:
             self.threads.save(thread_id, state, expected_version=version)
         except VersionConflictError:
             self.log.warning("thread saved by another turn since this one started; this turn's state not kept")
+        except InvalidStateError as error:
+            self.log.warning("invalid turn state; the thread keeps its previous one", extra={"why": str(error)})
 
     def _measure(self, record: RunRecord) -> None:
         if self.metrics is None:
