@@ -71,6 +71,7 @@ class Plan:
     trigger: str  # "threshold", "overflow" or "window"
     offload: Offloader | None = None  # stores a message's text as a virtual file (the ladder's first rung)
     preview_tokens: int = 1_000  # the largest preview the ladder leaves inline
+    summary_input: int | None = None  # tiktoken tokens the summary call's transcript may take (it must fit too)
 
 
 def load_custom(spec: str | None, base_dir: Path | None) -> tuple[CustomSummarizer | None, str | None]:
@@ -136,7 +137,7 @@ class Compactor:
             candidate = self._offload(candidate, plan, rungs)
             cut = self._cut(candidate, lead)
         if plan.measure(candidate) > plan.target and cut is not None:
-            candidate, details = self._summarize(run, candidate, archive, meta.id, number, lead, cut)
+            candidate, details = self._summarize(run, candidate, archive, meta.id, number, (lead, cut), plan)
         if plan.measure(candidate) > plan.limit:
             candidate = self._offload(candidate, plan, rungs)
         if plan.measure(candidate) > plan.limit:
@@ -251,11 +252,19 @@ class Compactor:
         return plan.measure(kept) <= plan.limit
 
     def _summarize(
-        self, run: Run, messages: list[Message], archive: Transcript, archive_id: str, number: int, lead: int, cut: int
+        self,
+        run: Run,
+        messages: list[Message],
+        archive: Transcript,
+        archive_id: str,
+        number: int,
+        bounds: tuple[int, int],
+        plan: Plan,
     ) -> tuple[list[Message], dict[str, Any]]:
+        lead, cut = bounds
         span = messages[lead:cut]
         body, tactic, usage = self._remembered(
-            run, span, lambda: self._summary_text(run, span, archive, archive_id, lead)
+            run, span, lambda: self._summary_text(run, span, archive, archive_id, lead, plan.summary_input)
         )
         facts = _merge(run.state.context.get("facts", []), extract(span))
         run.state.context["facts"] = facts[-1000:]
@@ -335,11 +344,11 @@ class Compactor:
         return last_safe
 
     def _summary_text(
-        self, run: Run, span: list[Message], archive: Transcript, archive_id: str, offset: int
+        self, run: Run, span: list[Message], archive: Transcript, archive_id: str, offset: int, limit: int | None
     ) -> tuple[str, str, dict[str, Any] | None]:
         local = Transcript(archive.text, archive.spans[offset : offset + len(span)])
         fallback = deterministic_summary(span, local, mutating=self.mutating)
-        clipped = render(span, title="", counter=self.counter, clip=CLIP_TOKENS)
+        clipped = self._bounded_transcript(span, limit)
         try:
             if self.custom is not None:
                 text = self.custom(span, clipped.text)
@@ -351,6 +360,18 @@ class Compactor:
             logger.warning("error=<%s> | summary failed, using the deterministic summary", type(error).__name__)
             run.record.event("compaction_fallback", error=type(error).__name__)
             return fallback, "fallback", None
+
+    def _bounded_transcript(self, span: list[Message], limit: int | None) -> Transcript:
+        """The summary call's input: each message clipped, tighter until the whole fits the window."""
+        clip = CLIP_TOKENS
+        clipped = render(span, title="", counter=self.counter, clip=clip)
+        while limit is not None and clip > 64 and self.counter.text(clipped.text) > limit:
+            clip //= 2
+            clipped = render(span, title="", counter=self.counter, clip=clip)
+        if limit is not None and self.counter.text(clipped.text) > limit:  # many messages: keep what fits
+            cut = self.counter.truncate(clipped.text, max(limit, 0))
+            clipped = Transcript(cut + "\n[... the rest is in the archive]\n", clipped.spans)
+        return clipped
 
     def _call_model(
         self, run: Run, clipped: Transcript, archive_id: str, fallback: str

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
 MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the tools, at the very least
 STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
+SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
 
 
 class ContextEngine(Hook):
@@ -138,6 +139,11 @@ class ContextEngine(Hook):
         room = int(self.compaction_at * MASK_TARGET) - self.baseline()
         return max(50, min(self.settings.virtual_file_preview_tokens, room // 8))
 
+    def summary_input(self) -> int:
+        """The summary call must fit the window too: its transcript gets what its answer and prompt leave."""
+        room = self.window - self.compactor.max_summary_tokens - SUMMARY_PROMPT_RESERVE
+        return max(0, int(room / self.calibration.scale))
+
     def measure(self, messages: list[Message]) -> int:
         """Tokens of a request made of ``messages``, with room for the status message."""
         return self.calibration.scaled(self.counter.messages(messages) + self.raw_tools_tokens) + self.status_reserve
@@ -230,6 +236,7 @@ class ContextEngine(Hook):
             trigger=trigger,
             offload=lambda text, label, stem, preview: self._offload(run, text, label, stem, preview),
             preview_tokens=self.preview_cap(),
+            summary_input=self.summary_input(),
         )
         event = self.compactor.compact(run, plan)
         self.tally.reset()

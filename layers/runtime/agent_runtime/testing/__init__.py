@@ -5,6 +5,7 @@ from __future__ import annotations
 from .server import ScriptedServer, ScriptError, rough_token_count
 from .steps import (
     Fail,
+    Raw,
     Reply,
     ScriptedCall,
     ScriptedRequest,
@@ -19,6 +20,7 @@ from .steps import (
 
 __all__ = [
     "Fail",
+    "Raw",
     "Reply",
     "ScriptError",
     "ScriptedCall",

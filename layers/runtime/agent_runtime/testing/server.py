@@ -19,7 +19,7 @@ from typing import Any
 import openai
 
 from ..messages import find_orphans
-from .steps import Fail, Reply, ScriptedRequest, Step
+from .steps import Fail, Raw, Reply, ScriptedRequest, Step
 
 
 class ScriptError(AssertionError):
@@ -99,7 +99,7 @@ class ScriptedServer:
         self._httpd.server_close()
 
     # Called on the server thread.
-    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         with self._lock:
             request = ScriptedRequest(index=len(self.requests), body=body)
             self.requests.append(request)
@@ -120,12 +120,12 @@ class ScriptedServer:
             step = self._steps.popleft()
         return self._play(request, step)
 
-    def _reject(self, request: ScriptedRequest, why: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _reject(self, request: ScriptedRequest, why: str) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         message = f"scripted model: request #{request.index + 1}: {why}"
         self.problems.append(message)
         return 400, _error_body(message, "invalid_request_error", None), {}
 
-    def _play(self, request: ScriptedRequest, step: Step) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _play(self, request: ScriptedRequest, step: Step) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         while callable(step):
             try:
                 step = step(request)
@@ -133,6 +133,8 @@ class ScriptedServer:
                 return self._reject(request, f"responder raised {type(error).__name__}: {error}")
         if isinstance(step, Fail):
             return step.status, _error_body(step.message, step.error_type, step.code), step.headers
+        if isinstance(step, Raw):
+            return step.status, step.body, {"content-type": step.content_type}
         return 200, self._completion(request, step), {}
 
     def _completion(self, request: ScriptedRequest, step: Reply) -> dict[str, Any]:
@@ -189,10 +191,10 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, _error_body(f"no route for GET {self.path}", "invalid_request_error", None), {})
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: dict[str, Any] | bytes, headers: dict[str, str]) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            headers = {"content-type": "application/json", **headers}
             self.send_response(status)
-            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -47,6 +47,15 @@ class Fail:
 
 
 @dataclass(frozen=True, slots=True)
+class Raw:
+    """A response body sent as is: a proxy's HTML page, a completion with a null message, broken JSON."""
+
+    body: bytes | dict[str, Any]
+    status: int = 200
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptedRequest:
     """One request as the server received it, with helpers for responder steps."""
 
@@ -93,8 +102,8 @@ class ScriptedRequest:
         return last if last.startswith(STATUS_MARK) else ""
 
 
-Responder = Callable[[ScriptedRequest], "Reply | Fail"]
-Step = Reply | Fail | Responder
+Responder = Callable[[ScriptedRequest], "Reply | Fail | Raw"]
+Step = Reply | Fail | Raw | Responder
 
 
 def reply(text: str) -> Reply:
