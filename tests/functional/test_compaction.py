@@ -56,7 +56,7 @@ def compactions(record) -> list[dict[str, Any]]:
 
 def test_masking_replaces_old_tool_outputs_with_pointers_to_their_files(scripted: Start) -> None:
     files = InMemoryFileStore()
-    server = scripted(*[call("fetch", {"n": n}) for n in range(1, 5)], reply("done"))
+    server = scripted(*[call("fetch", {"n": n}) for n in range(1, 6)], reply("done"))
     record = agent(server, files=files).run(CONSTRAINT)
     assert record.status is RunStatus.COMPLETED
     [event] = compactions(record)

@@ -29,7 +29,7 @@ from ..models import Model, ModelRequest
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
 from .identifiers import extract, missing_from
-from .ladder import Offloader, drop_oldest, offload_largest
+from .ladder import Offloader, drop_oldest, newest_outputs, offload_largest
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
 
@@ -67,11 +67,12 @@ class Plan:
 
     measure: Callable[[list[Message]], int]
     target: int  # masking alone must reach this to be enough
-    limit: int  # the result must be under this, or compaction failed
+    limit: int  # the result should be under this (the threshold); the ladder runs until it is
     trigger: str  # "threshold", "overflow" or "window"
     offload: Offloader | None = None  # stores a message's text as a virtual file (the ladder's first rung)
     preview_tokens: int = 1_000  # the largest preview the ladder leaves inline
     summary_input: int | None = None  # tiktoken tokens the summary call's transcript may take (it must fit too)
+    hard_limit: int | None = None  # the window itself: over this nothing may be sent (default: ``limit``)
 
 
 def load_custom(spec: str | None, base_dir: Path | None) -> tuple[CustomSummarizer | None, str | None]:
@@ -151,16 +152,20 @@ class Compactor:
         return self._apply(run, candidate, plan, event | details | ({"ladder": rungs} if rungs else {}))
 
     def _offload(self, messages: list[Message], plan: Plan, rungs: list[str]) -> list[Message]:
+        """Older messages first, to the target; the newest outputs (the model has not seen them) only when the
+        window itself cannot hold them, and then with the largest preview that fits."""
         if plan.offload is None:
             return messages
+        newest = newest_outputs(messages)
+        common = {"measure": plan.measure, "offloader": plan.offload, "counter": self.counter}
+        older = set(range(len(messages))) - newest
         result, count = offload_largest(
-            messages,
-            measure=plan.measure,
-            goal=plan.target,
-            offloader=plan.offload,
-            counter=self.counter,
-            preview_cap=plan.preview_tokens,
+            messages, goal=plan.target, preview_cap=plan.preview_tokens, among=older, **common
         )
+        window = plan.hard_limit or plan.limit  # past the threshold is allowed for them; past the window is not
+        if plan.measure(result) > window and newest:
+            result, more = offload_largest(result, goal=window, preview_cap=window, among=newest, **common)
+            count += more
         if count:
             rungs.append(f"offload:{count}")
         return result
@@ -169,11 +174,12 @@ class Compactor:
         check_history(new, where=f"compaction ({event['tactic']})")
         after = plan.measure(new)
         event |= {"tokens_after": after, "messages_after": len(new)}
-        if after > plan.limit:
+        if after > (plan.hard_limit or plan.limit):  # over the threshold but within the window: send it
             raise CompactionError(
                 f"compaction freed too little: {event['tokens_before']:,} → {after:,} tokens, but the window must "
-                f"stay under {plan.limit:,} even with every message offloaded to a file: the system prompt and the "
-                "tool definitions take too much of it. Raise context.context_budget or use a larger window."
+                f"stay under {plan.hard_limit or plan.limit:,} even with every message offloaded to a file: the system "
+                "prompt and the tool definitions take too much of it. Raise context.context_budget or use a larger "
+                "window."
             )
         run.state.messages[:] = new
         self.counter.forget_except(new)

@@ -158,7 +158,8 @@ class ContextEngine(Hook):
         and the ladder offloads what still does not fit)."""
         room = self.compaction_at - self.used(run) - self.status_reserve
         floor = (int(self.compaction_at * MASK_TARGET) - self.baseline()) // 2
-        return max(0, room, floor)
+        small_window_floor = (self.usable - self.baseline()) // 3  # compaction may end over the threshold there
+        return max(0, room, floor, small_window_floor)
 
     # The request
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
@@ -172,11 +173,12 @@ class ContextEngine(Hook):
                 self._compact(run, trigger)
                 messages = list(run.state.messages)
             status, total = self._with_status(run, messages)
-            if total <= self.usable:
+            fits = total <= self.usable
+            # the reserve follows the status's real size (a small window needs the 400 tokens of a first guess)
+            self.status_reserve = self.calibration.scaled(self.counter.message(status)) + STATUS_MARGIN
+            if fits:
                 return [*messages, status]
-            # the status outgrew its reserve (many files): compact again with its real size
-            self.status_reserve = self.counter.message(status) + STATUS_MARGIN
-            trigger = "window"
+            trigger = "window"  # the status outgrew its reserve (many files): compact again with its real size
         return [*messages, status]
 
     def _with_status(self, run: Run, messages: list[Message]) -> tuple[Message, int]:
@@ -237,6 +239,7 @@ class ContextEngine(Hook):
             offload=lambda text, label, stem, preview: self._offload(run, text, label, stem, preview),
             preview_tokens=self.preview_cap(),
             summary_input=self.summary_input(),
+            hard_limit=self.usable,
         )
         event = self.compactor.compact(run, plan)
         self.tally.reset()
@@ -320,6 +323,7 @@ class ContextEngine(Hook):
             tool_calls_used=run.state.tool_calls_used,
             tool_calls_limit=self.workflow.limits.max_tool_calls,
             scale=self.calibration.scale,
+            max_files=max(3, self.usable // 800),  # ~40 tokens a row: at most ~5 % of the window
         )
         text = render_status(numbers, files)
         return {"role": "system", "content": text} if self.settings.status_role == "system" else msgs.user(text)

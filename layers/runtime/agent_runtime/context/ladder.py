@@ -39,13 +39,14 @@ def offload_largest(
     offloader: Offloader,
     counter: TokenCounter,
     preview_cap: int,
+    among: set[int] | None = None,
 ) -> tuple[list[Message], int]:
-    """Offload the largest messages, one at a time, until the window measures ``goal`` or less.
-
-    Returns the new list and how many messages were offloaded (0: nothing was big enough to help)."""
+    """Offload the largest messages (of ``among``, when given), one at a time, until the window measures
+    ``goal`` or less. Returns the new list and how many messages were offloaded (0: nothing big enough)."""
     result = list(messages)
     names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
-    done: set[int] = set()
+    done: set[int] = set() if among is None else set(range(len(messages))) - among
+    skipped = len(done)
     while measure(result) > goal:
         index = _largest(result, done, counter)
         if index is None:
@@ -54,7 +55,14 @@ def offload_largest(
         result[index] = _offloaded(
             result, index, names, measure=measure, goal=goal, offloader=offloader, cap=preview_cap
         )
-    return result, len(done)
+    return result, len(done) - skipped
+
+
+def newest_outputs(messages: list[Message]) -> set[int]:
+    """The results of the last batch of tool calls: not yet seen by the model, so offloaded last, and with
+    the largest preview that fits."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
+    return {i for i in range(last + 1, len(messages)) if messages[i]["role"] == "tool"}
 
 
 def _offloaded(

@@ -26,6 +26,7 @@ class WindowNumbers:
     tool_calls_used: int = 0
     tool_calls_limit: int | None = None
     scale: float = 1.0  # server tokens per tiktoken token, learned from usage
+    max_files: int = 1_000  # rows of the files list (a small window cannot afford one per file)
 
 
 def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> str:
@@ -46,7 +47,7 @@ def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mappin
         left = max(0, n.tool_calls_limit - n.tool_calls_used)
         lines.append(f"tool calls: {n.tool_calls_used} used of {n.tool_calls_limit}; {left} left.")
     if files:
-        listed = _worth_listing(files)
+        listed = _worth_listing(files, n.max_files)
         lines.append(f"files ({len(files)}):")
         lines += [_file_line(meta, state) for meta, state in listed]
         if len(listed) < len(files):
@@ -57,16 +58,17 @@ def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mappin
     return "\n".join(lines)
 
 
-def _worth_listing(files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> list[tuple[FileMeta, Mapping[str, Any]]]:
-    """The status must not grow with the run: attachments and extracted files always; virtual files until they
-    are fully read; only the newest archives (masked outputs, compaction archives)."""
+def _worth_listing(
+    files: Sequence[tuple[FileMeta, Mapping[str, Any]]], limit: int
+) -> list[tuple[FileMeta, Mapping[str, Any]]]:
+    """The status must not grow with the run: attachments and extracted files first; virtual files until they
+    are fully read, newest first; only the newest archives (masked outputs, compaction archives); at most
+    ``limit`` rows in all (the rest are named in the messages that point at them)."""
     archives = [(meta, state) for meta, state in files if meta.source == "archive"][-ARCHIVES_LISTED:]
-    kept = [
-        (meta, state)
-        for meta, state in files
-        if meta.source in ("attachment", "extracted") or (meta.source == "virtual" and not _fully_read(state))
-    ]
-    return kept + archives
+    first = [(meta, state) for meta, state in files if meta.source in ("attachment", "extracted")]
+    virtual = [(meta, state) for meta, state in files if meta.source == "virtual" and not _fully_read(state)]
+    ranked = [*first, *reversed(virtual), *reversed(archives)][: max(limit, 1)]
+    return [row for row in files if row in ranked]
 
 
 def _fully_read(state: Mapping[str, Any]) -> bool:

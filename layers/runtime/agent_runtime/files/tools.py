@@ -18,6 +18,7 @@ from .exceptions import FileRangeError
 
 MAX_CHARS_WITHOUT_LEDGER = 60_000  # when no context engine runs (bare Agent), keep reads modest
 MAX_LINE_CHARS = 2_000  # a line longer than this is cut in file_regex output
+MIN_LINE_CHARS = 160  # cut no narrower when fitting the budget: drop blocks instead
 REGEX_LINE_LIMIT = 2.0  # catastrophic backtracking happens within a line: stop such a search
 REGEX_TOTAL_LIMIT = 120.0  # a whole scan, so a 100 MB file fits; never past the run's deadline
 MAX_MATCHES = 200
@@ -234,33 +235,60 @@ def file_regex(
     blocks, matches, scanned = _scan(ctx, id, compiled, max_matches, context)
     header = (
         f"[{meta.name} ({meta.id}): {matches} matching line(s) for /{pattern}/"
-        f"{' (stopped at max_matches)' if matches >= max_matches else ''}, {scanned:,} lines scanned]"
+        f"{' (stopped at max_matches)' if matches >= max_matches else ''}, {scanned:,} lines scanned"
     )
-    text = header + ("\n" + "\n--\n".join("\n".join(rows) for _, _, rows in blocks) if blocks else "")
-    ok, tokens = fits_budget(ctx, text)
-    if not ok:
-        raise ToolError(refusal_message(ctx, meta.name, f"{matches} matches", tokens, "fewer matches or less context"))
+    text, shown = _fitted(ctx, header, blocks)
+    if text is None:
+        raise ToolError(refusal_message(ctx, meta.name, f"{matches} matches", 0, "fewer matches or less context"))
     if ctx.ledger is not None:
-        for first, last, _ in blocks:
-            ctx.ledger.record_read(id, tool="file_regex", lines=(first, last))
+        for block in shown:
+            ctx.ledger.record_read(id, tool="file_regex", lines=(block[0][0], block[-1][0]))
     return text
 
 
-Row = tuple[int, str, bool]  # line number, text, is it a match
+def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str | None, list[list[Row]]]:
+    """The matches as they fit the budget: long lines cut narrower around the match first, then fewer blocks
+    (said in the header), rather than nothing at all."""
+    width, shown = MAX_LINE_CHARS, blocks
+    while True:
+        cut = width < MAX_LINE_CHARS and any(len(t) > width for b in shown for _, t, _ in b)
+        notes = [f"lines cut to {width:,} characters around the match"] if cut else []
+        if len(shown) < len(blocks):
+            notes.append(f"only the first {len(shown)} of {len(blocks)} blocks fit the context budget: narrow the "
+                         "pattern, lower max_matches, or search again after using these")  # fmt: skip
+        body = "\n--\n".join("\n".join(_row(row, width) for row in block) for block in shown)
+        text = header + "".join(f"; {note}" for note in notes) + "]" + (f"\n{body}" if shown else "")
+        if fits_budget(ctx, text)[0]:
+            return text, shown
+        if width > MIN_LINE_CHARS:
+            width //= 2
+        elif shown:
+            shown = shown[: len(shown) // 2]
+        else:
+            return None, []
+
+
+def _row(row: Row, width: int) -> str:
+    number, text, at = row
+    return f"{number}{':' if at >= 0 else '-'}\t{_clip(text, max(at, 0), width)}"
+
+
+Row = tuple[int, str, int]  # line number, text, where the match starts (-1: a context line)
 
 
 def _scan(
     ctx: RunContext, file_id: str, compiled: regex.Pattern[str], max_matches: int, context: int
-) -> tuple[list[tuple[int, int, list[str]]], int, int]:
+) -> tuple[list[list[Row]], int, int]:
     deadline = time.monotonic() + min(REGEX_TOTAL_LIMIT, max(ctx.deadline.remaining(), 0.001))
     before: deque[Row] = deque(maxlen=context)
     blocks: list[list[Row]] = []
     matches, after, scanned = 0, 0, 0
     for number, _, line in ctx.files.iter_lines(file_id):
         scanned = number
-        if matches < max_matches and _search(compiled, line, deadline, number):
+        at = _search(compiled, line, deadline, number) if matches < max_matches else -1
+        if at >= 0:
             matches += 1
-            rows = [*before, (number, line, True)]
+            rows = [*before, (number, line, at)]
             before.clear()
             if blocks and blocks[-1][-1][0] >= rows[0][0] - 1:  # touches the previous block: extend it
                 blocks[-1].extend(row for row in rows if row[0] > blocks[-1][-1][0])
@@ -268,31 +296,38 @@ def _scan(
                 blocks.append(rows)
             after = context
         elif after > 0:
-            blocks[-1].append((number, line, False))
+            blocks[-1].append((number, line, -1))
             after -= 1
         elif matches >= max_matches:
             break
         else:
-            before.append((number, line, False))
-    rendered = [(b[0][0], b[-1][0], [f"{n}{':' if hit else '-'}\t{_clip(t)}" for n, t, hit in b]) for b in blocks]
-    return rendered, matches, scanned
+            before.append((number, line, -1))
+    return blocks, matches, scanned
 
 
-def _search(compiled: regex.Pattern[str], line: str, deadline: float, number: int) -> bool:
+def _search(compiled: regex.Pattern[str], line: str, deadline: float, number: int) -> int:
+    """Where the pattern first matches in ``line`` (-1: nowhere)."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise ToolError(f"the scan ran out of time at line {number:,}: search a smaller file or a narrower pattern")
     try:
-        return compiled.search(line, timeout=min(REGEX_LINE_LIMIT, remaining)) is not None
+        found = compiled.search(line, timeout=min(REGEX_LINE_LIMIT, remaining))
     except TimeoutError:
         raise ToolError(
             f"the pattern ran past the {REGEX_LINE_LIMIT:g} s limit on line {number:,} "
             "(catastrophic backtracking): simplify it, e.g. avoid nested alternatives like (a|aa)+"
         ) from None
+    return -1 if found is None else found.start()
 
 
-def _clip(line: str) -> str:
-    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + f" … [{len(line):,} chars]"
+def _clip(line: str, at: int = 0, width: int = MAX_LINE_CHARS) -> str:
+    """A long line is cut to ``width`` characters around the match, so the match is always shown."""
+    if len(line) <= width:
+        return line
+    start = max(0, min(at - width // 4, len(line) - width))
+    head = f"[… {start:,} chars] " if start else ""
+    tail = f" … [{len(line):,} chars]" if start + width < len(line) else ""
+    return head + line[start : start + width] + tail
 
 
 FILE_TOOLS: tuple[Tool, ...] = (file_read, file_regex)

@@ -1,0 +1,193 @@
+"""The context engine's invariant as a property, shared by the test (make test) and the grid (make bench).
+
+One case is a whole run through the real ``openai`` client and the scripted server on 127.0.0.1: a window, an
+output reserve, thresholds, a message (one line or many, up to ~60k tokens), an attachment with a planted
+identifier, a server whose tokenizer counts ``drift`` times tiktoken and refuses what passes its window (as
+OpenAI does, numbers in the message), and a model that reads ranges, loads, peeks and greps, in parallel
+batches, then greps for the planted identifiers and answers with what it found.
+
+The invariant: the run completes; no request the server accepted passed its window; at most one request is
+refused, and only while the engine has not yet seen the server's count (drift > 1); no orphaned call or result
+ever reaches the server; both planted identifiers are found. The server refuses every request over its
+window, so "sent over the window" is counted by its refusals.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agent_runtime import Agent, RunStatus, ToolRegistry
+from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
+from agent_runtime.extract.tools import DOCUMENT_TOOLS
+from agent_runtime.files import InMemoryFileStore
+from agent_runtime.files.tools import FILE_TOOLS
+from agent_runtime.messages import text_of
+from agent_runtime.testing import Fail, ScriptedCall, ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.testing.steps import Reply
+
+from tests.conftest import make_workflow, model_for
+
+COUNTER = TokenCounter("gpt-4o")
+MAX_FILE_WORDS = 150_000  # ~1 MB: sizes beyond change nothing for the window, only the time a case takes
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "error",
+    "retry",
+    "queue",
+    "webhook",
+    "latency",
+    "p95",
+    "customer",
+    "endpoint",
+    "timeout",
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    window: int
+    output: int
+    threshold: float  # compaction_threshold
+    offload_at: int  # virtual_file_threshold_tokens
+    preview: int
+    message_tokens: int
+    message_line_words: int  # words per line; 0: the whole message is one line
+    file_lines: int
+    file_line_words: int
+    drift: float
+    actions: tuple[tuple[str, ...], ...]  # batches of actions: read, read_all, range, load, peek, grep
+    seed: int
+
+
+@dataclass
+class Outcome:
+    status: str
+    reason: str | None
+    refused: int  # requests sent over the server's window (it refuses every one of them)
+    problems: list[str]  # what the server rejected besides (orphans, unscripted requests)
+    found: bool  # both planted identifiers were found by the model's greps
+
+
+def text_of_size(tokens: int, words_per_line: int, rng: random.Random, tag: str) -> str:
+    words = [rng.choice(WORDS) + str(rng.randint(0, 99)) for _ in range(max(1, tokens // 2))]
+    if words_per_line <= 0:
+        body = " ".join(words)
+    else:
+        body = "\n".join(" ".join(words[i : i + words_per_line]) for i in range(0, len(words), words_per_line))
+    cut = rng.randint(0, len(body))
+    return body[:cut] + f" {tag} " + body[cut:]
+
+
+def exact(body: dict[str, Any]) -> int:
+    return COUNTER.messages(body["messages"]) + COUNTER.tools(body.get("tools", []))
+
+
+class Model:
+    """The scripted model: follows the case's batches, then greps for the plants and answers."""
+
+    def __init__(self, case: Case, attachment: str, plants: tuple[str, str], rng: random.Random) -> None:
+        self.case, self.attachment, self.plants, self.rng = case, attachment, plants, rng
+        self.batches = list(case.actions)
+        self.phase = "work"
+        self.found: set[str] = set()
+        self.message_file: str | None = None
+
+    def __call__(self, request: ScriptedRequest) -> Reply:
+        if request.is_compaction():
+            return reply("## Current work\nReading the attachment and the message; then searching for the plants.")
+        if self.message_file is None:
+            match = re.search(r"\[virtual file (file-[0-9a-f]+): user message", text_of(request.messages[1]))
+            self.message_file = match.group(1) if match else ""
+        for result in request.tool_results().values():
+            self.found |= {plant for plant in self.plants if plant in result}
+        if self.batches:
+            return Reply(calls=tuple(self._action(kind) for kind in self.batches.pop(0)))
+        if self.phase == "work":
+            self.phase = "grep"
+            greps = [ScriptedCall("file_regex", {"id": self.attachment, "pattern": r"PLANT-\d+", "max_matches": 1})]
+            if self.message_file:
+                greps.append(ScriptedCall("file_regex", {"id": self.message_file, "pattern": r"TICKET-\d+"}))
+            return Reply(calls=tuple(greps))
+        inline = " ".join(text_of(m) for m in request.messages)
+        self.found |= {plant for plant in self.plants if plant in inline}
+        return reply("found " + " ".join(sorted(self.found)))
+
+    def _action(self, kind: str) -> ScriptedCall:
+        lines = max(1, self.case.file_lines)
+        start = self.rng.randint(1, lines)
+        args: dict[str, Any] = {"id": self.attachment}
+        if kind == "range":
+            args |= {"start_line": start, "end_line": min(lines, start + self.rng.choice([5, 50, 400, 3000]))}
+        elif kind == "read":
+            args |= {"start_line": start}
+        elif kind == "bytes":
+            args |= {"start_byte": self.rng.randint(0, 1000), "end_byte": self.rng.randint(1000, 400_000)}
+        elif kind == "grep":
+            return ScriptedCall("file_regex", {**args, "pattern": self.rng.choice(WORDS), "max_matches": 50})
+        elif kind == "peek":
+            return ScriptedCall("peek_file", {**args, "start": 0, "stop": 4096})
+        name = "load_file" if kind == "load" else "file_read"
+        return call(name, args).calls[0]
+
+
+def run_case(case: Case) -> Outcome:
+    rng = random.Random(case.seed)
+    files = InMemoryFileStore()
+    plants = (f"PLANT-{rng.randint(10_000, 99_999)}", f"TICKET-{rng.randint(10_000, 99_999)}")
+    words = min(case.file_lines * case.file_line_words, MAX_FILE_WORDS)
+    body = text_of_size(words * 2, case.file_line_words, rng, plants[0])
+    attachment = files.put(body.encode(), name="attachment.log")
+    message = "Review the attachment. " + text_of_size(case.message_tokens, case.message_line_words, rng, plants[1])
+    model = Model(case, attachment.id, plants, rng)
+    refused: list[int] = []
+
+    def server_count(request_body: dict[str, Any]) -> int:
+        return int(exact(request_body) * case.drift)
+
+    def intercept(request: ScriptedRequest) -> Any:
+        counted = server_count(request.body)
+        if counted + int(request.body.get("max_completion_tokens") or 0) > case.window:
+            refused.append(counted)
+            return Fail(
+                400,
+                f"This model's maximum context length is {case.window} tokens. However, your messages resulted "
+                f"in {counted} tokens.",
+                code="context_length_exceeded",
+                error_type="invalid_request_error",
+            )
+        return model(request)
+
+    settings = ContextSettings(
+        virtual_file_threshold_tokens=case.offload_at,
+        virtual_file_preview_tokens=case.preview,
+        compaction_threshold=case.threshold,
+    )
+    workflow = make_workflow(window=case.window, output=case.output, context=settings, max_tool_calls=60)
+    registry = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
+    with ScriptedServer([], token_counter=server_count, intercept=intercept) as server:
+        agent_model = model_for(server, attempts=1)
+        engine = ContextEngine(workflow, registry, model=agent_model)
+        agent = Agent(workflow, agent_model, tools=registry, hooks=[engine], files=files)
+        record = agent.run(message)
+    found = record.final_answer is not None and all(plant in record.final_answer for plant in plants)
+    return Outcome(str(record.status), record.stop_reason, len(refused), list(server.problems), found)
+
+
+def holds(case: Case, outcome: Outcome) -> list[str]:
+    """What broke the invariant (empty: it held)."""
+    broken = []
+    if outcome.status != str(RunStatus.COMPLETED):
+        broken.append(f"run {outcome.status}: {outcome.reason}")
+    if outcome.refused > (1 if case.drift > 1.0 else 0):
+        broken.append(f"{outcome.refused} request(s) sent over the window")
+    if outcome.problems:
+        broken.append("server: " + "; ".join(outcome.problems))
+    if not outcome.found:
+        broken.append("a planted identifier was not found")
+    return broken
