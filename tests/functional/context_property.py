@@ -116,6 +116,13 @@ class Model:
             return Reply(calls=tuple(greps))
         inline = " ".join(text_of(m) for m in request.messages)
         self.found |= {plant for plant in self.plants if plant in inline}
+        moved = [
+            m.group(1) for m in re.finditer(r"virtual file (file-[0-9a-f]+)", " ".join(request.tool_results().values()))
+        ]
+        if self.found != set(self.plants) and moved and self.phase != "followed":
+            self.phase = "followed"  # a result too big for the window went to a file: search it, as a model would
+            pattern = r"PLANT-\d+|TICKET-\d+"
+            return Reply(calls=tuple(ScriptedCall("file_regex", {"id": fid, "pattern": pattern}) for fid in moved))
         return reply("found " + " ".join(sorted(self.found)))
 
     def _action(self, kind: str) -> ScriptedCall:

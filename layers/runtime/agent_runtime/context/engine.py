@@ -34,7 +34,7 @@ from .virtual import offload
 
 if TYPE_CHECKING:
     from ..loop import Run
-    from ..models import ContextLengthExceededError, Model, ModelResponse
+    from ..models import ContextLengthExceededError, Model, ModelResponse, ToolCall
     from ..workflows import Workflow
 
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
@@ -64,6 +64,7 @@ class ContextEngine(Hook):
         self.limits = Window(configured, workflow.model.max_output_tokens, self.settings.compaction_threshold)
         self.calibration = Calibration()
         self.status_reserve = STATUS_RESERVE
+        self.in_flight = 0  # tool calls of the current batch not yet answered
         self.tally = WindowTally(self.counter)
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
         self.compactor = Compactor(
@@ -102,6 +103,7 @@ class ContextEngine(Hook):
         self.tally.reset()
         self.calibration = Calibration.restore(run.state.context)
         self.status_reserve = STATUS_RESERVE
+        self.in_flight = 0
         run.context.ledger = RunLedger(
             run, self.counter, remaining=lambda: self.read_budget(run), scale=lambda: self.calibration.scale
         )
@@ -159,7 +161,7 @@ class ContextEngine(Hook):
         room = self.compaction_at - self.used(run) - self.status_reserve
         floor = (int(self.compaction_at * MASK_TARGET) - self.baseline()) // 2
         small_window_floor = (self.usable - self.baseline()) // 3  # compaction may end over the threshold there
-        return max(0, room, floor, small_window_floor)
+        return max(0, room, floor, small_window_floor) // max(1, self.in_flight)  # parallel calls share it
 
     # The request
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
@@ -260,7 +262,12 @@ class ContextEngine(Hook):
             run.record.event("calibration", trigger="usage", scale=round(self.calibration.scale, 3))
 
     # Virtual files
+    def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
+        self.in_flight += 1  # the loop announces a whole batch before running it: its calls share the budget
+        return None
+
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        self.in_flight = max(0, self.in_flight - 1)
         if outcome.call.name in self.keep_inline or outcome.is_error:
             return outcome
         content = self._maybe_offload(run, outcome.content, f"result of {outcome.call.name}", outcome.call.name)
