@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -237,3 +240,35 @@ def test_saving_outputs_refuses_names_that_leave_the_folder(tmp_path: Path) -> N
     written, refused = save_files([("a/b.txt", b"1"), ("../up.txt", b"2"), ("/etc/x", b"3")], tmp_path / "out")
     assert written == [(tmp_path / "out" / "a" / "b.txt").resolve()] and refused == ["../up.txt", "/etc/x"]
     assert not (tmp_path / "up.txt").exists()
+
+
+def test_a_turn_killed_mid_run_is_kept_when_the_thread_continues(scripted: Start, tmp_path: Path) -> None:
+    """Was: the thread was saved only at the end of a run, so a killed turn vanished whole."""
+    doc = tmp_path / "notes.txt"
+    doc.write_text("alpha\nbeta KEY-77\ngamma\n")
+    reached = threading.Event()
+
+    def hang(request: ScriptedRequest):
+        reached.set()  # the tool ran and its result was checkpointed; now the process dies
+        time.sleep(30)
+        return reply("never")
+
+    def answer(request: ScriptedRequest):
+        sent = json.dumps(request.messages)
+        return reply(f"kept: {'first question' in sent}, read: {'KEY-77' in sent}")
+
+    server = scripted(lambda r: call("file_read", {"id": _file_id(r), "start_line": 1}), hang, answer)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env |= {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path / "state"), "AGENT_SANDBOX": "off"}
+    args = [sys.executable, "-m", "agent_runtime", "run", "document-feedback", "-t", "T-1"]
+    killed = subprocess.Popen([*args, "-m", "first question", "-f", str(doc)], env=env, cwd=REPO)
+    assert reached.wait(30)
+    killed.kill()
+    killed.wait(10)
+    second = subprocess.run([*args, "-m", "and?"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "kept: True, read: True"
+
+
+def _file_id(request: ScriptedRequest) -> str:
+    return re.search(r"(file-[0-9a-f]{12}): notes.txt", request.system_text()).group(1)

@@ -6,18 +6,20 @@ drives the same invariant across the whole size space.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from agent_runtime import Agent, RunState, RunStatus, ToolRegistry
+from agent_runtime import Agent, Hook, RunState, RunStatus, ToolRegistry
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
 from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.messages import text_of
 from agent_runtime.testing import Fail, Raw, Reply, ScriptedRequest, ScriptedServer, call, calls, reply
+from agent_runtime.trace import TraceHook
 
 from tests.conftest import make_workflow, model_for
 from tests.functional.test_cli import run_cli
@@ -61,12 +63,14 @@ def windowed(window: int, drift: float = 1.0, inner: Callable[[ScriptedRequest],
     return count, intercept
 
 
-def engine_agent(server: ScriptedServer, files: InMemoryFileStore | None = None, **kwargs: Any) -> Agent:
+def engine_agent(
+    server: ScriptedServer, files: InMemoryFileStore | None = None, *, hooks: tuple[Hook, ...] = (), **kwargs: Any
+) -> Agent:
     workflow = make_workflow(**kwargs)
     registry = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
     model = model_for(server)
-    hooks = [ContextEngine(workflow, registry, model=model)]
-    return Agent(workflow, model, tools=registry, hooks=hooks, files=files)
+    chain = [ContextEngine(workflow, registry, model=model), *hooks]
+    return Agent(workflow, model, tools=registry, hooks=chain, files=files)
 
 
 def test_a_pasted_log_of_7800_tokens_runs_through_the_cli() -> None:
@@ -187,7 +191,10 @@ def test_the_read_ledger_keeps_bytes_and_lines_and_records_peeks(scripted: Start
         call("peek_file", {"id": meta.id, "start": 4000, "stop": 4100}),
         lambda r: seen.append(r.status_text()) or reply("done"),
     )
-    record = engine_agent(server, files).run("read")
+    trace = io.StringIO()
+    record = engine_agent(server, files, hooks=(TraceHook(trace),)).run("read")
+    assert f"→ file_read {meta.id} bytes 0-99" in trace.getvalue()  # was labelled "lines"
+    assert f"→ file_read {meta.id} lines 20-22" in trace.getvalue()
     row = next(line for line in seen[0].splitlines() if meta.id in line)
     assert "read lines 20-22 of 50" in row and "bytes 0-99, 4000-4099 of" in row
     tools = [(e["tool"], "lines" in e, "bytes" in e) for e in record.events if e["type"] == "file_read"]
@@ -239,3 +246,15 @@ def test_duplicate_and_empty_tool_call_ids_are_made_unique(scripted: Start) -> N
     ids = [c["id"] for m in first.state.messages for c in m.get("tool_calls", [])]
     assert len(ids) == 4 and len(set(ids)) == 4 and "dup" in ids
     assert agent.run("and again?", state=first.state).final_answer == "still fine"
+
+
+class Broken(Hook):
+    def after_model_call(self, run: Any, response: Any) -> None:
+        raise KeyError("a hook's bug")
+
+
+def test_an_unexpected_exception_ends_the_run_as_failed_with_its_record(scripted: Start) -> None:
+    """Was: a traceback out of run(), the stored record left 'running' (Slack: 'Working on it' forever)."""
+    record = engine_agent(scripted(reply("hi")), hooks=(Broken(),)).run("go")
+    assert record.status is RunStatus.FAILED and record.ended_at
+    assert record.stop_reason == 'internal error (KeyError): "a hook\'s bug"'

@@ -65,3 +65,26 @@ def test_text_and_images_are_preloaded_binaries_are_not(scripted: Start) -> None
     # the image is priced by its size (765 tokens), not by its base64 length
     call = record.model_calls[0]["context"]["estimated_prompt_tokens"]
     assert 765 < call < 765 + 3_000
+
+
+def test_an_image_attached_in_a_later_turn_of_a_thread_is_sent_as_an_image(scripted: Start) -> None:
+    """Was: only the first turn preloaded; a Slack follow-up's screenshot never reached the model."""
+    files = InMemoryFileStore()
+    first_image = files.put(png(64, 64), name="first.png")
+    server = scripted(reply("seen one"), reply("seen two"))
+    workflow = replace(make_workflow(), files=FileSettings(preload_images=True))
+    agent = build_agent(workflow, model_for(server), files=files)
+    first = agent.run("look")
+    second_image = files.put(png(128, 64), name="second.png")
+    agent.run("and this one?", state=first.state)
+    images = [
+        [p for m in r.messages if m["role"] == "user" and isinstance(m["content"], list) for p in m["content"]]
+        for r in server.requests
+    ]
+    urls = [[p["image_url"]["url"] for p in parts if p["type"] == "image_url"] for parts in images]
+    assert len(urls[0]) == 1 and len(urls[1]) == 2  # the first turn's image stays; the new one joins
+    assert base64.b64decode(urls[1][1].split(",", 1)[1]) == png(128, 64)
+    status = server.requests[1].status_text()
+    assert all(
+        "not preloaded" not in row for row in status.splitlines() if first_image.id in row or second_image.id in row
+    )

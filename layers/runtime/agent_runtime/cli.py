@@ -248,9 +248,12 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     skills = SkillLibrary(config.skills_dir)
     workflow = load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names())
     store = LocalStore(config.state_dir)
-    threads = ThreadStore(store)
+    threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
     run_id = new_run_id()
+    if args.thread:  # a turn killed mid-run is not lost: the thread goes on from its last checkpoint
+        state = threads.unfinished(args.thread, runs) or state
+        threads.mark_active(args.thread, run_id)
     # A thread keeps its files (attachments, virtual files, archives) with it, so ids in its history resolve.
     files = _load_files(
         args.files, StoreFileStore(store, thread_partition(args.thread) if args.thread else run_partition(run_id))
@@ -258,11 +261,11 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     before = {meta.id for meta in files.list()}
     hooks: list[Hook] = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
     with open_model(workflow, config) as model, _sandbox_for(workflow, config) as sandbox:
-        runs = RunStore(store)
         agent = build_agent(
             workflow, model, files=files, hooks=hooks, skills=skills, config=config, runs=runs, sandbox=sandbox
         )
         record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
+    _print_outcome(record, as_json=args.json)  # the answer is shown even if the thread cannot keep it
     if args.thread and record.state is not None:
         try:
             threads.save(args.thread, record.state, expected_version=version)
@@ -270,7 +273,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
             raise StoreError(
                 f"thread {args.thread!r} was updated by another run meanwhile; run again to continue from it"
             ) from None
-    _print_outcome(record, as_json=args.json)
+        threads.mark_active(args.thread, None)
     if args.out_dir:
         _save_outputs(files, before, Path(args.out_dir))
     return EXIT_CODES.get(record.status, 1)

@@ -74,14 +74,14 @@ class TraceHook(Hook):
                 line = _describe(event)
                 if line:
                     self._write(line)
-        by_call: dict[tuple[str, str], list[str]] = {}
-        for event in reads:  # one line per file and tool, however many ranges a regex showed
+        by_call: dict[tuple[str, str, str], list[str]] = {}
+        for event in reads:  # one line per file, tool and unit, however many ranges a regex showed
             unit = "lines" if "lines" in event else "bytes"
             span = event.get(unit) or [0, 0]
-            by_call.setdefault((event["tool"], event["file"]), []).append(f"{span[0]}-{span[1]}")
-        for (tool, file_id), spans in by_call.items():
+            by_call.setdefault((event["tool"], event["file"], unit), []).append(f"{span[0]}-{span[1]}")
+        for (tool, file_id, unit), spans in by_call.items():
             shown = ", ".join(spans[:4]) + (f" (+{len(spans) - 4} more)" if len(spans) > 4 else "")
-            self._write(f"      → {tool} {file_id} lines {shown}")
+            self._write(f"      → {tool} {file_id} {unit} {shown}")
 
 
 def _describe(event: dict[str, Any]) -> str | None:

@@ -1,4 +1,4 @@
-"""Preload: at the start of a new run, the first part of each attachment goes into the first user message.
+"""Preload: at the start of a turn, the first part of each new attachment goes into the turn's user message.
 
 Text attachments contribute their first ``preload_kb`` KB (cut on a line); images become image parts for
 vision models (their token cost is counted from their size). Binary documents are never preloaded: the model
@@ -23,22 +23,24 @@ PRELOADED = "preloaded"
 
 
 class PreloadHook(Hook):
-    """Runs after the context engine (it needs the ledger) and only for a new run."""
+    """Runs after the context engine (it needs the ledger), at the start of each new turn."""
 
     def __init__(self, settings: FileSettings) -> None:
         self.settings = settings
 
     def on_run_start(self, run: Run) -> None:
+        """A new turn (the first, or a thread's next with new attachments) gets the attachments no earlier turn
+        preloaded: an image sent in a Slack follow-up reaches a vision model like the first one did."""
         last = run.state.messages[-1]
-        if run.state.turn > 0 or PRELOADED in run.state.context or last["role"] != "user":
-            return
-        parts, done = [], []
+        if last["role"] != "user" or not isinstance(last.get("content"), str):
+            return  # a resumed run, or this turn's message already carries its parts
+        done = run.state.context.setdefault(PRELOADED, [])
+        parts = []
         for meta in run.context.files.list():
-            part = self._part(run, meta) if meta.source == "attachment" else None
+            part = self._part(run, meta) if meta.source == "attachment" and meta.id not in done else None
             if part is not None:
                 parts.append(part)
                 done.append(meta.id)
-        run.state.context[PRELOADED] = done
         if parts:
             run.state.messages[-1] = {"role": "user", "content": [{"type": "text", "text": text_of(last)}, *parts]}
 

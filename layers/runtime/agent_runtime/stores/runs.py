@@ -51,11 +51,25 @@ class RunStore:
         return None if item is None else item.data
 
 
+ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
+
+
 class ThreadStore:
     """A thread's state continues across external turns (a Slack thread, a JIRA issue, ``--thread``)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    def mark_active(self, thread_id: str, run_id: str | None) -> None:
+        """Name the run of the turn under way (None: no turn is under way)."""
+        self.store.put_latest(thread_partition(thread_id), ACTIVE_RUN, {"run_id": run_id})
+
+    def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
+        """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
+        item = self.store.get_item(thread_partition(thread_id), ACTIVE_RUN)
+        run_id = item.data.get("run_id") if item is not None else None
+        checkpoint = runs.load_checkpoint(run_id) if run_id else None
+        return None if checkpoint is None else checkpoint[0]
 
     def load(self, thread_id: str) -> tuple[RunState | None, int | None]:
         item = self.store.get_item(thread_partition(thread_id), "state")
