@@ -271,4 +271,4 @@ def test_a_turn_killed_mid_run_is_kept_when_the_thread_continues(scripted: Start
 
 
 def _file_id(request: ScriptedRequest) -> str:
-    return re.search(r"(file-[0-9a-f]{12}): notes.txt", request.system_text()).group(1)
+    return re.search(r'(file-[0-9a-f]{12}): "notes.txt"', request.system_text()).group(1)

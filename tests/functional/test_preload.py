@@ -50,16 +50,16 @@ def test_text_and_images_are_preloaded_binaries_are_not(scripted: Start) -> None
     texts = [p["text"] for p in parts if p["type"] == "text"]
     assert texts[0] == "look"
     assert any(
-        t.startswith(f"[preloaded app.log ({log.id}): lines 1-") and f'file_read(id="{log.id}", start_line=' in t
+        t.startswith(f'[preloaded "app.log" ({log.id}): lines 1-') and f'file_read(id="{log.id}", start_line=' in t
         for t in texts
     )
-    assert any(t.startswith(f"[preloaded note.txt ({small.id}): the whole file]") for t in texts)
+    assert any(t.startswith(f'[preloaded "note.txt" ({small.id}): the whole file]') for t in texts)
     assert not any(doc.id in t for t in texts)  # a DOCX is extracted, never preloaded as bytes
     [picture] = [p for p in parts if p["type"] == "image_url"]
     assert picture["image_url"]["url"].startswith("data:image/png;base64,")
     assert base64.b64decode(picture["image_url"]["url"].split(",", 1)[1]) == png(1024, 1024)
     status = server.requests[0].status_text()
-    assert f"{log.id} app.log" in status and "read lines 1-" in status
+    assert f'{log.id} "app.log"' in status and "read lines 1-" in status
     line = next(row for row in status.splitlines() if image.id in row)
     assert "preloaded" in line and "not preloaded" not in line
     # the image is priced by its size (765 tokens), not by its base64 length

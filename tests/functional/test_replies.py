@@ -120,3 +120,22 @@ def test_jira_attachment_names_from_the_sandbox_cannot_break_the_multipart_heade
     ]  # quote, CR and LF escaped as browsers do: still one part with two headers
     assert headers[1][0].endswith('filename="naïve.csv"'.encode())
     assert [part.split(b"\r\n\r\n", 1)[1] for part in parts] == [b"a,b\n\r\n", b"1\r\n"]
+
+
+def test_redirect_chains_are_bounded_and_loops_are_a_reply_error() -> None:
+    """Was: a second redirect escaped fetch() as _Redirect; the worker posted nothing."""
+    with server({"/media/final": lambda n: (200, {}, b"ok")}) as (media, got):
+        hops = {
+            "/a/10": lambda n: (302, {"Location": "/a/11"}, b""),  # same origin: credentials still go along
+            "/a/11": lambda n: (302, {"Location": f"{media}/media/final"}, b""),
+            "/loop": lambda n: (302, {"Location": "/loop"}, b""),
+            "/ftp": lambda n: (302, {"Location": "ftp://example.com/x"}, b""),
+        }
+        with server(hops) as (jira, asked):
+            replier = JiraReplier(jira, "bot@example.com", "token")
+            assert replier.download(f"{jira}/a/10", 1 << 20) == b"ok"
+            with pytest.raises(ReplyError, match="more than 3 redirects"):
+                replier.download(f"{jira}/loop", 1 << 20)
+            with pytest.raises(ReplyError, match="redirected to a ftp URL"):
+                replier.download(f"{jira}/ftp", 1 << 20)
+    assert [a[2] is not None for a in asked[:2]] == [True, True] and got[0][2] is None

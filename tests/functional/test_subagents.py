@@ -78,7 +78,7 @@ def test_the_child_works_in_its_own_window_and_only_its_answer_returns(scripted:
     reads = [e for e in record.events if e["type"] == "file_read"]
     assert [e["tool"] for e in reads] == ["subagent/file_regex", "subagent/file_read"]
     status = parent_requests[-1].status_text()
-    assert re.search(rf"{doc.id} contract\.txt .* read lines 40-44", status)
+    assert re.search(rf"{doc.id} \"contract\.txt\" .* read lines 40-44", status)
     # the child's record is linked from the parent's
     [child_record] = record.children
     assert child_record["status"] == "completed" and child_record["run_id"].startswith(record.run_id + ".sub")

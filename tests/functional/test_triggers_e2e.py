@@ -161,7 +161,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 
 def read_design(request: Any) -> Reply:
-    file_id = re.search(r"(file-[0-9a-f]+): design\.md", request.system_text()).group(1)
+    file_id = re.search(r"(file-[0-9a-f]+): \"design\.md", request.system_text()).group(1)
     return Reply(calls=(ScriptedCall("file_read", {"id": file_id}),))
 
 
@@ -292,7 +292,7 @@ def test_a_new_turn_waits_behind_a_suspended_one_in_the_same_thread(tmp_path: Pa
 
 def test_a_new_jira_issue_with_an_attachment_is_read_and_answered(system, scripted) -> None:
     def read_spec(request: Any) -> Reply:
-        file_id = re.search(r"(file-[0-9a-f]+): spec\.md", request.system_text()).group(1)
+        file_id = re.search(r"(file-[0-9a-f]+): \"spec\.md", request.system_text()).group(1)
         return Reply(calls=(ScriptedCall("file_read", {"id": file_id}),))
 
     server = scripted(read_spec, reply("The spec has no rollback section."))

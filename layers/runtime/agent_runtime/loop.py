@@ -77,7 +77,10 @@ def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Seque
 
 
 def _files_section(files: Sequence[FileMeta]) -> str:
-    rows = "\n".join(f"- {f.id}: {f.name} ({f.mimetype}, {f.size_bytes:,} bytes, {f.source})" for f in files)
+    rows = "\n".join(
+        f"- {f.id}: {msgs.quoted(f.name)} ({msgs.quoted(f.mimetype, 80)}, {f.size_bytes:,} bytes, {f.source})"
+        for f in files
+    )
     return f"## Files\nRead them with the file tools, by id.\n{rows}"
 
 

@@ -6,7 +6,10 @@ The invariant every component keeps: an assistant message's ``tool_calls`` are a
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, NotRequired, TypedDict
+
+MAX_QUOTED = 200
 
 
 class FunctionCall(TypedDict):
@@ -45,6 +48,14 @@ def assistant(text: str | None, tool_calls: list[ToolCallDict] | None = None) ->
 
 def tool_result(call_id: str, content: str) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def quoted(text: str, limit: int = MAX_QUOTED) -> str:
+    """Text from outside (a file name, a mime type, a display name) as one quoted line, so it can never open a
+    section, a tag or a line of its own in a prompt: whitespace runs (newlines too) become one space, quotes and
+    backslashes are escaped, and it is cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= limit else flat[:limit] + "…", ensure_ascii=False)
 
 
 def text_of(message: Message) -> str:

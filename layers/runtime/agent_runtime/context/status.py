@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..files import FileMeta
+from ..messages import quoted
 from .coverage import describe
 from .history import STATUS_MARK
 
@@ -95,4 +96,5 @@ def _file_line(meta: FileMeta, state: Mapping[str, Any]) -> str:
     kind = "" if state.get("tokens") is not None else "; binary: extract it to text first"
     if state.get("extracted_to"):
         kind = f"; extracted to {state['extracted_to']}: read that file"
-    return f"- {meta.id} {meta.name} ({meta.source}, {meta.mimetype}, {size}) {read}; {loaded}{kind}"
+    name, mimetype = quoted(meta.name), quoted(meta.mimetype, 80)
+    return f"- {meta.id} {name} ({meta.source}, {mimetype}, {size}) {read}; {loaded}{kind}"

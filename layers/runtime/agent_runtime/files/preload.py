@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context.ledger import is_text
 from ..hooks import Hook
-from ..messages import text_of
+from ..messages import quoted, text_of
 from .images import IMAGE_TYPES
 from .settings import FileSettings
 
@@ -66,4 +66,4 @@ class PreloadHook(Hook):
             state["read_lines"] = [[1, lines]]
         shown = "the whole file" if complete else f"lines 1-{lines} ({len(chunk):,} of {meta.size_bytes:,} bytes)"
         more = "" if complete else f'; continue with file_read(id="{meta.id}", start_line={lines + 1})'
-        return {"type": "text", "text": f"[preloaded {meta.name} ({meta.id}): {shown}{more}]\n{text}"}
+        return {"type": "text", "text": f"[preloaded {quoted(meta.name)} ({meta.id}): {shown}{more}]\n{text}"}

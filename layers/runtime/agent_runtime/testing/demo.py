@@ -17,7 +17,7 @@ from typing import Any
 from ..messages import text_of
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 
-_FILE_ROW = re.compile(r"^- (file-[0-9a-f]+): (.+?) \([^,]+, ([\d,]+) bytes", re.MULTILINE)
+_FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
 _TICKET = re.compile(r"\[virtual file (file-[0-9a-f]+): user message")
 _NOTE = re.compile(r"^NOTES (\S+) (\{.*\})$", re.MULTILINE)
 _ROW = re.compile(r"^\s*(\d+)[:\-\t]\t?(.*)$")
@@ -38,7 +38,10 @@ def respond(request: ScriptedRequest) -> Reply:
         return _summary(request)
     if request.system_text().startswith(HELPER_PROMPT_START):
         return _helper(request)
-    files = [(fid, name, int(size.replace(",", ""))) for fid, name, size in _FILE_ROW.findall(request.system_text())]
+    files = [
+        (fid, json.loads(f'"{name}"'), int(size.replace(",", "")))
+        for fid, name, size in _FILE_ROW.findall(request.system_text())
+    ]
     ticket = _TICKET.search(next((text_of(m) for m in request.messages if m["role"] == "user"), ""))
     if not files and not ticket:
         return Reply(text="(demo model) Nothing is attached to this run, so there is nothing to review.")
@@ -180,7 +183,10 @@ def _stats(text: str) -> dict[str, Any] | None:
 
 def _helper(request: ScriptedRequest) -> Reply:
     """A sub-agent: read the large file section by section, answer with the rules that apply."""
-    files = [(fid, name, int(size.replace(",", ""))) for fid, name, size in _FILE_ROW.findall(request.system_text())]
+    files = [
+        (fid, json.loads(f'"{name}"'), int(size.replace(",", "")))
+        for fid, name, size in _FILE_ROW.findall(request.system_text())
+    ]
     task = next((text_of(m) for m in request.messages if m["role"] == "user"), "")
     words = sorted(set(re.findall(r"[a-z]{5,}", task.split("about:", 1)[-1].lower())) - STOP)
     fresh = _new_notes(request, None, files)

@@ -116,19 +116,29 @@ def chunk(text: str, size: int) -> list[str]:
     return [*parts, text] if text or not parts else parts
 
 
+MAX_REDIRECTS = 3
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 
 def fetch(url: str, headers: dict[str, str], limit: int) -> tuple[bytes, str]:
-    """GET with the credentials; a redirect to another host is followed without them."""
-    try:
-        return request("GET", url, headers, None, limit=limit)
-    except _Redirect as redirect:
-        origin = urllib.parse.urlparse(url)[:2]  # scheme and host:port: another port is another server
-        same_origin = urllib.parse.urlparse(redirect.location)[:2] == origin
-        return request("GET", redirect.location, headers if same_origin else {}, None, limit=limit)
+    """GET with the credentials, following at most ``MAX_REDIRECTS`` redirects (http and https only). Each hop
+    is checked again: credentials go along only while every hop so far stayed on the URL's own origin."""
+    origin = urllib.parse.urlparse(url)[:2]  # scheme and host:port: another port is another server
+    current, sent = url, headers
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            return request("GET", current, sent, None, limit=limit)
+        except _Redirect as redirect:
+            target = urllib.parse.urlparse(redirect.location)
+            if target.scheme not in ("http", "https"):
+                raise ReplyError(f"a download redirected to a {target.scheme or 'relative'} URL: refused") from None
+            current = redirect.location
+            sent = sent if target[:2] == origin else {}
+    raise ReplyError(f"GET {urllib.parse.urlparse(url).path}: more than {MAX_REDIRECTS} redirects (a loop?)")
 
 
 class _Redirect(Exception):
@@ -149,7 +159,7 @@ def request(method: str, url: str, headers: dict[str, str], body: bytes | None, 
                     raise ReplyError(f"the file is over the {limit // 2**20} MB attachment limit")
                 return data, r.headers.get("Content-Type", "")
         except urllib.error.HTTPError as error:
-            if error.code in (301, 302, 303, 307, 308) and error.headers.get("Location"):
+            if method == "GET" and error.code in (301, 302, 303, 307, 308) and error.headers.get("Location"):
                 raise _Redirect(urllib.parse.urljoin(url, error.headers["Location"])) from None
             if error.code in (429, 503) and attempt < 3:
                 time.sleep(min(float(error.headers.get("Retry-After") or 2**attempt), 30.0))
