@@ -282,3 +282,65 @@ def test_secrets_come_from_secrets_manager_through_powertools_parameters(
     config = TriggerConfig.from_env({"AGENT_SECRETS_NAME": "agent-runtime/test", "SLACK_SIGNING_SECRET": "env"})
     assert config.secret("slack_signing_secret") == "from-sm"  # the secret wins over the environment
     assert config.secret("jira_api_token") is None
+
+
+def _signed_jira(raw: bytes) -> tuple[bytes, dict[str, str]]:
+    import hashlib
+    import hmac
+
+    digest = hmac.new(JIRA_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    return raw, {"X-Hub-Signature": f"sha256={digest}"}
+
+
+def _signed_slack(raw: bytes) -> tuple[bytes, dict[str, str]]:
+    from slack_sdk.signature import SignatureVerifier
+
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(SLACK_SECRET).generate_signature(timestamp=timestamp, body=raw)
+    return raw, {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature}
+
+
+def _nested(levels: int) -> bytes:
+    return b'{"a":' * levels + b"1" + b"}" * levels
+
+
+@pytest.mark.parametrize("levels", [100, 100_000])
+def test_signed_bodies_nested_deeply_are_a_400_on_every_route(post, aws, levels: int) -> None:
+    """Was: no HTTP response at all (RecursionError, which 'except ValueError' missed)."""
+    raw = _nested(levels)
+    for path, (data, headers) in (("/slack/events", _signed_slack(raw)), ("/jira/webhook", _signed_jira(raw))):
+        response = post(path, data, headers)
+        assert response["statusCode"] == 400 and "nested too deeply" in body(response)["error"]
+    response = post("/runs", raw, {"Authorization": f"Bearer {API_KEY}"})
+    assert response["statusCode"] == 400 and "nested too deeply" in body(response)["error"]
+    assert queued(aws) == []
+
+
+@pytest.mark.parametrize(
+    ("stamp", "status", "reason"),
+    [
+        (str(int((time.time() - 3 * 3600) * 1000)), 401, "stale"),  # a string skipped the check
+        ((time.time() - 3 * 3600) * 1000.0, 401, "stale"),  # so did a float
+        (int((time.time() + 3600) * 1000), 401, "from the future"),
+        ("soon", 400, "timestamp is not a number"),
+        (True, 400, "timestamp is not a number"),
+    ],
+)
+def test_jira_timestamps_of_any_type_are_checked(post, aws, stamp: Any, status: int, reason: str) -> None:
+    response = post("/jira/webhook", *jira_request({**jira_comment(), "timestamp": stamp}))
+    assert response["statusCode"] == status and reason in body(response)["error"]
+    assert queued(aws) == []
+
+
+def test_adf_is_walked_without_recursion() -> None:
+    from agent_runtime.triggers.jira import adf_text
+
+    node: dict[str, Any] = {"type": "text", "text": "deep"}
+    for _ in range(5_000):
+        node = {"type": "paragraph", "content": [node]}
+    assert adf_text(node) == "deep" + "\n" * 5_000
+    text, brk = {"type": "text", "text": "a"}, {"type": "hardBreak"}
+    mention = {"type": "mention", "attrs": {"text": "@Dana"}}
+    heading = {"type": "heading", "content": [{"type": "text", "text": "H"}]}
+    doc = {"type": "doc", "content": [{"type": "paragraph", "content": [text, brk, mention]}, heading]}
+    assert adf_text(doc) == "a\n@Dana\nH\n"

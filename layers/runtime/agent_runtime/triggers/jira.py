@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from .event import Attachment, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
+from .payload import parse_json
 
 SHARED_SECRET_HEADER = "x-webhook-secret"  # what an Automation rule's "send web request" adds as a header
+MAX_SKEW_SECONDS = 600
 MAX_AGE_SECONDS = 2 * 3600  # JIRA retries for about 30 minutes; anything much older is a replay
 
 
@@ -36,15 +38,10 @@ def verify(headers: Mapping[str, str], body: bytes, *, webhook_secret: str | Non
 
 
 def parse(body: bytes, *, bot_account_id: str | None, now: float | None = None) -> TriggerEvent | Ignored:
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        raise RejectedRequest(400, "JIRA body is not JSON") from None
+    payload = parse_json(body, "JIRA body")
     if not isinstance(payload, dict) or not isinstance(payload.get("issue"), dict):
         raise RejectedRequest(400, "JIRA payload without an issue")
-    stamp = payload.get("timestamp")
-    if isinstance(stamp, int) and (now if now is not None else time.time()) - stamp / 1000 > MAX_AGE_SECONDS:
-        raise RejectedRequest(401, "stale JIRA event: older than 2 hours (replay?)")
+    _check_age(payload.get("timestamp"), now if now is not None else time.time())
     kind = payload.get("webhookEvent")
     comment = payload.get("comment") if isinstance(payload.get("comment"), dict) else None
     if kind == "jira:issue_updated" and payload.get("issue_event_type_name") == "issue_commented" and comment:
@@ -94,20 +91,47 @@ def _trigger(payload: dict[str, Any], kind: str, dedup_key: str, text: str) -> T
     )
 
 
+def _check_age(stamp: Any, now: float) -> None:
+    """JIRA's ``timestamp`` (ms) of any JSON type: a number or a numeric string within the last 2 hours and
+    no more than 10 minutes ahead (Slack's skew); anything else is refused, never skipped."""
+    if stamp is None:
+        return
+    try:
+        seconds = float(stamp) / 1000 if not isinstance(stamp, bool) else math.nan
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not math.isfinite(seconds):
+        raise RejectedRequest(400, f"JIRA timestamp is not a number: {str(stamp)[:40]!r}")
+    if now - seconds > MAX_AGE_SECONDS:
+        raise RejectedRequest(401, "stale JIRA event: older than 2 hours (replay?)")
+    if seconds - now > MAX_SKEW_SECONDS:
+        raise RejectedRequest(401, "JIRA event from the future: more than 10 minutes ahead (replay?)")
+
+
 def adf_text(node: Any) -> str:
-    """Plain text of an Atlassian Document Format node (or a v2 wiki-markup string, returned as is)."""
-    if node is None:
-        return ""
+    """Plain text of an Atlassian Document Format node (or a v2 wiki-markup string, returned as is), walked
+    with a stack: a comment nested hundreds of levels deep is text, not a RecursionError."""
     if isinstance(node, str):
         return node
-    if not isinstance(node, dict):
-        return ""
-    if node.get("type") == "text":
-        return str(node.get("text", ""))
-    if node.get("type") == "hardBreak":
-        return "\n"
-    if node.get("type") == "mention":
-        return str((node.get("attrs") or {}).get("text", ""))
-    inner = "".join(adf_text(child) for child in node.get("content") or [])
-    block = node.get("type") in ("paragraph", "heading", "listItem", "codeBlock", "blockquote", "rule")
-    return inner + "\n" if block else inner
+    parts: list[str] = []
+    stack: list[Any] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):  # a block's closing newline, queued behind its children
+            parts.append(item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "text":
+            parts.append(str(item.get("text", "")))
+        elif kind == "hardBreak":
+            parts.append("\n")
+        elif kind == "mention":
+            parts.append(str((item.get("attrs") or {}).get("text", "")))
+        else:
+            if kind in ("paragraph", "heading", "listItem", "codeBlock", "blockquote", "rule"):
+                stack.append("\n")
+            children = item.get("content")
+            stack.extend(reversed(children) if isinstance(children, list) else [])
+    return "".join(parts)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from .event import Attachment, Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
+from .payload import parse_json
 
 _MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 # Message subtypes that are edits, deletions, joins or bots: nobody asked the agent anything.
@@ -44,10 +44,7 @@ class _Clock:
 
 
 def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | Ignored | Challenge:
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        raise RejectedRequest(400, "Slack body is not JSON") from None
+    payload = parse_json(body, "Slack body")
     if not isinstance(payload, dict):
         raise RejectedRequest(400, "Slack body is not a JSON object")
     if payload.get("type") == "url_verification":

@@ -28,6 +28,7 @@ from .config import TriggerConfig, all_workflows, store_for
 from .event import Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .idempotency import dynamodb_layer
+from .payload import parse_json
 from .queue import EventQueue, SqsQueue
 
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
@@ -145,10 +146,7 @@ def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Wor
             raise RejectedRequest(401, "missing or wrong API key (Authorization: Bearer ...)")
     elif not iam:
         raise RejectedRequest(401, "the /runs route needs IAM authorization or an API key")
-    try:
-        body = json.loads(_raw_body(raw))
-    except ValueError:
-        raise RejectedRequest(400, "the body is not JSON") from None
+    body = parse_json(_raw_body(raw), "the body")
     if (
         not isinstance(body, dict)
         or not isinstance(body.get("workflow"), str)

@@ -1,0 +1,36 @@
+"""Webhook bodies as JSON, with their nesting bounded: a validly signed body can still be hostile."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .exceptions import RejectedRequest
+
+MAX_DEPTH = 64  # Slack and JIRA payloads nest a dozen levels; ADF comments a few more
+
+
+def parse_json(body: bytes | str, what: str) -> Any:
+    """The parsed body, or a 400 naming ``what``: not JSON, or nested deeper than ``MAX_DEPTH``."""
+    try:
+        payload = json.loads(body)
+    except RecursionError:  # the parser's own limit (~1,000 levels): a ValueError it is not
+        raise RejectedRequest(400, f"{what} is nested too deeply") from None
+    except ValueError:
+        raise RejectedRequest(400, f"{what} is not JSON") from None
+    if depth(payload) > MAX_DEPTH:
+        raise RejectedRequest(400, f"{what} is nested too deeply (more than {MAX_DEPTH} levels)")
+    return payload
+
+
+def depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value``, walked with a stack (no recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
