@@ -6,8 +6,12 @@ record what was shown in the run's read ledger (the coverage map in the status m
 
 from __future__ import annotations
 
+import re
+import re._constants as sre_constants  # the stdlib's own regex parser: sizes a pattern before compiling
+import re._parser as sre_parse
 import time
 from collections import deque
+from typing import Any
 
 import regex
 
@@ -22,6 +26,10 @@ MIN_LINE_CHARS = 160  # cut no narrower when fitting the budget: drop blocks ins
 REGEX_LINE_LIMIT = 2.0  # catastrophic backtracking happens within a line: stop such a search
 REGEX_TOTAL_LIMIT = 120.0  # a whole scan, so a 100 MB file fits; never past the run's deadline
 MAX_MATCHES = 200
+MAX_PATTERN_CHARS = 2_000
+MAX_PATTERN_SIZE = 50_000  # nodes after counted repeats are expanded: tens of MB at most to compile
+_COUNTED = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
 
 
 def _budget(ctx: RunContext) -> int | None:
@@ -228,10 +236,7 @@ def file_regex(
         raise ToolError(f"max_matches must be between 1 and {MAX_MATCHES}")
     if not 0 <= context <= 10:
         raise ToolError("context must be between 0 and 10 lines")
-    try:
-        compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
-    except regex.error as error:
-        raise ToolError(f"invalid pattern {pattern!r}: {error}") from None
+    compiled = compile_pattern(pattern, ignore_case)
     blocks, matches, scanned = _scan(ctx, id, compiled, max_matches, context)
     header = (
         f"[{meta.name} ({meta.id}): {matches} matching line(s) for /{pattern}/"
@@ -305,6 +310,59 @@ def _scan(
     return blocks, matches, scanned
 
 
+def compile_pattern(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
+    """Vetted before it is compiled: the ``regex`` module expands counted repeats when compiling, so a short
+    pattern like ``(?:(?:a{1000}){1000}){1000}`` asks for gigabytes before any time limit applies."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(f"the pattern is {len(pattern):,} characters; at most {MAX_PATTERN_CHARS:,}")
+    size = expanded_size(pattern)
+    if size > MAX_PATTERN_SIZE:
+        raise ToolError(
+            f"the pattern's counted repeats multiply to about {size:,} steps (at most {MAX_PATTERN_SIZE:,}): "
+            "nest fewer {n} repeats, or use + and * instead"
+        )
+    try:
+        return regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+    except regex.error as error:
+        raise ToolError(f"invalid pattern {pattern!r}: {error}") from None
+
+
+def expanded_size(pattern: str) -> int:
+    """About how many nodes compiling ``pattern`` creates: counted repeats multiply what they repeat. Syntax
+    only the ``regex`` module knows falls back to multiplying every counted bound in the text (an overestimate
+    for repeats side by side, never an underestimate)."""
+    try:
+        return _tree_size(sre_parse.parse(pattern))
+    except Exception:
+        size = 1
+        for low, high in _COUNTED.findall(pattern):
+            size *= max(int(high or low or 1), 1)
+            if size > MAX_PATTERN_SIZE:
+                break
+        return size
+
+
+def _tree_size(parsed: Any) -> int:
+    total = 0
+    for op, value in parsed:
+        if op in _REPEATS:
+            low, high, inner = value
+            total += max(low if high == sre_constants.MAXREPEAT else high, 1) * _tree_size(inner)
+        elif op is sre_constants.SUBPATTERN:
+            total += _tree_size(value[-1])
+        elif op is sre_constants.BRANCH:
+            total += sum(_tree_size(branch) for branch in value[1])
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            total += _tree_size(value[1])
+        elif op is sre_constants.ATOMIC_GROUP:
+            total += _tree_size(value)
+        else:
+            total += 1
+        if total > MAX_PATTERN_SIZE:
+            return total
+    return total
+
+
 def _search(compiled: regex.Pattern[str], line: str, deadline: float, number: int) -> int:
     """Where the pattern first matches in ``line`` (-1: nowhere)."""
     remaining = deadline - time.monotonic()
@@ -313,6 +371,10 @@ def _search(compiled: regex.Pattern[str], line: str, deadline: float, number: in
     try:
         found = compiled.search(line, timeout=min(REGEX_LINE_LIMIT, remaining))
     except TimeoutError:
+        if remaining < REGEX_LINE_LIMIT:  # the whole scan's limit, not the line's
+            raise ToolError(
+                f"the scan ran out of time at line {number:,}: search a smaller file or a narrower pattern"
+            ) from None
         raise ToolError(
             f"the pattern ran past the {REGEX_LINE_LIMIT:g} s limit on line {number:,} "
             "(catastrophic backtracking): simplify it, e.g. avoid nested alternatives like (a|aa)+"
