@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -44,3 +46,57 @@ def test_serve_answers_a_slack_mention_through_the_local_worker(tmp_path: Path) 
     assert progress["thread_ts"] == "1763800000.000100"
     final = apis.named("chat.update")[-1]["text"]
     assert final.startswith("(demo model) Nothing is attached to this run")
+
+
+def _raw_post(url: str, head: bytes, body: bytes = b"") -> bytes:
+    import socket
+    from urllib.parse import urlparse
+
+    where = urlparse(url)
+    with socket.create_connection((where.hostname, where.port), timeout=5) as sock:
+        sock.sendall(head + b"\r\n\r\n" + body)
+        chunks = []
+        while chunk := sock.recv(65536):  # the server closes after a bad frame: no hang
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_malformed_framing_gets_a_400_and_logs_never_carry_the_last_events_ids(tmp_path: Path) -> None:
+    """Was: 'Content-Length: abc' closed the connection with a traceback, '-1' hung a kept-open connection, and
+    a rejected forged request was logged with the previous event's correlation id and run id."""
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    runtime = RuntimeConfig(
+        workflows_dir=tmp_path, state_dir=tmp_path / "state", skills_dir=REPO / "skills", use_demo_model=True,
+        sandbox_mode="off",
+    )  # fmt: skip
+    with fake_apis() as (_, base):
+        triggers = TriggerConfig.from_env({**ENV, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_API_URL": f"{base}/"})
+        server = LocalServer(runtime, triggers, port=0).start()
+        stream = io.StringIO()
+        server.webhook_log.registered_handler.setStream(stream)  # type: ignore[attr-defined]
+        try:
+            for length in (b"abc", b"-1"):
+                head = b"POST /slack/events HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Length: " + length
+                answer = _raw_post(server.url, head)
+                assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), answer[:80]
+            body, headers = slack_request(slack_mention("EvFirst"))
+            request = urllib.request.Request(f"{server.url}/slack/events", data=body, headers=headers, method="POST")
+            urllib.request.urlopen(request, timeout=10).read()
+            deadline = time.monotonic() + 30
+            while not server.outcomes and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stream.seek(0)
+            stream.truncate(0)
+            forged, _ = slack_request(slack_mention("EvForged"))
+            request = urllib.request.Request(
+                f"{server.url}/slack/events", data=forged, headers={**headers, "X-Slack-Signature": "v0=bad"}
+            )
+            try:
+                urllib.request.urlopen(request, timeout=10)
+            except urllib.error.HTTPError as error:
+                assert error.code == 401
+        finally:
+            server.close()
+    lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
+    rejected = [line for line in lines if "forged" in json.dumps(line)]
+    assert rejected and all("run_id" not in line and line.get("correlation_id") != "EvFirst" for line in rejected)

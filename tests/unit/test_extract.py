@@ -283,3 +283,10 @@ def test_xlsx_sheets_as_bounded_tables() -> None:
     assert text.startswith("## Sheet: Costs\n\n| item | usd |\n| --- | --- |\n| row0 | 0 |")
     assert "[… 2,901 more rows not shown]" in text
     assert "## Sheet: Empty\n\n(empty sheet)" in text
+
+
+def test_a_csv_with_a_200_kb_field_is_extracted() -> None:
+    """Was: '_csv.Error: field larger than field limit' as a traceback."""
+    big = "x" * 200_000
+    result = extract(f'id,payload\n1,"{big}"\n2,small\n'.encode(), "data.csv")
+    assert big in result.text and "small" in result.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from .exceptions import ExtractionError
 from .markdown import markdown_table
 from .safety import Budget
 
@@ -17,10 +18,16 @@ def extract_csv(data: bytes, budget: Budget) -> str:
         dialect = csv.excel
     rows: list[list[str]] = []
     total = 0
-    for row in csv.reader(io.StringIO(text), dialect):
-        total += 1
-        if len(rows) < budget.limits.max_rows:
-            rows.append([cell.replace("|", "\\|") for cell in row])
+    # The module's default (128 KB a field) refuses real files (a JSON blob in a cell); the budget's character
+    # cap bounds a field anyway. The limit is process-wide: raising it is all this does.
+    csv.field_size_limit(max(csv.field_size_limit(), budget.limits.max_chars))
+    try:
+        for row in csv.reader(io.StringIO(text), dialect):
+            total += 1
+            if len(rows) < budget.limits.max_rows:
+                rows.append([cell.replace("|", "\\|") for cell in row])
+    except csv.Error as error:
+        raise ExtractionError(f"the CSV is malformed at row {total + 1:,}: {error}") from None
     if not rows:
         return ""
     return markdown_table(rows, more=total - len(rows)) + "\n"

@@ -7,6 +7,7 @@ routing, worker and replies as in AWS; only the queue is in memory and the store
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import threading
 import time
@@ -30,19 +31,23 @@ from .webhook import create_app
 from .worker import Worker
 
 log = logging.getLogger(__name__)
+MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
 class LocalServer:
     def __init__(self, runtime: RuntimeConfig, triggers: TriggerConfig, *, host: str = "127.0.0.1", port: int = 8080):
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store)
-        logger = Logger(service="agent-runtime-serve")
+        # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
+        # line never carries the previous event's correlation id or run id.
+        self.webhook_log = Logger(service="agent-runtime-serve")
+        self.worker_log = Logger(service="agent-runtime-serve-worker")
         self.webhook = create_app(
             triggers,
             queue=self.queue,
             persistence=StorePersistenceLayer(self.store),
             workflows=all_workflows(runtime),
-            logger=logger,
+            logger=self.webhook_log,
         )
         self.sandbox = sandbox_for(runtime)
         self.worker = Worker(
@@ -52,7 +57,7 @@ class LocalServer:
             models=lambda workflow: open_model(workflow, runtime),
             replies=replies_for(triggers),
             sandbox=self.sandbox,
-            logger=logger,
+            logger=self.worker_log,
             max_attachment_bytes=triggers.max_attachment_bytes,
         )
         self.http = ThreadingHTTPServer((host, port), _handler(self))
@@ -75,6 +80,7 @@ class LocalServer:
                 body = self.queue.messages.get(timeout=0.2)
             except Empty:
                 continue
+            self.worker_log.clear_state()
             try:
                 self.outcomes.append(self.worker.handle(decode(body, self.store), deadline=Deadline.none()))
             except Exception:
@@ -134,13 +140,25 @@ class _RequestContext:
 def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            raw = self.headers.get("Content-Length") or "0"
+            if not raw.isdigit():  # "abc" or "-1": refuse, and close (the framing of what follows is unknown)
+                self.close_connection = True
+                self._reply(400, json.dumps({"error": f"bad Content-Length {raw[:20]!r}"}), {})
+                return
+            if int(raw) > MAX_BODY_BYTES:  # API Gateway's own payload limit
+                self.close_connection = True
+                self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
+                return
+            body = self.rfile.read(int(raw))
             event = api_gateway_event("POST", self.path.split("?")[0], dict(self.headers.items()), body)
-            context = _RequestContext()
-            result = server.webhook.handle(event, context)
-            payload = (result.get("body") or "").encode()
-            self.send_response(int(result.get("statusCode", 500)))
-            for key, value in (result.get("headers") or {}).items():
+            server.webhook_log.clear_state()
+            result = server.webhook.handle(event, _RequestContext())
+            self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
+
+        def _reply(self, status: int, text: str, headers: dict[str, str]) -> None:
+            payload = text.encode()
+            self.send_response(status)
+            for key, value in headers.items():
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
