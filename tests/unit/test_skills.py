@@ -138,3 +138,18 @@ def test_files_are_listed_not_read_and_read_on_request(tmp_path: Path) -> None:
     assert library.read("docs", "references/a.md") == "Reference A"
     with pytest.raises(SkillAccessError, match=r"has no file 'references/b\.md'"):
         library.read("docs", "references/b.md")
+
+
+def test_file_system_errors_never_show_the_host_path(tmp_path: Path) -> None:
+    """Was: a symlink loop or a name too long showed the absolute skills folder to the model."""
+
+    folder = tmp_path / "skills" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: demo\ndescription: A demo skill.\n---\nBody.\n")
+    os.symlink("loop-b", folder / "loop-a")
+    os.symlink("loop-a", folder / "loop-b")
+    library = SkillLibrary(tmp_path / "skills")
+    for relative in ("loop-a", "x" * 5_000, "d/" * 3_000 + "f"):
+        with pytest.raises(SkillAccessError) as caught:
+            library.read("demo", relative)
+        assert str(tmp_path) not in str(caught.value)

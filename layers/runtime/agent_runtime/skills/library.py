@@ -57,7 +57,14 @@ class SkillLibrary:
     def read(self, name: str, relative: str) -> str:
         """One file of a skill. Refuses anything that would leave the skill's folder."""
         skill = self.get(name)
-        path = _inside(skill.path, relative)
+        try:  # the file system's own errors name the host path: the model sees the path it gave, and why
+            return self._read(name, skill.path, relative)
+        except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop, before Python 3.13
+            why = getattr(error, "strerror", None) or "a symlink loop"
+            raise SkillAccessError(f"{relative[:200]!r} cannot be read: {why}") from None
+
+    def _read(self, name: str, folder: Path, relative: str) -> str:
+        path = _inside(folder, relative)
         if not path.is_file():
             raise SkillAccessError(f"skill {name!r} has no file {relative!r}; its files: {', '.join(self.files(name))}")
         if path.stat().st_size > MAX_FILE_BYTES:
