@@ -59,3 +59,35 @@ def test_ordinary_patterns_still_compile_and_match() -> None:
     )
     assert result.returncode == 0, result.stderr[-800:]
     assert "2 matching line(s)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        'call("file_read", id=meta.id)',
+        'call("file_read", id=meta.id, start_byte=0)',
+        'call("load_file", id=meta.id)',
+        'call("file_read", id=one.id)',
+        'call("file_regex", id=one.id, pattern="needle")',
+    ],
+)
+def test_whole_file_reads_of_an_86_mb_log_stay_bounded(read: str) -> None:
+    """Was: refused correctly, after loading the whole file: 1.4-1.5 GB against 227 MB for a 5-line read."""
+    result = run_limited(
+        f"""
+        from agent_runtime.extract.tools import DOCUMENT_TOOLS
+        for t in DOCUMENT_TOOLS:
+            tools.register(t)
+        row = b"2026-11-20T10:00:00Z INFO worker-3 delivered webhook id=wh-12345 latency=87ms status=200\\n"
+        meta = files.put(row * (86 * 2**20 // len(row)), name="big.log")
+        one = files.put(b"x" * (40 * 2**20) + b" needle", name="one-line.json")
+        import resource
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        out = {read}
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(len(out), out[:200].splitlines()[0], grown // 1024)
+        """
+    )
+    assert result.returncode == 0, result.stderr[-800:]
+    size, *_, grown_mb = result.stdout.split()
+    assert int(size) < 400_000 and int(grown_mb) < 300, result.stdout
