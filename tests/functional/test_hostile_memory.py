@@ -91,3 +91,51 @@ def test_whole_file_reads_of_an_86_mb_log_stay_bounded(read: str) -> None:
     assert result.returncode == 0, result.stderr[-800:]
     size, *_, grown_mb = result.stdout.split()
     assert int(size) < 400_000 and int(grown_mb) < 300, result.stdout
+
+
+def bomb_pdf(text_bytes: int, pages: int = 1) -> bytes:
+    """A small PDF whose pages share one FlateDecode content stream that inflates to ``text_bytes``."""
+    import zlib
+
+    line = b"BT /F1 12 Tf 72 712 Td (" + b"A" * 200 + b") Tj ET\n"
+    stream = zlib.compress(line * (text_bytes // len(line)), 9)
+    kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    font = "<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
+    objects += [f"<< /Type /Page /Parent 2 0 R /Contents 3 0 R /Resources {font} >>".encode()] * pages
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+@pytest.mark.parametrize(("text_mb", "pages"), [(70, 1), (12, 300)])
+def test_a_pdf_inflate_bomb_is_bounded_in_memory_and_time(text_mb: int, pages: int, tmp_path) -> None:
+    """Was: a 68 KB PDF inflating to 70 MB peaked at 3.7 GB and 150 s; 300 pages sharing a stream, 82 s."""
+    path = tmp_path / "bomb.pdf"
+    path.write_bytes(bomb_pdf(text_mb * 2**20, pages))
+    assert path.stat().st_size < 400_000
+    result = run_limited(
+        f"""
+        import time
+        from agent_runtime.extract import Limits, extract, ExtractionError
+        started = time.monotonic()
+        try:
+            text = extract(open({str(path)!r}, "rb").read(), "bomb.pdf", limits=Limits(max_seconds=5)).text
+            print("ok", len(text))
+        except ExtractionError as error:
+            print("refused", error)
+        print("seconds", round(time.monotonic() - started))
+        """
+    )
+    assert result.returncode == 0, result.stderr[-800:]
+    assert int(result.stdout.split("seconds")[1]) <= 8, result.stdout
+    assert result.stdout.startswith(("ok", "refused")), result.stdout
