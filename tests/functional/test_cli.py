@@ -194,6 +194,7 @@ def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) ->
             "--file /nope/missing.pdf: No such file or directory",
         ),
         (("run", "document-feedback", "-m", "hi", "-t", "../escape"), "thread id '../escape'"),
+        (("run", "document-feedback", "-m", "  "), "--message is empty"),
     ],
 )
 def test_bad_input_exits_2_with_a_clear_message(args: tuple[str, ...], message: str) -> None:

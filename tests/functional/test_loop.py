@@ -322,3 +322,48 @@ def test_a_run_needs_a_message(scripted: Start) -> None:
 
     with pytest.raises(ConfigError, match="needs a user message"):
         make_agent(scripted()).run()
+
+
+def test_a_tool_call_cut_off_at_the_output_limit_is_not_run_and_the_history_stays_parseable(scripted: Start) -> None:
+    """Was: the broken '{"' stayed in the history, and llama.cpp answered every later request with a 500."""
+    import json
+
+    from agent_runtime.testing import Reply, ScriptedCall
+
+    cut = Reply(calls=(ScriptedCall("lookup", {"key": "a"}), ScriptedCall("lookup", '{"ke')), finish_reason="length")
+    seen: list = []
+
+    def after(request: ScriptedRequest):
+        for message in request.messages:  # what a server that rebuilds the prompt must parse
+            for tool_call in message.get("tool_calls", []):
+                json.loads(tool_call["function"]["arguments"])
+        seen.append(list(request.tool_results().values()))
+        return reply("done")
+
+    server = scripted(cut, after)
+    record = make_agent(server, tools=[lookup]).run("go")
+    assert record.status is RunStatus.COMPLETED
+    assert all(result.startswith("ERROR: not run: your reply was cut off at the output limit") for result in seen[0])
+    assert not any(c["name"] == "lookup" and not c["is_error"] for c in record.tool_calls)  # neither call ran
+
+
+def test_invalid_json_arguments_are_stored_as_an_empty_object_and_answered_with_the_error(scripted: Start) -> None:
+    def after(request: ScriptedRequest):
+        [assistant] = [m for m in request.messages if m.get("tool_calls")]
+        assert assistant["tool_calls"][0]["function"]["arguments"] == "{}"
+        [result] = request.tool_results().values()
+        assert result.startswith("ERROR: the arguments are not valid JSON") and result.endswith("(it was not run)")
+        return reply("ok")
+
+    server = scripted(call("lookup", '{"key": '), after)
+    assert make_agent(server, tools=[lookup]).run("go").status is RunStatus.COMPLETED
+
+
+def test_an_answer_cut_off_at_the_output_limit_is_marked(scripted: Start) -> None:
+    from agent_runtime.testing import Reply
+
+    server = scripted(Reply(text="The first half of", finish_reason="length"))
+    record = make_agent(server).run("go")
+    assert record.status is RunStatus.COMPLETED and record.final_answer == "The first half of"
+    assert record.stop_reason == "the answer was cut off at the output limit (model.max_output_tokens)"
+    assert any(e["type"] == "answer_truncated" for e in record.events)

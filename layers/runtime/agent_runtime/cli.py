@@ -245,6 +245,8 @@ def _load_files(paths: Sequence[str], store: FileStore) -> FileStore:
 
 
 def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    if not args.message.strip():
+        raise ConfigError("--message is empty: say what the workflow should do")
     skills = SkillLibrary(config.skills_dir)
     workflow = load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names())
     store = LocalStore(config.state_dir)
@@ -311,6 +313,8 @@ def _print_outcome(record: RunRecord, *, as_json: bool) -> None:
         print(record.final_answer)
     if record.status is not RunStatus.COMPLETED:
         print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
+    elif record.stop_reason:
+        print(f"agent-runtime: warning: {record.stop_reason}", file=sys.stderr)
 
 
 def _cmd_workflows_list(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -12,7 +12,7 @@ from .messages import Message
 
 if TYPE_CHECKING:
     from .loop import Run
-    from .models import ContextLengthExceededError, ModelResponse, ToolCall
+    from .models import ContextLengthExceededError, ModelError, ModelResponse, ToolCall
     from .tools import ToolOutcome
 
 
@@ -39,6 +39,10 @@ class Hook:
 
     def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
         """Shrink ``run.state.messages`` and return True to retry the call, or False to let the run fail."""
+        return False
+
+    def on_model_error(self, run: Run, error: ModelError) -> bool:
+        """A model call failed for good: adapt (e.g. the request's shape) and return True to retry it once."""
         return False
 
     def after_step(self, run: Run) -> None:
@@ -81,6 +85,9 @@ class HookChain(Hook):
 
     def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
         return any(hook.on_context_overflow(run, error) for hook in self.hooks)
+
+    def on_model_error(self, run: Run, error: ModelError) -> bool:
+        return any(hook.on_model_error(run, error) for hook in self.hooks)
 
     def after_step(self, run: Run) -> None:
         for hook in self.hooks:

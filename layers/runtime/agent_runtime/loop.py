@@ -13,18 +13,24 @@ from dataclasses import dataclass, replace
 
 from . import messages as msgs
 from .deadline import Deadline
-from .errors import ConfigError, RunError
+from .errors import ConfigError, RunError, ToolError
 from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
 from .record import RunRecord, RunState, RunStatus, new_run_id, now_iso
 from .run_context import RunContext
 from .tools import ToolOutcome, ToolRegistry, error_text
+from .tools.registry import parse_arguments
 from .workflows import Workflow
 
 logger = logging.getLogger(__name__)
 MAX_PARALLEL_TOOLS = 4
 MAX_OVERFLOW_RETRIES = 3  # each retry follows a harder compaction; past this the server's window is not ours
+TRUNCATED = "the answer was cut off at the output limit (model.max_output_tokens)"
+CUT_OFF = (
+    "not run: your reply was cut off at the output limit (model.max_output_tokens) while writing tool calls; "
+    "call again, with shorter arguments or fewer calls at once"
+)
 LIMIT_NOTE = (
     "The workflow's limit of {limit} tool calls (limits.max_tool_calls) is reached: no more tools can run. "
     "Answer now with what you have, and say briefly what is left undone."
@@ -34,6 +40,7 @@ LIMIT_NOTE = (
 @dataclass(frozen=True, slots=True)
 class Final:
     answer: str
+    truncated: bool = False  # the model stopped at the output limit (finish_reason "length")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,13 +186,14 @@ class Agent:
                 return Suspended("the deadline was reached during a model call")
             raise
         response = _unique_call_ids(response, run.state.turn)
-        run.state.messages.append(response.to_message())
+        stored, refused = _storable(response)
+        run.state.messages.append(stored.to_message())
         if not response.tool_calls:
-            return Final(response.text or "")
-        return self._run_tools(run, list(response.tool_calls))
+            return Final(response.text or "", truncated=response.finish_reason == "length")
+        return self._run_tools(run, list(stored.tool_calls), refused)
 
     def _call_model(self, run: Run, *, note: str | None = None) -> ModelResponse:
-        overflows = 0
+        overflows, adapted = 0, False
         while True:
             messages = self.hooks.before_model_call(run, list(run.state.messages))
             request = ModelRequest(
@@ -202,6 +210,11 @@ class Agent:
                 if overflows >= MAX_OVERFLOW_RETRIES or not self.hooks.on_context_overflow(run, error):
                     raise
                 overflows += 1
+                continue
+            except ModelError as error:  # e.g. a chat template that refuses the request's shape: adapt once
+                if adapted or not self.hooks.on_model_error(run, error):
+                    raise
+                adapted = True
                 continue
             run.record.model_calls.append({"turn": run.state.turn, **response.to_record()})
             self.hooks.after_model_call(run, response)
@@ -224,12 +237,17 @@ class Agent:
         run.state.messages.append(msgs.assistant(text))  # any tool calls a server sent anyway are not run
         return Stopped(stopped.status, stopped.reason, answer=text or None)
 
-    def _run_tools(self, run: Run, calls: list[ToolCall]) -> StepResult:
+    def _run_tools(self, run: Run, calls: list[ToolCall], broken: dict[str, str] | None = None) -> StepResult:
         limit = self.workflow.limits.max_tool_calls
         allowed = max(0, limit - run.state.tool_calls_used)
         runnable, refused = calls[:allowed], calls[allowed:]
+        broken = broken or {}
         outcomes: list[ToolOutcome] = []
-        for batch in self._batches(runnable):
+        for batch in self._batches(runnable, broken):
+            if batch[0].id in broken:  # cut off, or arguments not JSON: answered with the reason, in call order
+                error = ToolOutcome(call=batch[0], content=error_text(broken[batch[0].id]), is_error=True)
+                outcomes.append(self._append(run, error))
+                continue
             if run.deadline.expired():
                 return Suspended(f"the deadline was reached with {len(calls) - len(outcomes)} tool call(s) pending")
             outcomes.extend(self._execute(run, batch))
@@ -244,11 +262,12 @@ class Agent:
             )
         return RanTools(tuple(outcomes))
 
-    def _batches(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
+    def _batches(self, calls: list[ToolCall], alone: dict[str, str]) -> list[list[ToolCall]]:
         # Read-only calls run together; a mutating call runs alone, in order, so its effects stay ordered.
         batches: list[list[ToolCall]] = []
         for call in calls:
-            if not batches or self._is_mutating(call) or self._is_mutating(batches[-1][0]):
+            apart = call.id in alone or (batches and batches[-1][0].id in alone)
+            if not batches or apart or self._is_mutating(call) or self._is_mutating(batches[-1][0]):
                 batches.append([call])
             else:
                 batches[-1].append(call)
@@ -280,6 +299,9 @@ class Agent:
         record = run.record
         if isinstance(result, Final):
             record.status, record.final_answer = RunStatus.COMPLETED, result.answer
+            if result.truncated:  # the reply says so; the record too
+                record.stop_reason = TRUNCATED
+                record.event("answer_truncated", turn=run.state.turn)
             record.event("completed", turns=run.state.turn)
         elif isinstance(result, Suspended):
             record.status, record.stop_reason = RunStatus.SUSPENDED, result.reason
@@ -287,6 +309,29 @@ class Agent:
         elif isinstance(result, Stopped):
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
             record.event(str(result.status), reason=result.reason, tool_calls=run.state.tool_calls_used)
+
+
+def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:
+    """The response as the history keeps it, and the calls that must not run, with why.
+
+    A turn cut off at the output limit (finish_reason "length") ran out mid-call: none of its calls run. Arguments
+    that are not JSON are stored as ``{}``: servers that rebuild the prompt from the history (llama.cpp) must
+    parse them, and one broken string would fail every later request of the thread."""
+    refused: dict[str, str] = {}
+    calls = []
+    for call in response.tool_calls:
+        try:
+            parse_arguments(call.arguments)
+            valid = True
+        except ToolError as error:
+            valid, why = False, str(error)
+        if response.finish_reason == "length":
+            refused[call.id] = CUT_OFF
+        elif not valid:
+            refused[call.id] = f"{why} (it was not run)"
+        calls.append(call if valid else replace(call, arguments="{}"))
+    stored = replace(response, tool_calls=tuple(calls)) if refused or calls != list(response.tool_calls) else response
+    return stored, refused
 
 
 def _unique_call_ids(response: ModelResponse, turn: int) -> ModelResponse:

@@ -13,6 +13,7 @@ context reasons and never sends a request over the window by its calibrated coun
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
@@ -34,12 +35,20 @@ from .virtual import offload
 
 if TYPE_CHECKING:
     from ..loop import Run
-    from ..models import ContextLengthExceededError, Model, ModelResponse, ToolCall
+    from ..models import ContextLengthExceededError, Model, ModelError, ModelResponse, ToolCall
     from ..workflows import Workflow
 
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
 MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the tools, at the very least
 STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
+STATUS_ROLE_KEY = "status_role"  # run state: "user" once a server's chat template refused a late system message
+# What templates say when they refuse a system message that is not the first (Qwen: "System message must be at
+# the beginning."; Llama 2 / Mistral: "Conversation roles must alternate user/assistant/...").
+TEMPLATE_REFUSAL = re.compile(
+    r"system message must be at the beginning|roles must alternate|system message.{0,40}(first|beginning)|"
+    r"only one system message|system role (is )?not supported",
+    re.IGNORECASE,
+)
 SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
 
 
@@ -216,6 +225,18 @@ class ContextEngine(Hook):
         run.record.event("masking", turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after)
         return list(masked)
 
+    def on_model_error(self, run: Run, error: ModelError) -> bool:
+        """A chat template that refuses a system message after the first (Qwen's, Mistral's) gets the status as
+        a user message from then on, for the rest of the run and its thread."""
+        if self._status_role(run) == "user" or not TEMPLATE_REFUSAL.search(str(error)):
+            return False
+        run.state.context[STATUS_ROLE_KEY] = "user"
+        run.record.event("status_role_fallback", status_code=error.status_code)
+        return True
+
+    def _status_role(self, run: Run) -> str:
+        return str(run.state.context.get(STATUS_ROLE_KEY, self.settings.status_role))
+
     def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
         """The server counted more than we did: learn its numbers (or assume a quarter more), then compact so
         the retried request fits with room to spare."""
@@ -333,4 +354,4 @@ class ContextEngine(Hook):
             max_files=max(3, self.usable // 800),  # ~40 tokens a row: at most ~5 % of the window
         )
         text = render_status(numbers, files)
-        return {"role": "system", "content": text} if self.settings.status_role == "system" else msgs.user(text)
+        return {"role": "system", "content": text} if self._status_role(run) == "system" else msgs.user(text)

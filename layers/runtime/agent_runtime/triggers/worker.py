@@ -42,6 +42,7 @@ REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within
 # run item: the thread version the turn started from (its save must not skip a newer one) and the files it had
 THREAD_BASE = "thread-base"
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
+CUT_NOTE = "_This answer was cut off at the model's output limit._"
 CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
 
 
@@ -189,6 +190,8 @@ class Worker:
         )
         if answered and record.status is RunStatus.TOOL_CALL_LIMIT:
             text += f"\n\n{CAP_NOTE}"
+        elif answered and record.stop_reason:  # completed, but cut off at the output limit
+            text += f"\n\n{CUT_NOTE}"
         item = self.store.get_item(run_partition(record.run_id), THREAD_BASE)
         base = item.data if item is not None else None
         outputs, left_out = self._outputs(base, files) if answered else ([], [])
