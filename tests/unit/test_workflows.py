@@ -197,3 +197,25 @@ def test_agent_model_overrides_every_workflows_model() -> None:
         assert model.name == "gpt-4.1-mini"
     with open_model(workflow, RuntimeConfig.from_env({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})) as model:
         assert model.name == "gpt-4.1"
+
+
+def test_a_workflow_may_name_its_tokenizer_family(tmp_path: Path) -> None:
+    from agent_runtime import ToolRegistry
+    from agent_runtime.context import ContextEngine
+
+    text = GOOD.format(name="flow").replace("  name: gpt-4o", "  name: qwen2.5-7b\n  tokenizer: cl100k_base")
+    workflow = load_workflow(str(_write(tmp_path, text)), tmp_path)
+    assert workflow.model.tokenizer == "cl100k_base"
+    assert ContextEngine(workflow, ToolRegistry()).counter.encoding.name == "cl100k_base"
+    bad = GOOD.format(name="flow").replace("  name: gpt-4o", "  name: x\n  tokenizer: llama3")
+    assert _problems(tmp_path, bad) == ["model.tokenizer: must be one of o200k_base, cl100k_base, not 'llama3'"]
+
+
+def test_an_unknown_model_name_says_once_which_encoding_stands_in(caplog: pytest.LogCaptureFixture) -> None:
+    from agent_runtime.context.encodings import encoding_name_for
+
+    with caplog.at_level("WARNING"):
+        assert encoding_name_for("gemma-3-270m-test-only") == "o200k_base"
+        assert encoding_name_for("gemma-3-270m-test-only") == "o200k_base"
+    said = [r for r in caplog.records if "gemma-3-270m-test-only" in r.getMessage()]
+    assert len(said) == 1 and "counting with o200k_base" in said[0].getMessage()

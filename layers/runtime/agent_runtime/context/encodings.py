@@ -62,8 +62,21 @@ def encoding_name_for(model: str) -> str:
     try:
         name = tiktoken.encoding_name_for_model(model)
     except KeyError:
+        _stand_in(model)
         return DEFAULT_ENCODING
     return name if name in _SPECS else ("o200k_base" if name.startswith("o200k") else "cl100k_base")
+
+
+@functools.cache
+def _stand_in(model: str) -> None:
+    """Said once per model and process: the count is an estimate until the server's usage calibrates it."""
+    logger.warning(
+        "model=<%s>, encoding=<%s> | not a model tiktoken knows: counting with %s, calibrated from the server's "
+        "usage (set model.tokenizer to choose)",
+        model,
+        DEFAULT_ENCODING,
+        DEFAULT_ENCODING,
+    )
 
 
 @functools.cache

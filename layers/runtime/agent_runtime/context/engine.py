@@ -25,6 +25,7 @@ from ..tools import ToolOutcome, ToolRegistry
 from .budget import Calibration, Window
 from .compaction import Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
+from .encodings import load_encoding
 from .history import VIRTUAL_MARK, check_history
 from .identifiers import identifiers_in
 from .ladder import naming
@@ -66,7 +67,10 @@ class ContextEngine(Hook):
     ) -> None:
         self.workflow = workflow
         self.settings = workflow.context
-        self.counter = counter or TokenCounter(workflow.model.name)
+        tokenizer = workflow.model.tokenizer
+        self.counter = counter or TokenCounter(
+            workflow.model.name, encoding=load_encoding(tokenizer) if tokenizer else None
+        )
         self.raw_tools_tokens = self.counter.tools(tools.specs())
         self.keep_inline = {tool.name for tool in tools if not tool.offload}
         configured = int(min(workflow.model.context_window, self.settings.context_budget or math.inf))

@@ -145,7 +145,7 @@ def _child_workflow(
         name=f"{parent.name}.subagent",
         description=f"helper of {parent.name}",
         prompt=PROMPT,
-        model=ModelSettings(model, window, min(parent.model.max_output_tokens, window // 4)),
+        model=ModelSettings(model, window, min(parent.model.max_output_tokens, window // 4), parent.model.tokenizer),
         limits=Limits(max_tool_calls=calls),
         skills=SkillPolicy(required=tuple(skills), allowed=tuple(skills)),
         path=None,

@@ -26,7 +26,8 @@ NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SECTIONS = ("tools",)  # raw until its subsystem parses it
 TOP_KEYS = ("name", "description", "prompt", "prompt_file", "model", "limits")
 TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", *SECTIONS)
-MODEL_KEYS = ("name", "context_window", "max_output_tokens")
+MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer")
+TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
 DEFAULT_MAX_TOOL_CALLS = 50
@@ -37,6 +38,7 @@ class ModelSettings:
     name: str
     context_window: int
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    tokenizer: str | None = None  # the encoding to count with; default: tiktoken's for the name, else o200k_base
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,4 +202,8 @@ def _model(check: _Checker, data: Mapping[str, Any], present: bool) -> ModelSett
     )
     if output >= window > 1:
         check.add("model.max_output_tokens", f"must be smaller than model.context_window ({window})")
-    return ModelSettings(name, window, output)
+    tokenizer = data.get("tokenizer")
+    if tokenizer is not None and tokenizer not in TOKENIZERS:
+        check.add("model.tokenizer", f"must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
+        tokenizer = None
+    return ModelSettings(name, window, output, tokenizer)
