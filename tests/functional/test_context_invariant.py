@@ -289,3 +289,16 @@ def test_a_template_that_refuses_a_late_system_message_gets_the_status_as_a_user
     answered = [r for r in server.requests if r not in server.intercepted]
     assert all(r.messages[-1]["role"] == "user" and r.status_text() for r in answered)
     assert record.state is not None and record.state.context["status_role"] == "user"  # the thread keeps it
+
+
+def test_a_warm_process_keeps_what_it_learned_of_a_servers_tokenizer(scripted: Start) -> None:
+    """The next run against the same endpoint and model starts calibrated (a warm worker), not from 1.0."""
+    count, guard = windowed(16_000, drift=1.4)
+    server = scripted(reply("one"), reply("two"), token_counter=count, intercept=guard)
+    message = "Check this:\n" + log_lines(60)  # over 1,000 tokens: enough to learn from
+    first = engine_agent(server, window=16_000, output=1_000).run(message)
+    assert any(e["type"] == "calibration" for e in first.events)
+    second = engine_agent(server, window=16_000, output=1_000).run("hi")  # a new agent, a new run
+    status = server.requests[-1].status_text()
+    assert "(counts calibrated to the server's tokenizer: x1.4" in status
+    assert second.state is not None and "calibration" not in second.state.context  # nothing new was learned

@@ -17,6 +17,9 @@ CALIBRATE_MIN_TOKENS = 1_000  # small requests are dominated by per-message temp
 HEADROOM = 1.02  # the same server drifts a little from one request to the next
 UNKNOWN_OVERFLOW_STEP = 1.25  # an overflow that states no numbers: assume a quarter more
 STATE_KEY = "calibration"
+# What a warm process has learned per endpoint and model: a worker's next run starts calibrated (a run's own
+# state still wins: a thread keeps what its runs learned).
+_LEARNED: dict[str, Calibration] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +74,15 @@ class Calibration:
         return {"scale": round(self.scale, 3), "server_window": self.server_window, "server_prompt": prompt_tokens}
 
     @classmethod
-    def restore(cls, context: dict[str, Any]) -> Calibration:
-        saved = context.get(STATE_KEY) or {}
+    def restore(cls, context: dict[str, Any], key: str | None = None) -> Calibration:
+        saved = context.get(STATE_KEY)
+        if saved is None and key in _LEARNED:
+            known = _LEARNED[key]  # type: ignore[index]
+            return cls(scale=known.scale, server_window=known.server_window)
+        saved = saved or {}
         return cls(scale=float(saved.get("scale", 1.0)), server_window=saved.get("server_window"))
 
-    def save(self, context: dict[str, Any]) -> None:
+    def save(self, context: dict[str, Any], key: str | None = None) -> None:
         context[STATE_KEY] = {"scale": self.scale, "server_window": self.server_window}
+        if key is not None:
+            _LEARNED[key] = Calibration(self.scale, self.server_window)

@@ -76,6 +76,7 @@ class ContextEngine(Hook):
         configured = int(min(workflow.model.context_window, self.settings.context_budget or math.inf))
         self.limits = Window(configured, workflow.model.max_output_tokens, self.settings.compaction_threshold)
         self.calibration = Calibration()
+        self.calibration_key = _endpoint_key(model)
         self.status_reserve = STATUS_RESERVE
         self.in_flight = 0  # tool calls of the current batch not yet answered
         self.tally = WindowTally(self.counter)
@@ -114,7 +115,7 @@ class ContextEngine(Hook):
 
     def on_run_start(self, run: Run) -> None:
         self.tally.reset()
-        self.calibration = Calibration.restore(run.state.context)
+        self.calibration = Calibration.restore(run.state.context, self.calibration_key)
         self.status_reserve = STATUS_RESERVE
         self.in_flight = 0
         run.context.ledger = RunLedger(
@@ -246,7 +247,7 @@ class ContextEngine(Hook):
         the retried request fits with room to spare."""
         estimated = (run.state.context.get("window") or {}).get("estimated")
         learned = self.calibration.learn_overflow(estimated, error.prompt_tokens, error.window, self.limits.window)
-        self.calibration.save(run.state.context)
+        self.calibration.save(run.state.context, self.calibration_key)
         run.record.event("calibration", trigger="overflow", **learned)
         self._compact(run, "overflow")
         return True
@@ -283,7 +284,7 @@ class ContextEngine(Hook):
             "drift": response.usage.prompt_tokens - estimated,
         }
         if self.calibration.learn_usage(window.get("estimated"), response.usage.prompt_tokens):
-            self.calibration.save(run.state.context)
+            self.calibration.save(run.state.context, self.calibration_key)
             run.record.event("calibration", trigger="usage", scale=round(self.calibration.scale, 3))
 
     # Virtual files
@@ -359,3 +360,9 @@ class ContextEngine(Hook):
         )
         text = render_status(numbers, files)
         return {"role": "system", "content": text} if self._status_role(run) == "system" else msgs.user(text)
+
+
+def _endpoint_key(model: Model | None) -> str | None:
+    """Which server and model a calibration belongs to (None: not known, so not shared across runs)."""
+    endpoint = getattr(model, "endpoint", None)
+    return None if model is None or endpoint is None else f"{model.name}@{endpoint}"

@@ -93,6 +93,11 @@ class OpenAIChatModel:
         self._timeout = timeout
         self._sleep = sleep
 
+    @property
+    def endpoint(self) -> str:
+        """The server's base URL (what a calibration of its token counts belongs to)."""
+        return str(self._client.base_url)
+
     def with_name(self, name: str) -> OpenAIChatModel:
         """The same endpoint, client and retry policy for another model (e.g. a sub-agent's larger window)."""
         return OpenAIChatModel(name, client=self._client, retry=self._retry, timeout=self._timeout, sleep=self._sleep)
