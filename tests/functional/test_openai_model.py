@@ -136,3 +136,79 @@ def test_unreachable_endpoint_is_a_model_error() -> None:
     )
     with pytest.raises(ModelError, match="APIConnectionError"):
         model.complete(REQUEST)
+
+
+LLAMA_CPP = {  # llama.cpp server (tools/server/utils.hpp, format_error_response / exceed_context_size_error)
+    "error": {
+        "code": 400,
+        "message": "request (4150 tokens) exceeds the available context size (4096 tokens), try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 4150,
+        "n_ctx": 4096,
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "prompt", "window"),
+    [
+        (LLAMA_CPP, 4150, 4096),
+        (  # vLLM (serving_engine.py: _validate_input)
+            {
+                "object": "error",
+                "type": "BadRequestError",
+                "code": 400,
+                "message": (
+                    "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+                    "(4000 in the messages, 1000 in the completion). Please reduce the length of the messages or "
+                    "completion."
+                ),
+            },
+            4000,
+            4096,
+        ),
+        (  # OpenAI (and LiteLLM, which passes it through as ContextWindowExceededError)
+            {
+                "error": {
+                    "code": "context_length_exceeded",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+                    "9000 tokens. Please reduce the length of the messages.",
+                }
+            },
+            9000,
+            8192,
+        ),
+        (
+            {
+                "error": {
+                    "message": "litellm.ContextWindowExceededError: litellm.BadRequestError: prompt is too long",
+                    "type": None,
+                    "code": "400",
+                }
+            },
+            None,
+            None,
+        ),
+    ],
+    ids=["llama.cpp", "vllm", "openai", "litellm"],
+)
+def test_overflow_shapes_of_real_servers_are_recognised_with_their_numbers(
+    scripted: Start, body: dict, prompt: int | None, window: int | None
+) -> None:
+    from agent_runtime.testing import Raw
+
+    server = scripted(Raw(body, status=400))
+    with pytest.raises(ContextLengthExceededError) as caught:
+        _model(server, []).complete(REQUEST)
+    assert (caught.value.prompt_tokens, caught.value.window) == (prompt, window)
+
+
+def test_a_500_that_a_retry_cannot_fix_is_not_retried(scripted: Start) -> None:
+    """llama.cpp answers a history it cannot parse or template with a 500: the same request fails again."""
+    server = scripted(Fail(500, "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]"))
+    sleeps: list[float] = []
+    with pytest.raises(ModelError, match="after 1 attempt"):
+        _model(server, sleeps).complete(REQUEST)
+    assert sleeps == []

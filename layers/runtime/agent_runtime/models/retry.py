@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 import openai
@@ -25,11 +26,21 @@ class RetryPolicy:
         return backoff * (0.75 + random.random() * 0.25)  # jitter keeps parallel workers apart
 
 
+# 5xx that say the request itself is the problem (llama.cpp parsing the history, a chat template raising):
+# the same request fails again, so retrying only spends the run's time.
+_DETERMINISTIC_5XX = re.compile(
+    r"failed to parse|parse_error|raise_exception|chat template|must be at the beginning|roles must alternate",
+    re.IGNORECASE,
+)
+
+
 def is_retryable(error: Exception) -> bool:
     """429, 408, 409, 5xx, timeouts and dropped connections are worth another try; the rest are not."""
     if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(error, openai.APIStatusError):
+        if error.status_code >= 500 and _DETERMINISTIC_5XX.search(error.message or ""):
+            return False
         return error.status_code in (408, 409, 429) or error.status_code >= 500
     return False
 
