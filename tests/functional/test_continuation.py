@@ -72,3 +72,23 @@ def test_continuations_are_capped(moto_endpoint: str, tmp_path: Path) -> None:
         record.state.context["continuations"] = 2
         again = agent.run(state=record.state, deadline=Deadline.after(0.0))
     assert again.status is RunStatus.FAILED and "continued 2 times without finishing" in (again.stop_reason or "")
+
+
+def test_the_stored_record_is_the_returned_one_after_a_refused_continuation(tmp_path: Path) -> None:
+    """Was: persistence saved the record before the continuation hook failed it: stored 'suspended', returned
+    'failed', and the continuation_refused event never reached the store."""
+
+    class Queue:
+        def send(self, *args: object, **kwargs: object) -> None:
+            raise AssertionError("a refused continuation enqueues nothing")
+
+    runs = RunStore(LocalStore(tmp_path))
+    workflow = make_workflow()
+    with ScriptedServer([]) as server:
+        hooks = [PersistenceHook(runs, mutating=set()), ContinuationHook(Queue(), max_continuations=0)]
+        agent = Agent(workflow, model_for(server), tools=ToolRegistry(), hooks=hooks)
+        record = agent.run("hi", deadline=Deadline.after(0))
+    assert record.status is RunStatus.FAILED
+    stored = runs.load_record(record.run_id)
+    assert stored is not None and stored["status"] == "failed"
+    assert any(e["type"] == "continuation_refused" for e in stored["events"])

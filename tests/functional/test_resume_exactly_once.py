@@ -76,10 +76,10 @@ def worker(server: ScriptedServer, root: Path, crash: Hook | None) -> Agent:
     store = LocalStore(root)
     workflow = make_workflow()
     tools = ToolRegistry([lookup, post_comment])
-    hooks: list[Hook] = [
-        ContextEngine(workflow, tools),
-        PersistenceHook(RunStore(store), mutating={"post_comment"}),
+    hooks: list[Hook] = [  # the kill is registered before persistence: closing events run in reverse, so the
+        ContextEngine(workflow, tools),  # step's checkpoint is written first, then the worker dies
         *([crash] if crash else []),
+        PersistenceHook(RunStore(store), mutating={"post_comment"}),
     ]
     return Agent(workflow, model_for(server), tools=tools, hooks=hooks, files=StoreFileStore(store, "run#R"))
 

@@ -132,7 +132,8 @@ def test_budgets_end_the_child_with_a_clear_error(scripted: Start) -> None:
     files = InMemoryFileStore()
     doc = files.put(long_doc(50), name="a.txt")
     greedy = child_script(
-        *[call("file_read", {"id": doc.id, "start_line": n, "end_line": n}) for n in range(1, 4)],
+        # the parent's cap of 2 minus its own subagent call leaves the child 1 call: the second read is refused
+        *[call("file_read", {"id": doc.id, "start_line": n, "end_line": n}) for n in range(1, 3)],
         reply("only line 1 was read"),  # the child's last answer at its cap
     )
     server = scripted(
@@ -188,3 +189,20 @@ def test_bad_requests_from_the_model_are_tool_errors(scripted: Start) -> None:
     assert results[2] == "ERROR: skills ['notion-formatting'] are not available; available: none"
     tool = next(t for t in server.requests[0].body["tools"] if t["function"]["name"] == "subagent")
     assert "gpt-4.1 (1,047,576 tokens)" in tool["function"]["parameters"]["properties"]["model"]["description"]
+
+
+def test_parallel_helpers_get_distinct_run_ids_and_the_cap_holds(scripted: Start) -> None:
+    """Was: two subagent calls in one turn were both '….sub1', and tool_calls_used reached 4 under a cap of 3."""
+    from agent_runtime.testing import calls
+
+    files = InMemoryFileStore()
+    doc = files.put(long_doc(20), name="a.txt")
+    child = child_script(
+        *[call("file_read", {"id": doc.id, "start_line": 1, "end_line": 2}), reply("ok")] * 2,
+    )
+    task = {"task": "read", "files": [doc.id]}
+    server = scripted(calls(("subagent", task), ("subagent", task)), reply("both done"), intercept=child)
+    record = parent(server, files, max_tool_calls=3).run("go")
+    ids = [c["run_id"] for c in record.children]
+    assert len(set(ids)) == len(ids)
+    assert record.state is not None and record.state.tool_calls_used <= 3

@@ -53,7 +53,9 @@ class Hook:
 
 
 class HookChain(Hook):
-    """Runs hooks in order; transforming hooks feed each other."""
+    """Runs hooks in registration order, and the closing events (``after_step``, ``on_run_end``) in reverse, as
+    Strands does: hooks registered after persistence (a continuation that changes the status, a trace) act before
+    it saves. Transforming hooks feed each other in registration order."""
 
     def __init__(self, hooks: Iterable[Hook] = ()) -> None:
         self.hooks = list(hooks)
@@ -90,9 +92,9 @@ class HookChain(Hook):
         return any(hook.on_model_error(run, error) for hook in self.hooks)
 
     def after_step(self, run: Run) -> None:
-        for hook in self.hooks:
+        for hook in reversed(self.hooks):  # teardown order: the outcome is settled before persistence saves it
             hook.after_step(run)
 
     def on_run_end(self, run: Run) -> None:
-        for hook in self.hooks:
+        for hook in reversed(self.hooks):
             hook.on_run_end(run)

@@ -18,7 +18,7 @@ from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
 from .record import RunRecord, RunState, RunStatus, new_run_id, now_iso
-from .run_context import RunContext
+from .run_context import RunContext, ToolBudget
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments
 from .workflows import Workflow
@@ -166,6 +166,12 @@ class Agent:
         record.event("run_started", resumed=state.turn > 0, turn=state.turn)
         context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)
         context.run = Run(self.workflow, state, record, context, deadline)
+        context.budget = ToolBudget(
+            self.workflow.limits.max_tool_calls,
+            used=lambda: state.tool_calls_used,
+            spend=lambda n: setattr(state, "tool_calls_used", state.tool_calls_used + n),
+            children=len(state.context.get("subagents", [])),
+        )
         return context.run
 
     def _step(self, run: Run) -> StepResult:
@@ -243,6 +249,8 @@ class Agent:
         runnable, refused = calls[:allowed], calls[allowed:]
         broken = broken or {}
         outcomes: list[ToolOutcome] = []
+        if run.context.budget is not None:  # allowed, not yet counted: helpers must not spend them
+            run.context.budget.pending = len(runnable)
         for batch in self._batches(runnable, broken):
             if batch[0].id in broken:  # cut off, or arguments not JSON: answered with the reason, in call order
                 error = ToolOutcome(call=batch[0], content=error_text(broken[batch[0].id]), is_error=True)
@@ -293,6 +301,9 @@ class Agent:
         run.state.messages.append(msgs.tool_result(outcome.call.id, outcome.content))
         run.record.tool_calls.append({"turn": run.state.turn, "executed": counted, **outcome.to_record()})
         run.state.tool_calls_used += int(counted)
+        budget = run.context.budget
+        if counted and budget is not None and budget.pending > 0:
+            budget.pending -= 1
         return outcome
 
     def _finish(self, run: Run, result: StepResult) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,6 +27,40 @@ class Ledger(Protocol):
     ) -> None: ...
 
 
+class ToolBudget:
+    """The run's tool-call cap, shared safely by calls running in parallel (sub-agents reserve from it).
+
+    ``pending`` counts the calls of the step under way that are allowed but not yet counted, so a helper never
+    spends the calls its own siblings were promised."""
+
+    def __init__(self, limit: int, used: Callable[[], int], spend: Callable[[int], None], children: int = 0) -> None:
+        self.limit, self._used, self._spend = limit, used, spend
+        self._lock = threading.Lock()
+        self.pending = 0
+        self.reserved = 0
+        self._children = children
+
+    def reserve(self, wanted: int) -> int:
+        """Up to ``wanted`` calls, taken from what is left; 0 when nothing is."""
+        with self._lock:
+            left = self.limit - self._used() - self.pending - self.reserved
+            granted = max(0, min(wanted, left))
+            self.reserved += granted
+            return granted
+
+    def settle(self, granted: int, spent: int) -> None:
+        """Give back a reservation and count what was really spent."""
+        with self._lock:
+            self.reserved -= granted
+            self._spend(spent)
+
+    def child_id(self, run_id: str) -> str:
+        """A run id for the next helper, unique even when helpers start at once."""
+        with self._lock:
+            self._children += 1
+            return f"{run_id}.sub{self._children}"
+
+
 @dataclass(slots=True)
 class RunContext:
     """Passed to any tool parameter annotated ``RunContext``; hidden from the model's schema."""
@@ -36,3 +72,4 @@ class RunContext:
     ledger: Ledger | None = None  # set by the context engine; None means no budget checks
     state: dict[str, Any] = field(default_factory=dict)  # JSON, persisted with the run (RunState.context)
     run: Any = None  # the live Run (loop.Run), for tools that manage runs of their own (sub-agents)
+    budget: ToolBudget | None = None  # the tool-call cap, for tools that spend calls of their own

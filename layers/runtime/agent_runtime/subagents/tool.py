@@ -93,11 +93,20 @@ def subagent_tool(
         skills: list[str] | None = None,
         model: str | None = None,
     ) -> str:
-        child = _child_workflow(parent, settings, models, model or default_model, skills or [], visible, ctx)
         shared = [ctx.files.meta(file_id).id for file_id in files or []]  # unknown ids fail here, clearly
-        helper = _Helper(model_for(child.model.name), depth, config, trace, library, sandbox)
-        record = _run_child(ctx, child, shared, task, helper)
-        return _result(ctx, record)
+        granted = ctx.budget.reserve(settings.max_tool_calls) if ctx.budget else settings.max_tool_calls
+        if granted <= 0:
+            raise ToolError("no tool calls are left in this run's budget for a helper")
+        spent = 0
+        try:
+            child = _child_workflow(parent, settings, models, model or default_model, skills or [], visible, granted)
+            helper = _Helper(model_for(child.model.name), depth, config, trace, library, sandbox)
+            record = _run_child(ctx, child, shared, task, helper)
+            spent = sum(1 for call in record.tool_calls if call.get("executed", True))
+        finally:
+            if ctx.budget is not None:  # the child's calls count against the parent's cap
+                ctx.budget.settle(granted, spent)
+        return _result(ctx, record, spent)
 
     subagent.__doc__ = _doc(models, default_model, visible, settings)
     return tool(subagent, name="subagent")
@@ -127,18 +136,13 @@ def _child_workflow(
     model: str,
     skills: list[str],
     visible: list[str],
-    ctx: RunContext,
+    calls: int,
 ) -> Workflow:
     if model not in models:
         raise ToolError(f"model {model!r} is not allowed for helpers; allowed: {', '.join(models)}")
     unknown = [name for name in skills if name not in visible]
     if unknown:
         raise ToolError(f"skills {unknown} are not available; available: {', '.join(visible) or 'none'}")
-    run = ctx.run
-    left = parent.limits.max_tool_calls - (run.state.tool_calls_used if run else 0)
-    calls = min(settings.max_tool_calls, left)
-    if calls <= 0:
-        raise ToolError("no tool calls are left in this run's budget for a helper")
     window = models[model]
     return replace(
         parent,
@@ -190,19 +194,18 @@ def _run_child(
     )
     limit = Deadline.after(child.subagents.max_seconds)
     deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline
-    return agent.run(
-        task, deadline=deadline, run_id=f"{ctx.run_id}.sub{len(ctx.state.setdefault('subagents', [])) + 1}"
+    run_id = (
+        ctx.budget.child_id(ctx.run_id) if ctx.budget else f"{ctx.run_id}.sub{len(ctx.state.get('subagents', [])) + 1}"
     )
+    return agent.run(task, deadline=deadline, run_id=run_id)
 
 
-def _result(ctx: RunContext, record: Any) -> str:
-    executed = sum(1 for call in record.tool_calls if call.get("executed", True))
+def _result(ctx: RunContext, record: Any, executed: int) -> str:
     summary = {"run_id": record.run_id, "status": str(record.status), "tool_calls": executed}
     summary |= {"tokens": record.usage_totals()["total_tokens"], "model": record.model}
     ctx.state.setdefault("subagents", []).append(summary)
     run = ctx.run
     if run is not None:
-        run.state.tool_calls_used += executed  # the child's calls count against the parent's cap
         run.record.children.append(record.to_dict())
         run.record.event("subagent", **summary)
     if record.status is RunStatus.TOOL_CALL_LIMIT and record.final_answer:
