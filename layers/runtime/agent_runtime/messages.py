@@ -7,6 +7,7 @@ The invariant every component keeps: an assistant message's ``tool_calls`` are a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Literal, NotRequired, TypedDict
 
 MAX_QUOTED = 200
@@ -66,6 +67,11 @@ def text_of(message: Message) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def tool_names(messages: Iterable[Message]) -> dict[str, str]:
+    """Call id → tool name, for every call in ``messages`` (to name the tool a result came from)."""
+    return {call["id"]: call["function"]["name"] for message in messages for call in message.get("tool_calls", [])}
 
 
 def pending_tool_calls(messages: list[Message]) -> list[ToolCallDict]:

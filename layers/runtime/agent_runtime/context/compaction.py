@@ -204,7 +204,7 @@ class Compactor:
         """(index, tool name) of outputs worth masking: used (the model answered after them), not from a
         mutating tool, not already a pointer, and big enough to be worth a pointer."""
         last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
-        names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+        names = msgs.tool_names(messages)
         found = []
         for index in range(last_assistant):
             message = messages[index]
@@ -297,7 +297,7 @@ class Compactor:
     def _pinned_results(self, span: list[Message]) -> str:
         """Results of pinned tools (loaded skills) leave the span but not the context: carried verbatim, also
         out of earlier summaries, so chained compactions keep them."""
-        names = {c["id"]: c["function"]["name"] for m in span for c in m.get("tool_calls", [])}
+        names = msgs.tool_names(span)
         kept: list[str] = []
         for message in span:
             text = text_of(message)

@@ -44,7 +44,7 @@ def offload_largest(
     """Offload the largest messages (of ``among``, when given), one at a time, until the window measures
     ``goal`` or less. Returns the new list and how many messages were offloaded (0: nothing big enough)."""
     result = list(messages)
-    names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+    names = msgs.tool_names(messages)
     done: set[int] = set() if among is None else set(range(len(messages))) - among
     skipped = len(done)
     while measure(result) > goal:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .. import messages as msgs
 from ..messages import Message, text_of
 from .transcript import Transcript
 
@@ -55,7 +56,7 @@ def summary_request(transcript: Transcript, *, archive_id: str, custom: str | No
 
 def deterministic_summary(span: list[Message], transcript: Transcript, *, mutating: set[str]) -> str:
     """A summary built without a model: used when no model is set, or when the summary call fails or is empty."""
-    tool_names = {c["id"]: c["function"]["name"] for m in span for c in m.get("tool_calls", [])}
+    tool_names = msgs.tool_names(span)
     users = [(i, text_of(m)) for i, m in enumerate(span) if m["role"] == "user"]
     answers = [(i, text_of(m)) for i, m in enumerate(span) if m["role"] == "assistant" and text_of(m).strip()]
     calls = Counter(c["function"]["name"] for m in span for c in m.get("tool_calls", []))

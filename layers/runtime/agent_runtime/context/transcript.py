@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import messages as msgs
 from ..messages import Message, text_of
 from .counter import TokenCounter
 
@@ -32,7 +33,7 @@ def _heading(index: int, message: Message, tool_names: dict[str, str]) -> str:
 
 def render(messages: list[Message], *, title: str, counter: TokenCounter | None = None, clip: int = 0) -> Transcript:
     """One section per message. With ``clip`` > 0 (tokens), long bodies are cut and point at the archive."""
-    tool_names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+    tool_names = msgs.tool_names(messages)
     lines = [title]
     spans: list[tuple[int, int]] = []
     for index, message in enumerate(messages):
