@@ -64,10 +64,15 @@ class ThreadStore:
         """Name the run of the turn under way (None: no turn is under way)."""
         self.store.put_latest(thread_partition(thread_id), ACTIVE_RUN, {"run_id": run_id})
 
-    def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
-        """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
+    def active(self, thread_id: str) -> str | None:
+        """The run of the turn under way (suspended, or killed mid-run), if any."""
         item = self.store.get_item(thread_partition(thread_id), ACTIVE_RUN)
         run_id = item.data.get("run_id") if item is not None else None
+        return str(run_id) if run_id else None
+
+    def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
+        """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
+        run_id = self.active(thread_id)
         checkpoint = runs.load_checkpoint(run_id) if run_id else None
         return None if checkpoint is None else checkpoint[0]
 

@@ -37,7 +37,6 @@ from .progress import ProgressHook
 from .queue import EventQueue
 from .replies import JiraReplier, SlackReplier
 
-ACTIVE_RUN = "active-run"  # thread item: the run that is suspended mid-turn, if any
 REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
 # run item: the thread version the turn started from (its save must not skip a newer one) and the files it had
 THREAD_BASE = "thread-base"
@@ -104,8 +103,7 @@ class Worker:
     def _defer_behind_active_run(self, event: TriggerEvent, run_id: str, message: dict[str, Any]) -> bool:
         """A thread's turns run in order: a new turn waits behind a suspended one (queued again after its
         continuation, in the thread's message group), instead of answering without it and racing its save."""
-        active = self.store.get_item(thread_partition(event.thread_id), ACTIVE_RUN)
-        other = active.data.get("run_id") if active is not None else None
+        other = self.threads.active(event.thread_id)
         if not other or other == run_id or self.queue is None:
             return False
         self.queue.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:after:{other}")
@@ -141,7 +139,7 @@ class Worker:
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
         active = record.run_id if record.status is RunStatus.SUSPENDED else None
-        self.store.put_latest(thread_partition(event.thread_id), ACTIVE_RUN, {"run_id": active})
+        self.threads.mark_active(event.thread_id, active)
         if active:
             progress(":hourglass_flowing_sand: Still working — this one takes longer; I will answer here.")
             return "suspended"
