@@ -226,7 +226,7 @@ def test_code_that_runs_forever_is_killed_at_the_time_limit(sandbox, code: str) 
 )
 def test_allocating_past_the_memory_cap_is_stopped(sandbox, code: str) -> None:
     result = sandbox.run(code, memory_mb=128, time_limit_seconds=60)
-    assert result.status == "memory_limit"
+    assert result.status == "memory_limit", result.error
     assert "over the memory limit of 128 MB" in (result.error or "")
 
 
