@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 from . import messages as msgs
 from .deadline import Deadline
@@ -165,14 +166,15 @@ class Agent:
         record.files = [f.to_dict() for f in files]
         record.event("run_started", resumed=state.turn > 0, turn=state.turn)
         context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)
-        context.run = Run(self.workflow, state, record, context, deadline)
+        run = Run(self.workflow, state, record, context, deadline)
+        context.report = lambda kind, data: _report(record, kind, data)
         context.budget = ToolBudget(
             self.workflow.limits.max_tool_calls,
             used=lambda: state.tool_calls_used,
             spend=lambda n: setattr(state, "tool_calls_used", state.tool_calls_used + n),
             children=len(state.context.get("subagents", [])),
         )
-        return context.run
+        return run
 
     def _step(self, run: Run) -> StepResult:
         pending = msgs.pending_tool_calls(run.state.messages)
@@ -320,6 +322,14 @@ class Agent:
         elif isinstance(result, Stopped):
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
             record.event(str(result.status), reason=result.reason, tool_calls=run.state.tool_calls_used)
+
+
+def _report(record: RunRecord, kind: str, data: dict[str, Any]) -> None:
+    """What a tool adds to the run's record (called from tool threads: list appends are atomic)."""
+    child = data.pop("child", None)
+    if child is not None:
+        record.children.append(child)
+    record.event(kind, **data)
 
 
 def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:

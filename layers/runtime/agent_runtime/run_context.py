@@ -71,5 +71,6 @@ class RunContext:
     deadline: Deadline = field(default_factory=Deadline.none)
     ledger: Ledger | None = None  # set by the context engine; None means no budget checks
     state: dict[str, Any] = field(default_factory=dict)  # JSON, persisted with the run (RunState.context)
-    run: Any = None  # the live Run (loop.Run), for tools that manage runs of their own (sub-agents)
     budget: ToolBudget | None = None  # the tool-call cap, for tools that spend calls of their own
+    # Adds to the run's record: report("subagent", {"child": record, ...}) links a helper's record and an event.
+    report: Callable[[str, dict[str, Any]], None] | None = None

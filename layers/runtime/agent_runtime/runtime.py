@@ -116,17 +116,22 @@ def build_agent(
         tools.register(python_tool(sandbox, workflow.sandbox))
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
         trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
-        tools.register(
-            subagent_tool(
-                workflow,
-                library=skills,
-                model_for=_model_factory(model),
+        model_for = _model_factory(model)
+
+        def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
+            """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
+            return build_agent(
+                child,
+                model_for(child.model.name),
+                files=child_files,
+                hooks=child_hooks,
+                skills=skills,
                 config=config,
-                depth=depth,
-                trace=trace,
+                depth=depth + 1,
                 sandbox=sandbox,
             )
-        )
+
+        tools.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
     engine = ContextEngine(workflow, tools, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
     # Checkpoints right after the engine, so every step is durable before anything else can fail.
     durable = [PersistenceHook(runs, mutating={t.name for t in tools if t.mutating})] if runs else []

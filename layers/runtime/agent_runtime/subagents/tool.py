@@ -7,14 +7,14 @@ scoped store, and every read the child makes of them is recorded in the parent's
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..deadline import Deadline
 from ..errors import RunError, ToolError
+from ..files import FileStore
 from ..hooks import Hook
-from ..models import Model
 from ..record import RunStatus
 from ..run_context import Ledger, RunContext
 from ..skills import SkillLibrary, SkillPolicy
@@ -24,10 +24,8 @@ from .settings import SubagentSettings
 from .store import ScopedFileStore
 
 if TYPE_CHECKING:
-    from ..config import RuntimeConfig
-    from ..loop import Run
+    from ..loop import Agent, Run
     from ..models import ModelResponse
-    from ..sandbox import SandboxClient
 
 PROMPT = """\
 You are a helper agent, started by another agent for one self-contained task. Work only on that task.
@@ -71,16 +69,17 @@ class LedgerBridge(Hook):
             self.parent.record_read(file_id, tool=f"subagent/{tool}", lines=lines, bytes_=bytes_)
 
 
+Spawn = Callable[[Workflow, FileStore, Sequence[Hook]], "Agent"]  # the runtime's build_agent, one level deeper
+
+
 def subagent_tool(
     parent: Workflow,
     *,
+    spawn: Spawn,
     library: SkillLibrary | None,
-    model_for: Callable[[str], Model],
-    config: RuntimeConfig | None,
-    depth: int,
     trace: TextIO | None = None,
-    sandbox: SandboxClient | None = None,
 ) -> Tool:
+    """``spawn`` builds a helper's agent (the runtime passes it: this module never imports the runtime)."""
     settings = parent.subagents
     models = dict(settings.models) or {parent.model.name: parent.model.context_window}
     default_model = parent.model.name if parent.model.name in models else next(iter(models))
@@ -100,8 +99,7 @@ def subagent_tool(
         spent = 0
         try:
             child = _child_workflow(parent, settings, models, model or default_model, skills or [], visible, granted)
-            helper = _Helper(model_for(child.model.name), depth, config, trace, library, sandbox)
-            record = _run_child(ctx, child, shared, task, helper)
+            record = _run_child(ctx, child, shared, task, spawn, trace)
             spent = sum(1 for call in record.tool_calls if call.get("executed", True))
         finally:
             if ctx.budget is not None:  # the child's calls count against the parent's cap
@@ -157,41 +155,15 @@ def _child_workflow(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Helper:
-    """What a child agent is built with besides its workflow."""
-
-    model: Model
-    depth: int
-    config: RuntimeConfig | None
-    trace: TextIO | None
-    skills: SkillLibrary | None
-    sandbox: SandboxClient | None
-
-
 def _run_child(
-    ctx: RunContext,
-    child: Workflow,
-    shared: list[str],
-    task: str,
-    helper: _Helper,
+    ctx: RunContext, child: Workflow, shared: list[str], task: str, spawn: Spawn, trace: TextIO | None
 ) -> Any:
-    from ..runtime import build_agent  # call time: the runtime module adds this tool to agents it builds
     from ..trace import TraceHook
 
     hooks: list[Hook] = [LedgerBridge(ctx.ledger, shared), TokenBudget(child.subagents.max_tokens)]
-    if helper.trace is not None:
-        hooks.append(TraceHook(helper.trace, indent="    │ "))
-    agent = build_agent(
-        child,
-        helper.model,
-        files=ScopedFileStore(ctx.files, shared),
-        hooks=hooks,
-        skills=helper.skills,
-        config=helper.config,
-        depth=helper.depth + 1,
-        sandbox=helper.sandbox,
-    )
+    if trace is not None:
+        hooks.append(TraceHook(trace, indent="    │ "))
+    agent = spawn(child, ScopedFileStore(ctx.files, shared), hooks)
     limit = Deadline.after(child.subagents.max_seconds)
     deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline
     run_id = (
@@ -204,10 +176,8 @@ def _result(ctx: RunContext, record: Any, executed: int) -> str:
     summary = {"run_id": record.run_id, "status": str(record.status), "tool_calls": executed}
     summary |= {"tokens": record.usage_totals()["total_tokens"], "model": record.model}
     ctx.state.setdefault("subagents", []).append(summary)
-    run = ctx.run
-    if run is not None:
-        run.record.children.append(record.to_dict())
-        run.record.event("subagent", **summary)
+    if ctx.report is not None:  # into the parent's record: the child's record, and an event
+        ctx.report("subagent", {"child": record.to_dict(), **summary})
     if record.status is RunStatus.TOOL_CALL_LIMIT and record.final_answer:
         return f"{record.final_answer}\n\n[the helper reached its tool-call limit: its answer may be incomplete]"
     if record.status is not RunStatus.COMPLETED or record.final_answer is None:
