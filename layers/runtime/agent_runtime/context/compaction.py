@@ -19,6 +19,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -131,7 +132,8 @@ class Compactor:
         masked = self.mask(run, messages, enough=lambda candidate: plan.measure(candidate) <= plan.target)
         if plan.measure(masked) <= plan.target:
             return self._apply(run, masked, plan, event | {"tactic": "masking"})
-        candidate, details, rungs = masked, {"tactic": "masking"}, []
+        candidate, details = masked, {"tactic": "masking"}
+        rungs: list[str] = []
         lead = next((i for i, m in enumerate(candidate) if m["role"] != "system"), len(candidate))
         cut = self._cut(candidate, lead)
         if cut is None or not self._feasible(candidate, lead, cut, plan):  # the newest part is the problem
@@ -157,14 +159,12 @@ class Compactor:
         if plan.offload is None:
             return messages
         newest = newest_outputs(messages)
-        common = {"measure": plan.measure, "offloader": plan.offload, "counter": self.counter}
         older = set(range(len(messages))) - newest
-        result, count = offload_largest(
-            messages, goal=plan.target, preview_cap=plan.preview_tokens, among=older, **common
-        )
+        offload = partial(offload_largest, measure=plan.measure, offloader=plan.offload, counter=self.counter)
+        result, count = offload(messages, goal=plan.target, preview_cap=plan.preview_tokens, among=older)
         window = plan.hard_limit or plan.limit  # past the threshold is allowed for them; past the window is not
         if plan.measure(result) > window and newest:
-            result, more = offload_largest(result, goal=window, preview_cap=window, among=newest, **common)
+            result, more = offload(result, goal=window, preview_cap=window, among=newest)
             count += more
         if count:
             rungs.append(f"offload:{count}")

@@ -11,7 +11,7 @@ from .safety import Budget
 
 # pypdf's own limits, tightened for one extraction (they default to 75 MB a stream): a 68 KB PDF whose page
 # inflates to 70 MB of text peaked at 3.7 GB. 16 MB of content stream is ~2,000 pages of dense text.
-PDF_LIMITS = {
+PDF_LIMITS: dict[str, Any] = {
     "zlib_maximum_output_length": 16 * 2**20,
     "lzw_maximum_output_length": 16 * 2**20,
     "run_length_maximum_output_length": 16 * 2**20,

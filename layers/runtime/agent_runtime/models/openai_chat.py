@@ -59,8 +59,9 @@ def _is_context_overflow(error: openai.APIStatusError) -> bool:
 
 def overflow_numbers(error: openai.APIStatusError) -> tuple[int | None, int | None]:
     """(prompt tokens, window) as the server counted them, from llama.cpp's fields or the message's words."""
-    body = error.body if isinstance(error.body, dict) else {}
-    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    body: dict[str, Any] = error.body if isinstance(error.body, dict) else {}
+    nested = body.get("error")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else body
     prompt, window = inner.get("n_prompt_tokens"), inner.get("n_ctx")
     if isinstance(prompt, int) and isinstance(window, int):
         return prompt, window
