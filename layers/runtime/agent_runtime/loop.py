@@ -351,7 +351,7 @@ def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:
         elif not valid:
             refused[call.id] = f"{why} (it was not run)"
         calls.append(call if valid else replace(call, arguments="{}"))
-    stored = replace(response, tool_calls=tuple(calls)) if refused or calls != list(response.tool_calls) else response
+    stored = replace(response, tool_calls=tuple(calls)) if calls != list(response.tool_calls) else response
     return stored, refused
 
 

@@ -93,18 +93,22 @@ class ContextEngine(Hook):
             memo=memo,
         )
 
-    # The window's numbers, as the server counts (our count times the calibrated scale).
+    # The window's numbers: the configured window, or the server's when it said it is smaller.
+    @property
+    def _window(self) -> Window:
+        return self.limits.for_server(self.calibration.server_window)
+
     @property
     def window(self) -> int:
-        return self.limits.for_server(self.calibration.server_window).window
+        return self._window.window
 
     @property
     def usable(self) -> int:
-        return self.limits.for_server(self.calibration.server_window).usable
+        return self._window.usable
 
     @property
     def compaction_at(self) -> int:
-        return self.limits.for_server(self.calibration.server_window).compaction_at
+        return self._window.compaction_at
 
     @property
     def tools_tokens(self) -> int:
@@ -145,15 +149,17 @@ class ContextEngine(Hook):
         """What no compaction can shrink: the leading system messages, the tools and the status."""
         return self.calibration.scaled(self.tally.split["system"]) + self.tools_tokens + self.status_reserve
 
+    def room(self) -> int:
+        """What a compacted window (compaction's target) leaves for the conversation beside the baseline."""
+        return int(self.compaction_at * MASK_TARGET) - self.baseline()
+
     def offload_threshold(self) -> int:
         """``virtual_file_threshold_tokens``, or half the room the window leaves when that is smaller: a fixed
         10,000 makes no sense in an 8k window."""
-        room = int(self.compaction_at * MASK_TARGET) - self.baseline()
-        return max(2 * self.preview_cap(), min(self.settings.virtual_file_threshold_tokens, room // 2))
+        return max(2 * self.preview_cap(), min(self.settings.virtual_file_threshold_tokens, self.room() // 2))
 
     def preview_cap(self) -> int:
-        room = int(self.compaction_at * MASK_TARGET) - self.baseline()
-        return max(50, min(self.settings.virtual_file_preview_tokens, room // 8))
+        return max(50, min(self.settings.virtual_file_preview_tokens, self.room() // 8))
 
     def summary_input(self) -> int:
         """The summary call must fit the window too: its transcript gets what its answer and prompt leave."""
@@ -173,7 +179,7 @@ class ContextEngine(Hook):
         compacted window leaves (so the model can always make progress: the next compaction masks older outputs,
         and the ladder offloads what still does not fit)."""
         room = self.compaction_at - self.used(run) - self.status_reserve
-        floor = (int(self.compaction_at * MASK_TARGET) - self.baseline()) // 2
+        floor = self.room() // 2
         small_window_floor = (self.usable - self.baseline()) // 3  # compaction may end over the threshold there
         return max(0, room, floor, small_window_floor) // max(1, self.in_flight)  # parallel calls share it
 
@@ -211,8 +217,8 @@ class ContextEngine(Hook):
             status = self._status(run, used + self.calibration.scaled(self.counter.message(status)), split, files)
         status_tokens = self.counter.message(status)
         total = self.calibration.scaled(raw + status_tokens)
-        run.state.context["window"] = {"turn": run.state.turn, "used": total, "usable": self.usable}
-        run.state.context["window"]["estimated"] = raw + status_tokens
+        window = {"turn": run.state.turn, "used": total, "usable": self.usable, "estimated": raw + status_tokens}
+        run.state.context["window"] = window
         return status, total
 
     def _rolling_mask(self, run: Run, messages: list[Message]) -> list[Message]:
@@ -271,7 +277,6 @@ class ContextEngine(Hook):
         )
         event = self.compactor.compact(run, plan)
         self.tally.reset()
-        run.state.context["compacted_turn"] = turn
         run.record.event("compaction", turn=turn, **event)
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:

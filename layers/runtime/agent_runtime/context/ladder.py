@@ -45,17 +45,18 @@ def offload_largest(
     ``goal`` or less. Returns the new list and how many messages were offloaded (0: nothing big enough)."""
     result = list(messages)
     names = msgs.tool_names(messages)
-    done: set[int] = set() if among is None else set(range(len(messages))) - among
-    skipped = len(done)
+    left = set(range(len(messages))) if among is None else set(among)
+    count = 0
     while measure(result) > goal:
-        index = _largest(result, done, counter)
+        index = _largest(result, left, counter)
         if index is None:
             break
-        done.add(index)
+        left.discard(index)
+        count += 1
         result[index] = _offloaded(
             result, index, names, measure=measure, goal=goal, offloader=offloader, cap=preview_cap
         )
-    return result, len(done) - skipped
+    return result, count
 
 
 def newest_outputs(messages: list[Message]) -> set[int]:
@@ -77,28 +78,24 @@ def _offloaded(
 ) -> Message:
     message = result[index]
     text = text_of(message)
+    # The identifiers a user's message, an answer or a summary named stay in view (tool output's are left to
+    # the file; the calls' arguments stay in the message anyway).
+    named = [] if message["role"] == "tool" else identifiers_in(text)
     virtual = _VIRTUAL_ID.match(text)
-    if virtual:  # already a file: its preview goes, its pointer stays, and so do the ids it named
+    if virtual:  # already a file: its preview goes, its pointer stays
         fid = virtual.group(1)
-        named = [] if message["role"] == "tool" else [i for i in identifiers_in(text) if i != fid]
         pointer = (
             f"{MASK_MARK}the preview of virtual file {fid} was removed to fit the window; read it with "
             f'file_read(id="{fid}") in parts or search it with file_regex]'
         )
-        return _with_text(message, _naming(pointer, named))
+        return _with_text(message, naming(pointer, named))
     label, stem = _label(message, names)
-    # A user's or the assistant's identifiers stay in view (tool output has none); a summary's are its facts.
-    named = identifiers_in(text) if text.startswith(SUMMARY_MARK) else identifiers_in(" ".join(extract([message])))
-    bare = _with_text(message, _naming(offloader(text, label, stem, 0), named))
+    bare = _with_text(message, naming(offloader(text, label, stem, 0), named))
     room = goal - measure([*result[:index], bare, *result[index + 1 :]])
     preview = min(cap, int(room * 0.8))
     if preview < MIN_PREVIEW_TOKENS:
         return bare
-    return _with_text(message, _naming(offloader(text, label, stem, preview), named))
-
-
-def _naming(inline: str, named: list[str]) -> str:
-    return naming(inline, named)
+    return _with_text(message, naming(offloader(text, label, stem, preview), named))
 
 
 def naming(inline: str, named: list[str]) -> str:
@@ -108,14 +105,14 @@ def naming(inline: str, named: list[str]) -> str:
     return f"{inline}\n[named in it: {' · '.join(missing)}]" if missing else inline
 
 
-def _largest(messages: list[Message], done: set[int], counter: TokenCounter) -> int | None:
-    """The biggest message that offloading can shrink: not the workflow's system prompt, not a pointer, not
-    multi-part content (images), not already handled."""
+def _largest(messages: list[Message], among: set[int], counter: TokenCounter) -> int | None:
+    """The biggest message of ``among`` that offloading can shrink: not the workflow's system prompt, not a
+    pointer, not multi-part content (images)."""
     best, best_tokens = None, MIN_OFFLOAD_TOKENS
     leading = True
     for index, message in enumerate(messages):
         leading = leading and message["role"] == "system"
-        if leading or index in done or not isinstance(message.get("content"), str):
+        if leading or index not in among or not isinstance(message.get("content"), str):
             continue
         if text_of(message).startswith(MASK_MARK):
             continue

@@ -68,8 +68,8 @@ def _worth_listing(
     archives = [(meta, state) for meta, state in files if meta.source == "archive"][-ARCHIVES_LISTED:]
     first = [(meta, state) for meta, state in files if meta.source in ("attachment", "extracted")]
     virtual = [(meta, state) for meta, state in files if meta.source == "virtual" and not _fully_read(state)]
-    ranked = [*first, *reversed(virtual), *reversed(archives)][: max(limit, 1)]
-    return [row for row in files if row in ranked]
+    ranked = {meta.id for meta, _ in [*first, *reversed(virtual), *reversed(archives)][: max(limit, 1)]}
+    return [row for row in files if row[0].id in ranked]
 
 
 def _fully_read(state: Mapping[str, Any]) -> bool:

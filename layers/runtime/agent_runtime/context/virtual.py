@@ -19,7 +19,7 @@ class Offloaded:
     meta: FileMeta
     inline: str  # what replaces the original text in the window
     preview_lines: int  # lines 1..preview_lines of the file are shown inline, whole
-    preview_bytes: int  # bytes 0..preview_bytes-1 of the file are shown inline
+    preview_bytes: int  # when the preview ends mid-line: bytes 0..preview_bytes-1 are shown (else 0)
     tokens: int
     lines: int
 
@@ -34,30 +34,33 @@ def offload(
     if len(head) < len(text) and "\n" in head and head.rfind("\n") >= len(head) // 2:
         head = head[: head.rfind("\n")]  # end on a whole line, so "continue at line N" is exact
     shown_bytes = len(head.encode("utf-8"))
-    whole_lines = head.count("\n") + 1 if head and text[len(head) : len(head) + 1] in ("\n", "") else head.count("\n")
+    on_line = bool(head) and text[len(head) : len(head) + 1] in ("\n", "")  # the preview ends on a whole line
+    whole_lines = head.count("\n") + on_line
     header = (
         f"{VIRTUAL_MARK}{meta.id}: {label}, {tokens:,} tokens, {lines:,} lines, {meta.size_bytes:,} bytes. "
-        + _shown(head, whole_lines, shown_bytes)
+        + _shown(head, on_line, whole_lines, shown_bytes)
         + "]"
     )
-    pointer = _pointer(meta, text, head, whole_lines, shown_bytes, lines)
+    pointer = _pointer(meta, text, head, on_line, whole_lines, shown_bytes, lines)
     inline = f"{header}\n{head}\n{pointer}" if head else f"{header}\n{pointer}"
-    return Offloaded(meta, inline, whole_lines, shown_bytes, tokens, lines)
+    return Offloaded(meta, inline, whole_lines, 0 if on_line else shown_bytes, tokens, lines)
 
 
-def _shown(head: str, whole_lines: int, shown_bytes: int) -> str:
+def _shown(head: str, on_line: bool, whole_lines: int, shown_bytes: int) -> str:
     if not head:
         return "No preview is shown."
-    if head.count("\n") + 1 == whole_lines:
+    if on_line:
         return f"Only the first {whole_lines:,} line(s) are shown."
     return f"Only the first {shown_bytes:,} bytes are shown (lines are long)."
 
 
-def _pointer(meta: FileMeta, text: str, head: str, whole_lines: int, shown_bytes: int, lines: int) -> str:
+def _pointer(
+    meta: FileMeta, text: str, head: str, on_line: bool, whole_lines: int, shown_bytes: int, lines: int
+) -> str:
     search = f'or search with file_regex(id="{meta.id}", pattern=...).]'
     if len(head) == len(text):
         return f'[That is the whole file; search it with file_regex(id="{meta.id}", pattern=...).]'
-    if head and head.count("\n") + 1 == whole_lines:
+    if on_line:
         return (
             f"[... lines {whole_lines + 1:,}-{lines:,} are not shown. Continue with "
             f'file_read(id="{meta.id}", start_line={whole_lines + 1}), {search}'

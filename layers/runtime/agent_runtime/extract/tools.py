@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from ..files.tools import MAX_CHARS_WITHOUT_LEDGER, fits_budget, refusal_message
+from ..files.tools import MAX_BYTES_PER_TOKEN, MAX_CHARS_WITHOUT_LEDGER, fits_budget, refusal_message
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from .engine import extract
@@ -85,7 +85,7 @@ def load_file(ctx: RunContext, id: str) -> str:
     """
     meta = ctx.files.meta(id)
     budget = ctx.ledger.remaining_tokens() if ctx.ledger is not None else MAX_CHARS_WITHOUT_LEDGER
-    if meta.size_bytes > budget * 16:  # sized from metadata: a file this large is never loaded to be refused
+    if meta.size_bytes > budget * MAX_BYTES_PER_TOKEN:  # sized from metadata: never loaded to be refused
         raise ExtractionError(
             f"not loaded: {meta.name} is {meta.size_bytes:,} bytes, far more than the {budget:,} tokens left in the "
             "context window. Read it in parts with file_read (it returns what fits and where to continue), or "

@@ -23,6 +23,7 @@ from .exceptions import FileRangeError
 MAX_CHARS_WITHOUT_LEDGER = 60_000  # when no context engine runs (bare Agent), keep reads modest
 MAX_LINE_CHARS = 2_000  # a line longer than this is cut in file_regex output
 MIN_LINE_CHARS = 160  # cut no narrower when fitting the budget: drop blocks instead
+MAX_BYTES_PER_TOKEN = 16  # a token is rarely more: never load more than the budget could show
 REGEX_LINE_LIMIT = 2.0  # catastrophic backtracking happens within a line: stop such a search
 REGEX_TOTAL_LIMIT = 120.0  # a whole scan, so a 100 MB file fits; never past the run's deadline
 MAX_MATCHES = 200
@@ -97,14 +98,13 @@ class _Fitter:
         self.batch: list[str] = []
         self.full = False
 
-    def add(self, row: str) -> bool:
-        """False once the budget is reached (the row was not taken)."""
+    def add(self, row: str) -> None:
+        """Take ``row`` unless the budget is already reached (``full``)."""
         if self.full:
-            return False
+            return
         self.batch.append(row)
         if len(self.batch) >= self.BATCH:
             self.settle()
-        return not self.full
 
     def settle(self) -> None:
         if not self.batch:
@@ -163,8 +163,7 @@ def _read_lines(ctx: RunContext, file_id: str, first: int, last: int | None) -> 
 def _read_bytes(ctx: RunContext, file_id: str, start: int, end: int, *, line: int | None = None) -> str:
     meta = ctx.files.meta(file_id)
     budget = _limit(ctx)
-    # A token is rarely more than 16 bytes of text: never load more than the budget could show.
-    data = ctx.files.read(file_id, start, min(end, start + budget * 16 + 4))
+    data = ctx.files.read(file_id, start, min(end, start + budget * MAX_BYTES_PER_TOKEN + 4))
     header = f"[{meta.name} ({meta.id}) bytes {start}-{start + len(data)} of {meta.size_bytes}]"
     data = _fit_bytes(ctx, data, budget - _cost(ctx, header) - 60)
     stop = start + len(data)
@@ -242,19 +241,19 @@ def file_regex(
         f"[{meta.name} ({meta.id}): {matches} matching line(s) for /{pattern}/"
         f"{' (stopped at max_matches)' if matches >= max_matches else ''}, {scanned:,} lines scanned"
     )
-    text, shown = _fitted(ctx, header, blocks)
+    text, shown, tokens = _fitted(ctx, header, blocks)
     if text is None:
-        raise ToolError(refusal_message(ctx, meta.name, f"{matches} matches", 0, "fewer matches or less context"))
+        raise ToolError(refusal_message(ctx, meta.name, f"{matches} matches", tokens, "fewer matches or less context"))
     if ctx.ledger is not None:
         for block in shown:
             ctx.ledger.record_read(id, tool="file_regex", lines=(block[0][0], block[-1][0]))
     return text
 
 
-def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str | None, list[list[Row]]]:
+def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str | None, list[list[Row]], int]:
     """The matches as they fit the budget: long lines cut narrower around the match first, then fewer blocks
-    (said in the header), rather than nothing at all."""
-    width, shown = MAX_LINE_CHARS, blocks
+    (said in the header), rather than nothing at all. Also the size of all the matches, for a refusal."""
+    width, shown, whole = MAX_LINE_CHARS, blocks, None
     while True:
         cut = width < MAX_LINE_CHARS and any(len(t) > width for b in shown for _, t, _ in b)
         notes = [f"lines cut to {width:,} characters around the match"] if cut else []
@@ -263,14 +262,16 @@ def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str 
                          "pattern, lower max_matches, or search again after using these")  # fmt: skip
         body = "\n--\n".join("\n".join(_row(row, width) for row in block) for block in shown)
         text = header + "".join(f"; {note}" for note in notes) + "]" + (f"\n{body}" if shown else "")
-        if fits_budget(ctx, text)[0]:
-            return text, shown
+        fits, tokens = fits_budget(ctx, text)
+        whole = tokens if whole is None else whole
+        if fits:
+            return text, shown, whole
         if width > MIN_LINE_CHARS:
             width //= 2
         elif shown:
             shown = shown[: len(shown) // 2]
         else:
-            return None, []
+            return None, [], whole
 
 
 def _row(row: Row, width: int) -> str:
