@@ -13,7 +13,6 @@ context reasons and never sends a request over the window by its calibrated coun
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
@@ -21,6 +20,7 @@ from ..errors import ConfigError
 from ..files import FileMeta
 from ..hooks import Hook
 from ..messages import Message
+from ..models.exceptions import TEMPLATE_REFUSAL
 from ..tools import ToolOutcome, ToolRegistry
 from .budget import Calibration, Window
 from .compaction import Compactor, Plan, SummaryMemo, load_custom
@@ -43,13 +43,6 @@ MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the
 MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the tools, at the very least
 STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
 STATUS_ROLE_KEY = "status_role"  # run state: "user" once a server's chat template refused a late system message
-# What templates say when they refuse a system message that is not the first (Qwen: "System message must be at
-# the beginning."; Llama 2 / Mistral: "Conversation roles must alternate user/assistant/...").
-TEMPLATE_REFUSAL = re.compile(
-    r"system message must be at the beginning|roles must alternate|system message.{0,40}(first|beginning)|"
-    r"only one system message|system role (is )?not supported",
-    re.IGNORECASE,
-)
 SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
 
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from ..errors import RunError
+
+# What chat templates say when they refuse a system message that is not the first (Qwen: "System message must
+# be at the beginning."; Llama 2 / Mistral: "Conversation roles must alternate user/assistant/..."): the same
+# request fails again (not worth a retry), and the context engine can move its status to a user message.
+TEMPLATE_REFUSAL = re.compile(
+    r"system message must be at the beginning|roles must alternate|system message.{0,40}(first|beginning)|"
+    r"only one system message|system role (is )?not supported",
+    re.IGNORECASE,
+)
 
 
 class ModelError(RunError):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import openai
 
+from .exceptions import TEMPLATE_REFUSAL
+
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
@@ -28,10 +30,7 @@ class RetryPolicy:
 
 # 5xx that say the request itself is the problem (llama.cpp parsing the history, a chat template raising):
 # the same request fails again, so retrying only spends the run's time.
-_DETERMINISTIC_5XX = re.compile(
-    r"failed to parse|parse_error|raise_exception|chat template|must be at the beginning|roles must alternate",
-    re.IGNORECASE,
-)
+_DETERMINISTIC_5XX = re.compile(r"failed to parse|parse_error|raise_exception|chat template", re.IGNORECASE)
 
 
 def is_retryable(error: Exception) -> bool:
@@ -39,7 +38,8 @@ def is_retryable(error: Exception) -> bool:
     if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(error, openai.APIStatusError):
-        if error.status_code >= 500 and _DETERMINISTIC_5XX.search(error.message or ""):
+        message = error.message or ""
+        if error.status_code >= 500 and (_DETERMINISTIC_5XX.search(message) or TEMPLATE_REFUSAL.search(message)):
             return False
         return error.status_code in (408, 409, 429) or error.status_code >= 500
     return False
