@@ -38,16 +38,20 @@ def api_event(path: str, body: bytes, headers: dict[str, str], *, base64_body: b
     return event
 
 
-def slack_request(payload: dict[str, Any], *, secret: str = SLACK_SECRET, at: float | None = None, **extra: str):
-    body = json.dumps(payload).encode()
+def slack_request(
+    payload: dict[str, Any] | bytes, *, secret: str = SLACK_SECRET, at: float | None = None, **extra: str
+):
+    """A signed Slack request: ``payload`` as JSON, or raw bytes sent as they are."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     timestamp = str(int(at if at is not None else time.time()))
     signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
     headers = {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature, **extra}
     return body, headers
 
 
-def jira_request(payload: dict[str, Any], *, secret: str = JIRA_SECRET) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps(payload).encode()
+def jira_request(payload: dict[str, Any] | bytes, *, secret: str = JIRA_SECRET) -> tuple[bytes, dict[str, str]]:
+    """A signed JIRA admin-webhook request: ``payload`` as JSON, or raw bytes sent as they are."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return body, {"X-Hub-Signature": f"sha256={digest}", "X-Atlassian-Webhook-Identifier": "wh-1"}
 

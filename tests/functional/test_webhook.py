@@ -151,12 +151,7 @@ def test_bad_slack_requests_are_refused(post, aws, make, status: int, reason: st
 
 
 def test_malformed_signed_json_is_a_400(post, aws) -> None:
-    raw = b"{not json"
-    timestamp = str(int(time.time()))
-    from slack_sdk.signature import SignatureVerifier
-
-    signature = SignatureVerifier(SLACK_SECRET).generate_signature(timestamp=timestamp, body=raw)
-    response = post("/slack/events", raw, {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature})
+    response = post("/slack/events", *slack_request(b"{not json"))
     assert (response["statusCode"], body(response)) == (400, {"error": "Slack body is not JSON"})
     assert queued(aws) == []
 
@@ -284,22 +279,6 @@ def test_secrets_come_from_secrets_manager_through_powertools_parameters(
     assert config.secret("jira_api_token") is None
 
 
-def _signed_jira(raw: bytes) -> tuple[bytes, dict[str, str]]:
-    import hashlib
-    import hmac
-
-    digest = hmac.new(JIRA_SECRET.encode(), raw, hashlib.sha256).hexdigest()
-    return raw, {"X-Hub-Signature": f"sha256={digest}"}
-
-
-def _signed_slack(raw: bytes) -> tuple[bytes, dict[str, str]]:
-    from slack_sdk.signature import SignatureVerifier
-
-    timestamp = str(int(time.time()))
-    signature = SignatureVerifier(SLACK_SECRET).generate_signature(timestamp=timestamp, body=raw)
-    return raw, {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature}
-
-
 def _nested(levels: int) -> bytes:
     return b'{"a":' * levels + b"1" + b"}" * levels
 
@@ -308,7 +287,7 @@ def _nested(levels: int) -> bytes:
 def test_signed_bodies_nested_deeply_are_a_400_on_every_route(post, aws, levels: int) -> None:
     """Was: no HTTP response at all (RecursionError, which 'except ValueError' missed)."""
     raw = _nested(levels)
-    for path, (data, headers) in (("/slack/events", _signed_slack(raw)), ("/jira/webhook", _signed_jira(raw))):
+    for path, (data, headers) in (("/slack/events", slack_request(raw)), ("/jira/webhook", jira_request(raw))):
         response = post(path, data, headers)
         assert response["statusCode"] == 400 and "nested too deeply" in body(response)["error"]
     response = post("/runs", raw, {"Authorization": f"Bearer {API_KEY}"})
