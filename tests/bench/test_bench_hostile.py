@@ -12,23 +12,15 @@ import sys
 import textwrap
 
 from tests.conftest import REPO
-from tests.functional.test_hostile_memory import bomb_pdf
+from tests.functional.test_hostile_memory import TOOLS, bomb_pdf
 
-SETUP = """
-import json, resource
-from agent_runtime import RunContext, ToolRegistry
-from agent_runtime.extract.tools import DOCUMENT_TOOLS
-from agent_runtime.files import InMemoryFileStore
-from agent_runtime.files.tools import FILE_TOOLS
-from agent_runtime.models import ToolCall
-files = InMemoryFileStore()
-tools = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
-ctx = RunContext("run-x", "wf", files)
-def call(name, **args):
-    return tools.execute(ToolCall("c1", name, json.dumps(args)), ctx).content
+SETUP = (
+    TOOLS
+    + """
 row = b"2026-11-20T10:00:00Z INFO worker-3 delivered webhook id=wh-12345 latency=87ms status=200\\n"
 log = files.put(row * (100 * 2**20 // len(row)), name="big.log")
 """
+)
 
 CASES = {
     "5-line read of a 100 MB log (baseline)": 'call("file_read", id=log.id, start_line=1, end_line=5)',

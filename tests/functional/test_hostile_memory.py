@@ -16,16 +16,16 @@ from tests.conftest import REPO
 
 LIMIT = 1 << 30
 
-PRELUDE = """
-import resource
-resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+# A child process's start: the file and document tools as the model calls them (also the bench's).
+TOOLS = """
+import json, resource
 from agent_runtime import RunContext, ToolRegistry
+from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.models import ToolCall
-import json
 files = InMemoryFileStore()
-tools = ToolRegistry(FILE_TOOLS)
+tools = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
 ctx = RunContext("run-x", "wf", files)
 def call(name, **args):
     return tools.execute(ToolCall("c1", name, json.dumps(args)), ctx).content
@@ -33,7 +33,8 @@ def call(name, **args):
 
 
 def run_limited(code: str) -> subprocess.CompletedProcess[str]:
-    script = PRELUDE.format(limit=LIMIT) + textwrap.dedent(code)
+    limit = f"import resource\nresource.setrlimit(resource.RLIMIT_AS, ({LIMIT}, {LIMIT}))\n"
+    script = limit + TOOLS + textwrap.dedent(code)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
@@ -75,9 +76,6 @@ def test_whole_file_reads_of_an_86_mb_log_stay_bounded(read: str) -> None:
     """Was: refused correctly, after loading the whole file: 1.4-1.5 GB against 227 MB for a 5-line read."""
     result = run_limited(
         f"""
-        from agent_runtime.extract.tools import DOCUMENT_TOOLS
-        for t in DOCUMENT_TOOLS:
-            tools.register(t)
         row = b"2026-11-20T10:00:00Z INFO worker-3 delivered webhook id=wh-12345 latency=87ms status=200\\n"
         meta = files.put(row * (86 * 2**20 // len(row)), name="big.log")
         one = files.put(b"x" * (40 * 2**20) + b" needle", name="one-line.json")
