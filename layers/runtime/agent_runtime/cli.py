@@ -70,8 +70,8 @@ examples:
   agent-runtime run document-feedback --thread PROJ-123 --message "and now?"
   agent-runtime run document-feedback --message "chart the latencies" --file log.txt --out-dir out/
 
-exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached,
-4 suspended at the deadline"""
+exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached (the model's
+last answer, made without tools, is printed), 4 suspended at the deadline"""
 
 
 def build_parser() -> argparse.ArgumentParser:
