@@ -9,7 +9,7 @@ from ..errors import ConfigError
 from ..messages import find_orphans
 from ..record import RunRecord, RunState
 from .base import Store
-from .exceptions import InvalidStateError
+from .exceptions import InvalidStateError, VersionConflictError
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threads live until deleted
@@ -29,26 +29,76 @@ def thread_partition(thread_id: str) -> str:
     return f"thread#{thread_id}"
 
 
+# Every item a run keeps in its partition is named here, and only here.
+CHECKPOINT, RECORD = "checkpoint", "record"
+EVENT = "event"  # the trigger event, so a continuation knows where to answer
+REPLY = "reply"  # the answer's journal: posting → posted (a redelivery never posts twice)
+PROGRESS = "progress"  # the chat message that shows progress and becomes the answer
+THREAD_BASE = "thread-base"  # the thread version the turn started from, and the files it had
+
+
 class RunStore:
+    """A run's partition: checkpoint, record, and the items the trigger path keeps beside them."""
+
     def __init__(self, store: Store, *, ttl: int = RUN_TTL) -> None:
         self.store, self.ttl = store, ttl
 
+    def _get(self, run_id: str, name: str) -> dict[str, Any] | None:
+        item = self.store.get_item(run_partition(run_id), name)
+        return None if item is None else item.data
+
+    def _put(self, run_id: str, name: str, data: dict[str, Any]) -> None:
+        self.store.put_latest(run_partition(run_id), name, data, ttl=self.ttl)
+
+    def save_event(self, run_id: str, event: dict[str, Any]) -> None:
+        self._put(run_id, EVENT, event)
+
+    def load_event(self, run_id: str) -> dict[str, Any] | None:
+        return self._get(run_id, EVENT)
+
+    def save_thread_base(self, run_id: str, version: int | None, files: list[str]) -> None:
+        self._put(run_id, THREAD_BASE, {"version": version, "files": files})
+
+    def load_thread_base(self, run_id: str) -> dict[str, Any] | None:
+        return self._get(run_id, THREAD_BASE)
+
+    def progress_message(self, run_id: str) -> str | None:
+        data = self._get(run_id, PROGRESS)
+        return None if data is None else str(data["ts"])
+
+    def save_progress_message(self, run_id: str, ts: str) -> None:
+        self._put(run_id, PROGRESS, {"ts": ts})
+
+    def reply_state(self, run_id: str) -> str | None:
+        data = self._get(run_id, REPLY)
+        return None if data is None else str(data.get("state"))
+
+    def claim_reply(self, run_id: str) -> bool:
+        """Mark the reply as being posted; False if another delivery already did (it posts, this one must not)."""
+        try:
+            self.store.put_item(run_partition(run_id), REPLY, {"state": "posting"}, expected_version=None, ttl=self.ttl)
+        except VersionConflictError:
+            return False
+        return True
+
+    def mark_replied(self, run_id: str, *, chars: int, files: int) -> None:
+        self._put(run_id, REPLY, {"state": "posted", "chars": chars, "files": files})
+
     def load_checkpoint(self, run_id: str) -> tuple[RunState, int] | None:
-        item = self.store.get_item(run_partition(run_id), "checkpoint")
+        item = self.store.get_item(run_partition(run_id), CHECKPOINT)
         return None if item is None else (RunState.from_dict(item.data), item.version)
 
     def save_checkpoint(self, state: RunState, *, expected_version: int | None) -> int:
         partition = run_partition(state.run_id)
         return self.store.put_item(
-            partition, "checkpoint", state.to_dict(), expected_version=expected_version, ttl=self.ttl
+            partition, CHECKPOINT, state.to_dict(), expected_version=expected_version, ttl=self.ttl
         )
 
     def save_record(self, record: RunRecord) -> None:
-        self.store.put_latest(run_partition(record.run_id), "record", record.to_dict(), ttl=self.ttl)
+        self._put(record.run_id, RECORD, record.to_dict())
 
     def load_record(self, run_id: str) -> dict[str, Any] | None:
-        item = self.store.get_item(run_partition(run_id), "record")
-        return None if item is None else item.data
+        return self._get(run_id, RECORD)
 
 
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)

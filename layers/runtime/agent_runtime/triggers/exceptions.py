@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import AgentRuntimeError, RunError
+from ..errors import AgentRuntimeError, ConfigError, RunError
 
 
 class RejectedRequest(AgentRuntimeError):
@@ -15,3 +15,7 @@ class RejectedRequest(AgentRuntimeError):
 
 class ReplyError(RunError):
     """Slack or JIRA refused a reply (after retries on rate limits)."""
+
+
+class InvalidMessageError(ConfigError):
+    """A queue message the worker cannot act on (an unknown type, the continuation of a run it never saw)."""

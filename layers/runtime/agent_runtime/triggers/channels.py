@@ -1,0 +1,119 @@
+"""A channel per chat surface: where a run started and answers (a Slack thread, a JIRA issue, or nowhere).
+
+The worker only orchestrates; what "show progress", "answer", "attach files", "say a note" and "download an
+attachment" mean on each surface lives here, so a new surface (or the approvals and tools built on these) is one
+class, not another ``if event.source == ...`` in the worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..stores import RunStore
+from .event import TriggerEvent
+from .exceptions import ReplyError
+from .replies import JiraReplier, SlackReplier
+
+WORKING = ":hourglass_flowing_sand: Working on it…"
+
+
+@dataclass
+class Replies:
+    """The clients the deployment has credentials for (either may be missing)."""
+
+    slack: SlackReplier | None = None
+    jira: JiraReplier | None = None
+
+
+class Channel:
+    """A run with no chat surface (started by name through /runs): nothing is shown and nothing downloaded."""
+
+    name = "none"
+
+    def begin(self) -> None:
+        """Show that the run has started (once per run, however often it resumes)."""
+
+    def progress(self, text: str) -> None:
+        """Replace the progress message's text."""
+
+    def answer(self, text: str) -> None:
+        """Post the run's answer (once: the worker journals it)."""
+
+    def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
+        """Attach files to the answer; returns how many were attached. Raises ``ReplyError`` if refused."""
+        return 0
+
+    def note(self, text: str) -> None:
+        """A short message after the answer (a refused upload, ...)."""
+
+    def download(self, url: str, limit: int) -> bytes:
+        raise ReplyError(f"no {self.name} credentials to download attachments")
+
+
+class SlackChannel(Channel):
+    """A thread: a "working" message updated as the run goes, replaced by the answer; files into the thread."""
+
+    name = "slack"
+
+    def __init__(self, client: SlackReplier, target: dict[str, str], runs: RunStore, run_id: str) -> None:
+        self.client, self.runs, self.run_id = client, runs, run_id
+        self.channel, self.thread_ts = target["channel"], target["thread_ts"]
+        self.ts: str | None = None  # the progress message, kept with the run: a resumed run edits the same one
+
+    def begin(self) -> None:
+        self.ts = self.runs.progress_message(self.run_id)
+        if self.ts is None:
+            self.ts = self.client.post(self.channel, self.thread_ts, WORKING)
+            self.runs.save_progress_message(self.run_id, self.ts)
+
+    def progress(self, text: str) -> None:
+        if self.ts is not None:
+            self.client.update(self.channel, self.ts, text)
+
+    def answer(self, text: str) -> None:
+        self.client.answer(self.channel, self.thread_ts, self.ts or self.runs.progress_message(self.run_id), text)
+
+    def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
+        self.client.upload(self.channel, self.thread_ts, files)
+        return len(files)
+
+    def note(self, text: str) -> None:
+        self.client.post(self.channel, self.thread_ts, text)
+
+    def download(self, url: str, limit: int) -> bytes:
+        return self.client.download(url, limit)
+
+
+class JiraChannel(Channel):
+    """An issue: the answer as a comment, files as attachments. JIRA has no message to edit, so no progress."""
+
+    name = "jira"
+
+    def __init__(self, client: JiraReplier, issue_key: str) -> None:
+        self.client, self.issue_key = client, issue_key
+
+    def answer(self, text: str) -> None:
+        self.client.comment(self.issue_key, text)
+
+    def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
+        self.client.attach(self.issue_key, files)
+        return len(files)
+
+    def note(self, text: str) -> None:
+        self.client.comment(self.issue_key, text)
+
+    def download(self, url: str, limit: int) -> bytes:
+        return self.client.download(url, limit)
+
+
+def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: str) -> Channel:
+    """The one place that maps an event's source to its surface."""
+    target = dict(event.reply_to)
+    if event.source == "slack" and replies.slack is not None:
+        return SlackChannel(replies.slack, target, runs, run_id)
+    if event.source == "jira" and replies.jira is not None:
+        return JiraChannel(replies.jira, target["issue_key"])
+    channel = Channel()
+    channel.name = event.source
+    return channel
