@@ -7,15 +7,17 @@ a run that never finishes cannot bounce through the queue forever (Lambda's recu
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from .hooks import Hook
 from .record import RunStatus
+from .state import Slot
 
 if TYPE_CHECKING:
     from .loop import Run
 
-COUNT = "continuations"
+COUNT: Slot[int] = Slot("continuations", int, owner=__name__)  # how often this run was continued
 
 
 class ContinuationHook(Hook):
@@ -27,7 +29,7 @@ class ContinuationHook(Hook):
     def on_run_end(self, run: Run) -> None:
         if run.record.status is not RunStatus.SUSPENDED:
             return
-        done = int(run.state.context.get(COUNT, 0))
+        done = COUNT.get(run.state.context)
         if done >= self.max:
             run.record.status = RunStatus.FAILED
             run.record.stop_reason = f"the run was continued {done} times without finishing (max {self.max})"
@@ -39,6 +41,6 @@ class ContinuationHook(Hook):
         run.record.event("continuation_enqueued", continuation=done + 1)
 
 
-def count_continuation(state_context: dict[str, Any]) -> None:
+def count_continuation(state: MutableMapping[str, Any]) -> None:
     """Call when resuming from a continuation message (the worker does this before running)."""
-    state_context[COUNT] = int(state_context.get(COUNT, 0)) + 1
+    COUNT.set(state, COUNT.get(state) + 1)

@@ -19,7 +19,7 @@ from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
 from .record import RunRecord, RunState, RunStatus, new_run_id, now_iso
-from .run_context import RunContext, ToolBudget
+from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments
 from .workflows import Workflow
@@ -172,7 +172,7 @@ class Agent:
             self.workflow.limits.max_tool_calls,
             used=lambda: state.tool_calls_used,
             spend=lambda n: setattr(state, "tool_calls_used", state.tool_calls_used + n),
-            children=len(state.context.get("subagents", [])),
+            children=len(SUBAGENTS.get(state.context)),
         )
         return run
 

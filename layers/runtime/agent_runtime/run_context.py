@@ -5,10 +5,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from .deadline import Deadline
 from .files import FileStore
+from .state import Slot
+
+
+class SubagentSummary(TypedDict):
+    run_id: str
+    status: str
+    tool_calls: int
+    tokens: int
+    model: str
+
+
+# The helpers this run started (the subagent tool appends; the budget numbers the next one from it).
+SUBAGENTS: Slot[list[SubagentSummary]] = Slot("subagents", list, owner=__name__)
 
 
 class Ledger(Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .context.budget import WINDOW
 from .hooks import Hook
 
 if TYPE_CHECKING:
@@ -37,9 +38,9 @@ class TraceHook(Hook):
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         self._flush(run)
         # The context engine's exact count when it runs; the API's usage otherwise.
-        numbers = run.state.context.get("window") or {}
-        window = numbers.get("usable", run.workflow.model.context_window)
-        used = numbers.get("used", response.usage.prompt_tokens if response.usage else 0)
+        numbers = WINDOW.get(run.state.context)
+        window = numbers["usable"] if numbers else run.workflow.model.context_window
+        used = numbers["used"] if numbers else (response.usage.prompt_tokens if response.usage else 0)
         tools = f"{len(response.tool_calls)} tool call(s)" if response.tool_calls else "answer"
         retries = f" · {response.attempts - 1} retry(ies)" if response.attempts > 1 else ""
         self._write(

@@ -10,16 +10,35 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
+
+from ..state import Slot
 
 MAX_SCALE = 4.0  # beyond this the endpoint is not the model the workflow names: do not chase it
 CALIBRATE_MIN_TOKENS = 1_000  # small requests are dominated by per-message template overhead: too noisy
 HEADROOM = 1.02  # the same server drifts a little from one request to the next
 UNKNOWN_OVERFLOW_STEP = 1.25  # an overflow that states no numbers: assume a quarter more
-STATE_KEY = "calibration"
 # What a warm process has learned per endpoint and model: a worker's next run starts calibrated (a run's own
 # state still wins: a thread keeps what its runs learned).
 _LEARNED: dict[str, Calibration] = {}
+
+
+class CalibrationState(TypedDict, total=False):
+    scale: float
+    server_window: int | None
+
+
+class WindowState(TypedDict):
+    """The last request's size, written by the engine each turn (the trace and the record read it)."""
+
+    turn: int
+    used: int  # in the server's tokens (calibrated)
+    usable: int
+    estimated: int  # tiktoken's count, before calibration
+
+
+CALIBRATION: Slot[CalibrationState | None] = Slot("calibration", lambda: None, owner=__name__)
+WINDOW: Slot[WindowState | None] = Slot("window", lambda: None, owner=__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +94,14 @@ class Calibration:
 
     @classmethod
     def restore(cls, context: dict[str, Any], key: str | None = None) -> Calibration:
-        saved = context.get(STATE_KEY)
-        if saved is None and key in _LEARNED:
-            known = _LEARNED[key]  # type: ignore[index]
+        saved = CALIBRATION.get(context)
+        if saved is None and key is not None and key in _LEARNED:
+            known = _LEARNED[key]
             return cls(scale=known.scale, server_window=known.server_window)
         saved = saved or {}
         return cls(scale=float(saved.get("scale", 1.0)), server_window=saved.get("server_window"))
 
     def save(self, context: dict[str, Any], key: str | None = None) -> None:
-        context[STATE_KEY] = {"scale": self.scale, "server_window": self.server_window}
+        CALIBRATION.set(context, {"scale": self.scale, "server_window": self.server_window})
         if key is not None:
             _LEARNED[key] = Calibration(self.scale, self.server_window)

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from .. import messages as msgs
 from ..errors import ConfigError, RunError
 from ..messages import Message, text_of
 from ..models import Model, ModelRequest
+from ..state import Slot
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
 from .identifiers import extract, missing_from
@@ -38,6 +39,18 @@ if TYPE_CHECKING:
     from ..loop import Run
 
 logger = logging.getLogger(__name__)
+
+
+class CompactionEntry(TypedDict):
+    number: int
+    tactic: str
+    archive_file: str
+
+
+COMPACTIONS: Slot[list[CompactionEntry]] = Slot("compactions", list, owner=__name__)
+# Identifiers the compacted turns named (paths, ids, numbers): later summaries must keep them.
+FACTS: Slot[list[str]] = Slot("facts", list, owner=__name__)
+MAX_FACTS = 1_000
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
@@ -121,7 +134,7 @@ class Compactor:
         """Shrink ``run.state.messages`` in place; return the run-record event."""
         messages = list(run.state.messages)
         before = plan.measure(messages)
-        number = len(run.state.context.get("compactions", [])) + 1
+        number = len(COMPACTIONS.get(run.state.context)) + 1
         archive = render(
             messages, title=f"# Context archive #{number} · run {run.state.run_id} · {len(messages)} messages"
         )
@@ -146,8 +159,7 @@ class Compactor:
         if plan.measure(candidate) > plan.limit:
             before_drop = candidate
             candidate, dropped = drop_oldest(candidate, measure=plan.measure, goal=plan.target, archive_id=meta.id)
-            facts = _merge(run.state.context.get("facts", []), extract(before_drop[lead : lead + dropped]))
-            run.state.context["facts"] = facts[-1000:]  # later summaries pin what the dropped turns named
+            _remember_facts(run, before_drop[lead : lead + dropped])  # later summaries pin what these turns named
             rungs.append(f"drop:{dropped}")
         if rungs:
             details = details | {"tactic": "+".join([details["tactic"], *(r.split(":")[0] for r in rungs)])}
@@ -183,8 +195,8 @@ class Compactor:
             )
         run.state.messages[:] = new
         self.counter.forget_except(new)
-        run.state.context.setdefault("compactions", []).append(
-            {k: event[k] for k in ("number", "tactic", "archive_file")}
+        COMPACTIONS.use(run.state.context).append(
+            {"number": event["number"], "tactic": event["tactic"], "archive_file": event["archive_file"]}
         )
         return event
 
@@ -272,8 +284,7 @@ class Compactor:
         body, tactic, usage = self._remembered(
             run, span, lambda: self._summary_text(run, span, archive, archive_id, lead, plan.summary_input)
         )
-        facts = _merge(run.state.context.get("facts", []), extract(span))
-        run.state.context["facts"] = facts[-1000:]
+        facts = _remember_facts(run, span)
         missing = missing_from(body, facts)
         pinned = _pinned(missing, archive)
         span_tokens = sum(self.counter.message(m) for m in span)
@@ -405,8 +416,10 @@ def _clip(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
-def _merge(old: list[str], new: list[str]) -> list[str]:
-    return list(dict.fromkeys([*old, *new]))
+def _remember_facts(run: Run, span: list[Message]) -> list[str]:
+    facts = list(dict.fromkeys([*FACTS.get(run.state.context), *extract(span)]))
+    FACTS.set(run.state.context, facts[-MAX_FACTS:])
+    return facts
 
 
 def _pinned(missing: list[str], archive: Transcript) -> str:

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
 from ..errors import ConfigError
-from ..files import FileMeta
+from ..files import EXTRACTED, FileMeta
 from ..hooks import Hook
 from ..messages import Message
 from ..models.exceptions import TEMPLATE_REFUSAL
+from ..state import Slot
 from ..tools import ToolOutcome, ToolRegistry
-from .budget import Calibration, Window
-from .compaction import Compactor, Plan, SummaryMemo, load_custom
+from .budget import WINDOW, Calibration, Window
+from .compaction import COMPACTIONS, Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
 from .encodings import load_encoding
 from .history import VIRTUAL_MARK, check_history
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
 MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the tools, at the very least
 STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
-STATUS_ROLE_KEY = "status_role"  # run state: "user" once a server's chat template refused a late system message
+# "user" once a server's chat template refused a late system message (None: the workflow's setting)
+STATUS_ROLE: Slot[str | None] = Slot("status_role", lambda: None, owner=__name__)
 SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
 
 
@@ -210,8 +212,10 @@ class ContextEngine(Hook):
             status = self._status(run, used + self.calibration.scaled(self.counter.message(status)), split, files)
         status_tokens = self.counter.message(status)
         total = self.calibration.scaled(raw + status_tokens)
-        window = {"turn": run.state.turn, "used": total, "usable": self.usable, "estimated": raw + status_tokens}
-        run.state.context["window"] = window
+        WINDOW.set(
+            run.state.context,
+            {"turn": run.state.turn, "used": total, "usable": self.usable, "estimated": raw + status_tokens},
+        )
         return status, total
 
     def _rolling_mask(self, run: Run, messages: list[Message]) -> list[Message]:
@@ -234,17 +238,18 @@ class ContextEngine(Hook):
         a user message from then on, for the rest of the run and its thread."""
         if self._status_role(run) == "user" or not TEMPLATE_REFUSAL.search(str(error)):
             return False
-        run.state.context[STATUS_ROLE_KEY] = "user"
+        STATUS_ROLE.set(run.state.context, "user")
         run.record.event("status_role_fallback", status_code=error.status_code)
         return True
 
     def _status_role(self, run: Run) -> str:
-        return str(run.state.context.get(STATUS_ROLE_KEY, self.settings.status_role))
+        return STATUS_ROLE.get(run.state.context) or self.settings.status_role
 
     def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
         """The server counted more than we did: learn its numbers (or assume a quarter more), then compact so
         the retried request fits with room to spare."""
-        estimated = (run.state.context.get("window") or {}).get("estimated")
+        window = WINDOW.get(run.state.context)
+        estimated = window["estimated"] if window else None
         learned = self.calibration.learn_overflow(estimated, error.prompt_tokens, error.window, self.limits.window)
         self.calibration.save(run.state.context, self.calibration_key)
         run.record.event("calibration", trigger="overflow", **learned)
@@ -275,13 +280,15 @@ class ContextEngine(Hook):
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         if response.usage is None or not run.record.model_calls:
             return
-        window = run.state.context["window"]
+        window = WINDOW.get(run.state.context)
+        if window is None:
+            return
         estimated = window["used"]
         run.record.model_calls[-1]["context"] = {
             "estimated_prompt_tokens": estimated,
             "drift": response.usage.prompt_tokens - estimated,
         }
-        if self.calibration.learn_usage(window.get("estimated"), response.usage.prompt_tokens):
+        if self.calibration.learn_usage(window["estimated"], response.usage.prompt_tokens):
             self.calibration.save(run.state.context, self.calibration_key)
             run.record.event("calibration", trigger="usage", scale=round(self.calibration.scale, 3))
 
@@ -332,7 +339,7 @@ class ContextEngine(Hook):
     # The status
     def _files(self, run: Run) -> list[tuple[FileMeta, dict[str, Any]]]:
         ledger = self.ledger(run)
-        extracted = run.state.context.get("extracted", {})
+        extracted = EXTRACTED.get(run.state.context)
         rows = []
         for meta in run.context.files.list():
             state = ledger.file_state(meta)
@@ -349,7 +356,7 @@ class ContextEngine(Hook):
             window=self.window,
             output_reserve=self.workflow.model.max_output_tokens,
             compaction_at=self.compaction_at,
-            compactions=len(run.state.context.get("compactions", [])),
+            compactions=len(COMPACTIONS.get(run.state.context)),
             split=split,
             tool_calls_used=run.state.tool_calls_used,
             tool_calls_limit=self.workflow.limits.max_tool_calls,

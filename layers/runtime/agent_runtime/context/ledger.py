@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..files import FileMeta
+from ..state import Slot
 from .counter import TokenCounter
 from .coverage import add_interval
 
@@ -19,6 +20,20 @@ if TYPE_CHECKING:
 TEXT_MIMETYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "text/")
 STATUS_RESERVE = 400  # room kept for the status message itself
 _COUNT_BATCH = 2000  # lines per tokenizer call when sizing a file
+
+
+class FileCoverage(TypedDict):
+    """What the run knows of one file: its size, what was read of it (1-based line and 0-based byte ranges)."""
+
+    read_lines: list[list[int]]
+    read_bytes: list[list[int]]
+    reads: int
+    preloaded: bool
+    tokens: int | None
+    lines: int | None
+
+
+FILES: Slot[dict[str, FileCoverage]] = Slot("files", dict, owner=__name__)
 
 
 def is_text(meta: FileMeta) -> bool:
@@ -35,7 +50,7 @@ class RunLedger:
         self.counter = counter
         self._remaining = remaining
         self._scale = scale
-        self.state = run.state.context.setdefault("files", {})
+        self.state = FILES.use(run.state.context)
         # Called on every read (e.g. a sub-agent forwards reads of shared files to its parent's ledger).
         self.listeners: list[Callable[..., None]] = []
 
@@ -51,7 +66,7 @@ class RunLedger:
     def file_lines(self, file_id: str) -> int | None:
         return self.file_state(self.run.context.files.meta(file_id)).get("lines")
 
-    def file_state(self, meta: FileMeta) -> dict[str, Any]:
+    def file_state(self, meta: FileMeta) -> FileCoverage:
         entry = self.state.get(meta.id)
         if entry is None:
             entry = {"read_lines": [], "read_bytes": [], "reads": 0, "preloaded": False, "tokens": None, "lines": None}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from ..files import EXTRACTED
 from ..files.tools import MAX_BYTES_PER_TOKEN, MAX_CHARS_WITHOUT_LEDGER, fits_budget, refusal_message
 from ..run_context import RunContext
 from ..tools import Tool, tool
@@ -12,7 +13,6 @@ from .exceptions import ExtractionError
 
 PREVIEW_CHARS = 1_500
 PEEK_MAX = 4_096
-EXTRACTED = "extracted"  # run state: source file id -> extracted file id
 
 
 @tool(offload=False)
@@ -27,7 +27,7 @@ def extract_file(ctx: RunContext, id: str) -> str:
         id: The id of the document in the files list.
     """
     meta = ctx.files.meta(id)
-    done = ctx.state.setdefault(EXTRACTED, {})
+    done = EXTRACTED.use(ctx.state)
     if id in done:
         return _describe(ctx, done[id], already=True)
     result = extract(ctx.files.read(id), meta.name)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .exceptions import FileInputError, FileNotFoundInStoreError, FileRangeError
-from .store import FileMeta, FileStore, InMemoryFileStore, guess_mimetype
+from .store import EXTRACTED, FileMeta, FileStore, InMemoryFileStore, guess_mimetype
 
 __all__ = [
+    "EXTRACTED",
     "FileInputError",
     "FileMeta",
     "FileNotFoundInStoreError",

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 from ..context.ledger import is_text
 from ..hooks import Hook
 from ..messages import quoted, text_of
+from ..state import Slot
 from .images import IMAGE_TYPES
 from .settings import FileSettings
 
 if TYPE_CHECKING:
     from ..loop import Run
 
-PRELOADED = "preloaded"
+PRELOADED: Slot[list[str]] = Slot("preloaded", list, owner=__name__)  # attachment ids already preloaded
 
 
 class PreloadHook(Hook):
@@ -34,7 +35,7 @@ class PreloadHook(Hook):
         last = run.state.messages[-1]
         if last["role"] != "user" or not isinstance(last.get("content"), str):
             return  # a resumed run, or this turn's message already carries its parts
-        done = run.state.context.setdefault(PRELOADED, [])
+        done = PRELOADED.use(run.state.context)
         parts = []
         for meta in run.context.files.list():
             part = self._part(run, meta) if meta.source == "attachment" and meta.id not in done else None

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..state import Slot
 from .exceptions import FileNotFoundInStoreError, FileRangeError
 
 
@@ -37,6 +38,8 @@ class FileMeta:
 
 
 CHUNK_SIZE = 1 << 20
+# Run state: a document's id → the id of the text extracted from it (extract_file writes it, the status shows it).
+EXTRACTED: Slot[dict[str, str]] = Slot("extracted", dict, owner=__name__)
 
 
 def _decode(raw: bytes) -> str:

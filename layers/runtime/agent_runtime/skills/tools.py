@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..run_context import RunContext
+from ..state import Slot
 from ..tools import Tool, tool
 from .exceptions import SkillAccessError
 from .library import SkillLibrary
 from .policy import SkillPolicy
 
-LOADED = "skills_loaded"  # key in the run's persistent state
+LOADED: Slot[list[str]] = Slot("skills_loaded", list, owner=__name__)  # skills loaded on demand
 
 
 def skill_content(library: SkillLibrary, name: str) -> str:
@@ -36,7 +37,7 @@ def skill_tools(library: SkillLibrary, policy: SkillPolicy) -> list[Tool]:
         Args:
             name: The skill's name, exactly as in the catalog.
         """
-        loaded = ctx.state.setdefault(LOADED, [])
+        loaded = LOADED.use(ctx.state)
         if name in policy.required or name in loaded:
             return f"Skill {name!r} is already loaded: its instructions are in your context. Follow them."
         loaded.append(name)
@@ -49,7 +50,7 @@ def skill_tools(library: SkillLibrary, policy: SkillPolicy) -> list[Tool]:
             name: The skill's name.
             path: The file's path relative to the skill folder, as listed.
         """
-        if name not in policy.required and name not in ctx.state.get(LOADED, []):
+        if name not in policy.required and name not in LOADED.get(ctx.state):
             raise SkillAccessError(f"load the skill first: load_skill(name={name!r})")
         return f'<skill_file skill="{name}" path="{path}">\n{library.read(name, path)}\n</skill_file>'
 

@@ -8,11 +8,12 @@ but never finished with an explicit "outcome unknown" error, so nothing is ever 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from ..hooks import Hook
 from ..models import ToolCall
 from ..record import RunState
+from ..state import Slot
 from ..tools import ToolOutcome, error_text
 from .exceptions import StoreError, VersionConflictError
 from .runs import RunStore
@@ -20,8 +21,16 @@ from .runs import RunStore
 if TYPE_CHECKING:
     from ..loop import Run
 
-JOURNAL = "mutations"
-VERSION = "checkpoint_version"
+
+class JournalEntry(TypedDict):
+    status: str  # started | done
+    tool: str
+    result: NotRequired[str]
+    is_error: NotRequired[bool]
+
+
+JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)  # mutating calls by call id
+VERSION: Slot[int | None] = Slot("checkpoint_version", lambda: None, owner=__name__)  # of the last checkpoint
 UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
     "effect. It was not run again; check its effect before retrying."
@@ -32,7 +41,7 @@ def new_turn(state: RunState | None, run_id: str) -> RunState | None:
     """A new turn of a thread is a new run over the thread's history: its own id, tool budget and checkpoints."""
     if state is None:
         return None
-    state.context.pop(VERSION, None)
+    VERSION.clear(state.context)
     return replace(state, run_id=run_id, tool_calls_used=0)
 
 
@@ -50,19 +59,20 @@ class PersistenceHook(Hook):
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
         if call.name not in self.mutating:
             return None
-        entry = run.state.context.setdefault(JOURNAL, {}).get(call.id)
+        journal = JOURNAL.use(run.state.context)
+        entry = journal.get(call.id)
         if entry and entry["status"] == "done":
             run.record.event("mutation_replayed", call=call.id, tool=call.name)
-            return ToolOutcome(call, entry["result"], entry["is_error"], mutating=True)
+            return ToolOutcome(call, entry.get("result", ""), entry.get("is_error", False), mutating=True)
         if entry:
             run.record.event("mutation_unknown", call=call.id, tool=call.name)
             return ToolOutcome(call, error_text(UNKNOWN.format(tool=call.name)), True, mutating=True)
-        run.state.context[JOURNAL][call.id] = {"status": "started", "tool": call.name}
+        journal[call.id] = {"status": "started", "tool": call.name}
         self._checkpoint(run)  # durable before the side effect
         return None
 
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
-        journal = run.state.context.get(JOURNAL, {})
+        journal = JOURNAL.get(run.state.context)
         entry = journal.get(outcome.call.id)
         if entry is not None and entry["status"] == "started":
             journal[outcome.call.id] = {
@@ -76,11 +86,10 @@ class PersistenceHook(Hook):
     def _checkpoint(self, run: Run) -> None:
         # The version travels inside the state: a worker resumed from an old checkpoint (a duplicate delivery,
         # a retried invocation) expects that old version, loses the conditional write, and stops.
-        context = run.state.context
-        expected = context.get(VERSION)
-        context[VERSION] = (expected or 0) + 1
+        expected = VERSION.get(run.state.context)
+        VERSION.set(run.state.context, (expected or 0) + 1)
         try:
             self.runs.save_checkpoint(run.state, expected_version=expected)
         except VersionConflictError as error:
-            context[VERSION] = expected
+            VERSION.set(run.state.context, expected)
             raise StoreError(f"another worker advanced run {run.state.run_id}; this one stops ({error})") from None

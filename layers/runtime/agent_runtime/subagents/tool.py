@@ -16,7 +16,7 @@ from ..errors import RunError, ToolError
 from ..files import FileStore
 from ..hooks import Hook
 from ..record import RunStatus
-from ..run_context import Ledger, RunContext
+from ..run_context import SUBAGENTS, Ledger, RunContext, SubagentSummary
 from ..skills import SkillLibrary, SkillPolicy
 from ..tools import Tool, tool
 from ..workflows import Limits, ModelSettings, Workflow
@@ -166,16 +166,19 @@ def _run_child(
     agent = spawn(child, ScopedFileStore(ctx.files, shared), hooks)
     limit = Deadline.after(child.subagents.max_seconds)
     deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline
-    run_id = (
-        ctx.budget.child_id(ctx.run_id) if ctx.budget else f"{ctx.run_id}.sub{len(ctx.state.get('subagents', [])) + 1}"
-    )
+    run_id = ctx.budget.child_id(ctx.run_id) if ctx.budget else f"{ctx.run_id}.sub{len(SUBAGENTS.get(ctx.state)) + 1}"
     return agent.run(task, deadline=deadline, run_id=run_id)
 
 
 def _result(ctx: RunContext, record: Any, executed: int) -> str:
-    summary = {"run_id": record.run_id, "status": str(record.status), "tool_calls": executed}
-    summary |= {"tokens": record.usage_totals()["total_tokens"], "model": record.model}
-    ctx.state.setdefault("subagents", []).append(summary)
+    summary: SubagentSummary = {
+        "run_id": record.run_id,
+        "status": str(record.status),
+        "tool_calls": executed,
+        "tokens": record.usage_totals()["total_tokens"],
+        "model": record.model,
+    }
+    SUBAGENTS.use(ctx.state).append(summary)
     if ctx.report is not None:  # into the parent's record: the child's record, and an event
         ctx.report("subagent", {"child": record.to_dict(), **summary})
     if record.status is RunStatus.TOOL_CALL_LIMIT and record.final_answer:
