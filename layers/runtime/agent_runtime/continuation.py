@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from .events import ContinuationEnqueued, ContinuationRefused
 from .hooks import Hook
 from .record import RunStatus
 from .state import Slot
@@ -33,12 +34,12 @@ class ContinuationHook(Hook):
         if done >= self.max:
             run.record.status = RunStatus.FAILED
             run.record.stop_reason = f"the run was continued {done} times without finishing (max {self.max})"
-            run.record.event("continuation_refused", continuations=done)
+            run.record.event(ContinuationRefused(continuations=done))
             return
         body = {"type": "continue", "run_id": run.state.run_id, "thread_id": self.thread_id, "continuation": done + 1}
         group = self.thread_id or run.state.run_id
         self.queue.send(body, group=group, dedup=f"{run.state.run_id}:continue:{done + 1}")
-        run.record.event("continuation_enqueued", continuation=done + 1)
+        run.record.event(ContinuationEnqueued(continuation=done + 1))
 
 
 def count_continuation(state: MutableMapping[str, Any]) -> None:

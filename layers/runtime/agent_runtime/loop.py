@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+from . import events as ev
 from . import messages as msgs
 from .deadline import Deadline
 from .errors import ConfigError, RunError, ToolError
@@ -138,12 +139,12 @@ class Agent:
             self._finish(run, result)
         except RunError as error:
             run.record.status, run.record.stop_reason = RunStatus.FAILED, str(error)
-            run.record.event("failed", error=type(error).__name__, status_code=getattr(error, "status_code", None))
+            run.record.event(ev.Failed(error=type(error).__name__, status_code=getattr(error, "status_code", None)))
         except Exception as error:  # a bug or a hook's failure: the record says so instead of staying "running"
             logger.exception("error=<%s> | the run failed unexpectedly", type(error).__name__)
             run.record.status = RunStatus.FAILED
             run.record.stop_reason = f"internal error ({type(error).__name__}): {error}"
-            run.record.event("failed", error=type(error).__name__, status_code=None)
+            run.record.event(ev.Failed(error=type(error).__name__))
         finally:
             run.record.ended_at = now_iso()
             self.hooks.on_run_end(run)
@@ -164,10 +165,10 @@ class Agent:
             raise ConfigError("a run needs a user message (pass message=...)")
         record = RunRecord(state.run_id, self.workflow.name, self.model.name, state=state)
         record.files = [f.to_dict() for f in files]
-        record.event("run_started", resumed=state.turn > 0, turn=state.turn)
+        record.event(ev.RunStarted(resumed=state.turn > 0, turn=state.turn))
         context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)
         run = Run(self.workflow, state, record, context, deadline)
-        context.report = lambda kind, data: _report(record, kind, data)
+        context.report = lambda event, child=None: _report(record, event, child)
         context.budget = ToolBudget(
             self.workflow.limits.max_tool_calls,
             used=lambda: state.tool_calls_used,
@@ -214,7 +215,7 @@ class Agent:
             try:
                 response = self.model.complete(request)
             except ContextLengthExceededError as error:
-                run.record.event("context_overflow", turn=run.state.turn, retried=overflows > 0)
+                run.record.event(ev.ContextOverflow(turn=run.state.turn, retried=overflows > 0))
                 if overflows >= MAX_OVERFLOW_RETRIES or not self.hooks.on_context_overflow(run, error):
                     raise
                 overflows += 1
@@ -239,7 +240,7 @@ class Agent:
         try:
             response = self._call_model(run, note=LIMIT_NOTE.format(limit=limit))
         except ModelError as error:
-            run.record.event("last_answer_failed", error=type(error).__name__)
+            run.record.event(ev.LastAnswerFailed(error=type(error).__name__))
             return stopped
         text = response.text or ""
         run.state.messages.append(msgs.assistant(text))  # any tool calls a server sent anyway are not run
@@ -314,22 +315,21 @@ class Agent:
             record.status, record.final_answer = RunStatus.COMPLETED, result.answer
             if result.truncated:  # the reply says so; the record too
                 record.stop_reason = TRUNCATED
-                record.event("answer_truncated", turn=run.state.turn)
-            record.event("completed", turns=run.state.turn)
+                record.event(ev.AnswerTruncated(turn=run.state.turn))
+            record.event(ev.Completed(turns=run.state.turn))
         elif isinstance(result, Suspended):
             record.status, record.stop_reason = RunStatus.SUSPENDED, result.reason
-            record.event("suspended", reason=result.reason, turn=run.state.turn)
+            record.event(ev.Suspended(reason=result.reason, turn=run.state.turn))
         elif isinstance(result, Stopped):
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
-            record.event(str(result.status), reason=result.reason, tool_calls=run.state.tool_calls_used)
+            record.event(ev.LimitReached(reason=result.reason, tool_calls=run.state.tool_calls_used))
 
 
-def _report(record: RunRecord, kind: str, data: dict[str, Any]) -> None:
+def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None) -> None:
     """What a tool adds to the run's record (called from tool threads: list appends are atomic)."""
-    child = data.pop("child", None)
     if child is not None:
         record.children.append(child)
-    record.event(kind, **data)
+    record.event(event)
 
 
 def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
+from .events import Custom, RunEvent, now_iso
 from .messages import Message
+
+E = TypeVar("E", bound=RunEvent)
 
 
 def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex[:16]}"
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class RunStatus(StrEnum):
@@ -77,14 +75,18 @@ class RunRecord:
     ended_at: str | None = None
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[RunEvent] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     children: list[dict[str, Any]] = field(default_factory=list)  # records of sub-agent runs
     # The state to resume or continue from. Holds payloads, so it is never part of to_dict().
     state: RunState | None = field(default=None, repr=False)
 
-    def event(self, kind: str, **data: Any) -> None:
-        self.events.append({"type": kind, "at": now_iso(), **data})
+    def event(self, event: RunEvent | str, **data: Any) -> None:
+        """Record a typed event (``record.event(Compaction(...))``), or a hook's own: ``event("name", key=1)``."""
+        self.events.append(Custom(name=event, extra=data) if isinstance(event, str) else event)
+
+    def events_of(self, kind: type[E]) -> list[E]:
+        return [event for event in self.events if isinstance(event, kind)]
 
     def usage_totals(self) -> dict[str, int]:
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0}
@@ -107,6 +109,6 @@ class RunRecord:
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
             "files": self.files,
-            "events": self.events,
+            "events": [event.to_dict() for event in self.events],
             "children": self.children,
         }

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
 from .deadline import Deadline
+from .events import RunEvent
 from .files import FileStore
 from .state import Slot
 
@@ -38,6 +39,10 @@ class Ledger(Protocol):
     def record_read(
         self, file_id: str, *, tool: str, lines: tuple[int, int] | None = None, bytes_: tuple[int, int] | None = None
     ) -> None: ...
+
+
+class Reporter(Protocol):
+    def __call__(self, event: RunEvent, child: dict[str, Any] | None = None) -> None: ...
 
 
 class ToolBudget:
@@ -85,5 +90,5 @@ class RunContext:
     ledger: Ledger | None = None  # set by the context engine; None means no budget checks
     state: dict[str, Any] = field(default_factory=dict)  # JSON, persisted with the run (RunState.context)
     budget: ToolBudget | None = None  # the tool-call cap, for tools that spend calls of their own
-    # Adds to the run's record: report("subagent", {"child": record, ...}) links a helper's record and an event.
-    report: Callable[[str, dict[str, Any]], None] | None = None
+    # Adds an event to the run's record, and a helper's own record as a child: report(event, child=record_dict).
+    report: Reporter | None = None

@@ -6,9 +6,10 @@ Payloads (prompts, tool arguments, results) are never shown unless ``show_payloa
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .context.budget import WINDOW
+from .events import Compaction, FileRead, Masking, RunEvent, VirtualFile
 from .hooks import Hook
 
 if TYPE_CHECKING:
@@ -69,32 +70,28 @@ class TraceHook(Hook):
     def _flush(self, run: Run) -> None:
         events = run.record.events[self._seen :]
         self._seen = len(run.record.events)
-        reads = [e for e in events if e["type"] == "file_read"]
         for event in events:
-            if event["type"] != "file_read":
-                line = _describe(event)
-                if line:
-                    self._write(line)
+            line = None if isinstance(event, FileRead) else _describe(event)
+            if line:
+                self._write(line)
         by_call: dict[tuple[str, str, str], list[str]] = {}
-        for event in reads:  # one line per file, tool and unit, however many ranges a regex showed
-            unit = "lines" if "lines" in event else "bytes"
-            span = event.get(unit) or [0, 0]
-            by_call.setdefault((event["tool"], event["file"], unit), []).append(f"{span[0]}-{span[1]}")
+        for read in (event for event in events if isinstance(event, FileRead)):  # one line per file, tool, unit
+            unit = "lines" if read.lines else "bytes"
+            span = read.lines or read.bytes or [0, 0]
+            by_call.setdefault((read.tool, read.file, unit), []).append(f"{span[0]}-{span[1]}")
         for (tool, file_id, unit), spans in by_call.items():
             shown = ", ".join(spans[:4]) + (f" (+{len(spans) - 4} more)" if len(spans) > 4 else "")
             self._write(f"      → {tool} {file_id} {unit} {shown}")
 
 
-def _describe(event: dict[str, Any]) -> str | None:
-    kind = event["type"]
-    if kind == "virtual_file":
-        return f"      → virtual file {event['file']} ({event['tokens']:,} tokens, {event['lines']:,} lines)"
-    if kind == "masking":
-        before, after = event["tokens_before"], event["tokens_after"]
-        return f"  ⇣ masking: {event['outputs']} used output(s), {before:,} → {after:,} tokens"
-    if kind == "compaction":
+def _describe(event: RunEvent) -> str | None:
+    if isinstance(event, VirtualFile):
+        return f"      → virtual file {event.file} ({event.tokens:,} tokens, {event.lines:,} lines)"
+    if isinstance(event, Masking):
+        return f"  ⇣ masking: {event.outputs} used output(s), {event.tokens_before:,} → {event.tokens_after:,} tokens"
+    if isinstance(event, Compaction):
         return (
-            f"  ⇣ compaction #{event['number']} ({event['tactic']}, {event['trigger']}): "
-            f"{event['tokens_before']:,} → {event['tokens_after']:,} tokens · archive {event['archive_file']}"
+            f"  ⇣ compaction #{event.number} ({event.tactic}, {event.trigger}): "
+            f"{event.tokens_before:,} → {event.tokens_after:,} tokens · archive {event.archive_file}"
         )
     return None

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from .. import messages as msgs
 from ..errors import ConfigError, RunError
+from ..events import CompactionFallback, CompactionReused
 from ..messages import Message, text_of
 from ..models import Model, ModelRequest
 from ..state import Slot
@@ -258,7 +259,7 @@ class Compactor:
         key = hashlib.sha256(json.dumps(span, sort_keys=True).encode()).hexdigest()[:32]
         found = self.memo.get(run.state.run_id, key)
         if found is not None:
-            run.record.event("compaction_reused", key=key)  # a retry: no second summary call, no second bill
+            run.record.event(CompactionReused(key=key))  # a retry: no second summary call, no second bill
             return found["body"], found["tactic"], None
         body, tactic, usage = make()
         self.memo.put(run.state.run_id, key, {"body": body, "tactic": tactic})
@@ -375,7 +376,7 @@ class Compactor:
             return self._call_model(run, clipped, archive_id, fallback)
         except Exception as error:  # a custom compactor or the model failing must never end the run
             logger.warning("error=<%s> | summary failed, using the deterministic summary", type(error).__name__)
-            run.record.event("compaction_fallback", error=type(error).__name__)
+            run.record.event(CompactionFallback(error=type(error).__name__))
             return fallback, "fallback", None
 
     def _bounded_transcript(self, span: list[Message], limit: int | None) -> Transcript:

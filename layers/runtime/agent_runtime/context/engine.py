@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
 from ..errors import ConfigError
+from ..events import Calibrated, Compaction, Masking, StatusRoleFallback, VirtualFile
 from ..files import EXTRACTED, FileMeta
 from ..hooks import Hook
 from ..messages import Message
@@ -230,7 +231,7 @@ class ContextEngine(Hook):
         run.state.messages[:] = masked
         self.tally.reset()
         after = self.measure(masked)
-        run.record.event("masking", turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after)
+        run.record.event(Masking(turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after))
         return list(masked)
 
     def on_model_error(self, run: Run, error: ModelError) -> bool:
@@ -239,7 +240,7 @@ class ContextEngine(Hook):
         if self._status_role(run) == "user" or not TEMPLATE_REFUSAL.search(str(error)):
             return False
         STATUS_ROLE.set(run.state.context, "user")
-        run.record.event("status_role_fallback", status_code=error.status_code)
+        run.record.event(StatusRoleFallback(status_code=error.status_code))
         return True
 
     def _status_role(self, run: Run) -> str:
@@ -252,7 +253,7 @@ class ContextEngine(Hook):
         estimated = window["estimated"] if window else None
         learned = self.calibration.learn_overflow(estimated, error.prompt_tokens, error.window, self.limits.window)
         self.calibration.save(run.state.context, self.calibration_key)
-        run.record.event("calibration", trigger="overflow", **learned)
+        run.record.event(Calibrated(trigger="overflow", **learned))
         self._compact(run, "overflow")
         return True
 
@@ -275,7 +276,9 @@ class ContextEngine(Hook):
         )
         event = self.compactor.compact(run, plan)
         self.tally.reset()
-        run.record.event("compaction", turn=turn, **event)
+        core = ("number", "trigger", "tactic", "tokens_before", "tokens_after", "archive_file")
+        details = {key: value for key, value in event.items() if key not in core}
+        run.record.event(Compaction(turn=turn, **{key: event[key] for key in core}, extra=details))
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         if response.usage is None or not run.record.model_calls:
@@ -290,7 +293,7 @@ class ContextEngine(Hook):
         }
         if self.calibration.learn_usage(window["estimated"], response.usage.prompt_tokens):
             self.calibration.save(run.state.context, self.calibration_key)
-            run.record.event("calibration", trigger="usage", scale=round(self.calibration.scale, 3))
+            run.record.event(Calibrated(trigger="usage", scale=round(self.calibration.scale, 3)))
 
     # Virtual files
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
@@ -332,7 +335,7 @@ class ContextEngine(Hook):
         entry["read_lines"] = [[1, result.preview_lines]] if result.preview_lines else []
         entry["read_bytes"] = [[0, result.preview_bytes - 1]] if result.preview_bytes else []
         if all(f["id"] != result.meta.id for f in run.record.files):
-            run.record.event("virtual_file", file=result.meta.id, tokens=tokens, lines=result.lines, source=stem)
+            run.record.event(VirtualFile(file=result.meta.id, tokens=tokens, lines=result.lines, source=stem))
             run.record.files.append(result.meta.to_dict())
         return result.inline
 

@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
+from ..events import FileRead
 from ..files import FileMeta
 from ..state import Slot
 from .counter import TokenCounter
@@ -95,8 +96,14 @@ class RunLedger:
             entry["read_lines"] = add_interval(entry["read_lines"], *lines)
         if bytes_ is not None:
             entry["read_bytes"] = add_interval(entry["read_bytes"], *bytes_)
-        span = {"lines": list(lines)} if lines else {}
-        span |= {"bytes": list(bytes_)} if bytes_ else {}
-        self.run.record.event("file_read", file=file_id, tool=tool, turn=self.run.state.turn, **span)
+        self.run.record.event(
+            FileRead(
+                file=file_id,
+                tool=tool,
+                turn=self.run.state.turn,
+                lines=list(lines) if lines else None,
+                bytes=list(bytes_) if bytes_ else None,
+            )
+        )
         for listener in self.listeners:
             listener(file_id, tool=tool, lines=lines, bytes_=bytes_)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from ..events import MutationReplayed, MutationUnknown
 from ..hooks import Hook
 from ..models import ToolCall
 from ..record import RunState
@@ -62,10 +63,10 @@ class PersistenceHook(Hook):
         journal = JOURNAL.use(run.state.context)
         entry = journal.get(call.id)
         if entry and entry["status"] == "done":
-            run.record.event("mutation_replayed", call=call.id, tool=call.name)
+            run.record.event(MutationReplayed(call=call.id, tool=call.name))
             return ToolOutcome(call, entry.get("result", ""), entry.get("is_error", False), mutating=True)
         if entry:
-            run.record.event("mutation_unknown", call=call.id, tool=call.name)
+            run.record.event(MutationUnknown(call=call.id, tool=call.name))
             return ToolOutcome(call, error_text(UNKNOWN.format(tool=call.name)), True, mutating=True)
         journal[call.id] = {"status": "started", "tool": call.name}
         self._checkpoint(run)  # durable before the side effect

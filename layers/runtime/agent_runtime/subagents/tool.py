@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..deadline import Deadline
 from ..errors import RunError, ToolError
+from ..events import SubagentRan
 from ..files import FileStore
 from ..hooks import Hook
 from ..record import RunStatus
@@ -180,7 +181,7 @@ def _result(ctx: RunContext, record: Any, executed: int) -> str:
     }
     SUBAGENTS.use(ctx.state).append(summary)
     if ctx.report is not None:  # into the parent's record: the child's record, and an event
-        ctx.report("subagent", {"child": record.to_dict(), **summary})
+        ctx.report(SubagentRan(**summary), child=record.to_dict())
     if record.status is RunStatus.TOOL_CALL_LIMIT and record.final_answer:
         return f"{record.final_answer}\n\n[the helper reached its tool-call limit: its answer may be incomplete]"
     if record.status is not RunStatus.COMPLETED or record.final_answer is None:

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..events import ProgressUpdateFailed
 from ..hooks import Hook
 
 if TYPE_CHECKING:
@@ -40,4 +41,4 @@ class ProgressHook(Hook):
                 f"{tokens:,} tokens"
             )
         except Exception:  # progress is cosmetic: a failed update must not fail the run
-            run.record.event("progress_update_failed")
+            run.record.event(ProgressUpdateFailed())

@@ -20,6 +20,7 @@ from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
 from ..errors import AgentRuntimeError
+from ..events import Compaction
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
 from ..runtime import build_agent, workflow_line
@@ -248,7 +249,7 @@ class Worker:
         self.metrics.add_metric("Runs", MetricUnit.Count, 1)
         self.metrics.add_metric("Tokens", MetricUnit.Count, usage["total_tokens"])
         self.metrics.add_metric("ToolCalls", MetricUnit.Count, len(record.tool_calls))
-        compactions = sum(1 for e in record.events if e.get("type") == "compaction")
+        compactions = len(record.events_of(Compaction))
         self.metrics.add_metric("Compactions", MetricUnit.Count, compactions)
         if record.status is RunStatus.FAILED:
             self.metrics.add_metric("RunFailures", MetricUnit.Count, 1)

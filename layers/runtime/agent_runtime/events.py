@@ -1,0 +1,220 @@
+"""What a run's record says happened: small typed events, stored as flat JSON (``{"type": ..., "at": ..., ...}``).
+
+Components record them (``record.event(Compaction(...))``); the trace, the worker's metrics and the CLI read them
+back by type. Each is also a read-only mapping of its JSON form, so ``event["type"]`` keeps working for code
+that reads stored records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunEvent(Mapping[str, Any]):
+    kind: ClassVar[str] = "event"
+    optional: ClassVar[tuple[str, ...]] = ()  # fields left out of the JSON when None
+    at: str = field(default_factory=now_iso)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.kind, "at": self.at}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name in ("at", "extra") or (value is None and item.name in self.optional):
+                continue
+            data[item.name] = value
+        return data | dict(getattr(self, "extra", None) or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
+# The loop
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(RunEvent):
+    kind = "run_started"
+    resumed: bool
+    turn: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completed(RunEvent):
+    kind = "completed"
+    turns: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerTruncated(RunEvent):
+    kind = "answer_truncated"
+    turn: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suspended(RunEvent):
+    kind = "suspended"
+    reason: str | None
+    turn: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LimitReached(RunEvent):
+    kind = "tool_call_limit"
+    reason: str | None
+    tool_calls: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failed(RunEvent):
+    kind = "failed"
+    error: str  # the exception's class name: never its message (it may quote a payload)
+    status_code: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastAnswerFailed(RunEvent):
+    kind = "last_answer_failed"
+    error: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextOverflow(RunEvent):
+    kind = "context_overflow"
+    turn: int
+    retried: bool
+
+
+# The context engine
+@dataclass(frozen=True, kw_only=True)
+class FileRead(RunEvent):
+    kind = "file_read"
+    optional = ("lines", "bytes")
+    file: str
+    tool: str
+    turn: int
+    lines: list[int] | None = None
+    bytes: list[int] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VirtualFile(RunEvent):
+    kind = "virtual_file"
+    file: str
+    tokens: int
+    lines: int
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Masking(RunEvent):
+    kind = "masking"
+    turn: int
+    outputs: int
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compaction(RunEvent):
+    kind = "compaction"
+    turn: int
+    number: int
+    trigger: str
+    tactic: str
+    tokens_before: int
+    tokens_after: int
+    archive_file: str
+    extra: Mapping[str, Any] = field(default_factory=dict)  # the tactic's details (summary usage, ladder rungs)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionReused(RunEvent):
+    kind = "compaction_reused"
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionFallback(RunEvent):
+    kind = "compaction_fallback"
+    error: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibrated(RunEvent):
+    kind = "calibration"
+    optional = ("server_window", "server_prompt")
+    trigger: str  # usage | overflow
+    scale: float
+    server_window: int | None = None
+    server_prompt: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusRoleFallback(RunEvent):
+    kind = "status_role_fallback"
+    status_code: int | None
+
+
+# Durability, continuation, progress, helpers
+@dataclass(frozen=True, kw_only=True)
+class MutationReplayed(RunEvent):
+    kind = "mutation_replayed"
+    call: str
+    tool: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MutationUnknown(RunEvent):
+    kind = "mutation_unknown"
+    call: str
+    tool: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContinuationEnqueued(RunEvent):
+    kind = "continuation_enqueued"
+    continuation: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContinuationRefused(RunEvent):
+    kind = "continuation_refused"
+    continuations: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProgressUpdateFailed(RunEvent):
+    kind = "progress_update_failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubagentRan(RunEvent):
+    kind = "subagent"
+    run_id: str
+    status: str
+    tool_calls: int
+    tokens: int
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Custom(RunEvent):
+    """An event of a user's hook or tool: ``record.event("name", key=value)``."""
+
+    name: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.name, "at": self.at, **self.extra}
