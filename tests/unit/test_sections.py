@@ -32,7 +32,28 @@ def test_integers_are_bounded_and_booleans_are_not_integers() -> None:
     assert integer("sandbox", {"memory_mb": 8}, "memory_mb", 256, report, low=64, high=3072) == 256
     assert integer("sandbox", {"memory_mb": 3072}, "memory_mb", 256, report, low=64, high=3072) == 3072
     assert problems == [
-        "subagents.max_depth: must be a positive integer, got True",
-        "subagents.max_depth: must be a positive integer, got 0",
+        "subagents.max_depth: must be an integer, not bool True",
+        "subagents.max_depth: must be at least 1, got 0",
         "sandbox.memory_mb: must be an integer from 64 to 3072, got 8",
+    ]
+
+
+def test_one_validator_serves_every_section_the_same_way() -> None:
+    """The top level, model:, limits: and context: use the same checks as the other sections (one wording)."""
+    from agent_runtime.workflows import WorkflowError, parse_workflow
+
+    data = {"name": "x", "description": "d", "prompt": "p", "model": {"name": "m", "context_window": "big"},
+            "limits": {"max_tool_calls": True}, "context": {"compaction_ratio": 2, "status_role": "bot"},
+            "subagents": {"max_depth": "deep"}, "descripton": 1}  # fmt: skip
+    try:
+        parse_workflow(data, file="x.yaml")
+    except WorkflowError as error:
+        problems = [f"{p.key}: {p.why}" for p in error.problems]
+    assert problems == [
+        "descripton: unknown key; did you mean 'description'?",
+        "model.context_window: must be an integer, not str 'big'",
+        "limits.max_tool_calls: must be an integer, not bool True",
+        "context.status_role: must be one of system, user, not 'bot'",
+        "context.compaction_ratio: must be a number between 0.1 and 0.95, got 2",
+        "subagents.max_depth: must be an integer, not str 'deep'",
     ]

@@ -139,7 +139,7 @@ def test_context_section_is_parsed_and_validated(tmp_path: Path) -> None:
     problems = _problems(tmp_path, bad)
     assert "context.virtual_file_preview_tokens: must be smaller than virtual_file_threshold_tokens (500)" in problems
     assert "context.compaction_threshold: must be a number between 0.1 and 0.95, got 2" in problems
-    assert "context.status_role: must be 'system' or 'user', not 'assistant'" in problems
+    assert "context.status_role: must be one of system, user, not 'assistant'" in problems
     assert any(p.startswith("context.surprise: unknown key") for p in problems)
 
 

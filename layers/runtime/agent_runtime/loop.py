@@ -16,10 +16,11 @@ from . import events as ev
 from . import messages as msgs
 from .deadline import Deadline
 from .errors import ConfigError, RunError, ToolError
+from .events import now_iso
 from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
-from .record import RunRecord, RunState, RunStatus, new_run_id, now_iso
+from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments

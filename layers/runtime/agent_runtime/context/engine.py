@@ -343,10 +343,10 @@ class ContextEngine(Hook):
     def _files(self, run: Run) -> list[tuple[FileMeta, dict[str, Any]]]:
         ledger = self.ledger(run)
         extracted = EXTRACTED.get(run.state.context)
-        rows = []
+        rows: list[tuple[FileMeta, dict[str, Any]]] = []
         for meta in run.context.files.list():
-            state = ledger.file_state(meta)
-            rows.append((meta, {**state, "extracted_to": extracted[meta.id]} if meta.id in extracted else state))
+            state: dict[str, Any] = dict(ledger.file_state(meta))
+            rows.append((meta, state | {"extracted_to": extracted[meta.id]} if meta.id in extracted else state))
         return rows
 
     def _status(

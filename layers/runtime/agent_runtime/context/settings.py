@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from ..sections import check_keys
+from ..sections import Report, check_keys, choice, integer, number, text
 
 KEYS = (
     "virtual_file_threshold_tokens",
@@ -34,51 +35,26 @@ class ContextSettings:
     compactor: str | None = None  # "module:function" or a prompt file relative to the workflow
 
 
-def parse_context_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> ContextSettings:
+def parse_context_section(data: Mapping[str, Any], report: Report) -> ContextSettings:
     """Build settings from a raw section; ``report(key, why)`` collects problems."""
     check_keys("context", data, KEYS, report)
     defaults = ContextSettings()
-    threshold = _int(data, "virtual_file_threshold_tokens", defaults.virtual_file_threshold_tokens, 100, report)
-    preview = _int(data, "virtual_file_preview_tokens", defaults.virtual_file_preview_tokens, 50, report)
+    whole = partial(integer, "context", data, report=report)
+    fraction = partial(number, "context", data, report=report, low=0.1, high=0.95)
+    threshold = whole("virtual_file_threshold_tokens", defaults.virtual_file_threshold_tokens, low=100)
+    preview = whole("virtual_file_preview_tokens", defaults.virtual_file_preview_tokens, low=50)
     if preview >= threshold:
         report(
             "context.virtual_file_preview_tokens", f"must be smaller than virtual_file_threshold_tokens ({threshold})"
         )
-    budget = data.get("context_budget")
-    if budget is not None:
-        budget = _int(data, "context_budget", 0, 1024, report)
-    role = data.get("status_role", defaults.status_role)
-    if role not in ("system", "user"):
-        report("context.status_role", f"must be 'system' or 'user', not {role!r}")
-    compactor = data.get("compactor")
-    if compactor is not None and (not isinstance(compactor, str) or not compactor.strip()):
-        report("context.compactor", "must be 'package.module:function' or a prompt file path")
+    role = choice("context", data, "status_role", ("system", "user"), defaults.status_role, report)
     return ContextSettings(
         virtual_file_threshold_tokens=threshold,
         virtual_file_preview_tokens=preview,
-        compaction_threshold=_fraction(data, "compaction_threshold", defaults.compaction_threshold, report),
-        compaction_ratio=_fraction(data, "compaction_ratio", defaults.compaction_ratio, report),
-        mask_threshold_tokens=_int(data, "mask_threshold_tokens", defaults.mask_threshold_tokens, 0, report),
-        context_budget=budget,
-        status_role=role if role in ("system", "user") else "system",
-        compactor=compactor if isinstance(compactor, str) else None,
+        compaction_threshold=fraction("compaction_threshold", defaults.compaction_threshold),
+        compaction_ratio=fraction("compaction_ratio", defaults.compaction_ratio),
+        mask_threshold_tokens=whole("mask_threshold_tokens", defaults.mask_threshold_tokens, low=0),
+        context_budget=None if data.get("context_budget") is None else whole("context_budget", 0, low=1024),
+        status_role=role or defaults.status_role,
+        compactor=text("context", data, "compactor", report, required=False),
     )
-
-
-def _int(data: Mapping[str, Any], key: str, default: int, minimum: int, report: Callable[[str, str], None]) -> int:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        report(f"context.{key}", f"must be an integer, not {type(value).__name__} {value!r}")
-        return default
-    if value < minimum:
-        report(f"context.{key}", f"must be at least {minimum}, got {value}")
-        return default
-    return value
-
-
-def _fraction(data: Mapping[str, Any], key: str, default: float, report: Callable[[str, str], None]) -> float:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.1 <= value <= 0.95:
-        report(f"context.{key}", f"must be a number between 0.1 and 0.95, got {value!r}")
-        return default
-    return float(value)

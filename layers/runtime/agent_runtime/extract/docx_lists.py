@@ -29,7 +29,7 @@ class Lists:
         """The marker of a directly numbered item, indented by its level."""
         depth = list_depth(level)
         if self.levels is None:  # a damaged numbering.xml costs the numbers: items become bullets
-            self.levels = optional_part(self.archive, "word/numbering.xml", self.budget, _levels_in, {})
+            self.levels = optional_part(self.archive, "word/numbering.xml", self.budget, _levels_in) or {}
         kind, start = self.levels.get(num_id, {}).get(depth, ("bullet", 1))
         return self.styled(f"num:{num_id}", depth, kind not in UNORDERED, start)
 

@@ -46,7 +46,7 @@ class Notes:
         def texts(raw: bytes) -> dict[str, str]:
             return {note.get(f"{W}id", ""): _one_line(note) for note in parse_xml(raw, part).iterfind(note_tag)}
 
-        return optional_part(self.archive, part, self.budget, texts, {})
+        return optional_part(self.archive, part, self.budget, texts) or {}
 
 
 def _one_line(note: Any) -> str:

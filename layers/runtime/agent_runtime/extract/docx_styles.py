@@ -43,7 +43,7 @@ class StyleNames:
 
     def get(self, style_id: str, default: str) -> str:
         if self.names is None:  # a damaged styles.xml costs the heading marks of custom styles
-            self.names = optional_part(self.archive, "word/styles.xml", self.budget, _names_in, {})
+            self.names = optional_part(self.archive, "word/styles.xml", self.budget, _names_in) or {}
         return self.names.get(style_id, default)
 
 

@@ -23,6 +23,12 @@ def detect(data: bytes, name: str) -> str:
     return _sniff(data, name)[0]
 
 
+def _opened(archive: zipfile.ZipFile | None) -> zipfile.ZipFile:
+    if archive is None:  # _sniff names an Office kind only with its opened archive
+        raise ExtractionError("the document's archive could not be opened")
+    return archive
+
+
 def _sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | None]:
     """The kind, and for an Office document its opened zip (read once, then handed to the extractor)."""
     if data.startswith(b"%PDF"):
@@ -79,11 +85,11 @@ def extract(data: bytes, name: str, *, limits: Limits | None = None) -> Extracte
         if kind == "docx":
             from .docx import extract_docx
 
-            return Extracted(extract_docx(archive, budget), kind)
+            return Extracted(extract_docx(_opened(archive), budget), kind)
         if kind in ("pptx", "xlsx"):
             from .ooxml import extract_pptx, extract_xlsx
 
-            return Extracted((extract_pptx if kind == "pptx" else extract_xlsx)(archive, budget), kind)
+            return Extracted((extract_pptx if kind == "pptx" else extract_xlsx)(_opened(archive), budget), kind)
         from .html_text import extract_html
         from .simple import extract_csv, extract_text
 

@@ -71,13 +71,13 @@ def read_chunks(archive: zipfile.ZipFile, name: str, budget: Budget, size: int) 
         raise ExtractionError(f"{name} is corrupt or truncated: {error}") from None
 
 
-def optional_part(archive: zipfile.ZipFile, name: str, budget: Budget, convert: Callable[[bytes], T], default: T) -> T:
-    """A part the document can do without (styles, numbering, notes), converted; ``default`` when it is missing or
+def optional_part(archive: zipfile.ZipFile, name: str, budget: Budget, convert: Callable[[bytes], T]) -> T | None:
+    """A part the document can do without (styles, numbering, notes), converted; None when it is missing or
     damaged: it costs what it would have added, not the document's text."""
     if name in archive.namelist():
         with contextlib.suppress(ExtractionError):
             return convert(read_part(archive, name, budget))
-    return default
+    return None
 
 
 # Entities, DTDs and network access off, libxml2's depth and size limits on, comments dropped. The xml:id index

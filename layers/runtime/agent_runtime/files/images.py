@@ -55,10 +55,10 @@ def image_tokens(width: int, height: int, detail: str = "high") -> int:
     if detail == "low":
         return 85
     scale = min(1.0, 2048 / max(width, height))
-    width, height = width * scale, height * scale
-    scale = min(1.0, 768 / min(width, height))
-    width, height = width * scale, height * scale
-    return 85 + 170 * math.ceil(width / 512) * math.ceil(height / 512)
+    w, h = width * scale, height * scale
+    scale = min(1.0, 768 / min(w, h))
+    w, h = w * scale, h * scale
+    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
 
 
 def data_url_tokens(url: str, detail: str = "high") -> int:

@@ -6,6 +6,7 @@ upload gets the same id. Persistent stores (local directory, S3 + DynamoDB) subc
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import mimetypes
 import threading
@@ -131,7 +132,7 @@ class FileStore(ABC):
     def _load_meta(self, file_id: str) -> FileMeta | None: ...
 
     @abstractmethod
-    def _list_meta(self) -> list[FileMeta]: ...
+    def _list_meta(self) -> builtins.list[FileMeta]: ...
 
 
 class InMemoryFileStore(FileStore):

@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -134,7 +134,8 @@ class OpenAIChatModel:
                 kwargs["tool_choice"] = request.tool_choice
         if request.max_output_tokens:
             kwargs["max_completion_tokens"] = request.max_output_tokens
-        return self._client.chat.completions.create(**kwargs)
+        # Not always a ChatCompletion: some servers' non-JSON bodies come back as text (see _to_response).
+        return cast(ChatCompletion, self._client.chat.completions.create(**kwargs))
 
     def _should_retry(self, error: Exception, attempt: int, remaining: float) -> float | None:
         retryable = isinstance(error, MalformedReplyError) or is_retryable(error)

@@ -23,8 +23,8 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1)."""
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after:
-            return retry_after
-        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+            return float(retry_after)
+        backoff = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
         return backoff * (0.75 + random.random() * 0.25)  # jitter keeps parallel workers apart
 
 

@@ -86,7 +86,8 @@ def parse_skill(folder: Path, *, strict: bool) -> tuple[Skill | None, list[Probl
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         return None, problems
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     skill = Skill(
         name=str(data.get("name") or folder.name),
         description=description.strip(),

@@ -9,8 +9,8 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .base import Item, Store
+    from .durable_files import StoreFileStore
     from .exceptions import StoreError, VersionConflictError
-    from .files import StoreFileStore
     from .hook import PersistenceHook
     from .local import LocalStore
     from .runs import RunStore, StoreSummaryMemo, ThreadStore, run_partition, thread_partition
@@ -22,7 +22,7 @@ __getattr__, __dir__ = lazy_exports(
         "Store": ".base",
         "StoreError": ".exceptions",
         "VersionConflictError": ".exceptions",
-        "StoreFileStore": ".files",
+        "StoreFileStore": ".durable_files",
         "PersistenceHook": ".hook",
         "LocalStore": ".local",
         "RunStore": ".runs",

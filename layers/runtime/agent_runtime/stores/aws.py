@@ -35,11 +35,11 @@ class AwsStore(Store):
         response = self._call(
             self.s3.get_object, Bucket=self.bucket, Key=self._key(partition, name), Range=f"bytes={start}-{end - 1}"
         )
-        return response["Body"].read()
+        return bytes(response["Body"].read())
 
     def blob_size(self, partition: str, name: str) -> int | None:
         try:
-            return self.s3.head_object(Bucket=self.bucket, Key=self._key(partition, name))["ContentLength"]
+            return int(self.s3.head_object(Bucket=self.bucket, Key=self._key(partition, name))["ContentLength"])
         except ClientError as error:
             if error.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
                 return None

@@ -6,7 +6,7 @@ without pulling in the workflow package it belongs to.
 
 from __future__ import annotations
 
+from .scoped_files import ScopedFileStore
 from .settings import SubagentSettings, parse_subagents_section
-from .store import ScopedFileStore
 
 __all__ = ["ScopedFileStore", "SubagentSettings", "parse_subagents_section"]

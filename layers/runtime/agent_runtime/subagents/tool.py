@@ -21,8 +21,8 @@ from ..run_context import SUBAGENTS, Ledger, RunContext, SubagentSummary
 from ..skills import SkillLibrary, SkillPolicy
 from ..tools import Tool, tool
 from ..workflows import Limits, ModelSettings, Workflow
+from .scoped_files import ScopedFileStore
 from .settings import SubagentSettings
-from .store import ScopedFileStore
 
 if TYPE_CHECKING:
     from ..loop import Agent, Run
@@ -186,4 +186,4 @@ def _result(ctx: RunContext, record: Any, executed: int) -> str:
         return f"{record.final_answer}\n\n[the helper reached its tool-call limit: its answer may be incomplete]"
     if record.status is not RunStatus.COMPLETED or record.final_answer is None:
         raise ToolError(f"the helper stopped ({record.status}): {record.stop_reason}")
-    return record.final_answer
+    return str(record.final_answer)

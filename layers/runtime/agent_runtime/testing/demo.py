@@ -77,7 +77,7 @@ def _new_notes(
         for call in message.get("tool_calls", []):
             calls[call["id"]] = (call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
     names = {fid: name for fid, name, _ in files}
-    notes = []
+    notes: list[tuple[str, Any] | None] = []
     for call_id, text in results.items():
         name, args = calls.get(call_id, ("", {}))
         if name == "python":  # noted even when it failed, so it is not retried forever
@@ -106,10 +106,10 @@ def _note_for(
         total = int(scanned.group(1).replace(",", "")) if scanned else 0
         return f"toc:{file_id}", {"sections": rows, "total": total}
     if "start_line" in args:  # a section of a large reference (small documents are read whole)
-        rules = [t.split(":**", 1)[1].strip() for _, t in rows if "**Rule" in t and ":**" in t]
+        found = [t.split(":**", 1)[1].strip() for _, t in rows if "**Rule" in t and ":**" in t]
         return f"section:{file_id}:{args['start_line']}", {
             "heading": rows[0][1].lstrip("# ") if rows else "",
-            "rules": rules,
+            "rules": found,
         }
     return f"doc:{file_id}", _doc_note(names.get(file_id, file_id), rows)
 
@@ -147,7 +147,7 @@ def _next_calls(
     ]
     if small:
         return small
-    subject_words = next((n["words"] for k, n in notes.items() if k.startswith("doc:")), [])
+    subject_words: list[str] = next((n["words"] for k, n in notes.items() if k.startswith("doc:")), [])
     for fid, _, size in files:
         if size >= BIG_FILE and f"summary:{fid}" not in notes:  # a large reference goes to a helper
             task = f"List the rules in this file that apply to a design about: {' '.join(subject_words[:60])}"

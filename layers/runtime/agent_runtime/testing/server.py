@@ -64,7 +64,7 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def client(self, **kwargs: Any) -> openai.OpenAI:
         """An ``openai.OpenAI`` client pointed at this server (its own retries off)."""

@@ -64,7 +64,7 @@ class ScriptedRequest:
 
     @property
     def messages(self) -> list[Message]:
-        return self.body.get("messages", [])
+        return list(self.body.get("messages", []))
 
     @property
     def tool_names(self) -> list[str]:

@@ -68,7 +68,16 @@ def _describe_validation(error: ValidationError) -> str:
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mutating: bool = False,
+    offload: bool = True,
+    pinned: bool = False,
+) -> Tool: ...
 @overload
 def tool(
     *,
@@ -121,9 +130,7 @@ def _build(func: Callable[..., Any], *, name: str | None, description: str | Non
             raise ConfigError(f"tool {tool_name!r}: *args/**kwargs cannot be described to the model")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, _field(default, param_docs.get(param.name)))
-    args_model = create_model(  # type: ignore[call-overload]
-        f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    args_model = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     text = description or "\n\n".join(p for p in (doc.short_description, doc.long_description) if p)
     if not text:
         raise ConfigError(f"tool {tool_name!r} needs a docstring: it is the model's only guide")

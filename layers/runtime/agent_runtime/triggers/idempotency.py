@@ -11,7 +11,8 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyItemAlreadyExistsError,
     IdempotencyItemNotFoundError,
 )
-from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer, DataRecord
+from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 
 from ..stores import Store, VersionConflictError
 
@@ -29,7 +30,7 @@ class StorePersistenceLayer(BasePersistenceLayer):
     """The same records in a runtime :class:`Store` (the local directory store for ``serve`` and tests)."""
 
     def __init__(self, store: Store) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.store = store
 
     def _name(self, key: str) -> str:

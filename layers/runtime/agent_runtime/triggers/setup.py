@@ -16,10 +16,11 @@ from ..config import RuntimeConfig
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..stores import Store
+from .channels import Replies
 from .config import SECRETS_MAX_AGE, TriggerConfig, store_for
 from .queue import SqsQueue
 from .replies import JiraReplier, SlackReplier
-from .worker import Replies, Worker
+from .worker import Worker
 
 
 def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:

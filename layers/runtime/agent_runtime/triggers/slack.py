@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from slack_sdk.signature import SignatureVerifier
+from slack_sdk.signature import Clock, SignatureVerifier
 
 from .event import Attachment, Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
@@ -24,7 +24,9 @@ def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now:
     timestamp, signature = lowered.get("x-slack-request-timestamp"), lowered.get("x-slack-signature")
     if not timestamp or not signature:
         raise RejectedRequest(401, "unsigned Slack request (no X-Slack-Signature / X-Slack-Request-Timestamp)")
-    verifier = SignatureVerifier(signing_secret, **({"clock": _Clock(now)} if now is not None else {}))
+    verifier = (
+        SignatureVerifier(signing_secret) if now is None else SignatureVerifier(signing_secret, clock=_Clock(now))
+    )
     try:
         stale = abs((now if now is not None else time.time()) - int(timestamp)) > 60 * 5
     except ValueError:
@@ -35,7 +37,7 @@ def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now:
         raise RejectedRequest(401, "forged Slack request: signature mismatch")
 
 
-class _Clock:
+class _Clock(Clock):
     def __init__(self, now: float) -> None:
         self._now = now
 

@@ -67,7 +67,7 @@ def create_app(
     log = logger or Logger(service="agent-runtime-webhook")
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
 
-    def accept(result: TriggerEvent | Ignored | Challenge) -> Response:
+    def accept(result: TriggerEvent | Ignored | Challenge) -> Response[str]:
         if isinstance(result, Challenge):
             return Response(200, "text/plain", result.challenge)
         if isinstance(result, Ignored):
@@ -83,7 +83,7 @@ def create_app(
         log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
-    def guarded(handler: Callable[[], TriggerEvent | Ignored | Challenge]) -> Response:
+    def guarded(handler: Callable[[], TriggerEvent | Ignored | Challenge]) -> Response[str]:
         try:
             return accept(handler())
         except RejectedRequest as error:
@@ -128,7 +128,9 @@ def _idempotent_enqueue(
         event_key_jmespath="dedup_key", expires_after_seconds=DEDUP_SECONDS, raise_on_no_idempotency_key=True
     )
 
-    @idempotent_function(data_keyword_argument="message", persistence_store=persistence, config=config)
+    @idempotent_function(  # type: ignore[untyped-decorator]
+        data_keyword_argument="message", persistence_store=persistence, config=config
+    )
     def enqueue(message: dict[str, Any]) -> dict[str, Any]:
         event = message["event"]
         message_id = queue.send({"type": "event", "event": event}, group=event["thread_id"], dedup=message["dedup_key"])
@@ -184,7 +186,7 @@ def _raw_body(raw: dict[str, Any]) -> bytes:
     return body.encode("utf-8")
 
 
-def _json(status: int, body: dict[str, Any]) -> Response:
+def _json(status: int, body: dict[str, Any]) -> Response[str]:
     return Response(status, "application/json", json.dumps(body))
 
 

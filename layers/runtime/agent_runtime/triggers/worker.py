@@ -21,6 +21,7 @@ from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
 from ..errors import AgentRuntimeError
 from ..events import Compaction
+from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
 from ..runtime import build_agent, workflow_line
@@ -121,6 +122,7 @@ class Worker:
         channel = channel_for(event, self.replies, self.runs, run_id)
         checkpoint = self.runs.load_checkpoint(run_id)
         message: str | None = None
+        state: RunState | None
         if checkpoint is not None:
             state = checkpoint[0]
             if continuation:
@@ -128,7 +130,7 @@ class Worker:
         else:
             state, message = self._fresh_state(event, run_id, files), self._message(event, channel, files)
         channel.begin()
-        hooks = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
+        hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if self.queue is not None:
             hooks.append(ContinuationHook(self.queue, thread_id=event.thread_id))
         with self.models(workflow) as model:
