@@ -23,6 +23,7 @@ from .skills import SkillLibrary, skill_content, skill_tools
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
 from .tools import ToolRegistry
+from .toolsets import DeclaredTools, ToolEnv, check_names, declared_tools
 from .trace import TraceHook
 from .workflows import Workflow
 
@@ -106,12 +107,20 @@ def build_agent(
     depth: int = 0,
     runs: RunStore | None = None,
     sandbox: SandboxClient | None = None,
+    tool_env: ToolEnv | None = None,
 ) -> Agent:
-    """An agent with the default tools, its skills, and the context engine first in the hook chain.
+    """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
+    first in the hook chain.
 
     ``depth`` counts sub-agent nesting: the ``subagent`` tool is offered while it is below ``max_depth``. The
-    ``python`` tool is offered when the workflow enables the sandbox and a ``sandbox`` client is given."""
+    ``python`` tool is offered when the workflow enables the sandbox and a ``sandbox`` client is given.
+    ``tool_env`` carries what declared tools need (secrets, chat clients, the run's origin); by default it is
+    read from the environment."""
     tools = default_tools(workflow, skills)
+    declared = declared_tools(workflow, tool_env or ToolEnv.from_env()) if workflow.tools else DeclaredTools()
+    check_names(declared.tools, tools.names())
+    for item in declared.tools:
+        tools.register(item)
     if workflow.sandbox.enabled and sandbox is not None:
         tools.register(python_tool(sandbox, workflow.sandbox))
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
@@ -136,7 +145,7 @@ def build_agent(
     # Checkpoints right after the engine, so every step is durable before anything else can fail.
     durable = [PersistenceHook(runs, mutating={t.name for t in tools if t.mutating})] if runs else []
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
-    sections = prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder)
+    sections = [*prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder), *declared.notes]
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
     chain = [engine, *preload, *durable, *hooks]
     return Agent(workflow, model, tools=tools, files=files, hooks=chain, prompt_sections=sections)

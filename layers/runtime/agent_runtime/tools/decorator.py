@@ -25,7 +25,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     fn: Callable[..., Any]
-    args_model: type[BaseModel]
+    args_model: type[BaseModel] | None  # None: an external tool, called as fn(arguments, context)
     mutating: bool = False  # changes the outside world: recorded before and after, never replayed on resume
     offload: bool = True  # large results may become virtual files (False for tools that budget their own output)
     pinned: bool = False  # results are never masked and are carried verbatim through compaction (skills)
@@ -40,6 +40,9 @@ class Tool:
 
     def invoke(self, arguments: dict[str, Any], context: RunContext | None = None) -> str:
         """Validate ``arguments``, call the function, and render its result as text for the model."""
+        if self.args_model is None:
+            check_arguments(self.parameters, arguments)
+            return render_result(self.fn(arguments, context))
         try:
             parsed = self.args_model.model_validate(arguments)
         except ValidationError as error:
@@ -48,6 +51,35 @@ class Tool:
         if self.context_param:
             kwargs[self.context_param] = context
         return render_result(self.fn(**kwargs))
+
+
+def external_tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    call: Callable[[dict[str, Any], RunContext | None], Any],
+    *,
+    mutating: bool = False,
+) -> Tool:
+    """A tool whose JSON schema comes from elsewhere (an MCP server, an OpenAPI operation): the arguments are
+    checked against the schema, then passed as one dict."""
+    if not name or len(name) > 64 or not set(name) <= _NAME_OK:
+        raise ConfigError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-' (Chat Completions' rule)")
+    schema = {"type": "object", "properties": {}, **parameters}
+    return Tool(name, description.strip() or name, schema, call, None, mutating=mutating)
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """The model's arguments against the tool's JSON schema: each problem named, for the model to fix."""
+    import jsonschema  # only external tools need it (it comes with the mcp package)
+
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = [
+        f"{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}: {error.message[:200]}"
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))[:5]
+    ]
+    if problems:
+        raise ToolError("invalid arguments: " + "; ".join(problems))
 
 
 def render_result(value: Any) -> str:

@@ -65,6 +65,17 @@ class SlackReplier:
             reason = error.response.get("error") if isinstance(error, SlackApiError) else str(error)
             raise ReplyError(f"Slack file upload failed: {reason}") from None
 
+    def thread(
+        self, channel: str, thread_ts: str, *, cursor: str | None = None, limit: int = 100
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of a thread's messages (conversations.replies; needs channels:history / groups:history)."""
+        try:
+            page = self.client.conversations_replies(channel=channel, ts=thread_ts, cursor=cursor, limit=limit)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack conversations.replies failed: {error.response.get('error')}") from None
+        following = (page.get("response_metadata") or {}).get("next_cursor") or None
+        return list(page.get("messages") or []), following
+
     def download(self, url: str, limit: int) -> bytes:
         host = urllib.parse.urlparse(url).hostname or ""
         if not (host == "slack.com" or host.endswith(".slack.com") or url.startswith(self.client.base_url)):
@@ -86,6 +97,13 @@ class JiraReplier:
         headers = {"Authorization": self.auth, "Content-Type": "application/json", "Accept": "application/json"}
         data, _ = request("POST", url, headers, body, limit=1 << 20)
         return str(json.loads(data).get("id", ""))
+
+    def get(self, path: str, params: dict[str, str] | None = None, *, limit: int = 8 << 20) -> Any:
+        """GET a REST resource (``/rest/api/3/...``) as JSON."""
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        headers = {"Authorization": self.auth, "Accept": "application/json"}
+        data, _ = request("GET", f"{self.base_url}{path}{query}", headers, None, limit=limit)
+        return json.loads(data)
 
     def attach(self, issue_key: str, files: Sequence[tuple[str, bytes]]) -> None:
         """Files as the issue's attachments (one multipart request; JIRA wants X-Atlassian-Token: no-check).

@@ -11,7 +11,6 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
@@ -20,13 +19,13 @@ from ..sandbox.settings import SandboxSettings, parse_sandbox_section
 from ..sections import check_keys, choice, integer, mapping, text
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
+from ..toolsets.settings import ToolSettings, parse_tools_section
 from ..triggers.settings import TriggerSettings, parse_triggers_section
 from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SECTIONS = ("tools",)  # raw until its subsystem parses it
 TOP_KEYS: tuple[str, ...] = ("name", "description", "prompt", "prompt_file", "model", "limits")
-TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", *SECTIONS)
+TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", "tools")
 MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer")
 TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
 LIMIT_KEYS = ("max_tool_calls",)
@@ -62,13 +61,9 @@ class Workflow:
     files: FileSettings = field(default_factory=FileSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     triggers: TriggerSettings = field(default_factory=TriggerSettings)
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+    tools: ToolSettings = field(default_factory=ToolSettings)
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
-
-    def section(self, key: str) -> Mapping[str, Any]:
-        """A later subsystem's raw section (``context``, ``files``, ...), empty when absent."""
-        return self.sections.get(key, MappingProxyType({}))
 
 
 class _Checker:
@@ -108,7 +103,7 @@ def parse_workflow(
     files = parse_files_section(section("files"), check.add)
     sandbox = parse_sandbox_section(section("sandbox"), check.add)
     triggers = parse_triggers_section(section("triggers"), check.add)
-    sections = {key: MappingProxyType(dict(section(key))) for key in SECTIONS if key in data}
+    tools = parse_tools_section(section("tools"), check.add)
     if check.problems:
         raise WorkflowError(check.problems)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
@@ -124,7 +119,7 @@ def parse_workflow(
         files,
         sandbox,
         triggers,
-        MappingProxyType(sections),
+        tools,
         prompt_path=prompt_path,
     )
 

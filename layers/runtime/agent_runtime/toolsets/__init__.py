@@ -1,0 +1,20 @@
+"""Tools a workflow declares (``tools:``): MCP servers, OpenAPI operations, Python functions, Slack/JIRA built-ins."""
+
+from __future__ import annotations
+
+from .build import DeclaredTools, ToolEnv, check_names, declared_tools
+from .exceptions import SecretMissingError, ToolSourceError
+from .settings import McpServerSettings, OpenApiSettings, ToolSettings, parse_tools_section
+
+__all__ = [
+    "DeclaredTools",
+    "McpServerSettings",
+    "OpenApiSettings",
+    "SecretMissingError",
+    "ToolEnv",
+    "ToolSettings",
+    "ToolSourceError",
+    "check_names",
+    "declared_tools",
+    "parse_tools_section",
+]

@@ -1,0 +1,129 @@
+"""The tools a workflow declares, built for one run: MCP servers, OpenAPI operations, Python functions, built-ins.
+
+MCP sessions and OpenAPI documents are kept per process (one listing per cold start); the tools themselves are
+made per run, since built-ins close over the run's origin (the Slack thread or JIRA issue it started from).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..tools.decorator import Tool
+from .exceptions import ToolSourceError
+from .secrets import Redactor, Secrets, env_secret, expand, expand_headers
+from .settings import McpServerSettings, OpenApiSettings, ToolSettings
+
+if TYPE_CHECKING:
+    from ..triggers.replies import JiraReplier, SlackReplier
+    from ..workflows import Workflow
+    from .mcp import McpSession
+
+logger = logging.getLogger(__name__)
+logging.getLogger("httpx2").setLevel(logging.WARNING)  # its INFO lines carry URLs, which may carry a secret
+_SESSIONS: dict[tuple[str, tuple[tuple[str, str], ...]], McpSession] = {}
+
+
+@dataclass(frozen=True)
+class ToolEnv:
+    """What declared tools may use besides the workflow: secrets, the tools path, the chat clients, the origin."""
+
+    secrets: Secrets = env_secret
+    tools_path: tuple[str, ...] = ()
+    slack: SlackReplier | None = None
+    jira: JiraReplier | None = None
+    origin: Mapping[str, str] = field(default_factory=dict)  # source, and channel/thread_ts or issue_key
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> ToolEnv:
+        """Local runs: ``AGENT_TOOLS_PATH``, and Slack/JIRA clients when their variables are set."""
+        env = os.environ if env is None else env
+        path = tuple(p for p in env.get("AGENT_TOOLS_PATH", "").split(os.pathsep) if p)
+        fields: dict[str, object] = {"tools_path": path, "slack": _slack(env), "jira": _jira(env)}
+        return cls(**(fields | overrides))  # type: ignore[arg-type]
+
+
+def _slack(env: Mapping[str, str]) -> SlackReplier | None:
+    from ..triggers.replies import SlackReplier
+
+    token = env.get("SLACK_BOT_TOKEN")
+    return SlackReplier(token, base_url=env.get("SLACK_API_URL") or "https://slack.com/api/") if token else None
+
+
+def _jira(env: Mapping[str, str]) -> JiraReplier | None:
+    from ..triggers.replies import JiraReplier
+
+    url, email, token = env.get("JIRA_BASE_URL"), env.get("JIRA_EMAIL"), env.get("JIRA_API_TOKEN")
+    return JiraReplier(url, email, token) if url and email and token else None
+
+
+@dataclass
+class DeclaredTools:
+    tools: list[Tool] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the system prompt: sources this run goes without
+
+
+def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False) -> DeclaredTools:
+    """Raises ConfigError for what the workflow must fix (a missing secret, an unknown tool in allow, a
+    malformed document); an unreachable MCP server only costs its tools, said in the prompt."""
+    settings: ToolSettings = workflow.tools
+    base_dir = workflow.path.parent if workflow.path else None
+    found = DeclaredTools()
+    for server in settings.mcp:
+        if not offline:
+            _add_mcp(server, env, found)
+    for api in settings.openapi:
+        if offline and api.spec.startswith(("https://", "http://")):
+            continue
+        found.tools += _openapi(api, env, base_dir)
+    if settings.python:
+        from .python import python_tools
+
+        found.tools += python_tools(settings.python, env.tools_path)
+    if settings.builtin:
+        from .builtin import builtin_tools
+
+        found.tools += builtin_tools(settings.builtin, slack=env.slack, jira=env.jira, origin=env.origin)
+    return found
+
+
+def _add_mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> None:
+    from .mcp import McpSession, mcp_tools
+
+    where = f"tools.mcp {server.name!r}"
+    used: list[str] = []
+    headers = expand_headers(server.headers, env.secrets, where, used)
+    url = expand(server.url, env.secrets, f"{where} url", used) if server.url else None
+    key = (url or " ".join(server.command), tuple(sorted(headers.items())))
+    if key not in _SESSIONS:
+        resolved = dataclasses.replace(server, url=url)
+        _SESSIONS[key] = McpSession(resolved, headers, Redactor(used))
+    try:
+        found.tools += mcp_tools(server, _SESSIONS[key])
+    except ToolSourceError as error:
+        logger.warning("server=<%s> | MCP server unreachable; its tools are left out of this run", server.name)
+        found.notes.append(f"Tools of the MCP server {server.name!r} are unavailable in this run: {error}")
+
+
+def _openapi(api: OpenApiSettings, env: ToolEnv, base_dir: Path | None) -> list[Tool]:
+    from .openapi import load_spec, openapi_tools
+
+    where = f"tools.openapi {api.name!r}"
+    used: list[str] = []
+    headers = expand_headers(api.headers, env.secrets, where, used)
+    return openapi_tools(api, load_spec(api, base_dir), headers, Redactor(used))
+
+
+def check_names(tools: list[Tool], taken: list[str]) -> None:
+    """Declared tools may not reuse a name: the runtime's own, or another source's."""
+    seen = set(taken)
+    for item in tools:
+        if item.name in seen:
+            raise ConfigError(f"tools: two tools are named {item.name!r} (rename a source or filter its tools)")
+        seen.add(item.name)

@@ -1,0 +1,162 @@
+"""Built-in Slack and JIRA tools, on the credentials the runtime already has for its triggers and replies.
+
+``slack_thread`` reads the thread the run started from (or another one), ``jira_issue`` an issue's fields,
+description, comments and attachments list, ``jira_search`` a JQL search. Large results become virtual files
+like any tool result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import ConfigError, ToolError
+from ..tools import Tool, tool
+from ..triggers.exceptions import ReplyError
+from ..triggers.jira import adf_text
+from ..triggers.replies import JiraReplier, SlackReplier
+
+THREAD_PAGE = 200
+SEARCH_PAGE = 50
+ISSUE_FIELDS = (
+    "summary,status,issuetype,priority,assignee,reporter,labels,created,updated,description,comment,attachment"
+)
+
+
+def builtin_tools(
+    names: tuple[str, ...], *, slack: SlackReplier | None, jira: JiraReplier | None, origin: Mapping[str, str]
+) -> list[Tool]:
+    made: list[Tool] = []
+    for name in names:
+        if name == "slack_thread":
+            made.append(_slack_thread(_need(slack, "slack_thread", "SLACK_BOT_TOKEN"), origin))
+        elif name == "jira_issue":
+            made.append(_jira_issue(_need(jira, "jira_issue", "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN"), origin))
+        elif name == "jira_search":
+            made.append(_jira_search(_need(jira, "jira_search", "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN")))
+    return made
+
+
+def _need(client: Any, name: str, settings: str) -> Any:
+    if client is None:
+        raise ConfigError(f"tools.builtin {name!r}: no credentials ({settings})")
+    return client
+
+
+def _slack_thread(slack: SlackReplier, origin: Mapping[str, str]) -> Tool:
+    here = (origin.get("channel"), origin.get("thread_ts")) if origin.get("source") == "slack" else (None, None)
+
+    def slack_thread(channel: str | None = None, thread_ts: str | None = None, cursor: str | None = None) -> str:
+        """Read a Slack thread's messages, oldest first: by default the thread this run was started from.
+
+        Args:
+            channel: The channel id (default: this run's channel).
+            thread_ts: The thread's timestamp (default: this run's thread).
+            cursor: The cursor from a previous page, to read on.
+        """
+        where, ts = channel or here[0], thread_ts or here[1]
+        if not where or not ts:
+            raise ToolError("this run did not start in a Slack thread: give channel and thread_ts")
+        try:
+            messages, following = slack.thread(where, ts, cursor=cursor, limit=THREAD_PAGE)
+        except ReplyError as error:
+            raise ToolError(str(error)) from None
+        lines = [_slack_line(m) for m in messages]
+        if following:
+            lines.append(f'[more messages: slack_thread(channel="{where}", thread_ts="{ts}", cursor="{following}")]')
+        return "\n".join(lines) or "(no messages)"
+
+    return tool(slack_thread, offload=True)
+
+
+def _slack_line(message: Mapping[str, Any]) -> str:
+    when = datetime.fromtimestamp(float(message.get("ts", 0)), UTC).strftime("%Y-%m-%d %H:%M")
+    who = message.get("user") or message.get("bot_id") or "unknown"
+    files = [f"{f.get('name')} ({f.get('mimetype')}, {f.get('size', 0):,} bytes)" for f in message.get("files") or []]
+    attached = f" [files: {'; '.join(files)}]" if files else ""
+    return f"{when} <@{who}>: {message.get('text', '')}{attached}"
+
+
+def thread_history(slack: SlackReplier, channel: str, thread_ts: str, before: str, *, limit: int = 50) -> str:
+    """The thread's messages before ``before`` (the mention that started the run), for its first turn."""
+    try:
+        messages, _ = slack.thread(channel, thread_ts, limit=limit + 1)
+    except ReplyError:
+        return ""
+    earlier = [m for m in messages if float(m.get("ts", 0)) < float(before)][-limit:]
+    return "\n".join(_slack_line(m) for m in earlier)
+
+
+def _jira_issue(jira: JiraReplier, origin: Mapping[str, str]) -> Tool:
+    here = origin.get("issue_key") if origin.get("source") == "jira" else None
+
+    def jira_issue(key: str | None = None) -> str:
+        """Read a JIRA issue: its fields, description, comments and the list of its attachments.
+
+        Args:
+            key: The issue key, such as PROJ-123 (default: the issue this run was started from).
+        """
+        target = key or here
+        if not target:
+            raise ToolError("this run did not start from a JIRA issue: give the issue key")
+        try:
+            issue = jira.get(f"/rest/api/3/issue/{target}", {"fields": ISSUE_FIELDS})
+        except ReplyError as error:
+            raise ToolError(str(error)) from None
+        return _render_issue(issue)
+
+    return tool(jira_issue)
+
+
+def _render_issue(issue: Mapping[str, Any]) -> str:
+    fields = issue.get("fields") or {}
+
+    def name(value: Any) -> str:
+        return str((value or {}).get("displayName") or (value or {}).get("name") or "-")
+
+    lines = [
+        f"# {issue.get('key')}: {fields.get('summary', '')}",
+        f"type: {name(fields.get('issuetype'))} · status: {name(fields.get('status'))} · priority: "
+        f"{name(fields.get('priority'))} · assignee: {name(fields.get('assignee'))} · reporter: "
+        f"{name(fields.get('reporter'))} · labels: {', '.join(fields.get('labels') or []) or '-'}",
+        f"created {fields.get('created', '-')} · updated {fields.get('updated', '-')}",
+        "",
+        "## Description",
+        adf_text(fields.get("description")) or "(none)",
+    ]
+    comments = (fields.get("comment") or {}).get("comments") or []
+    lines += ["", f"## Comments ({len(comments)})"]
+    lines += [f"- {name(c.get('author'))} at {c.get('created', '-')}: {adf_text(c.get('body'))}" for c in comments]
+    attachments = fields.get("attachment") or []
+    lines += ["", f"## Attachments ({len(attachments)})"]
+    lines += [f"- {a.get('filename')} ({a.get('mimeType')}, {a.get('size', 0):,} bytes)" for a in attachments]
+    return "\n".join(lines)
+
+
+def _jira_search(jira: JiraReplier) -> Tool:
+    def jira_search(jql: str, next_page_token: str | None = None) -> str:
+        """Search JIRA issues with JQL; one line per issue, newest pages on request.
+
+        Args:
+            jql: The JQL query, such as: project = PROJ AND text ~ "timeout" ORDER BY created DESC
+            next_page_token: The token from a previous page, to read on.
+        """
+        params = {"jql": jql, "maxResults": str(SEARCH_PAGE), "fields": "summary,status,created"}
+        if next_page_token:
+            params["nextPageToken"] = next_page_token
+        try:
+            page = jira.get("/rest/api/3/search/jql", params)
+        except ReplyError as error:
+            raise ToolError(str(error)) from None
+        issues = page.get("issues") or []
+        lines = [
+            f"{i.get('key')}: {(i.get('fields') or {}).get('summary', '')} "
+            f"[{((i.get('fields') or {}).get('status') or {}).get('name', '-')}]"
+            for i in issues
+        ]
+        if page.get("nextPageToken"):
+            lines.append(f'[more results: jira_search(jql=..., next_page_token="{page["nextPageToken"]}")]')
+        return "\n".join(lines) or "(no issues match)"
+
+    return tool(jira_search)

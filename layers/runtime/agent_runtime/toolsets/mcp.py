@@ -1,0 +1,267 @@
+"""MCP servers as tools, through the official ``mcp`` package's client (streamable HTTP; stdio for local runs).
+
+The loop is synchronous and the ``mcp`` client is async, so each server gets one long-lived session owned by a
+task on a shared background event loop: the session is opened once per process (a warm Lambda keeps it) and
+every call is a request on it, not a new handshake. Tools are listed once per cold start and cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import ConfigError, ToolError
+from ..run_context import RunContext
+from ..tools.decorator import Tool, external_tool
+from .exceptions import ToolSourceError
+from .results import MAX_RESULT_BYTES, capped_transport
+from .secrets import Redactor
+from .settings import McpServerSettings
+
+if TYPE_CHECKING:
+    import mcp_types
+
+T = TypeVar("T")
+MAX_TOOLS_WITHOUT_ALLOW = 64  # a server listing more must be narrowed with allow: the schemas cost every request
+CONNECT_TIMEOUT = 15.0
+
+
+class _Loop:
+    """One event loop on a daemon thread, shared by every MCP session of the process."""
+
+    _lock = threading.Lock()
+    _instance: _Loop | None = None
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="mcp-sessions", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> _Loop:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = _Loop()
+            return cls._instance
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise TimeoutError from None
+
+
+class McpSession:
+    """One server: a session opened on first use and reopened after it breaks."""
+
+    def __init__(self, settings: McpServerSettings, headers: dict[str, str], redact: Redactor) -> None:
+        self.settings, self.headers, self.redact = settings, headers, redact
+        self._session: Any = None
+        self._closing: asyncio.Event | None = None
+        self._lock = threading.Lock()
+        self._tools: list[mcp_types.Tool] | None = None
+
+    # Lifecycle
+    def _open(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                loop = _Loop.get()
+                self._session = loop.run(self._start(), CONNECT_TIMEOUT + 5)
+            return self._session
+
+    async def _start(self) -> Any:
+        ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        asyncio.get_running_loop().create_task(self._own(ready, self._closing))
+        return await asyncio.wait_for(ready, CONNECT_TIMEOUT)
+
+    async def _own(self, ready: asyncio.Future[Any], closing: asyncio.Event) -> None:
+        """Enter and exit the transport and the session in one task (anyio's cancel scopes require it)."""
+        from mcp import ClientSession
+
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await self._transport(stack)
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                ready.set_result(session)
+                await closing.wait()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error)
+        finally:
+            if self._closing is closing:
+                self._session = None
+
+    async def _transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
+        if self.settings.command:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            program, *args = self.settings.command
+            streams = await stack.enter_async_context(stdio_client(StdioServerParameters(command=program, args=args)))
+            return streams[0], streams[1]
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        timeout = httpx2.Timeout(CONNECT_TIMEOUT, read=float(self.settings.timeout_seconds) + 5)
+        client = httpx2.AsyncClient(headers=self.headers, timeout=timeout, transport=capped_transport())
+        await stack.enter_async_context(client)
+        url = str(self.settings.url)
+        streams = await stack.enter_async_context(
+            streamable_http_client(url, http_client=client, max_sse_event_size=MAX_RESULT_BYTES)
+        )
+        return streams[0], streams[1]
+
+    def close(self) -> None:
+        closing, self._closing = self._closing, None
+        if closing is not None:
+            _Loop.get().loop.call_soon_threadsafe(closing.set)
+        self._session = None
+
+    # Requests
+    def tools(self) -> list[mcp_types.Tool]:
+        """Every tool the server lists (all pages), once per process."""
+        if self._tools is None:
+            self._tools = self._request(self._list, CONNECT_TIMEOUT * 2)
+        return self._tools
+
+    async def _list(self, session: Any) -> list[mcp_types.Tool]:
+        import mcp_types
+
+        found: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        while True:
+            params: Any = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            found += page.tools
+            cursor = page.next_cursor
+            if not cursor or len(found) > 10_000:
+                return found
+
+    def call(self, name: str, arguments: dict[str, Any], *, retry: bool) -> mcp_types.CallToolResult:
+        timeout = float(self.settings.timeout_seconds)
+
+        async def request(session: Any) -> mcp_types.CallToolResult:
+            result: mcp_types.CallToolResult = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+            return result
+
+        try:
+            return self._request(request, timeout + 5)
+        except ToolSourceError:
+            if not retry:
+                raise
+            self.close()  # a broken session (a frozen Lambda's dead socket): reopen once for a read-only call
+            return self._request(request, timeout + 5)
+
+    def _request(self, request: Callable[[Any], Coroutine[Any, Any, T]], timeout: float) -> T:
+        from mcp.shared.exceptions import MCPError
+
+        where = f"MCP server {self.settings.name!r}"
+        try:
+            session = self._open()
+            return _Loop.get().run(request(session), timeout)
+        except TimeoutError:
+            self.close()
+            raise ToolError(f"{where} did not answer within {timeout:.0f} s") from None
+        except MCPError as error:
+            if "timed out" in error.error.message:  # the client's own read timeout: the session stays usable
+                raise ToolError(f"{where} did not answer within {self.settings.timeout_seconds} s") from None
+            raise ToolError(f"{where}: {self.redact(error.error.message)}") from None
+        except Exception as error:  # transport failures arrive wrapped in exception groups
+            self.close()
+            raise ToolSourceError(f"{where} is unreachable: {self.redact(_reason(error))}") from None
+
+
+def _reason(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}"[:300]
+
+
+def mcp_tools(settings: McpServerSettings, session: McpSession) -> list[Tool]:
+    """The server's tools, filtered by allow/deny, named ``<server>_<tool>``."""
+    listed = {tool.name: tool for tool in session.tools()}
+    wanted = _filter(settings, list(listed))
+    return [_tool(settings, session, listed[name]) for name in wanted]
+
+
+def _filter(settings: McpServerSettings, names: Sequence[str]) -> list[str]:
+    where = f"tools.mcp {settings.name!r}"
+    named = [*(settings.allow or ()), *settings.deny, *settings.read_only, *settings.mutating]
+    unknown = sorted(set(named) - set(names))
+    if unknown:
+        raise ConfigError(f"{where}: the server lists no tool {', '.join(map(repr, unknown))}")
+    wanted = [n for n in names if n not in settings.deny and (settings.allow is None or n in settings.allow)]
+    if settings.allow is None and len(wanted) > MAX_TOOLS_WITHOUT_ALLOW:
+        raise ConfigError(
+            f"{where}: the server lists {len(wanted)} tools; name the ones this workflow uses with allow: [...] "
+            f"(at most {MAX_TOOLS_WITHOUT_ALLOW} are taken without a list: every schema costs tokens on every call)"
+        )
+    return wanted
+
+
+def _tool(settings: McpServerSettings, session: McpSession, listed: mcp_types.Tool) -> Tool:
+    hints = listed.annotations
+    mutating = not (hints is not None and hints.read_only_hint is True)
+    if listed.name in settings.read_only:
+        mutating = False
+    if listed.name in settings.mutating:
+        mutating = True
+    name = tool_name(settings.name, listed.name)
+
+    def call(arguments: dict[str, Any], ctx: RunContext | None) -> str:
+        result = session.call(listed.name, arguments, retry=not mutating)
+        return render(result, ctx, name)
+
+    return external_tool(name, listed.description or "", dict(listed.input_schema), call, mutating=mutating)
+
+
+def tool_name(source: str, tool: str) -> str:
+    """``<source>_<tool>`` in Chat Completions' alphabet, at most 64 characters."""
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool)
+    name = f"{source}_{cleaned}"
+    if len(name) > 64:
+        raise ConfigError(f"tool {tool!r} of {source!r}: {name!r} is over Chat Completions' 64 characters")
+    return name
+
+
+def render(result: mcp_types.CallToolResult, ctx: RunContext | None, name: str) -> str:
+    """Text parts as text; images, audio and binary resources saved as files the model can open by id."""
+    import mcp_types
+
+    parts: list[str] = []
+    for number, block in enumerate(result.content, 1):
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
+            parts.append(_saved(ctx, base64.b64decode(block.data), f"{name}-{number}", block.mime_type))
+        elif isinstance(block, mcp_types.EmbeddedResource):
+            resource = block.resource
+            if isinstance(resource, mcp_types.TextResourceContents):
+                parts.append(resource.text)
+            else:
+                parts.append(_saved(ctx, base64.b64decode(resource.blob), str(resource.uri), resource.mime_type))
+        elif isinstance(block, mcp_types.ResourceLink):
+            parts.append(f"[resource {block.uri}" + (f": {block.description}]" if block.description else "]"))
+    if not parts and result.structured_content is not None:
+        import json
+
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    text = "\n".join(parts)
+    if result.is_error:
+        raise ToolError(text or "the tool reported an error without a message")
+    return text or "done"
+
+
+def _saved(ctx: RunContext | None, data: bytes, label: str, mimetype: str | None) -> str:
+    if ctx is None:
+        return f"[{mimetype or 'binary'} content, {len(data):,} bytes: not kept (no file store)]"
+    stem = label.rsplit("/", 1)[-1] or "content"
+    meta = ctx.files.put(data, name=stem, mimetype=mimetype, source="tool")
+    return f"[{mimetype or 'binary'} saved as file {meta.id} ({meta.name}, {len(data):,} bytes)]"

@@ -1,0 +1,264 @@
+"""Operations of an OpenAPI 3 document as tools: parameters and the JSON request body become the tool's schema.
+
+GET and HEAD are read-only; other methods are mutating (journalled, run alone, never repeated on resume) unless
+the workflow says otherwise. A response is text for the model (a large one becomes a virtual file like any tool
+result); a binary one is saved as a file.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import yaml
+
+from ..errors import ConfigError, ToolError
+from ..run_context import RunContext
+from ..tools.decorator import Tool, external_tool
+from .mcp import tool_name
+from .results import MAX_RESULT_BYTES
+from .secrets import Redactor
+from .settings import OpenApiSettings
+
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+READ_ONLY = ("get", "head", "options")
+PLACES = ("path", "query", "header", "cookie")  # cookie parameters are read, never sent
+MAX_SPEC_BYTES = 8 * 1024 * 1024
+MAX_REF_DEPTH = 12  # $refs are inlined to this depth; deeper (or cyclic) schemas become a plain object
+TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "text/")
+_SPECS: dict[str, dict[str, Any]] = {}  # per process: a document is read once per cold start
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    id: str
+    method: str
+    path: str
+    summary: str
+    parameters: tuple[dict[str, Any], ...]
+    body: dict[str, Any] | None  # the JSON request body's schema
+    body_required: bool
+
+
+def load_spec(settings: OpenApiSettings, base_dir: Path | None) -> dict[str, Any]:
+    """The document, from a path next to the workflow or a URL; a malformed one is a ConfigError with its path."""
+    where = f"tools.openapi {settings.name!r}: {settings.spec}"
+    remote = settings.spec.startswith(("https://", "http://"))
+    key = settings.spec if remote else str(((base_dir or Path.cwd()) / settings.spec).resolve())
+    if key not in _SPECS:
+        raw = _read(settings.spec, base_dir, where)
+        try:
+            data = yaml.safe_load(raw)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{where}: not YAML or JSON ({str(error).splitlines()[0]})") from None
+        if not isinstance(data, dict) or not str(data.get("openapi", "")).startswith("3."):
+            raise ConfigError(f"{where}: not an OpenAPI 3 document (no 'openapi: 3.x' at the top)")
+        if not isinstance(data.get("paths"), dict):
+            raise ConfigError(f"{where}: paths: must be a mapping of paths to operations")
+        _SPECS[key] = data
+    return _SPECS[key]
+
+
+def _read(spec: str, base_dir: Path | None, where: str) -> bytes:
+    if spec.startswith(("https://", "http://")):
+        try:
+            with httpx2.Client(timeout=15.0, follow_redirects=True) as client:
+                response = client.get(spec)
+                response.raise_for_status()
+                return response.content[: MAX_SPEC_BYTES + 1]
+        except httpx2.HTTPError as error:
+            raise ConfigError(f"{where}: could not be fetched ({error})") from None
+    path = (base_dir or Path.cwd()) / spec
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SPEC_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{where}: cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_SPEC_BYTES:
+        raise ConfigError(f"{where}: over {MAX_SPEC_BYTES // 2**20} MB")
+    return data
+
+
+def operations(spec: dict[str, Any], where: str) -> dict[str, Operation]:
+    """Every operation with an operationId, by id."""
+    found: dict[str, Operation] = {}
+    for path, item in spec["paths"].items():
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}: paths.{path}: must be a mapping of methods to operations")
+        shared = item.get("parameters", [])
+        for method in METHODS:
+            op = item.get(method)
+            if not isinstance(op, dict) or not op.get("operationId"):
+                continue
+            at = f"{where}: paths.{path}.{method}"
+            params = [_resolve(spec, p, at) for p in [*shared, *op.get("parameters", [])]]
+            for index, param in enumerate(params):
+                if not isinstance(param, dict) or "name" not in param or param.get("in") not in PLACES:
+                    raise ConfigError(f"{at}.parameters[{index}]: needs 'name' and 'in' (path, query or header)")
+            body, required = _body(spec, op, at)
+            summary = " ".join(str(op.get(k, "")) for k in ("summary", "description") if op.get(k)).strip()
+            found[str(op["operationId"])] = Operation(
+                str(op["operationId"]), method, str(path), summary, tuple(p for p in params if p["in"] != "cookie"),
+                body, required,
+            )  # fmt: skip
+    return found
+
+
+def _body(spec: dict[str, Any], op: dict[str, Any], at: str) -> tuple[dict[str, Any] | None, bool]:
+    body = _resolve(spec, op.get("requestBody"), f"{at}.requestBody")
+    if not isinstance(body, dict):
+        return None, False
+    media = (body.get("content") or {}).get("application/json")
+    if not isinstance(media, dict):
+        return None, False
+    return _inline(spec, media.get("schema", {"type": "object"}), 0), bool(body.get("required"))
+
+
+def _resolve(spec: dict[str, Any], value: Any, at: str) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("$ref"), str):
+        ref = value["$ref"]
+        if not ref.startswith("#/"):
+            raise ConfigError(f"{at}: only local $refs are supported, not {ref!r}")
+        node: Any = spec
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, dict) or part not in node:
+                raise ConfigError(f"{at}: $ref {ref!r} points at nothing")
+            node = node[part]
+        return node
+    return value
+
+
+def _inline(spec: dict[str, Any], schema: Any, depth: int) -> Any:
+    """A schema with its local $refs inlined (Chat Completions schemas cannot refer to a document)."""
+    if depth > MAX_REF_DEPTH:
+        return {"type": "object"}
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return _inline(spec, _resolve(spec, schema, "schema"), depth + 1)
+        return {k: _inline(spec, v, depth) for k, v in schema.items() if k not in ("xml", "example", "examples")}
+    if isinstance(schema, list):
+        return [_inline(spec, item, depth) for item in schema]
+    return schema
+
+
+def openapi_tools(
+    settings: OpenApiSettings, spec: dict[str, Any], headers: dict[str, str], redact: Redactor
+) -> list[Tool]:
+    where = f"tools.openapi {settings.name!r}"
+    found = operations(spec, where)
+    wanted = list(settings.operations) if settings.operations is not None else list(found)
+    unknown = [op for op in [*wanted, *settings.read_only, *settings.mutating] if op not in found]
+    if unknown:
+        raise ConfigError(
+            f"{where}: no operation {', '.join(map(repr, unknown))}; the document has: {', '.join(found)}"
+        )
+    base = settings.base_url or _first_server(spec, where)
+    client = _Client(base, headers, settings.timeout_seconds, redact)
+    return [_tool(settings, found[op_id], spec, client) for op_id in wanted]
+
+
+def _first_server(spec: dict[str, Any], where: str) -> str:
+    servers = spec.get("servers") or []
+    url = servers[0].get("url") if servers and isinstance(servers[0], dict) else None
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        raise ConfigError(f"{where}: set base_url (the document names no absolute server URL)")
+    return url
+
+
+def _tool(settings: OpenApiSettings, op: Operation, spec: dict[str, Any], client: _Client) -> Tool:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in op.parameters:
+        schema = dict(_inline(spec, param.get("schema", {"type": "string"}), 0))
+        if param.get("description"):
+            schema["description"] = str(param["description"])[:500]
+        properties[param["name"]] = schema
+        if param.get("required") or param["in"] == "path":
+            required.append(param["name"])
+    if op.body is not None:
+        properties["body"] = {**op.body, "description": "The JSON request body."}
+        if op.body_required:
+            required.append("body")
+    mutating = op.method not in READ_ONLY
+    mutating = (mutating or op.id in settings.mutating) and op.id not in settings.read_only
+    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    description = f"{op.method.upper()} {op.path}" + (f": {op.summary[:1000]}" if op.summary else "")
+
+    def call(arguments: dict[str, Any], ctx: RunContext | None) -> str:
+        return client.send(op, arguments, ctx)
+
+    return external_tool(tool_name(settings.name, op.id), description, schema, call, mutating=mutating)
+
+
+class _Client:
+    def __init__(self, base: str, headers: dict[str, str], timeout: int, redact: Redactor) -> None:
+        self.base, self.headers, self.timeout, self.redact = base.rstrip("/"), headers, float(timeout), redact
+
+    def send(self, op: Operation, arguments: Mapping[str, Any], ctx: RunContext | None) -> str:
+        path, query, headers = op.path, {}, dict(self.headers)
+        for param in op.parameters:
+            if param["name"] not in arguments:
+                continue
+            value = arguments[param["name"]]
+            if param["in"] == "path":
+                path = path.replace("{" + param["name"] + "}", urllib.parse.quote(str(value), safe=""))
+            elif param["in"] == "query":
+                query[param["name"]] = value if isinstance(value, list) else str(value)
+            else:
+                headers[param["name"]] = str(value)
+        body = json.dumps(arguments["body"]).encode() if "body" in arguments else None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        return self._request(op.method.upper(), self.base + path, query, headers, body, ctx)
+
+    def _request(self, method: str, url: str, query: dict[str, Any], headers: dict[str, str], body: bytes | None,
+                 ctx: RunContext | None) -> str:  # fmt: skip
+        try:
+            with (
+                httpx2.Client(timeout=self.timeout) as client,
+                client.stream(method, url, params=query, headers=headers, content=body) as response,
+            ):
+                data = _read_capped(response)
+                kind = response.headers.get("content-type", "")
+                status = response.status_code
+        except httpx2.TimeoutException:
+            raise ToolError(
+                f"{method} {urllib.parse.urlparse(url).path}: no answer within {self.timeout:.0f} s"
+            ) from None
+        except httpx2.HTTPError as error:
+            raise ToolError(self.redact(f"{method} {urllib.parse.urlparse(url).path} failed: {error}")) from None
+        text = data.decode("utf-8", errors="replace") if not kind or kind.startswith(TEXT_TYPES) else None
+        if status >= 400:
+            raise ToolError(self.redact(f"HTTP {status}: {(text or kind)[:2000]}"))
+        if text is not None:
+            return text or f"HTTP {status} (no content)"
+        return _saved(ctx, data, urllib.parse.urlparse(url).path, kind)
+
+
+def _read_capped(response: httpx2.Response) -> bytes:
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_RESULT_BYTES:
+        raise ToolError(
+            f"the response is {int(declared):,} bytes, over the {MAX_RESULT_BYTES:,}-byte limit: ask for less"
+        )
+    chunks, seen = [], 0
+    for chunk in response.iter_bytes():
+        seen += len(chunk)
+        if seen > MAX_RESULT_BYTES:
+            raise ToolError(f"the response is over the {MAX_RESULT_BYTES:,}-byte limit: ask for less (filter, page)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _saved(ctx: RunContext | None, data: bytes, path: str, kind: str) -> str:
+    if ctx is None:
+        return f"[{kind} response, {len(data):,} bytes: not kept (no file store)]"
+    meta = ctx.files.put(data, name=path.rstrip("/").rsplit("/", 1)[-1] or "response", mimetype=kind or None,
+                         source="tool")  # fmt: skip
+    return f"[{kind} response saved as file {meta.id} ({meta.name}, {len(data):,} bytes)]"

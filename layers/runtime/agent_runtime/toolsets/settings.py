@@ -1,0 +1,166 @@
+"""The workflow's ``tools:`` section: MCP servers, OpenAPI operations, Python functions and built-in tools.
+
+```yaml
+tools:
+  mcp:
+    - name: notion                       # tools appear as notion_<tool>
+      url: https://mcp.notion.com/mcp
+      headers: {Authorization: "Bearer ${secret:notion_token}"}
+      allow: [search, fetch]             # or deny: [...]; default: every tool the server lists
+      read_only: [search]                # override the server's hints (mutating: [...] too)
+      timeout_seconds: 30
+  openapi:
+    - name: billing
+      spec: specs/billing.yaml           # next to the workflow, or a URL
+      base_url: https://billing.internal/api
+      operations: [getInvoice, listInvoices]
+      headers: {Authorization: "Bearer ${secret:billing_token}"}
+  python: [my_tools.jira:find_duplicates]
+  builtin: [slack_thread, jira_issue, jira_search]
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..sections import Report, check_keys, integer, mapping, text
+
+KEYS = ("mcp", "openapi", "python", "builtin")
+MCP_KEYS = ("name", "url", "command", "headers", "allow", "deny", "read_only", "mutating", "timeout_seconds")
+OPENAPI_KEYS = ("name", "spec", "base_url", "operations", "headers", "read_only", "mutating", "timeout_seconds")
+BUILTINS = ("slack_thread", "jira_issue", "jira_search")
+SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")  # the prefix of its tools' names: short, one word
+PYTHON_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+SECRET_REF = re.compile(r"\$\{secret:([A-Za-z0-9_]+)\}")
+DEFAULT_TIMEOUT = 30
+MAX_TIMEOUT = 900
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerSettings:
+    name: str
+    url: str | None = None  # streamable HTTP
+    command: tuple[str, ...] = ()  # stdio: local runs only (Lambda cannot spawn servers)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    mutating: tuple[str, ...] = ()
+    timeout_seconds: int = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True, slots=True)
+class OpenApiSettings:
+    name: str
+    spec: str
+    base_url: str | None = None  # default: the document's first server
+    operations: tuple[str, ...] | None = None  # default: every operation with an operationId
+    headers: Mapping[str, str] = field(default_factory=dict)
+    read_only: tuple[str, ...] = ()
+    mutating: tuple[str, ...] = ()
+    timeout_seconds: int = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSettings:
+    mcp: tuple[McpServerSettings, ...] = ()
+    openapi: tuple[OpenApiSettings, ...] = ()
+    python: tuple[str, ...] = ()
+    builtin: tuple[str, ...] = ()
+
+    def secrets(self) -> set[str]:
+        """Every ``${secret:NAME}`` the section refers to."""
+        sources: list[McpServerSettings | OpenApiSettings] = [*self.mcp, *self.openapi]
+        values = [v for source in sources for v in source.headers.values()]
+        values += [source.url or "" for source in self.mcp]
+        return {name for value in values for name in SECRET_REF.findall(value)}
+
+    def __bool__(self) -> bool:
+        return bool(self.mcp or self.openapi or self.python or self.builtin)
+
+
+def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings:
+    check_keys("tools", data, KEYS, report)
+    mcp = tuple(_mcp(item, f"tools.mcp[{i}]", report) for i, item in enumerate(_entries(data, "mcp", report)))
+    openapi = tuple(
+        _openapi(item, f"tools.openapi[{i}]", report) for i, item in enumerate(_entries(data, "openapi", report))
+    )
+    python = _names(data, "python", "tools", report)
+    for ref in python:
+        if not PYTHON_REF.match(ref):
+            report("tools.python", f"{ref!r}: use 'package.module:function'")
+    builtin = _names(data, "builtin", "tools", report)
+    for name in builtin:
+        if name not in BUILTINS:
+            report("tools.builtin", f"unknown built-in tool {name!r}; available: {', '.join(BUILTINS)}")
+    seen: set[str] = set()
+    sources: list[McpServerSettings | OpenApiSettings] = [*mcp, *openapi]
+    for source in sources:
+        if source.name in seen:
+            report("tools", f"two sources are named {source.name!r}: their tools' names would collide")
+        seen.add(source.name)
+    return ToolSettings(mcp, openapi, python, tuple(n for n in builtin if n in BUILTINS))
+
+
+def _entries(data: Mapping[str, Any], key: str, report: Report) -> list[Mapping[str, Any]]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+        report(f"tools.{key}", "must be a list of mappings")
+        return []
+    return value
+
+
+def _names(data: Mapping[str, Any], key: str, where: str, report: Report) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        report(f"{where}.{key}", "must be a list of strings")
+        return ()
+    return tuple(value)
+
+
+def _common(item: Mapping[str, Any], where: str, report: Report) -> dict[str, Any]:
+    name = text(where, item, "name", report) or ""
+    if name and not SOURCE_NAME.match(name):
+        report(f"{where}.name", "use 1-24 lowercase letters, digits or '_', starting with a letter")
+    headers = mapping(where, item, "headers", report)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        report(f"{where}.headers", "must map header names to strings")
+        headers = {}
+    return {
+        "name": name,
+        "headers": dict(headers),
+        "read_only": _names(item, "read_only", where, report),
+        "mutating": _names(item, "mutating", where, report),
+        "timeout_seconds": integer(where, item, "timeout_seconds", DEFAULT_TIMEOUT, report, low=1, high=MAX_TIMEOUT),
+    }
+
+
+def _mcp(item: Mapping[str, Any], where: str, report: Report) -> McpServerSettings:
+    check_keys(where, item, MCP_KEYS, report)
+    url, command = text(where, item, "url", report, required=False), item.get("command")
+    if (url is None) == (command is None):
+        report(where, "give exactly one of 'url' (streamable HTTP) or 'command' (stdio, local runs only)")
+    if url is not None and not url.startswith(("https://", "http://")):
+        report(f"{where}.url", f"must be an http(s) URL, not {url!r}")
+    if command is not None and (not isinstance(command, list) or not all(isinstance(c, str) for c in command)):
+        report(f"{where}.command", "must be a list of strings (the program and its arguments)")
+        command = None
+    allow = _names(item, "allow", where, report) if "allow" in item else None
+    deny = _names(item, "deny", where, report)
+    if allow is not None and deny:
+        report(where, "give 'allow' or 'deny', not both")
+    return McpServerSettings(
+        url=url, command=tuple(command or ()), allow=allow, deny=deny, **_common(item, where, report)
+    )
+
+
+def _openapi(item: Mapping[str, Any], where: str, report: Report) -> OpenApiSettings:
+    check_keys(where, item, OPENAPI_KEYS, report)
+    spec = text(where, item, "spec", report) or ""
+    base_url = text(where, item, "base_url", report, required=False)
+    operations = _names(item, "operations", where, report) if "operations" in item else None
+    return OpenApiSettings(spec=spec, base_url=base_url, operations=operations, **_common(item, where, report))

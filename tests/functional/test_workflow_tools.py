@@ -1,0 +1,227 @@
+"""Workflow tools end to end: a real MCP server (the `mcp` package's own, streamable HTTP on 127.0.0.1), a real
+HTTP server with an OpenAPI document, and Python functions — declared in a workflow's `tools:` section and used
+through the real `openai` client and the scripted model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from agent_runtime import RunStatus
+from agent_runtime.errors import ConfigError
+from agent_runtime.runtime import build_agent
+from agent_runtime.stores import LocalStore, RunStore, StoreFileStore
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.toolsets import SecretMissingError, ToolEnv
+from agent_runtime.workflows import Workflow, parse_workflow
+
+from tests.conftest import model_for
+from tests.toolsets_support import BILLING_SPEC, crowded_server, notes_server, serve_billing, serve_mcp
+
+Start = Callable[..., ScriptedServer]
+SECRETS = {"notes_token": "notes-secret-456", "billing_token": "billing-secret-123"}
+
+
+def workflow(tmp_path: Path, tools: dict[str, Any]) -> Workflow:
+    data = {
+        "name": "tooled",
+        "description": "uses declared tools",
+        "prompt": "You help.",
+        "model": {"name": "gpt-4o", "context_window": 128_000, "max_output_tokens": 1024},
+        "tools": tools,
+    }
+    path = tmp_path / "tooled.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return replace(parse_workflow(data, file=str(path), base_dir=tmp_path), path=path)
+
+
+def seen_by(requests: list[ScriptedRequest], step: Any) -> Callable[[ScriptedRequest], Any]:
+    def respond(request: ScriptedRequest) -> Any:
+        requests.append(request)
+        return step
+
+    return respond
+
+
+def agent_for(server: ScriptedServer, flow: Workflow, tmp_path: Path, **env: Any) -> Any:
+    store = LocalStore(tmp_path / "state")
+    tool_env = ToolEnv(secrets=SECRETS.get, **env)
+    return build_agent(
+        flow, model_for(server), files=StoreFileStore(store, "thread#T"), runs=RunStore(store), tool_env=tool_env
+    )
+
+
+def test_mcp_tools_are_listed_filtered_called_and_their_images_kept(scripted: Start, tmp_path: Path) -> None:
+    created: list[str] = []
+    with serve_mcp(notes_server(created=created)) as url:
+        source = {"name": "notes", "url": url, "allow": ["search", "create_page", "chart"]}
+        source["headers"] = {"Authorization": "Bearer ${secret:notes_token}"}
+        flow = workflow(tmp_path, {"mcp": [source]})
+        requests: list[ScriptedRequest] = []
+        server = scripted(
+            seen_by(requests, call("notes_search", {"query": "retries"})),
+            seen_by(requests, call("notes_create_page", {"title": "Triage", "body": "REQ-7 holds"})),
+            seen_by(requests, call("notes_chart", {})),
+            seen_by(requests, reply("Done.")),
+        )
+        record = agent_for(server, flow, tmp_path).run("Look it up and write it down.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert {"notes_search", "notes_create_page", "notes_chart"} <= set(requests[0].tool_names)
+    assert "notes_hang" not in requests[0].tool_names  # not in allow
+    assert "back off exponentially" in next(iter(requests[1].tool_results().values()))
+    assert created == ["Triage"]
+    [mutating] = [c for c in record.tool_calls if c["name"] == "notes_create_page"]
+    assert mutating["mutating"] is True  # no readOnlyHint: journalled, run alone
+    [chart] = requests[3].tool_results().values()
+    assert "image/png saved as file file-" in chart
+    assert "notes-secret-456" not in json.dumps(record.to_dict())
+
+
+def test_mcp_failures_are_tool_errors_and_the_run_goes_on(scripted: Start, tmp_path: Path) -> None:
+    with serve_mcp(notes_server()) as url:
+        flow = workflow(tmp_path, {"mcp": [{"name": "notes", "url": url, "timeout_seconds": 1,
+                                            "deny": ["create_page"]}]})  # fmt: skip
+        requests: list[ScriptedRequest] = []
+        server = scripted(
+            seen_by(requests, call("notes_hang", {"seconds": 5})),
+            seen_by(requests, call("notes_broken", {})),
+            seen_by(requests, call("notes_dump", {"megabytes": 50})),
+            seen_by(requests, call("notes_search", {"query": 7})),
+            seen_by(requests, call("notes_search", {"query": "webhook"})),
+            seen_by(requests, reply("Recovered.")),
+        )
+        record = agent_for(server, flow, tmp_path).run("Try everything.")
+    assert record.status is RunStatus.COMPLETED
+    results = [next(iter(r.tool_results().values())) for r in requests[1:]]
+    assert "did not answer within 1 s" in results[0]
+    assert results[1].startswith("ERROR:") and "the index is rebuilding" in results[1]
+    assert results[2].startswith("ERROR:") and "limit" in results[2]  # 50 MB: refused, bounded
+    assert results[3].startswith("ERROR: invalid arguments") and "query" in results[3]
+    assert "Webhook retries" in results[4]  # after a timeout the session was reopened
+
+
+def test_an_unreachable_mcp_server_costs_its_tools_not_the_run(scripted: Start, tmp_path: Path) -> None:
+    flow = workflow(tmp_path, {"mcp": [{"name": "gone", "url": "http://127.0.0.1:9/mcp"}]})
+    requests: list[ScriptedRequest] = []
+    server = scripted(seen_by(requests, reply("Answered without it.")))
+    record = agent_for(server, flow, tmp_path).run("Go.")
+    assert record.status is RunStatus.COMPLETED
+    assert "Tools of the MCP server 'gone' are unavailable in this run" in requests[0].system_text()
+
+
+def test_a_server_with_500_tools_needs_an_allow_list(tmp_path: Path) -> None:
+    with serve_mcp(crowded_server(500)) as url:
+        flow = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url}]})
+        with ScriptedServer([]) as server:
+            with pytest.raises(ConfigError, match="lists 500 tools; name the ones this workflow uses with allow"):
+                agent_for(server, flow, tmp_path)
+            allowed = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url, "allow": ["op_7", "op_9"]}]})
+            agent = agent_for(server, allowed, tmp_path)
+            assert {"crowded_op_7", "crowded_op_9"} <= set(agent.tools.names())
+            unknown = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url, "allow": ["op_7", "nope"]}]})
+            with pytest.raises(ConfigError, match="lists no tool 'nope'"):
+                agent_for(server, unknown, tmp_path)
+
+
+def _billing(tmp_path: Path, root: str, **extra: Any) -> Workflow:
+    source = {"name": "billing", "spec": f"{root}/openapi.json", "base_url": f"{root}/api",
+              "headers": {"Authorization": "Bearer ${secret:billing_token}"}, **extra}  # fmt: skip
+    return workflow(tmp_path, {"openapi": [source]})
+
+
+def test_openapi_operations_become_tools_with_their_parameters_and_body(scripted: Start, tmp_path: Path) -> None:
+    with serve_billing() as (root, api):
+        flow = _billing(tmp_path, root, timeout_seconds=1)
+        requests: list[ScriptedRequest] = []
+        server = scripted(
+            seen_by(requests, call("billing_getInvoice", {"id": "INV-1"})),
+            seen_by(requests, call("billing_listInvoices", {"status": "open", "X-Tenant": "acme"})),
+            seen_by(requests, call("billing_createInvoice", {"body": {"customer": "Initech", "amount": 99.5}})),
+            seen_by(requests, call("billing_statement", {})),
+            seen_by(requests, call("billing_getInvoice", {"id": "INV-404"})),
+            seen_by(requests, call("billing_exportAll", {})),
+            seen_by(requests, call("billing_slowReport", {})),
+            seen_by(requests, call("billing_createInvoice", {"body": {"customer": "x"}})),
+            seen_by(requests, reply("Billing checked.")),
+        )
+        record = agent_for(server, flow, tmp_path).run("Check billing.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    results = [next(iter(r.tool_results().values())) for r in requests[1:]]
+    assert json.loads(results[0])["customer"] == "ACME"
+    assert [i["id"] for i in json.loads(results[1])] == ["INV-1"]
+    sent = next(r for r in api.requests if r["path"] == "/api/invoices" and r["method"] == "GET")
+    assert sent["query"] == {"status": ["open"]} and sent["headers"]["X-Tenant"] == "acme"
+    assert json.loads(results[2])["id"] == "INV-2"
+    assert "application/pdf response saved as file" in results[3]
+    assert results[4] == "ERROR: HTTP 404: no such invoice"
+    assert results[5].startswith("ERROR:") and "limit" in results[5]
+    assert "no answer within 1 s" in results[6]
+    assert results[7].startswith("ERROR: invalid arguments") and "amount" in results[7]  # checked before sending
+    modes = {c["name"]: c["mutating"] for c in record.tool_calls}
+    assert modes["billing_createInvoice"] is True and modes["billing_getInvoice"] is False
+    spec = {t["function"]["name"]: t["function"] for t in requests[0].body["tools"]}
+    assert spec["billing_listInvoices"]["parameters"]["required"] == ["X-Tenant"]
+    assert spec["billing_createInvoice"]["parameters"]["properties"]["body"]["required"] == ["customer", "amount"]
+
+
+def test_a_wrong_secret_is_never_shown_to_the_model(scripted: Start, tmp_path: Path) -> None:
+    with serve_billing() as (root, api):
+        flow = _billing(tmp_path, root)
+        requests: list[ScriptedRequest] = []
+        server = scripted(
+            seen_by(requests, call("billing_getInvoice", {"id": "INV-1"})), seen_by(requests, reply("ok"))
+        )
+        store = LocalStore(tmp_path / "state")
+        env = ToolEnv(secrets={"billing_token": "wrong-value-789"}.get)
+        agent = build_agent(
+            flow, model_for(server), files=StoreFileStore(store, "t"), runs=RunStore(store), tool_env=env
+        )
+        record = agent.run("Check.")
+    [result] = requests[1].tool_results().values()
+    assert result.startswith("ERROR: HTTP 401") and "wrong-value-789" not in result and "***" in result
+    assert "wrong-value-789" not in json.dumps(record.to_dict())
+    assert api.requests[-1]["headers"]["Authorization"] == "Bearer wrong-value-789"  # it did go to the server
+
+
+def test_a_missing_secret_names_the_tool_source(tmp_path: Path) -> None:
+    with serve_billing() as (root, _):
+        flow = _billing(tmp_path, root)
+        with ScriptedServer([]) as server, pytest.raises(SecretMissingError, match=r"billing.*'billing_token'"):
+            build_agent(flow, model_for(server), tool_env=ToolEnv(secrets=lambda name: None))
+
+
+def test_a_malformed_openapi_document_is_a_config_error_with_its_path(tmp_path: Path) -> None:
+    spec = json.loads(json.dumps(BILLING_SPEC))
+    spec["paths"]["/invoices"]["get"]["parameters"][0] = {"in": "query"}
+    (tmp_path / "billing.json").write_text(json.dumps(spec))
+    flow = workflow(tmp_path, {"openapi": [{"name": "billing", "spec": "billing.json", "base_url": "http://x"}]})
+    with ScriptedServer([]) as server, pytest.raises(ConfigError, match=r"paths\./invoices\.get\.parameters\[0\]"):
+        build_agent(flow, model_for(server), tool_env=ToolEnv(secrets=SECRETS.get))
+
+
+def test_python_tools_come_from_the_tools_path(scripted: Start, tmp_path: Path) -> None:
+    folder = tmp_path / "mytools"
+    (folder / "acme_tools").mkdir(parents=True)
+    (folder / "acme_tools" / "__init__.py").write_text("")
+    (folder / "acme_tools" / "jira.py").write_text(
+        "from agent_runtime import tool\n\n"
+        "@tool\ndef find_duplicates(summary: str) -> list[str]:\n"
+        '    """Find issues like this one.\n\n    Args:\n        summary: The summary.\n    """\n'
+        "    return ['PROJ-9'] if 'timeout' in summary else []\n\n"
+        "def plain(x: int) -> int:\n    return x\n"
+    )
+    flow = workflow(tmp_path, {"python": ["acme_tools.jira:find_duplicates"]})
+    requests: list[ScriptedRequest] = []
+    server = scripted(
+        seen_by(requests, call("find_duplicates", {"summary": "timeout on login"})), seen_by(requests, reply("PROJ-9"))
+    )
+    record = agent_for(server, flow, tmp_path, tools_path=(str(folder),)).run("Duplicates?")
+    assert record.status is RunStatus.COMPLETED
+    assert next(iter(requests[1].tool_results().values())) == '["PROJ-9"]'
+    with ScriptedServer([]) as other, pytest.raises(ConfigError, match="not a tool; decorate it with @tool"):
+        agent_for(other, workflow(tmp_path, {"python": ["acme_tools.jira:plain"]}), tmp_path, tools_path=(str(folder),))

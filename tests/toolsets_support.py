@@ -1,0 +1,240 @@
+"""Real servers for the workflow-tools tests: the `mcp` package's own MCPServer over streamable HTTP (uvicorn on
+127.0.0.1), and an HTTP server with an OpenAPI document and its operations."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp_types import ImageContent, TextContent, ToolAnnotations
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def notes_server(*, pages: dict[str, str] | None = None, created: list[str] | None = None) -> MCPServer:
+    """A small notes service: search (read-only), create_page (mutating), and tools that misbehave."""
+    server = MCPServer("notes")
+    store = dict(pages or {"p1": "Webhook retries: back off exponentially, cap at 5 attempts (REQ-7)."})
+    made = created if created is not None else []
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search(query: str, limit: int = 5) -> str:
+        """Search the notes by words."""
+        hits = [f"{pid}: {text}" for pid, text in store.items() if query.lower() in text.lower()]
+        return "\n".join(hits[:limit]) or "no match"
+
+    @server.tool()
+    def create_page(title: str, body: str) -> str:
+        """Create a page."""
+        made.append(title)
+        store[f"p{len(store) + 1}"] = body
+        return f"created page {title!r}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def hang(seconds: float = 30.0) -> str:
+        """Takes its time."""
+        time.sleep(seconds)
+        return "finally"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def dump(megabytes: int = 50) -> str:
+        """Returns a huge text."""
+        return "x" * (megabytes * 1024 * 1024)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def chart() -> list[TextContent | ImageContent]:
+        """A chart as an image."""
+        return [
+            TextContent(type="text", text="the chart:"),
+            ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"),
+        ]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def broken(reason: str = "the index is rebuilding") -> str:
+        """Always fails (a failure the server anticipated: its message reaches the client)."""
+        raise McpToolError(reason)
+
+    return server
+
+
+def crowded_server(count: int = 500) -> MCPServer:
+    server = MCPServer("crowded")
+    for number in range(count):
+
+        def make(n: int) -> Callable[[], str]:
+            def op() -> str:
+                return f"op {n}"
+
+            op.__name__ = f"op_{n}"
+            op.__doc__ = f"Operation {n}."
+            return op
+
+        server.tool(annotations=ToolAnnotations(read_only_hint=True))(make(number))
+    return server
+
+
+def _free_socket() -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@contextmanager
+def serve_mcp(server: MCPServer) -> Iterator[str]:
+    """The server's streamable HTTP app on 127.0.0.1; yields its /mcp URL."""
+    sock = _free_socket()
+    app = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="error", lifespan="on"))
+    thread = threading.Thread(target=app.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not app.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    finally:
+        app.should_exit = True
+        thread.join(5)
+        sock.close()
+
+
+BILLING_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Billing", "version": "1"},
+    "servers": [{"url": "http://placeholder.invalid/api"}],
+    "paths": {
+        "/invoices/{id}": {
+            "get": {
+                "operationId": "getInvoice",
+                "summary": "One invoice by id.",
+                "parameters": [{"$ref": "#/components/parameters/InvoiceId"}],
+            }
+        },
+        "/invoices": {
+            "get": {
+                "operationId": "listInvoices",
+                "summary": "Invoices, filtered by status.",
+                "parameters": [
+                    {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["open", "paid"]}},
+                    {"name": "X-Tenant", "in": "header", "required": True, "schema": {"type": "string"}},
+                ],
+            },
+            "post": {
+                "operationId": "createInvoice",
+                "summary": "Create an invoice.",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewInvoice"}}},
+                },
+            },
+        },
+        "/export": {"get": {"operationId": "exportAll", "summary": "Every invoice, as one huge JSON."}},
+        "/slow": {"get": {"operationId": "slowReport", "summary": "A report that takes long."}},
+        "/statement.pdf": {"get": {"operationId": "statement", "summary": "The statement as a PDF."}},
+    },
+    "components": {
+        "parameters": {
+            "InvoiceId": {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+        },
+        "schemas": {
+            "NewInvoice": {
+                "type": "object",
+                "required": ["customer", "amount"],
+                "properties": {"customer": {"type": "string"}, "amount": {"type": "number"}},
+            }
+        },
+    },
+}
+
+
+class BillingApi:
+    """The operations of BILLING_SPEC; records what it was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.invoices = {"INV-1": {"id": "INV-1", "customer": "ACME", "amount": 120.0, "status": "open"}}
+
+    def handle(
+        self, method: str, path: str, query: dict[str, list[str]], headers: Any, body: bytes
+    ) -> tuple[int, str, bytes]:
+        self.requests.append({"method": method, "path": path, "query": query, "headers": dict(headers), "body": body})
+        if path == "/openapi.json":
+            return 200, "application/json", json.dumps(BILLING_SPEC).encode()
+        if headers.get("Authorization") != "Bearer billing-secret-123":  # echoes what it got, as some APIs do
+            return (
+                401,
+                "application/json",
+                json.dumps({"error": "unauthorized", "got": headers.get("Authorization")}).encode(),
+            )
+        if method == "GET" and path.startswith("/api/invoices/"):
+            invoice = self.invoices.get(path.rsplit("/", 1)[1])
+            return (
+                (200, "application/json", json.dumps(invoice).encode())
+                if invoice
+                else (404, "text/plain", b"no such invoice")
+            )
+        if method == "GET" and path == "/api/invoices":
+            status = query.get("status", [None])[0]
+            rows = [i for i in self.invoices.values() if status in (None, i["status"])]
+            return 200, "application/json", json.dumps(rows).encode()
+        if method == "POST" and path == "/api/invoices":
+            data = json.loads(body)
+            number = f"INV-{len(self.invoices) + 1}"
+            self.invoices[number] = {"id": number, **data, "status": "open"}
+            return 201, "application/json", json.dumps(self.invoices[number]).encode()
+        if path == "/api/export":
+            return 200, "application/json", b"[" + b'{"id": "INV-0", "pad": "' + b"x" * (50 << 20) + b'"}]'
+        if path == "/api/slow":
+            time.sleep(5)
+            return 200, "text/plain", b"late"
+        if path == "/api/statement.pdf":
+            return 200, "application/pdf", b"%PDF-1.4 fake statement"
+        return 404, "text/plain", b"not found"
+
+
+@contextmanager
+def serve_billing(api: BillingApi | None = None) -> Iterator[tuple[str, BillingApi]]:
+    """Yields the server's root URL (the document is at /openapi.json, the operations under /api)."""
+    api = api or BillingApi()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            url = urlparse(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            status, kind, data = api.handle(
+                self.command, url.path, parse_qs(url.query), self.headers, self.rfile.read(length)
+            )
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            with suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _any
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    http.daemon_threads = True
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{http.server_address[1]}", api
+    finally:
+        http.shutdown()
+        http.server_close()
