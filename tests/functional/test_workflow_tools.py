@@ -225,3 +225,41 @@ def test_python_tools_come_from_the_tools_path(scripted: Start, tmp_path: Path) 
     assert next(iter(requests[1].tool_results().values())) == '["PROJ-9"]'
     with ScriptedServer([]) as other, pytest.raises(ConfigError, match="not a tool; decorate it with @tool"):
         agent_for(other, workflow(tmp_path, {"python": ["acme_tools.jira:plain"]}), tmp_path, tools_path=(str(folder),))
+
+
+def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
+    from tests.functional.test_cli import run_cli
+
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    base = {"description": "d", "prompt": "p", "model": {"name": "gpt-4o", "context_window": 128_000}}
+
+    def write(name: str, tools: dict[str, Any]) -> None:
+        (folder / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **base, "tools": tools}))
+
+    with serve_mcp(crowded_server(80)) as url:
+        write("keys", {"mcp": [{"name": "Bad Name", "url": "ftp://x", "allow": ["a"], "deny": ["b"]}], "rest": []})
+        write("secret", {"mcp": [{"name": "crowded", "url": url, "headers": {"X-Key": "${secret:crowd_key}"}}]})
+        write("crowded", {"mcp": [{"name": "crowded", "url": url}]})
+        write("gone", {"mcp": [{"name": "gone", "url": "http://127.0.0.1:9/mcp"}]})
+        write("clash", {"python": ["agent_runtime.files.tools:file_read"]})
+        write("good", {"mcp": [{"name": "crowded", "url": url, "allow": ["op_1"]}], "builtin": []})
+        env = {"AGENT_WORKFLOWS_DIR": str(folder)}
+        result = run_cli("workflows", "validate", env=env)
+        offline = run_cli("workflows", "validate", "--offline", "gone", "crowded", "good", env=env)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    expected = [
+        "keys.yaml: tools.rest: unknown key; allowed: mcp, openapi, python, builtin",
+        "keys.yaml: tools.mcp[0].url: must be an http(s) URL, not 'ftp://x'",
+        "keys.yaml: tools.mcp[0]: give 'allow' or 'deny', not both",
+        "keys.yaml: tools.mcp[0].name: use 1-24 lowercase letters, digits or '_', starting with a letter",
+        "secret.yaml: tools: secret 'crowd_key' is not set (environment variable CROWD_KEY locally)",
+        "crowded.yaml: tools.mcp 'crowded': the server lists 80 tools; name the ones",
+        "gone.yaml: tools.mcp 'gone': MCP server 'gone' is unreachable",
+        "clash.yaml: tools: two tools are named 'file_read'",
+    ]
+    for part in expected:
+        assert any(part in line for line in lines), (part, lines)
+    assert "ok  " in result.stdout and "good.yaml" in result.stdout
+    assert offline.returncode == 0, offline.stderr  # nothing reached: the sections themselves are valid

@@ -22,13 +22,14 @@ from .extract import ExtractionError, extract
 from .files import FileInputError, FileStore
 from .hooks import Hook
 from .record import RunRecord, RunStatus, new_run_id
-from .runtime import build_agent, open_model
+from .runtime import build_agent, default_tools, open_model
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
 from .sandbox.outputs import save_files, written_since
 from .skills import SkillLibrary, skill_content
 from .stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
 from .stores.hook import new_turn
 from .stores.runs import check_thread_id, run_partition, thread_partition
+from .toolsets import ToolEnv, validate_tools
 from .trace import TraceHook
 from .workflows import Workflow, WorkflowError, available_workflows, load_workflow
 
@@ -145,6 +146,11 @@ def _add_workflows_commands(commands: argparse._SubParsersAction[argparse.Argume
         "Prints one line per problem (file: key: why) on stderr and exits 2 if any workflow is invalid.",
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
+    wf_validate.add_argument(
+        "--offline",
+        action="store_true",
+        help="check the tools section without reaching MCP servers or fetching remote OpenAPI documents",
+    )
     wf_validate.set_defaults(handler=_cmd_workflows_validate)
 
 
@@ -333,13 +339,21 @@ def _cmd_workflows_validate(args: argparse.Namespace, config: RuntimeConfig) -> 
     if not refs:
         raise ConfigError(f"no workflows found in {config.workflows_dir}")
     failed = 0
-    names = SkillLibrary(config.skills_dir).names()
+    library = SkillLibrary(config.skills_dir)
+    names = library.names()
     for ref in refs:
         try:
             workflow = load_workflow(ref, config.workflows_dir, skill_names=names)
         except WorkflowError as error:
             failed += 1
             print(error, file=sys.stderr)
+            continue
+        taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
+        problems = validate_tools(workflow, ToolEnv.from_env(), taken, offline=args.offline)
+        for problem in problems:
+            print(f"{workflow.path}: {problem}", file=sys.stderr)
+        if problems:
+            failed += 1
             continue
         print(f"ok  {workflow.path}")
     return EXIT_USAGE if failed else 0

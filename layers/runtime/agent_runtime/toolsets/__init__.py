@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .build import DeclaredTools, ToolEnv, check_names, declared_tools
+from .build import DeclaredTools, ToolEnv, check_names, declared_tools, validate_tools
 from .exceptions import SecretMissingError, ToolSourceError
 from .settings import McpServerSettings, OpenApiSettings, ToolSettings, parse_tools_section
 
@@ -17,4 +17,5 @@ __all__ = [
     "check_names",
     "declared_tools",
     "parse_tools_section",
+    "validate_tools",
 ]

@@ -66,7 +66,15 @@ def _jira(env: Mapping[str, str]) -> JiraReplier | None:
 @dataclass
 class DeclaredTools:
     tools: list[Tool] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # for the system prompt: sources this run goes without
+    unreachable: dict[str, str] = field(default_factory=dict)  # MCP server → why: this run goes without its tools
+
+    @property
+    def notes(self) -> list[str]:
+        """For the system prompt: the model is told which tools it will not find, and why."""
+        return [
+            f"Tools of the MCP server {name!r} are unavailable in this run: {why}"
+            for name, why in self.unreachable.items()
+        ]
 
 
 def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False) -> DeclaredTools:
@@ -108,7 +116,7 @@ def _add_mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> N
         found.tools += mcp_tools(server, _SESSIONS[key])
     except ToolSourceError as error:
         logger.warning("server=<%s> | MCP server unreachable; its tools are left out of this run", server.name)
-        found.notes.append(f"Tools of the MCP server {server.name!r} are unavailable in this run: {error}")
+        found.unreachable[server.name] = str(error)
 
 
 def _openapi(api: OpenApiSettings, env: ToolEnv, base_dir: Path | None) -> list[Tool]:
@@ -127,3 +135,21 @@ def check_names(tools: list[Tool], taken: list[str]) -> None:
         if item.name in seen:
             raise ConfigError(f"tools: two tools are named {item.name!r} (rename a source or filter its tools)")
         seen.add(item.name)
+
+
+def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offline: bool = False) -> list[str]:
+    """Problems of the workflow's declared tools, one line each: secrets, documents, imports, names, and (unless
+    ``offline``) what each MCP server lists against allow/deny."""
+    problems = [
+        f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)"
+        for name in sorted(workflow.tools.secrets())
+        if not env.secrets(name)
+    ]
+    if problems:
+        return problems
+    try:
+        found = declared_tools(workflow, env, offline=offline)
+        check_names(found.tools, taken)
+    except ConfigError as error:
+        return [str(error)]
+    return [f"tools.mcp {name!r}: {why}" for name, why in found.unreachable.items()]
