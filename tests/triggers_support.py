@@ -130,6 +130,8 @@ class FakeApis:
         self.files: dict[str, bytes] = {}  # served to downloads, by path
         self.refuse: dict[str, str] = {}  # Slack method -> the error it answers with
         self.uploads: dict[str, bytes] = {}  # received: Slack upload URLs' bodies by file id, JIRA's by path
+        self.threads: dict[str, list[dict[str, Any]]] = {}  # conversations.replies: messages by thread ts
+        self.jira: dict[str, Any] = {}  # JIRA REST resources (GET) by path without the query
         self.lock = threading.Lock()
         self._ts = 0
 
@@ -146,61 +148,83 @@ class FakeApis:
         return [body for call, body in self.calls if call == name]
 
 
+class _FakeApiHandler(BaseHTTPRequestHandler):
+    """Serves the FakeApis set on its server (``server.apis``)."""
+
+    @property
+    def apis(self) -> FakeApis:
+        return self.server.apis  # type: ignore[attr-defined]
+
+    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _jira_get(self, jira: str) -> bool:
+        path, _, query = self.path.partition("?")
+        if path not in self.apis.jira or self.headers.get("Authorization") != jira:
+            return False
+        from urllib.parse import parse_qs
+
+        self.apis.record("jira.get", {"path": path, **{k: v[0] for k, v in parse_qs(query).items()}})
+        self._send(200, json.dumps(self.apis.jira[path]).encode())
+        return True
+
+    def do_GET(self) -> None:
+        data = self.apis.files.get(self.path)
+        jira = "Basic " + base64.b64encode(b"bot@example.com:jira-token").decode()
+        if self._jira_get(jira):
+            return None
+        if data is None or self.headers.get("Authorization") not in ("Bearer xoxb-test", jira):
+            return self._send(404, b"not found", "text/plain")
+        self._send(200, data, "application/octet-stream")
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        kind = self.headers.get("Content-Type", "")
+        if self.path.startswith("/upload/"):  # the URL files.getUploadURLExternal handed out
+            self.apis.uploads[self.path.rsplit("/", 1)[-1]] = raw
+            return self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
+        if self.path.endswith("/attachments"):
+            self.apis.record("jira.attach", {"path": self.path, "token": self.headers.get("X-Atlassian-Token")})
+            self.apis.uploads[self.path] = raw
+            return self._send(200, b"[]")
+        if self.path.startswith("/rest/api/3/issue/"):
+            body = json.loads(raw)
+            self.apis.record("jira.comment", {"path": self.path, **body})
+            return self._send(201, json.dumps({"id": str(len(self.apis.named("jira.comment")))}).encode())
+        from urllib.parse import parse_qsl
+
+        body = json.loads(raw) if "json" in kind else dict(parse_qsl(raw.decode()))
+        method = self.path.rsplit("/", 1)[-1]
+        self.apis.record(method, body)
+        if method in self.apis.refuse:
+            return self._send(200, json.dumps({"ok": False, "error": self.apis.refuse[method]}).encode())
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{len(self.apis.named(method))}"
+            host = f"http://127.0.0.1:{self.server.server_address[1]}"
+            return self._send(
+                200, json.dumps({"ok": True, "upload_url": f"{host}/upload/{file_id}", "file_id": file_id}).encode()
+            )
+        if method == "conversations.replies":
+            messages = self.apis.threads.get(body.get("ts", ""), [])
+            return self._send(200, json.dumps({"ok": True, "messages": messages, "has_more": False}).encode())
+        if method == "files.completeUploadExternal":
+            return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
+        ts = self.apis.next_ts() if method == "chat.postMessage" else body.get("ts")
+        self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 @contextmanager
 def fake_apis() -> Iterator[tuple[FakeApis, str]]:
     apis = FakeApis()
-
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:
-            data = apis.files.get(self.path)
-            jira = "Basic " + base64.b64encode(b"bot@example.com:jira-token").decode()
-            if data is None or self.headers.get("Authorization") not in ("Bearer xoxb-test", jira):
-                return self._send(404, b"not found", "text/plain")
-            self._send(200, data, "application/octet-stream")
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            kind = self.headers.get("Content-Type", "")
-            if self.path.startswith("/upload/"):  # the URL files.getUploadURLExternal handed out
-                apis.uploads[self.path.rsplit("/", 1)[-1]] = raw
-                return self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
-            if self.path.endswith("/attachments"):
-                apis.record("jira.attach", {"path": self.path, "token": self.headers.get("X-Atlassian-Token")})
-                apis.uploads[self.path] = raw
-                return self._send(200, b"[]")
-            if self.path.startswith("/rest/api/3/issue/"):
-                body = json.loads(raw)
-                apis.record("jira.comment", {"path": self.path, **body})
-                return self._send(201, json.dumps({"id": str(len(apis.named("jira.comment")))}).encode())
-            from urllib.parse import parse_qsl
-
-            body = json.loads(raw) if "json" in kind else dict(parse_qsl(raw.decode()))
-            method = self.path.rsplit("/", 1)[-1]
-            apis.record(method, body)
-            if method in apis.refuse:
-                return self._send(200, json.dumps({"ok": False, "error": apis.refuse[method]}).encode())
-            if method == "files.getUploadURLExternal":
-                file_id = f"F{len(apis.named(method))}"
-                host = f"http://127.0.0.1:{self.server.server_address[1]}"
-                return self._send(
-                    200, json.dumps({"ok": True, "upload_url": f"{host}/upload/{file_id}", "file_id": file_id}).encode()
-                )
-            if method == "files.completeUploadExternal":
-                return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
-            ts = apis.next_ts() if method == "chat.postMessage" else body.get("ts")
-            self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeApiHandler)
+    server.apis = apis  # type: ignore[attr-defined]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield apis, f"http://127.0.0.1:{server.server_address[1]}"

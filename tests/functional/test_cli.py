@@ -212,7 +212,12 @@ def test_missing_message_is_a_usage_error() -> None:
 def test_workflows_list_and_validate(tmp_path: Path) -> None:
     listing = run_cli("workflows", "list")
     assert listing.returncode == 0 and listing.stdout.startswith("document-feedback")
-    assert run_cli("workflows", "validate").returncode == 0
+    assert "jira-triage" in listing.stdout and "knowledge-answers" in listing.stdout
+    assert run_cli("workflows", "validate", "--offline").returncode == 0, run_cli("workflows", "validate").stderr
+    unready = run_cli("workflows", "validate", "slack-helper", "knowledge-answers", env={"NOTION_TOKEN": ""})
+    assert unready.returncode == 2  # the files are valid; this environment lacks what they need to run
+    assert "slack-helper.yaml: tools.builtin 'slack_thread': no credentials (SLACK_BOT_TOKEN)" in unready.stderr
+    assert "secret 'notion_token' is not set (environment variable NOTION_TOKEN locally)" in unready.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nmodel: {name: x}\n", encoding="utf-8")
     result = run_cli("workflows", "validate", str(bad), "document-feedback")

@@ -84,13 +84,14 @@ def test_mcp_tools_are_listed_filtered_called_and_their_images_kept(scripted: St
 
 def test_mcp_failures_are_tool_errors_and_the_run_goes_on(scripted: Start, tmp_path: Path) -> None:
     with serve_mcp(notes_server()) as url:
-        flow = workflow(tmp_path, {"mcp": [{"name": "notes", "url": url, "timeout_seconds": 1,
-                                            "deny": ["create_page"]}]})  # fmt: skip
+        notes = {"name": "notes", "url": url, "timeout_seconds": 2, "deny": ["create_page", "dump"]}
+        bulk = {"name": "bulk", "url": url, "allow": ["dump"]}  # the same server, with the default timeout
+        flow = workflow(tmp_path, {"mcp": [notes, bulk]})
         requests: list[ScriptedRequest] = []
         server = scripted(
             seen_by(requests, call("notes_hang", {"seconds": 5})),
             seen_by(requests, call("notes_broken", {})),
-            seen_by(requests, call("notes_dump", {"megabytes": 50})),
+            seen_by(requests, call("bulk_dump", {"megabytes": 50})),
             seen_by(requests, call("notes_search", {"query": 7})),
             seen_by(requests, call("notes_search", {"query": "webhook"})),
             seen_by(requests, reply("Recovered.")),
@@ -98,7 +99,7 @@ def test_mcp_failures_are_tool_errors_and_the_run_goes_on(scripted: Start, tmp_p
         record = agent_for(server, flow, tmp_path).run("Try everything.")
     assert record.status is RunStatus.COMPLETED
     results = [next(iter(r.tool_results().values())) for r in requests[1:]]
-    assert "did not answer within 1 s" in results[0]
+    assert "did not answer within 2 s" in results[0]
     assert results[1].startswith("ERROR:") and "the index is rebuilding" in results[1]
     assert results[2].startswith("ERROR:") and "limit" in results[2]  # 50 MB: refused, bounded
     assert results[3].startswith("ERROR: invalid arguments") and "query" in results[3]

@@ -94,7 +94,7 @@ def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False) -
         from .python import python_tools
 
         found.tools += python_tools(settings.python, env.tools_path)
-    if settings.builtin:
+    if settings.builtin and not offline:
         from .builtin import builtin_tools
 
         found.tools += builtin_tools(settings.builtin, slack=env.slack, jira=env.jira, origin=env.origin)
@@ -138,15 +138,19 @@ def check_names(tools: list[Tool], taken: list[str]) -> None:
 
 
 def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offline: bool = False) -> list[str]:
-    """Problems of the workflow's declared tools, one line each: secrets, documents, imports, names, and (unless
-    ``offline``) what each MCP server lists against allow/deny."""
-    problems = [
-        f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)"
-        for name in sorted(workflow.tools.secrets())
-        if not env.secrets(name)
-    ]
-    if problems:
-        return problems
+    """Problems of the workflow's declared tools, one line each. Always: local OpenAPI documents, Python imports,
+    unique names. Unless ``offline``: secrets and credentials set, each MCP server reachable and its listing
+    against allow/deny, remote documents."""
+    if offline:  # the file itself: no secret store, no server, no credentials needed
+        env = dataclasses.replace(env, secrets=lambda name: env.secrets(name) or "offline")
+    else:
+        problems = [
+            f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)"
+            for name in sorted(workflow.tools.secrets())
+            if not env.secrets(name)
+        ]
+        if problems:
+            return problems
     try:
         found = declared_tools(workflow, env, offline=offline)
         check_names(found.tools, taken)

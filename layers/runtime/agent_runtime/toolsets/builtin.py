@@ -8,11 +8,11 @@ like any tool result.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ConfigError, ToolError
 from ..tools import Tool, tool
+from ..triggers.channels import slack_line
 from ..triggers.exceptions import ReplyError
 from ..triggers.jira import adf_text
 from ..triggers.replies import JiraReplier, SlackReplier
@@ -62,30 +62,12 @@ def _slack_thread(slack: SlackReplier, origin: Mapping[str, str]) -> Tool:
             messages, following = slack.thread(where, ts, cursor=cursor, limit=THREAD_PAGE)
         except ReplyError as error:
             raise ToolError(str(error)) from None
-        lines = [_slack_line(m) for m in messages]
+        lines = [slack_line(m) for m in messages]
         if following:
             lines.append(f'[more messages: slack_thread(channel="{where}", thread_ts="{ts}", cursor="{following}")]')
         return "\n".join(lines) or "(no messages)"
 
     return tool(slack_thread, offload=True)
-
-
-def _slack_line(message: Mapping[str, Any]) -> str:
-    when = datetime.fromtimestamp(float(message.get("ts", 0)), UTC).strftime("%Y-%m-%d %H:%M")
-    who = message.get("user") or message.get("bot_id") or "unknown"
-    files = [f"{f.get('name')} ({f.get('mimetype')}, {f.get('size', 0):,} bytes)" for f in message.get("files") or []]
-    attached = f" [files: {'; '.join(files)}]" if files else ""
-    return f"{when} <@{who}>: {message.get('text', '')}{attached}"
-
-
-def thread_history(slack: SlackReplier, channel: str, thread_ts: str, before: str, *, limit: int = 50) -> str:
-    """The thread's messages before ``before`` (the mention that started the run), for its first turn."""
-    try:
-        messages, _ = slack.thread(channel, thread_ts, limit=limit + 1)
-    except ReplyError:
-        return ""
-    earlier = [m for m in messages if float(m.get("ts", 0)) < float(before)][-limit:]
-    return "\n".join(_slack_line(m) for m in earlier)
 
 
 def _jira_issue(jira: JiraReplier, origin: Mapping[str, str]) -> Tool:

@@ -7,8 +7,10 @@ class, not another ``if event.source == ...`` in the worker.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 from ..stores import RunStore
 from .event import TriggerEvent
@@ -16,6 +18,7 @@ from .exceptions import ReplyError
 from .replies import JiraReplier, SlackReplier
 
 WORKING = ":hourglass_flowing_sand: Working on it…"
+EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
 
 
 @dataclass
@@ -50,6 +53,10 @@ class Channel:
     def download(self, url: str, limit: int) -> bytes:
         raise ReplyError(f"no {self.name} credentials to download attachments")
 
+    def earlier(self, event: TriggerEvent) -> str:
+        """What was said before the run's message in the same conversation (a Slack thread the bot joins)."""
+        return ""
+
 
 class SlackChannel(Channel):
     """A thread: a "working" message updated as the run goes, replaced by the answer; files into the thread."""
@@ -83,6 +90,28 @@ class SlackChannel(Channel):
 
     def download(self, url: str, limit: int) -> bytes:
         return self.client.download(url, limit)
+
+    def earlier(self, event: TriggerEvent) -> str:
+        """The thread's messages before the mention (at most ``EARLIER_MESSAGES``), when mentioned inside an
+        existing thread. A failure costs the history, not the run (the scope may be missing)."""
+        ts = str(event.attributes.get("ts") or "")
+        if not ts or ts == self.thread_ts:
+            return ""
+        try:
+            messages, _ = self.client.thread(self.channel, self.thread_ts, limit=EARLIER_MESSAGES + 1)
+        except ReplyError:
+            return ""
+        lines = [slack_line(m) for m in messages if float(m.get("ts", 0)) < float(ts)][-EARLIER_MESSAGES:]
+        return "\n".join(lines)
+
+
+def slack_line(message: Mapping[str, Any]) -> str:
+    """One message of a thread: when, who, what, and the files it carried."""
+    when = datetime.fromtimestamp(float(message.get("ts", 0)), UTC).strftime("%Y-%m-%d %H:%M")
+    who = message.get("user") or message.get("bot_id") or "unknown"
+    files = [f"{f.get('name')} ({f.get('mimetype')}, {f.get('size', 0):,} bytes)" for f in message.get("files") or []]
+    attached = f" [files: {'; '.join(files)}]" if files else ""
+    return f"{when} <@{who}>: {message.get('text', '')}{attached}"
 
 
 class JiraChannel(Channel):

@@ -59,6 +59,7 @@ class LocalServer:
             sandbox=self.sandbox,
             logger=self.worker_log,
             max_attachment_bytes=triggers.max_attachment_bytes,
+            secrets=triggers.secret,
         )
         self.http = ThreadingHTTPServer((host, port), _handler(self))
         self.outcomes: list[str] = []

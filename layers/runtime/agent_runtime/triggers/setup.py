@@ -44,6 +44,7 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
         logger=logger,
         metrics=metrics,
         max_attachment_bytes=triggers.max_attachment_bytes,
+        secrets=triggers.secret,
     )
     return worker, store
 

@@ -95,6 +95,6 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         thread_id=f"slack-{team}-{channel}-{thread_ts}",
         correlation_id=event_id,
         reply_to={"channel": channel, "thread_ts": thread_ts},
-        attributes={"channel": channel, "direct_message": is_dm, "team": team},
+        attributes={"channel": channel, "direct_message": is_dm, "team": team, "ts": str(event["ts"])},
         attachments=tuple(files),
     )

@@ -32,6 +32,8 @@ from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConfli
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn
 from ..stores.runs import thread_partition
+from ..toolsets import ToolEnv
+from ..toolsets.secrets import Secrets, env_secret
 from ..workflows import Workflow, load_workflow
 from .channels import Channel, Replies, channel_for
 from .event import TriggerEvent
@@ -70,6 +72,7 @@ class Worker:
         metrics: Metrics | None = None,
         max_attachment_bytes: int = 20 * 1024 * 1024,
         progress_interval: float = 3.0,
+        secrets: Secrets = env_secret,
     ) -> None:
         self.config, self.store, self.queue, self.models, self.replies = config, store, queue, models, replies
         self.sandbox, self.max_attachment_bytes, self.progress_interval = (
@@ -77,6 +80,7 @@ class Worker:
             max_attachment_bytes,
             progress_interval,
         )
+        self.secrets = secrets  # for ${secret:NAME} in workflows' tools sections
         self.log = logger or Logger(service="agent-runtime-worker")
         self.metrics = metrics
         self.runs, self.threads = RunStore(store), ThreadStore(store)
@@ -128,7 +132,8 @@ class Worker:
             if continuation:
                 count_continuation(state.context)
         else:
-            state, message = self._fresh_state(event, run_id, files), self._message(event, channel, files)
+            state = self._fresh_state(event, run_id, files)
+            message = self._message(event, channel, files, first=state is None)
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if self.queue is not None:
@@ -143,6 +148,7 @@ class Worker:
                 config=self.config,
                 runs=self.runs,
                 sandbox=self.sandbox,
+                tool_env=self._tool_env(event),
             )
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
@@ -159,7 +165,13 @@ class Worker:
         self.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
         return new_turn(state, run_id)
 
-    def _message(self, event: TriggerEvent, channel: Channel, files: StoreFileStore) -> str:
+    def _tool_env(self, event: TriggerEvent) -> ToolEnv:
+        origin = {"source": event.source, **event.reply_to}
+        return ToolEnv.from_env(slack=self.replies.slack, jira=self.replies.jira, origin=origin, secrets=self.secrets)
+
+    def _message(self, event: TriggerEvent, channel: Channel, files: StoreFileStore, *, first: bool) -> str:
+        earlier = channel.earlier(event) if first else ""
+        lead = f"[earlier in this thread]\n{earlier}\n[the message to answer]\n" if earlier else ""
         notes = []
         for attachment in event.attachments:
             try:
@@ -167,7 +179,7 @@ class Worker:
                 files.put(data, name=attachment.name, mimetype=attachment.mimetype)
             except (ReplyError, AgentRuntimeError) as error:
                 notes.append(f"[attachment {attachment.name} could not be added: {error}]")
-        return "\n".join([event.text or "(no text)", *notes])
+        return lead + "\n".join([event.text or "(no text)", *notes])
 
     def _finish(
         self, event: TriggerEvent, channel: Channel, workflow: Workflow, record: RunRecord, files: StoreFileStore
