@@ -36,6 +36,11 @@ def notes_server(*, pages: dict[str, str] | None = None, created: list[str] | No
         hits = [f"{pid}: {text}" for pid, text in store.items() if query.lower() in text.lower()]
         return "\n".join(hits[:limit]) or "no match"
 
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def fetch(id: str) -> str:
+        """One page by id."""
+        return store.get(id, f"no page {id}")
+
     @server.tool()
     def create_page(title: str, body: str) -> str:
         """Create a page."""
