@@ -264,3 +264,26 @@ def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
         assert any(part in line for line in lines), (part, lines)
     assert "ok  " in result.stdout and "good.yaml" in result.stdout
     assert offline.returncode == 0, offline.stderr  # nothing reached: the sections themselves are valid
+
+
+def test_build_agent_gives_your_own_tools_the_context_engine(scripted: Start) -> None:
+    from agent_runtime import build_agent as exported
+    from agent_runtime import load_workflow, tool
+
+    @tool
+    def export_logs(service: str) -> str:
+        """Export a service's logs.
+
+        Args:
+            service: The service.
+        """
+        return "\n".join(f"{service} line {n}: request handled in {n % 97} ms" for n in range(4_000))
+
+    requests: list[ScriptedRequest] = []
+    server = scripted(seen_by(requests, call("export_logs", {"service": "api"})), seen_by(requests, reply("ok")))
+    flow = load_workflow("document-feedback", Path(__file__).parents[2] / "workflows")
+    record = exported(flow, model_for(server), tools=[export_logs]).run("Why is the api slow?")
+    assert record.status is RunStatus.COMPLETED
+    [result] = requests[1].tool_results().values()
+    assert len(result) < 20_000 and "virtual file" in result  # ~150k characters went to a file, not the window
+    assert "files (" in requests[1].status_text()

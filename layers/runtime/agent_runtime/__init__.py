@@ -41,6 +41,8 @@ _EXPORTS = {
     "Workflow": "workflows",
     "WorkflowError": "workflows",
     "load_workflow": "workflows",
+    "build_agent": "runtime",
+    "ToolEnv": "toolsets",
 }
 
 __all__ = [
@@ -64,11 +66,13 @@ __all__ = [
     "Stopped",
     "Suspended",
     "Tool",
+    "ToolEnv",
     "ToolError",
     "ToolRegistry",
     "Workflow",
     "WorkflowError",
     "__version__",
+    "build_agent",
     "load_workflow",
     "tool",
 ]
@@ -91,5 +95,7 @@ if TYPE_CHECKING:
     from .models import ContextLengthExceededError, Model, ModelError, OpenAIChatModel
     from .record import RunRecord, RunState, RunStatus
     from .run_context import RunContext
+    from .runtime import build_agent
     from .tools import Tool, ToolRegistry, tool
+    from .toolsets import ToolEnv
     from .workflows import Workflow, WorkflowError, load_workflow

@@ -22,7 +22,7 @@ from .sandbox import SandboxClient, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
-from .tools import ToolRegistry
+from .tools import Tool, ToolRegistry
 from .toolsets import DeclaredTools, ToolEnv, check_names, declared_tools
 from .trace import TraceHook
 from .workflows import Workflow
@@ -108,6 +108,7 @@ def build_agent(
     runs: RunStore | None = None,
     sandbox: SandboxClient | None = None,
     tool_env: ToolEnv | None = None,
+    tools: Sequence[Tool] = (),
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
     first in the hook chain.
@@ -115,14 +116,15 @@ def build_agent(
     ``depth`` counts sub-agent nesting: the ``subagent`` tool is offered while it is below ``max_depth``. The
     ``python`` tool is offered when the workflow enables the sandbox and a ``sandbox`` client is given.
     ``tool_env`` carries what declared tools need (secrets, chat clients, the run's origin); by default it is
-    read from the environment."""
-    tools = default_tools(workflow, skills)
+    read from the environment. ``tools`` adds your own ``@tool`` functions (as ``tools.python`` does from a
+    workflow file)."""
+    registry = default_tools(workflow, skills)
     declared = declared_tools(workflow, tool_env or ToolEnv.from_env()) if workflow.tools else DeclaredTools()
-    check_names(declared.tools, tools.names())
-    for item in declared.tools:
-        tools.register(item)
+    check_names([*declared.tools, *tools], registry.names())
+    for item in [*declared.tools, *tools]:
+        registry.register(item)
     if workflow.sandbox.enabled and sandbox is not None:
-        tools.register(python_tool(sandbox, workflow.sandbox))
+        registry.register(python_tool(sandbox, workflow.sandbox))
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
         trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
         model_for = _model_factory(model)
@@ -140,15 +142,15 @@ def build_agent(
                 sandbox=sandbox,
             )
 
-        tools.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
-    engine = ContextEngine(workflow, tools, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
+        registry.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
+    engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
     # Checkpoints right after the engine, so every step is durable before anything else can fail.
-    durable = [PersistenceHook(runs, mutating={t.name for t in tools if t.mutating})] if runs else []
+    durable = [PersistenceHook(runs, mutating={t.name for t in registry if t.mutating})] if runs else []
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
     sections = [*prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder), *declared.notes]
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
     chain = [engine, *preload, *durable, *hooks]
-    return Agent(workflow, model, tools=tools, files=files, hooks=chain, prompt_sections=sections)
+    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

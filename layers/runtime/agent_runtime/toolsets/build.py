@@ -44,7 +44,8 @@ class ToolEnv:
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> ToolEnv:
         """Local runs: ``AGENT_TOOLS_PATH``, and Slack/JIRA clients when their variables are set."""
         env = os.environ if env is None else env
-        path = tuple(p for p in env.get("AGENT_TOOLS_PATH", "").split(os.pathsep) if p)
+        # Locally the repository's tools/ folder, as the ToolsLayer's /opt/python is on Lambda's path.
+        path = tuple(p for p in env.get("AGENT_TOOLS_PATH", "tools").split(os.pathsep) if p)
         fields: dict[str, object] = {"tools_path": path, "slack": _slack(env), "jira": _jira(env)}
         return cls(**(fields | overrides))  # type: ignore[arg-type]
 

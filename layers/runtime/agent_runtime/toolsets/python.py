@@ -4,17 +4,41 @@ the path already) or from ``AGENT_TOOLS_PATH`` locally (folders, separated like 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import sys
 from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType
 
 from ..errors import ConfigError
 from ..tools.decorator import Tool
 
 
+class _ToolsFinder(importlib.abc.MetaPathFinder):
+    """Finds top-level modules in the tools folders (after everything else): the interpreter's own path is left
+    as it is, and a package's submodules are found through its ``__path__`` as usual."""
+
+    def __init__(self) -> None:
+        self.folders: list[str] = []
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
+        if path is not None or not self.folders:
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, self.folders)
+
+
+_FINDER = _ToolsFinder()
+
+
 def python_tools(refs: Sequence[str], path: Sequence[str] = ()) -> list[Tool]:
-    for folder in reversed(path):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
+    for folder in path:
+        resolved = str(Path(folder).resolve())
+        if Path(resolved).is_dir() and resolved not in _FINDER.folders:
+            _FINDER.folders.append(resolved)
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)
     return [_load(ref) for ref in refs]
 
 
