@@ -210,3 +210,37 @@ def test_the_lambda_transport_speaks_the_invoke_api(lambda_endpoint: str) -> Non
     assert (result.status, result.result) == ("ok", 6)
     with pytest.raises(SandboxError, match="failed \\(Unhandled\\): RequestId: 1 Error: Task timed out"):
         LambdaSandbox("other", client=client).run("1")
+
+
+def test_a_loaded_skill_s_script_runs_by_reference(sandbox, scripted) -> None:
+    """The model runs a skill's scripts/ file without pasting it; the skill must be loaded first."""
+    from agent_runtime.skills import SkillLibrary, SkillPolicy
+
+    from tests.conftest import REPO
+
+    files = InMemoryFileStore()
+    data = files.put(b"endpoint,ms\n/a,120\n/b,80\n/c,100\n", name="latency.csv")
+    code = 'import runpy\nrunpy.run_path("skills/python-sandbox/scripts/csv_summary.py")["summarize"]("latency.csv")'
+    args = {"code": code, "files": [data.id], "skill_files": ["python-sandbox/scripts/csv_summary.py"]}
+    requests = []
+
+    def seen(step):
+        return lambda request: (requests.append(request), step)[1]
+
+    server = scripted(
+        seen(call("python", args)),
+        seen(call("load_skill", {"name": "python-sandbox"})),
+        seen(call("python", args)),
+        seen(reply("p50 is 100 ms.")),
+    )
+    flow = replace(make_workflow(), skills=SkillPolicy(allowed=("python-sandbox",)),
+                   sandbox=SandboxSettings(enabled=True))  # fmt: skip
+    library = SkillLibrary(REPO / "skills")
+    record = build_agent(flow, model_for(server), files=files, skills=library, sandbox=sandbox).run("Summarise it.")
+    assert record.status.value == "completed"
+    refused = next(iter(requests[1].tool_results().values()))
+    assert refused == "ERROR: load the skill first: load_skill(name='python-sandbox')"
+    ran = next(iter(requests[3].tool_results().values()))
+    assert '"median": 100' in ran and '"rows": 3' in ran
+    spec = next(t for t in requests[0].body["tools"] if t["function"]["name"] == "python")["function"]
+    assert "skill_files" in spec["parameters"]["properties"] and "by reference" in spec["description"]

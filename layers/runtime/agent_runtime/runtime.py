@@ -20,6 +20,7 @@ from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .sandbox import SandboxClient, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
+from .skills.tools import skill_files
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
@@ -124,7 +125,8 @@ def build_agent(
     for item in [*declared.tools, *tools]:
         registry.register(item)
     if workflow.sandbox.enabled and sandbox is not None:
-        registry.register(python_tool(sandbox, workflow.sandbox))
+        reader = skill_files(skills, workflow.skills) if skills is not None else None
+        registry.register(python_tool(sandbox, workflow.sandbox, reader))
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
         trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
         model_for = _model_factory(model)

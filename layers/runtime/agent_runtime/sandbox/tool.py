@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import PurePath
 
 from ..config import RuntimeConfig
-from ..errors import ToolError
+from ..errors import AgentRuntimeError, ToolError
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from .aws import LambdaSandbox
@@ -28,15 +28,21 @@ what the code printed. Files passed in by id are in the working directory under 
 there come back as new file ids. Limits per call: {seconds} s, {memory} MB."""
 
 
-def python_tool(sandbox: SandboxClient, settings: SandboxSettings) -> Tool:
-    def python(ctx: RunContext, code: str, files: list[str] | None = None) -> str:
+SkillFiles = Callable[[RunContext, str], tuple[str, bytes]]
+SKILL_FILES = """ A loaded skill's scripts run by reference: pass skill_files=["<skill>/scripts/<file>.py"] and
+they are in the working directory under skills/<skill>/ (run one with runpy.run_path, or exec its text)."""
+
+
+def python_tool(sandbox: SandboxClient, settings: SandboxSettings, read_skill: SkillFiles | None = None) -> Tool:
+    def python(ctx: RunContext, code: str, files: list[str] | None = None, skill_files: list[str] | None = None) -> str:
         """Run Python code in the sandbox.
 
         Args:
             code: The Python source. End with an expression to get its value back.
             files: Ids of run files to put in the working directory (by their names).
+            skill_files: Files of loaded skills, as "<skill>/<path>" (for example a skill's scripts/ file).
         """
-        inputs = _inputs(ctx, files or [])
+        inputs = _inputs(ctx, files or []) + _skill_inputs(ctx, skill_files or [], read_skill)
         try:
             result = sandbox.run(
                 code, files=inputs, time_limit_seconds=settings.time_limit_seconds, memory_mb=settings.memory_mb
@@ -48,7 +54,18 @@ def python_tool(sandbox: SandboxClient, settings: SandboxSettings) -> Tool:
         return report(result, [_store(ctx, item) for item in result.files], settings)
 
     text = DESCRIPTION.format(seconds=settings.time_limit_seconds, memory=settings.memory_mb)
-    return tool(python, description=text)
+    return tool(python, description=text + (SKILL_FILES if read_skill else ""))
+
+
+def _skill_inputs(ctx: RunContext, refs: Sequence[str], read: SkillFiles | None) -> list[SandboxFile]:
+    if not refs:
+        return []
+    if read is None:
+        raise ToolError("this workflow has no skills to take files from")
+    try:
+        return [SandboxFile(*read(ctx, ref)) for ref in dict.fromkeys(refs)]
+    except AgentRuntimeError as error:
+        raise ToolError(str(error)) from None
 
 
 def _inputs(ctx: RunContext, ids: Sequence[str]) -> list[SandboxFile]:

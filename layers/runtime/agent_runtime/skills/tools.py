@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ..run_context import RunContext
@@ -12,6 +13,21 @@ from .library import SkillLibrary
 from .policy import SkillPolicy
 
 LOADED: Slot[list[str]] = Slot("skills_loaded", list, owner=__name__)  # skills loaded on demand
+
+
+def skill_files(library: SkillLibrary, policy: SkillPolicy) -> Callable[[RunContext, str], tuple[str, bytes]]:
+    """For the ``python`` tool: a loaded skill's file by reference (``skill/scripts/x.py``), so the model runs a
+    skill's script without pasting it. Same rule as ``load_skill_file``: the skill must be loaded (or required)."""
+
+    def read(ctx: RunContext, ref: str) -> tuple[str, bytes]:
+        name, _, path = ref.partition("/")
+        if name not in policy.visible(library.names()):
+            raise SkillAccessError(f"{ref!r}: no skill {name!r} is available to this workflow")
+        if name not in policy.required and name not in LOADED.get(ctx.state):
+            raise SkillAccessError(f"load the skill first: load_skill(name={name!r})")
+        return f"skills/{name}/{path}", library.read(name, path).encode("utf-8")
+
+    return read
 
 
 def skill_content(library: SkillLibrary, name: str) -> str:
