@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 logging.getLogger("httpx2").setLevel(logging.WARNING)  # its INFO lines carry URLs, which may carry a secret
-_SESSIONS: dict[tuple[str, tuple[tuple[str, str], ...]], McpSession] = {}
+_SESSIONS: dict[tuple[str, str, tuple[tuple[str, str], ...]], McpSession] = {}
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,8 @@ def _add_mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> N
     used: list[str] = []
     headers = expand_headers(server.headers, env.secrets, where, used)
     url = expand(server.url, env.secrets, f"{where} url", used) if server.url else None
-    key = (url or " ".join(server.command), tuple(sorted(headers.items())))
+    # One session per source as declared (its name and timeout travel with it) and per resolved secret values.
+    key = (repr(dataclasses.replace(server, headers={})), url or "", tuple(sorted(headers.items())))
     if key not in _SESSIONS:
         resolved = dataclasses.replace(server, url=url)
         _SESSIONS[key] = McpSession(resolved, headers, Redactor(used))
