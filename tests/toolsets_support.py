@@ -243,3 +243,9 @@ def serve_billing(api: BillingApi | None = None) -> Iterator[tuple[str, BillingA
     finally:
         http.shutdown()
         http.server_close()
+
+
+STDIO_SERVER = """
+from tests.toolsets_support import notes_server
+notes_server().run("stdio")
+"""

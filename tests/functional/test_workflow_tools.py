@@ -287,3 +287,23 @@ def test_build_agent_gives_your_own_tools_the_context_engine(scripted: Start) ->
     [result] = requests[1].tool_results().values()
     assert len(result) < 20_000 and "virtual file" in result  # ~150k characters went to a file, not the window
     assert "files (" in requests[1].status_text()
+
+
+def test_a_stdio_mcp_server_runs_locally_and_is_refused_in_lambda(
+    scripted: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from tests.toolsets_support import STDIO_SERVER
+
+    command = [sys.executable, "-c", STDIO_SERVER]
+    flow = workflow(tmp_path, {"mcp": [{"name": "local", "command": command, "allow": ["search"]}]})
+    requests: list[ScriptedRequest] = []
+    server = scripted(seen_by(requests, call("local_search", {"query": "webhook"})), seen_by(requests, reply("ok")))
+    monkeypatch.chdir(Path(__file__).parents[2])  # the child imports tests.toolsets_support
+    record = agent_for(server, flow, tmp_path).run("Search.")
+    assert record.status is RunStatus.COMPLETED
+    assert "Webhook retries" in next(iter(requests[1].tool_results().values()))
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "worker")
+    with ScriptedServer([]) as other, pytest.raises(ConfigError, match=r"stdio servers .* run only locally"):
+        agent_for(other, flow, tmp_path)

@@ -106,6 +106,8 @@ def _add_mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> N
     from .mcp import McpSession, mcp_tools
 
     where = f"tools.mcp {server.name!r}"
+    if server.command and os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        raise ConfigError(f"{where}: stdio servers (command) run only locally; in Lambda use a streamable HTTP url")
     used: list[str] = []
     headers = expand_headers(server.headers, env.secrets, where, used)
     url = expand(server.url, env.secrets, f"{where} url", used) if server.url else None
