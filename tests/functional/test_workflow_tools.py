@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from agent_runtime import RunStatus
+from agent_runtime.approvals.approvers import FixedApprover
 from agent_runtime.errors import ConfigError
 from agent_runtime.runtime import build_agent
 from agent_runtime.stores import LocalStore, RunStore, StoreFileStore
@@ -48,11 +49,16 @@ def seen_by(requests: list[ScriptedRequest], step: Any) -> Callable[[ScriptedReq
     return respond
 
 
-def agent_for(server: ScriptedServer, flow: Workflow, tmp_path: Path, **env: Any) -> Any:
+def agent_for(server: ScriptedServer, flow: Workflow, tmp_path: Path, approver: Any = None, **env: Any) -> Any:
     store = LocalStore(tmp_path / "state")
     tool_env = ToolEnv(secrets=SECRETS.get, **env)
     return build_agent(
-        flow, model_for(server), files=StoreFileStore(store, "thread#T"), runs=RunStore(store), tool_env=tool_env
+        flow,
+        model_for(server),
+        files=StoreFileStore(store, "thread#T"),
+        runs=RunStore(store),
+        tool_env=tool_env,
+        approver=approver or FixedApprover(True, "the test"),
     )
 
 
@@ -307,3 +313,40 @@ def test_a_stdio_mcp_server_runs_locally_and_is_refused_in_lambda(
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "worker")
     with ScriptedServer([]) as other, pytest.raises(ConfigError, match=r"stdio servers .* run only locally"):
         agent_for(other, flow, tmp_path)
+
+
+def test_mutating_calls_need_approval_and_a_denial_reaches_the_model(scripted: Start, tmp_path: Path) -> None:
+    import io
+
+    from agent_runtime.approvals.approvers import TerminalApprover
+
+    created: list[str] = []
+    with serve_mcp(notes_server(created=created)) as url:
+        source = {"name": "notes", "url": url, "allow": ["search", "create_page"]}
+        flow = workflow(tmp_path, {"mcp": [source], "approval_overrides": {"notes_search": "always"}})
+        requests: list[ScriptedRequest] = []
+        page = {"title": "Triage", "body": "x" * 500, "api_key": "k-123456"}
+        server = scripted(
+            seen_by(requests, call("notes_create_page", page)),
+            seen_by(requests, call("notes_search", {"query": "webhook"})),
+            seen_by(requests, reply("Not written: denied.")),
+        )
+        asked, answers = io.StringIO(), io.StringIO("n\ny\n")
+        record = agent_for(server, flow, tmp_path, approver=TerminalApprover(asked, answers)).run("Write it down.")
+    assert record.status is RunStatus.COMPLETED and created == []
+    [denied] = requests[1].tool_results().values()
+    assert denied.startswith("ERROR: not run: this notes_create_page call was denied by the terminal's user")
+    assert "Webhook retries" in next(iter(requests[2].tool_results().values()))  # "always": asked, approved
+    shown = asked.getvalue()
+    assert "notes_create_page" in shown and '"api_key": "***"' in shown and "k-123456" not in shown
+    assert "(500 characters)" in shown  # long values cut for the approver
+    decided = [
+        (e["tool"], e["decision"], e["by"]) for e in record.to_dict()["events"] if e["type"] == "approval_decided"
+    ]
+    assert decided == [
+        ("notes_create_page", "denied", "the terminal's user"),
+        ("notes_search", "approved", "the terminal's user"),
+    ]
+    with ScriptedServer([call("notes_create_page", {"title": "t", "body": "b"}), reply("ok")]) as other:
+        record = build_agent(flow, model_for(other), tool_env=ToolEnv(secrets=SECRETS.get)).run("Write.")
+    assert any(e["type"] == "approval_decided" and e["decision"] == "denied" for e in record.to_dict()["events"])

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__
+from .approvals import Approver
+from .approvals.approvers import FixedApprover, TerminalApprover
 from .config import RuntimeConfig
 from .errors import AgentRuntimeError, ConfigError
 from .extract import ExtractionError, extract
@@ -38,6 +40,7 @@ EXIT_CODES = {
     RunStatus.FAILED: 1,
     RunStatus.TOOL_CALL_LIMIT: 3,
     RunStatus.SUSPENDED: 4,
+    RunStatus.AWAITING_APPROVAL: 4,
 }
 EXIT_USAGE = 2
 
@@ -125,6 +128,12 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")
     run.add_argument("-q", "--quiet", action="store_true", help="no live trace on stderr")
+    run.add_argument(
+        "--approve",
+        choices=("all", "none"),
+        help="calls that need approval (the workflow's tools.approval): run them all, or deny them all; "
+        "default: ask y/n in a terminal, deny when not interactive",
+    )
     run.set_defaults(handler=_cmd_run)
 
 
@@ -270,7 +279,15 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     hooks: list[Hook] = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
     with open_model(workflow, config) as model, _sandbox_for(workflow, config) as sandbox:
         agent = build_agent(
-            workflow, model, files=files, hooks=hooks, skills=skills, config=config, runs=runs, sandbox=sandbox
+            workflow,
+            model,
+            files=files,
+            hooks=hooks,
+            skills=skills,
+            config=config,
+            runs=runs,
+            sandbox=sandbox,
+            approver=_approver(args.approve),
         )
         record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
     _print_outcome(record, as_json=args.json)  # the answer is shown even if the thread cannot keep it
@@ -285,6 +302,14 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.out_dir:
         _save_outputs(files, before, Path(args.out_dir))
     return EXIT_CODES.get(record.status, 1)
+
+
+def _approver(choice: str | None) -> Approver:
+    if choice is not None:
+        return FixedApprover(choice == "all", f"--approve {choice}")
+    if sys.stdin.isatty():
+        return TerminalApprover(sys.stderr, sys.stdin)
+    return FixedApprover(False, "nobody: not interactive (pass --approve all to run such calls)")
 
 
 def _save_outputs(files: FileStore, before: set[str], folder: Path) -> None:

@@ -209,6 +209,33 @@ class SubagentRan(RunEvent):
     model: str
 
 
+# Approvals
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRequested(RunEvent):
+    kind = "approval_requested"
+    call: str
+    tool: str
+    arguments_sha256: str  # the arguments themselves stay out of the record
+    expires_at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalDecided(RunEvent):
+    kind = "approval_decided"
+    call: str
+    tool: str
+    decision: str  # approved | denied | expired
+    by: str | None
+    arguments_sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwaitingApproval(RunEvent):
+    kind = "awaiting_approval"
+    calls: list[str]
+    turn: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class Custom(RunEvent):
     """An event of a user's hook or tool: ``record.event("name", key=value)``."""

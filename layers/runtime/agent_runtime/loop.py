@@ -14,6 +14,7 @@ from typing import Any
 
 from . import events as ev
 from . import messages as msgs
+from .approvals.gate import ApprovalGate, Decision, refusal
 from .deadline import Deadline
 from .errors import ConfigError, RunError, ToolError
 from .events import now_iso
@@ -57,13 +58,18 @@ class Suspended:
 
 
 @dataclass(frozen=True, slots=True)
+class AwaitingApproval:
+    calls: tuple[str, ...]  # ids of the calls that wait for a decision (later mutating calls wait behind them)
+
+
+@dataclass(frozen=True, slots=True)
 class Stopped:
     status: RunStatus
     reason: str
     answer: str | None = None  # the model's last answer, when it gave one (at the tool-call cap)
 
 
-StepResult = Final | RanTools | Suspended | Stopped
+StepResult = Final | RanTools | Suspended | AwaitingApproval | Stopped
 
 
 @dataclass(slots=True)
@@ -106,8 +112,10 @@ class Agent:
         hooks: Sequence[Hook] = (),
         files: FileStore | None = None,
         prompt_sections: Sequence[str] = (),
+        approvals: ApprovalGate | None = None,
     ) -> None:
         self.workflow = workflow
+        self.approvals = approvals  # None: no call waits for a person (tools that need approval run)
         self.prompt_sections = list(prompt_sections)
         self.model = model
         self.tools = tools if tools is not None else ToolRegistry()
@@ -253,6 +261,7 @@ class Agent:
         runnable, refused = calls[:allowed], calls[allowed:]
         broken = broken or {}
         outcomes: list[ToolOutcome] = []
+        waiting: list[str] = []
         if run.context.budget is not None:  # allowed, not yet counted: helpers must not spend them
             run.context.budget.pending = len(runnable)
         for batch in self._batches(runnable, broken):
@@ -262,10 +271,15 @@ class Agent:
                 continue
             if run.deadline.expired():
                 return Suspended(f"the deadline was reached with {len(calls) - len(outcomes)} tool call(s) pending")
-            outcomes.extend(self._execute(run, batch))
+            if waiting and self._is_mutating(batch[0]):
+                waiting.append(batch[0].id)  # effects stay in order: it runs after the one being decided
+                continue
+            outcomes.extend(self._execute(run, self._approved(run, batch, waiting)))
         for call in refused:  # every call gets a result, so the history never holds an orphan
             reason = f"not run: the workflow's limit of {limit} tool calls (limits.max_tool_calls) was reached"
             self._append(run, ToolOutcome(call=call, content=error_text(reason), is_error=True), counted=False)
+        if waiting:
+            return AwaitingApproval(tuple(waiting))
         if refused:
             return Stopped(
                 RunStatus.TOOL_CALL_LIMIT,
@@ -296,6 +310,25 @@ class Agent:
         by_id = {outcome.call.id: outcome for outcome in ran}
         return [self._append(run, answered[call.id] or by_id[call.id]) for call in batch]
 
+    def _approved(self, run: Run, batch: list[ToolCall], waiting: list[str]) -> list[ToolCall]:
+        """The calls of a batch that may run now: approved ones, and those that need no approval. A denied or
+        expired call is answered with why; an undecided one waits (unanswered) and the run will say so."""
+        if self.approvals is None:
+            return batch
+        runnable = []
+        for call in batch:
+            tool = self.tools.get(call.name)
+            asked = tool is not None and tool.needs_approval()
+            decision, who = self.approvals.check(run, call) if asked else (Decision.APPROVED, None)
+            if decision is Decision.APPROVED:
+                runnable.append(call)
+            elif decision is Decision.PENDING:
+                waiting.append(call.id)
+            else:
+                text = error_text(refusal(call.name, decision, who))
+                self._append(run, ToolOutcome(call=call, content=text, is_error=True), counted=False)
+        return runnable
+
     def _is_mutating(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
         return tool is not None and tool.mutating
@@ -321,6 +354,10 @@ class Agent:
         elif isinstance(result, Suspended):
             record.status, record.stop_reason = RunStatus.SUSPENDED, result.reason
             record.event(ev.Suspended(reason=result.reason, turn=run.state.turn))
+        elif isinstance(result, AwaitingApproval):
+            names = ", ".join(sorted({c["function"]["name"] for c in msgs.pending_tool_calls(run.state.messages)}))
+            record.status, record.stop_reason = RunStatus.AWAITING_APPROVAL, f"awaiting approval of {names}"
+            record.event(ev.AwaitingApproval(calls=list(result.calls), turn=run.state.turn))
         elif isinstance(result, Stopped):
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
             record.event(ev.LimitReached(reason=result.reason, tool_calls=run.state.tool_calls_used))

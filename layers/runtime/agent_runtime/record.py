@@ -21,6 +21,7 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     COMPLETED = "completed"
     SUSPENDED = "suspended"  # deadline reached: state is consistent and resumable
+    AWAITING_APPROVAL = "awaiting_approval"  # a call waits for a person's decision: resumed when it arrives
     TOOL_CALL_LIMIT = "tool_call_limit"  # limits.max_tool_calls reached
     FAILED = "failed"  # a RunError ended it
 

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from .approvals import ApprovalGate, Approver
+from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
 from .context import ContextEngine
 from .errors import ToolError
@@ -110,6 +112,7 @@ def build_agent(
     sandbox: SandboxClient | None = None,
     tool_env: ToolEnv | None = None,
     tools: Sequence[Tool] = (),
+    approver: Approver | None = None,
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
     first in the hook chain.
@@ -118,7 +121,8 @@ def build_agent(
     ``python`` tool is offered when the workflow enables the sandbox and a ``sandbox`` client is given.
     ``tool_env`` carries what declared tools need (secrets, chat clients, the run's origin); by default it is
     read from the environment. ``tools`` adds your own ``@tool`` functions (as ``tools.python`` does from a
-    workflow file)."""
+    workflow file). ``approver`` decides calls that need approval (``tools.approval``); without one they are
+    denied."""
     registry = default_tools(workflow, skills)
     declared = declared_tools(workflow, tool_env or ToolEnv.from_env()) if workflow.tools else DeclaredTools()
     check_names([*declared.tools, *tools], registry.names())
@@ -152,7 +156,11 @@ def build_agent(
     sections = [*prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder), *declared.notes]
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
     chain = [engine, *preload, *durable, *hooks]
-    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections)
+    gate = ApprovalGate(
+        approver or FixedApprover(False, "nobody (no approver in this process)"),
+        timeout_hours=workflow.tools.approval_timeout_hours,
+    )
+    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

@@ -30,6 +30,10 @@ class Tool:
     offload: bool = True  # large results may become virtual files (False for tools that budget their own output)
     pinned: bool = False  # results are never masked and are carried verbatim through compaction (skills)
     context_param: str | None = None  # name of the parameter that receives the RunContext
+    approval: str = "never"  # ask a person first: "always", "mutating" (if this tool is) or "never" (the runtime's own)
+
+    def needs_approval(self) -> bool:
+        return self.approval == "always" or (self.approval == "mutating" and self.mutating)
 
     def spec(self) -> dict[str, Any]:
         """The Chat Completions ``tools`` entry."""

@@ -86,23 +86,31 @@ def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False) -
     found = DeclaredTools()
     for server in settings.mcp:
         if not offline:
-            _add_mcp(server, env, found)
+            found.tools += _with_approval(_mcp(server, env, found), settings, server)
     for api in settings.openapi:
         if offline and api.spec.startswith(("https://", "http://")):
             continue
-        found.tools += _openapi(api, env, base_dir)
+        found.tools += _with_approval(_openapi(api, env, base_dir), settings, api)
     if settings.python:
         from .python import python_tools
 
-        found.tools += python_tools(settings.python, env.tools_path)
+        found.tools += _with_approval(python_tools(settings.python, env.tools_path), settings)
     if settings.builtin and not offline:
         from .builtin import builtin_tools
 
-        found.tools += builtin_tools(settings.builtin, slack=env.slack, jira=env.jira, origin=env.origin)
+        made = builtin_tools(settings.builtin, slack=env.slack, jira=env.jira, origin=env.origin)
+        found.tools += _with_approval(made, settings)
     return found
 
 
-def _add_mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> None:
+def _with_approval(
+    tools: list[Tool], settings: ToolSettings, source: McpServerSettings | OpenApiSettings | None = None
+) -> list[Tool]:
+    """Each tool's approval mode: its override by name, else its source's, else the section's."""
+    return [dataclasses.replace(t, approval=settings.approval_for(t.name, source)) for t in tools]
+
+
+def _mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> list[Tool]:
     from .mcp import McpSession, mcp_tools
 
     where = f"tools.mcp {server.name!r}"
@@ -117,10 +125,11 @@ def _add_mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> N
         resolved = dataclasses.replace(server, url=url)
         _SESSIONS[key] = McpSession(resolved, headers, Redactor(used))
     try:
-        found.tools += mcp_tools(server, _SESSIONS[key])
+        return mcp_tools(server, _SESSIONS[key])
     except ToolSourceError as error:
         logger.warning("server=<%s> | MCP server unreachable; its tools are left out of this run", server.name)
         found.unreachable[server.name] = str(error)
+        return []
 
 
 def _openapi(api: OpenApiSettings, env: ToolEnv, base_dir: Path | None) -> list[Tool]:

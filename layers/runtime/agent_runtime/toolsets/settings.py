@@ -27,11 +27,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sections import Report, check_keys, integer, mapping, text
+from ..sections import Report, check_keys, choice, integer, mapping, text
 
-KEYS = ("mcp", "openapi", "python", "builtin")
-MCP_KEYS = ("name", "url", "command", "headers", "allow", "deny", "read_only", "mutating", "timeout_seconds")
-OPENAPI_KEYS = ("name", "spec", "base_url", "operations", "headers", "read_only", "mutating", "timeout_seconds")
+KEYS = ("mcp", "openapi", "python", "builtin", "approval", "approval_overrides", "approvers", "approval_timeout_hours")
+SOURCE_KEYS = ("name", "headers", "read_only", "mutating", "timeout_seconds", "approval")
+MCP_KEYS = (*SOURCE_KEYS, "url", "command", "allow", "deny")
+OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations")
+APPROVAL_MODES = ("mutating", "always", "never")  # mutating: every call of a mutating tool asks first
 BUILTINS = ("slack_thread", "jira_issue", "jira_search")
 SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")  # the prefix of its tools' names: short, one word
 PYTHON_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -51,6 +53,7 @@ class McpServerSettings:
     read_only: tuple[str, ...] = ()
     mutating: tuple[str, ...] = ()
     timeout_seconds: int = DEFAULT_TIMEOUT
+    approval: str | None = None  # this source's default; None: the section's
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class OpenApiSettings:
     read_only: tuple[str, ...] = ()
     mutating: tuple[str, ...] = ()
     timeout_seconds: int = DEFAULT_TIMEOUT
+    approval: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +75,13 @@ class ToolSettings:
     openapi: tuple[OpenApiSettings, ...] = ()
     python: tuple[str, ...] = ()
     builtin: tuple[str, ...] = ()
+    approval: str = "mutating"  # for every declared tool, unless its source or approval_overrides says otherwise
+    approval_overrides: Mapping[str, str] = field(default_factory=dict)  # tool name (as the model sees it) → mode
+    approvers: tuple[str, ...] = ()  # Slack user ids / JIRA account ids, or "requester"; empty: anyone
+    approval_timeout_hours: int = 24
+
+    def approval_for(self, tool: str, source: McpServerSettings | OpenApiSettings | None = None) -> str:
+        return self.approval_overrides.get(tool) or (source.approval if source else None) or self.approval
 
     def secrets(self) -> set[str]:
         """Every ``${secret:NAME}`` the section refers to."""
@@ -103,7 +114,20 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
         if source.name in seen:
             report("tools", f"two sources are named {source.name!r}: their tools' names would collide")
         seen.add(source.name)
-    return ToolSettings(mcp, openapi, python, tuple(n for n in builtin if n in BUILTINS))
+    overrides = mapping("tools", data, "approval_overrides", report)
+    for name, mode in overrides.items():
+        if mode not in APPROVAL_MODES:
+            report(f"tools.approval_overrides.{name}", f"must be one of {', '.join(APPROVAL_MODES)}, not {mode!r}")
+    return ToolSettings(
+        mcp,
+        openapi,
+        python,
+        tuple(n for n in builtin if n in BUILTINS),
+        approval=choice("tools", data, "approval", APPROVAL_MODES, "mutating", report) or "mutating",
+        approval_overrides={str(k): str(v) for k, v in overrides.items() if v in APPROVAL_MODES},
+        approvers=_names(data, "approvers", "tools", report),
+        approval_timeout_hours=integer("tools", data, "approval_timeout_hours", 24, report, low=1, high=24 * 30),
+    )
 
 
 def _entries(data: Mapping[str, Any], key: str, report: Report) -> list[Mapping[str, Any]]:
@@ -136,6 +160,7 @@ def _common(item: Mapping[str, Any], where: str, report: Report) -> dict[str, An
         "read_only": _names(item, "read_only", where, report),
         "mutating": _names(item, "mutating", where, report),
         "timeout_seconds": integer(where, item, "timeout_seconds", DEFAULT_TIMEOUT, report, low=1, high=MAX_TIMEOUT),
+        "approval": choice(where, item, "approval", APPROVAL_MODES, None, report),
     }
 
 

@@ -1,0 +1,155 @@
+"""The approval gate: a call of a tool that needs a person's yes is asked about, decided, or left waiting.
+
+Waiting never blocks: the loop ends the step with the run ``awaiting_approval`` (checkpointed, the call still
+unanswered in the history), and the run resumes when a decision arrives — in another invocation, from a Slack
+button, a JIRA comment or the terminal. What was asked and decided is kept in the run state (the approvals slot)
+and recorded as events: tool, a hash of the arguments, who decided, when.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+from ..events import ApprovalDecided, ApprovalRequested
+from ..state import Slot
+
+if TYPE_CHECKING:
+    from ..loop import Run
+    from ..models import ToolCall
+
+SECRET_KEYS = ("authorization", "token", "password", "secret", "api_key", "apikey", "credential", "cookie")
+VALUE_CHARS = 200  # each argument value shown to the approver is cut to this
+SUMMARY_CHARS = 1_500
+
+
+class Decision(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    EXPIRED = "expired"
+
+
+class ApprovalEntry(TypedDict):
+    tool: str
+    arguments_sha256: str
+    requested_at: float
+    expires_at: float
+    status: str
+    by: str | None
+    decided_at: float | None
+
+
+APPROVALS: Slot[dict[str, ApprovalEntry]] = Slot("approvals", dict, owner=__name__)  # by call id
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What an approver is shown: never a secret, never a whole payload."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    summary: str  # the arguments, readable, secrets redacted, long values cut
+    arguments_sha256: str
+    expires_at: float
+
+
+class Approver(Protocol):
+    def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
+        """APPROVED or DENIED with who decided, or PENDING (asked, not answered yet)."""
+        ...
+
+
+def summarize(arguments: Mapping[str, Any]) -> str:
+    """The arguments for a person: JSON, secret-looking keys redacted, long values cut."""
+
+    def clean(value: Any, key: str = "") -> Any:
+        if any(word in key.lower() for word in SECRET_KEYS):
+            return "***"
+        if isinstance(value, Mapping):
+            return {str(k): clean(v, str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value[:20]] + (["…"] if len(value) > 20 else [])
+        if isinstance(value, str) and len(value) > VALUE_CHARS:
+            return value[:VALUE_CHARS] + f"… ({len(value):,} characters)"
+        return value
+
+    text = json.dumps(clean(dict(arguments)), ensure_ascii=False, indent=1)
+    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS] + "\n…"
+
+
+def arguments_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+
+
+class ApprovalGate:
+    """Asks ``approver`` about calls that need it; remembers every request and decision in the run state."""
+
+    def __init__(
+        self, approver: Approver, *, timeout_hours: float = 24, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.approver, self.timeout, self.clock = approver, timeout_hours * 3600, clock
+
+    def check(self, run: Run, call: ToolCall) -> tuple[Decision, str | None]:
+        entries = APPROVALS.use(run.state.context)
+        entry = entries.get(call.id) or self._ask(run, call, entries)
+        if entry["status"] != Decision.PENDING:
+            return Decision(entry["status"]), entry["by"]
+        now = self.clock()
+        if now >= entry["expires_at"]:
+            return self._settle(run, call, entry, Decision.EXPIRED, None)
+        decision, who = self.approver.decide(self.request(run, call, entry))
+        if decision is Decision.PENDING:
+            return decision, None
+        return self._settle(run, call, entry, decision, who)
+
+    def request(self, run: Run, call: ToolCall, entry: ApprovalEntry) -> ApprovalRequest:
+        from ..tools.registry import parse_arguments
+
+        try:
+            shown = summarize(parse_arguments(call.arguments))
+        except Exception:  # arguments that are not JSON are shown cut, as text
+            shown = call.arguments[:SUMMARY_CHARS]
+        return ApprovalRequest(
+            run.state.run_id, call.id, call.name, shown, entry["arguments_sha256"], entry["expires_at"]
+        )
+
+    def _ask(self, run: Run, call: ToolCall, entries: dict[str, ApprovalEntry]) -> ApprovalEntry:
+        now = self.clock()
+        entry: ApprovalEntry = {
+            "tool": call.name,
+            "arguments_sha256": arguments_hash(call.arguments),
+            "requested_at": now,
+            "expires_at": now + self.timeout,
+            "status": Decision.PENDING,
+            "by": None,
+            "decided_at": None,
+        }
+        entries[call.id] = entry
+        run.record.event(
+            ApprovalRequested(call=call.id, tool=call.name, arguments_sha256=entry["arguments_sha256"],
+                              expires_at=entry["expires_at"])
+        )  # fmt: skip
+        return entry
+
+    def _settle(
+        self, run: Run, call: ToolCall, entry: ApprovalEntry, decision: Decision, who: str | None
+    ) -> tuple[Decision, str | None]:
+        entry["status"], entry["by"], entry["decided_at"] = str(decision), who, self.clock()
+        run.record.event(ApprovalDecided(call=call.id, tool=call.name, decision=str(decision), by=who,
+                                         arguments_sha256=entry["arguments_sha256"]))  # fmt: skip
+        return decision, who
+
+
+def refusal(tool: str, decision: Decision, who: str | None) -> str:
+    """What the model is told when the call does not run."""
+    if decision is Decision.EXPIRED:
+        return f"not run: the approval of this {tool} call expired before anyone decided. Do not retry it unasked."
+    by = f" by {who}" if who else ""
+    return f"not run: this {tool} call was denied{by}. Do not retry it; say so in your answer or ask what to do."
