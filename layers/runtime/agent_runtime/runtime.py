@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -113,6 +114,7 @@ def build_agent(
     tool_env: ToolEnv | None = None,
     tools: Sequence[Tool] = (),
     approver: Approver | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
     first in the hook chain.
@@ -159,6 +161,7 @@ def build_agent(
     gate = ApprovalGate(
         approver or FixedApprover(False, "nobody (no approver in this process)"),
         timeout_hours=workflow.tools.approval_timeout_hours,
+        clock=clock,
     )
     return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate)
 

@@ -35,6 +35,8 @@ EVENT = "event"  # the trigger event, so a continuation knows where to answer
 REPLY = "reply"  # the answer's journal: posting → posted (a redelivery never posts twice)
 PROGRESS = "progress"  # the chat message that shows progress and becomes the answer
 THREAD_BASE = "thread-base"  # the thread version the turn started from, and the files it had
+ASKED = "approval-asked#"  # + call id: the approval request was posted (where), so a redelivery does not ask twice
+DECISION = "approval#"  # + call id: the first decision on it (approved/denied, who, when); later ones are no-ops
 
 
 class RunStore:
@@ -84,6 +86,25 @@ class RunStore:
     def mark_replied(self, run_id: str, *, chars: int, files: int) -> None:
         self._put(run_id, REPLY, {"state": "posted", "chars": chars, "files": files})
 
+    def approval_asked(self, run_id: str, call_id: str) -> dict[str, Any] | None:
+        return self._get(run_id, ASKED + call_id)
+
+    def save_approval_asked(self, run_id: str, call_id: str, where: dict[str, Any]) -> None:
+        self._put(run_id, ASKED + call_id, where)
+
+    def decision(self, run_id: str, call_id: str) -> dict[str, Any] | None:
+        return self._get(run_id, DECISION + call_id)
+
+    def save_decision(self, run_id: str, call_id: str, decision: dict[str, Any]) -> bool:
+        """The first decision wins; False when the call was already decided (a second click, a redelivery)."""
+        try:
+            self.store.put_item(
+                run_partition(run_id), DECISION + call_id, decision, expected_version=None, ttl=self.ttl
+            )
+        except VersionConflictError:
+            return False
+        return True
+
     def load_checkpoint(self, run_id: str) -> tuple[RunState, int] | None:
         item = self.store.get_item(run_partition(run_id), CHECKPOINT)
         return None if item is None else (RunState.from_dict(item.data), item.version)
@@ -102,6 +123,7 @@ class RunStore:
 
 
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
+DEFERRED = "deferred"  # thread item: messages that arrived while a turn waited for approval
 
 
 class ThreadStore:
@@ -125,6 +147,19 @@ class ThreadStore:
         run_id = self.active(thread_id)
         checkpoint = runs.load_checkpoint(run_id) if run_id else None
         return None if checkpoint is None else checkpoint[0]
+
+    def defer(self, thread_id: str, message: dict[str, Any]) -> None:
+        """Keep a queue message until the thread's turn under way ends (one waiting for approval)."""
+        item = self.store.get_item(thread_partition(thread_id), DEFERRED)
+        waiting = list(item.data.get("messages", [])) if item is not None else []
+        self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": [*waiting, message]})
+
+    def take_deferred(self, thread_id: str) -> list[dict[str, Any]]:
+        item = self.store.get_item(thread_partition(thread_id), DEFERRED)
+        if item is None or not item.data.get("messages"):
+            return []
+        self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": []})
+        return list(item.data["messages"])
 
     def load(self, thread_id: str) -> tuple[RunState | None, int | None]:
         item = self.store.get_item(thread_partition(thread_id), "state")

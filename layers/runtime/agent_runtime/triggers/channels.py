@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..approvals import ApprovalRequest
 from ..stores import RunStore
 from .event import TriggerEvent
 from .exceptions import ReplyError
 from .replies import JiraReplier, SlackReplier
 
 WORKING = ":hourglass_flowing_sand: Working on it…"
+APPROVE, DENY = "approval_approve", "approval_deny"  # the buttons' action ids
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
 
 
@@ -57,6 +59,16 @@ class Channel:
         """What was said before the run's message in the same conversation (a Slack thread the bot joins)."""
         return ""
 
+    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
+        """Ask the people of the conversation to approve a call; where the question is (None: cannot ask)."""
+        return None
+
+    def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
+        """Show the decision where the question was asked."""
+
+    def tell(self, user: str, text: str) -> None:
+        """A word to one person (a refused approver)."""
+
 
 class SlackChannel(Channel):
     """A thread: a "working" message updated as the run goes, replaced by the answer; files into the thread."""
@@ -90,6 +102,19 @@ class SlackChannel(Channel):
 
     def download(self, url: str, limit: int) -> bytes:
         return self.client.download(url, limit)
+
+    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
+        value = f"{request.run_id}|{request.call_id}|{thread_id}"  # ids only: the arguments stay in the run
+        ts = self.client.post_blocks(self.channel, self.thread_ts, approval_blocks(request, value),
+                                     f"Approval needed: {request.tool}")  # fmt: skip
+        return {"ts": ts}
+
+    def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
+        mark = ":white_check_mark:" if decision == "approved" else ":no_entry_sign:"
+        self.client.update(self.channel, asked["ts"], f"{mark} `{request_tool}`: {decision} by <@{who}>")
+
+    def tell(self, user: str, text: str) -> None:
+        self.client.ephemeral(self.channel, user, text, self.thread_ts)
 
     def earlier(self, event: TriggerEvent) -> str:
         """The thread's messages before the mention (at most ``EARLIER_MESSAGES``), when mentioned inside an
@@ -132,8 +157,38 @@ class JiraChannel(Channel):
     def note(self, text: str) -> None:
         self.client.comment(self.issue_key, text)
 
+    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
+        text = (
+            f"Approval needed before running `{request.tool}` with:\n```\n{request.summary}\n```\n"
+            "Reply with a comment saying just *approve* or *deny*."
+        )
+        return {"comment": self.client.comment(self.issue_key, text)}
+
+    def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
+        self.client.comment(self.issue_key, f"`{request_tool}`: {decision} by {who}.")
+
+    def tell(self, user: str, text: str) -> None:
+        self.client.comment(self.issue_key, text)
+
     def download(self, url: str, limit: int) -> bytes:
         return self.client.download(url, limit)
+
+
+def approval_blocks(request: ApprovalRequest, value: str) -> list[dict[str, Any]]:
+    """A Block Kit message: what would run, and Approve / Deny buttons carrying only ids."""
+    until = datetime.fromtimestamp(request.expires_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    shown = request.summary if len(request.summary) <= 2_800 else request.summary[:2_800] + "\n…"
+    ask = f":raised_hand: Approval needed to run `{request.tool}` (until {until}):"
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"```{shown}```"}},
+        {"type": "actions", "block_id": "approval", "elements": [
+            {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
+             "text": {"type": "plain_text", "text": "Approve"}},
+            {"type": "button", "action_id": DENY, "style": "danger", "value": value,
+             "text": {"type": "plain_text", "text": "Deny"}},
+        ]},
+    ]  # fmt: skip
 
 
 def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: str) -> Channel:

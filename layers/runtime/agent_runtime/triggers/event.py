@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -55,3 +56,8 @@ class Challenge:
     """Slack's ``url_verification``: answer with the challenge."""
 
     challenge: str
+
+
+def run_id_for(event: TriggerEvent) -> str:
+    """A run's id comes from the event's dedup key: a redelivery finds its run (to resume, or answered)."""
+    return "run-" + hashlib.sha256(event.dedup_key.encode()).hexdigest()[:24]

@@ -40,6 +40,19 @@ class SlackReplier:
         except SlackApiError as error:
             raise ReplyError(f"Slack chat.postMessage failed: {error.response.get('error')}") from None
 
+    def post_blocks(self, channel: str, thread_ts: str, blocks: list[dict[str, Any]], text: str) -> str:
+        try:
+            reply = self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, blocks=blocks, text=text)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack chat.postMessage failed: {error.response.get('error')}") from None
+        return str(reply["ts"])
+
+    def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+        try:
+            self.client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack chat.postEphemeral failed: {error.response.get('error')}") from None
+
     def update(self, channel: str, ts: str, text: str) -> None:
         try:
             self.client.chat_update(channel=channel, ts=ts, text=text)

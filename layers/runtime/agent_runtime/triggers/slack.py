@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.signature import Clock, SignatureVerifier
@@ -98,3 +99,43 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         attributes={"channel": channel, "direct_message": is_dm, "team": team, "ts": str(event["ts"])},
         attachments=tuple(files),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A click on an approval button: the decision message for the worker, its thread (FIFO group) and a
+    dedup key (Slack retries a request it got no answer to; a replay within SQS's window is dropped)."""
+
+    message: dict[str, Any]
+    thread_id: str
+    dedup_key: str
+
+
+def parse_action(body: bytes) -> Action | Ignored:
+    """An interactivity request (form-encoded ``payload``): Approve or Deny on an approval message."""
+    from urllib.parse import parse_qs
+
+    from .approvals import DecisionMessage
+    from .channels import APPROVE, DENY
+
+    try:
+        raw = parse_qs(body.decode("utf-8"), max_num_fields=8)["payload"][0]
+    except (KeyError, IndexError, UnicodeDecodeError, ValueError):
+        raise RejectedRequest(400, "malformed Slack interactivity request (no payload field)") from None
+    payload = parse_json(raw, "the interactivity payload")
+    actions = payload.get("actions") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict) or payload.get("type") != "block_actions" or not isinstance(actions, list):
+        return Ignored("not a button click")
+    if not actions:
+        return Ignored("not a button click")
+    action = actions[0] if isinstance(actions[0], dict) else {}
+    if action.get("action_id") not in (APPROVE, DENY):
+        return Ignored(f"not an approval button: {str(action.get('action_id'))[:40]!r}")
+    parts = str(action.get("value", "")).split("|")
+    user = (payload.get("user") or {}).get("id")
+    if len(parts) != 3 or not all(parts) or not isinstance(user, str):
+        raise RejectedRequest(400, "malformed approval button (value or user missing)")
+    run_id, call_id, thread_id = parts
+    decision = "approved" if action["action_id"] == APPROVE else "denied"
+    dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
+    return Action(DecisionMessage(run_id, call_id, decision, user).to_message(), thread_id, dedup)

@@ -93,6 +93,26 @@ def create_app(
     app.post("/slack/events")(lambda: guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
     app.post("/jira/webhook")(lambda: guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
     app.post("/runs")(lambda: guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
+
+    def interactivity() -> Response[str]:
+        try:
+            raw = app.current_event.raw_event
+            body = _raw_body(raw)
+            secret = config.secret("slack_signing_secret")
+            if not secret:
+                raise RejectedRequest(401, "Slack is not configured (no signing secret)")
+            slack.verify(raw.get("headers") or {}, body, secret, now=clock())
+            action = slack.parse_action(body)
+        except RejectedRequest as error:
+            log.warning("rejected", extra={"status": error.status, "reason": error.reason})
+            return _json(error.status, {"error": error.reason})
+        if isinstance(action, Ignored):
+            return _json(200, {"status": "ignored", "reason": action.reason})
+        queue.send(action.message, group=action.thread_id, dedup=action.dedup_key)
+        log.info("decision queued", extra={"decision": action.message["decision"]})
+        return Response(200, "text/plain", "")  # acknowledged within Slack's 3 s; the worker updates the message
+
+    app.post("/slack/interactivity")(interactivity)
     return Webhook(app, idempotency)
 
 

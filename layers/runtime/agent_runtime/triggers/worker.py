@@ -7,10 +7,10 @@ run's partition: a redelivery never posts twice; a crash between the two marks l
 
 from __future__ import annotations
 
-import hashlib
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -35,9 +35,11 @@ from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from ..toolsets.secrets import Secrets, env_secret
 from ..workflows import Workflow, load_workflow
+from .approvals import ApprovalDesk, ChannelApprover, DecisionMessage
 from .channels import Channel, Replies, channel_for
-from .event import TriggerEvent
+from .event import TriggerEvent, run_id_for
 from .exceptions import InvalidMessageError, ReplyError
+from .outcome import Outcome
 from .progress import ProgressHook
 from .queue import EventQueue
 
@@ -46,16 +48,6 @@ APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{
 CUT_NOTE = "_This answer was cut off at the model's output limit._"
 CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
 STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
-
-
-class Outcome(StrEnum):
-    """What ``Worker.handle`` did with one message."""
-
-    ANSWERED = "answered"
-    FAILED = "failed"  # the run ended without an answer: an apology naming the run was posted
-    SUSPENDED = "suspended"  # the deadline came first: a continuation is queued
-    DEFERRED = "deferred"  # queued again behind the thread's suspended turn
-    DUPLICATE = "duplicate"  # already answered (a redelivery)
 
 
 class Worker:
@@ -73,6 +65,7 @@ class Worker:
         max_attachment_bytes: int = 20 * 1024 * 1024,
         progress_interval: float = 3.0,
         secrets: Secrets = env_secret,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config, self.store, self.queue, self.models, self.replies = config, store, queue, models, replies
         self.sandbox, self.max_attachment_bytes, self.progress_interval = (
@@ -81,24 +74,30 @@ class Worker:
             progress_interval,
         )
         self.secrets = secrets  # for ${secret:NAME} in workflows' tools sections
+        self.clock = clock  # approvals expire by it
+        self.runs, self.threads = RunStore(store), ThreadStore(store)
+        self.desk = ApprovalDesk(
+            self.runs,
+            self.threads,
+            channel=lambda event, run_id: channel_for(event, self.replies, self.runs, run_id),
+            approvers=lambda event: self._workflow(event).tools.approvers,
+            clock=clock,
+        )
         self.log = logger or Logger(service="agent-runtime-worker")
         self.metrics = metrics
-        self.runs, self.threads = RunStore(store), ThreadStore(store)
         self.skills = SkillLibrary(config.skills_dir)
 
     def handle(self, message: dict[str, Any], *, deadline: Deadline) -> Outcome:
-        """Process one queue message (a new event, or the continuation of a suspended run)."""
+        """Process one queue message: a new event, the continuation of a suspended run, or a decision on a call
+        that waits for approval."""
         kind = message.get("type")
         if kind == "event":
             event = TriggerEvent.from_dict(message["event"])
             run_id = run_id_for(event)
             self.runs.save_event(run_id, event.to_dict())
-        elif kind == "continue":
-            run_id = str(message["run_id"])
-            saved = self.runs.load_event(run_id)
-            if saved is None:
-                raise InvalidMessageError(f"continuation of unknown run {run_id}")
-            event = TriggerEvent.from_dict(saved)
+        elif kind in ("continue", "decision"):
+            run_id = str(message.get("run_id"))
+            event = self._saved_event(run_id)
         else:
             raise InvalidMessageError(f"unknown message type {kind!r}")
         self.log.set_correlation_id(event.correlation_id)
@@ -106,22 +105,47 @@ class Worker:
         if self.runs.reply_state(run_id) is not None:
             self.log.info("duplicate delivery: already answered")
             return Outcome.DUPLICATE
-        if kind == "event" and self._defer_behind_active_run(event, run_id, message):
-            return Outcome.DEFERRED
+        if kind == "decision":
+            refused = self.desk.record(event, DecisionMessage.from_message(message))
+            if refused is not None:
+                return refused
+        if kind == "event":
+            deferred = self._defer_behind_active_run(event, run_id, message, deadline)
+            if deferred is not None:
+                return deferred
         return self._run(event, run_id, continuation=kind == "continue", deadline=deadline)
 
-    def _defer_behind_active_run(self, event: TriggerEvent, run_id: str, message: dict[str, Any]) -> bool:
+    def _workflow(self, event: TriggerEvent) -> Workflow:
+        return load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
+
+    def _saved_event(self, run_id: str) -> TriggerEvent:
+        saved = self.runs.load_event(run_id)
+        if saved is None:
+            raise InvalidMessageError(f"a message for unknown run {run_id}")
+        return TriggerEvent.from_dict(saved)
+
+    def _defer_behind_active_run(
+        self, event: TriggerEvent, run_id: str, message: dict[str, Any], deadline: Deadline
+    ) -> Outcome | None:
         """A thread's turns run in order: a new turn waits behind a suspended one (queued again after its
-        continuation, in the thread's message group), instead of answering without it and racing its save."""
+        continuation, in the thread's message group), instead of answering without it and racing its save.
+        Behind a run that awaits approval: a JIRA "approve"/"deny" is the decision; an expired request resumes
+        that run first; anything else waits with the thread until the decision."""
         other = self.threads.active(event.thread_id)
-        if not other or other == run_id or self.queue is None:
-            return False
+        if not other or other == run_id:
+            return None
+        waiting = self.desk.waiting(other)
+        if waiting is not None:
+            resume = partial(self._run, continuation=False, deadline=deadline)
+            return self.desk.behind(event, message, other, waiting, resume)
+        if self.queue is None:
+            return None
         self.queue.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:after:{other}")
         self.log.info("deferred behind a suspended run", extra={"active_run": other})
-        return True
+        return Outcome.DEFERRED
 
     def _run(self, event: TriggerEvent, run_id: str, *, continuation: bool, deadline: Deadline) -> Outcome:
-        workflow = load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
+        workflow = self._workflow(event)
         files = StoreFileStore(self.store, thread_partition(event.thread_id))
         channel = channel_for(event, self.replies, self.runs, run_id)
         checkpoint = self.runs.load_checkpoint(run_id)
@@ -149,15 +173,22 @@ class Worker:
                 runs=self.runs,
                 sandbox=self.sandbox,
                 tool_env=self._tool_env(event),
+                approver=ChannelApprover(self.runs, channel, event.thread_id),
+                clock=self.clock,
             )
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
-        active = record.run_id if record.status is RunStatus.SUSPENDED else None
-        self.threads.mark_active(event.thread_id, active)
-        if active:
+        waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
+        self.threads.mark_active(event.thread_id, record.run_id if waits else None)
+        if record.status is RunStatus.AWAITING_APPROVAL:
+            channel.progress(f":raised_hand: Waiting for approval ({record.stop_reason}).")
+            return Outcome.AWAITING_APPROVAL
+        if waits:
             channel.progress(STILL_WORKING)
             return Outcome.SUSPENDED
-        return self._finish(event, channel, workflow, record, files)
+        outcome = self._finish(event, channel, workflow, record, files)
+        self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
+        return outcome
 
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
@@ -267,7 +298,3 @@ class Worker:
         self.metrics.add_metric("Compactions", MetricUnit.Count, compactions)
         if record.status is RunStatus.FAILED:
             self.metrics.add_metric("RunFailures", MetricUnit.Count, 1)
-
-
-def run_id_for(event: TriggerEvent) -> str:
-    return "run-" + hashlib.sha256(event.dedup_key.encode()).hexdigest()[:24]

@@ -1,0 +1,161 @@
+"""Approvals in chat: the approver a worker run uses, and the decisions that come back from Slack and JIRA.
+
+A run that needs a decision posts the question once (a redelivery finds it asked) and waits, checkpointed; the
+decision is stored with the run (the first one wins: a second click is a no-op) and the run is resumed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..approvals import APPROVALS, ApprovalRequest, Decision
+from ..approvals.gate import ApprovalEntry
+from ..stores import RunStore, ThreadStore
+from .channels import Channel
+from .event import TriggerEvent, run_id_for
+from .exceptions import InvalidMessageError, ReplyError
+from .outcome import Outcome
+
+if TYPE_CHECKING:
+    from .queue import EventQueue
+
+JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)\s*[.!]?\s*$", re.IGNORECASE)
+
+
+class ChannelApprover:
+    """Decides from the run's stored decision; asks in the run's channel when there is none yet."""
+
+    def __init__(self, runs: RunStore, channel: Channel, thread_id: str) -> None:
+        self.runs, self.channel, self.thread_id = runs, channel, thread_id
+
+    def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
+        decided = self.runs.decision(request.run_id, request.call_id)
+        if decided is not None:
+            return Decision(decided["decision"]), str(decided["by"])
+        if self.runs.approval_asked(request.run_id, request.call_id) is None:
+            try:
+                where = self.channel.ask_approval(request, self.thread_id)
+            except ReplyError:
+                where = None
+            if where is None:  # no chat to ask in (a run started by name): nobody can say yes
+                return Decision.DENIED, f"nobody: the approval could not be asked in {self.channel.name}"
+            self.runs.save_approval_asked(request.run_id, request.call_id, where)
+        return Decision.PENDING, None
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionMessage:
+    """A person's answer to an approval request, as queued for the worker."""
+
+    run_id: str
+    call_id: str
+    decision: str  # approved | denied
+    user: str
+
+    def to_message(self) -> dict[str, Any]:
+        return {"type": "decision", "run_id": self.run_id, "call_id": self.call_id,
+                "decision": self.decision, "user": self.user}  # fmt: skip
+
+    @classmethod
+    def from_message(cls, message: dict[str, Any]) -> DecisionMessage:
+        try:
+            decision = DecisionMessage(
+                str(message["run_id"]), str(message["call_id"]), str(message["decision"]), str(message["user"])
+            )
+        except KeyError as error:
+            raise InvalidMessageError(f"decision message without {error}") from None
+        if decision.decision not in (Decision.APPROVED, Decision.DENIED):
+            raise InvalidMessageError(f"unknown decision {decision.decision!r}")
+        return decision
+
+
+def may_decide(approvers: Sequence[str], user: str, requester: str) -> bool:
+    """Empty list: anyone in the conversation; "requester": whoever started the run; else the listed ids."""
+    if not approvers:
+        return True
+    return user in approvers or ("requester" in approvers and user == requester)
+
+
+def jira_decision(text: str) -> str | None:
+    """A JIRA comment that is just "approve" or "deny" (a reply to an approval request)."""
+    match = JIRA_DECISION.match(text or "")
+    if match is None:
+        return None
+    return str(Decision.APPROVED if match.group(1).lower().startswith("approv") else Decision.DENIED)
+
+
+def decision_record(decision: str, user: str) -> dict[str, Any]:
+    return {"decision": decision, "by": user, "at": time.time()}
+
+
+class ApprovalDesk:
+    """The worker's side of approvals: decisions recorded (or refused), messages that wait behind a decision."""
+
+    def __init__(
+        self,
+        runs: RunStore,
+        threads: ThreadStore,
+        channel: Callable[[TriggerEvent, str], Channel],
+        approvers: Callable[[TriggerEvent], Sequence[str]],
+        clock: Callable[[], float],
+    ) -> None:
+        self.runs, self.threads, self.channel, self.approvers, self.clock = runs, threads, channel, approvers, clock
+
+    def waiting(self, run_id: str) -> dict[str, ApprovalEntry] | None:
+        """The calls of ``run_id`` that wait for a decision, or None when it waits for none."""
+        checkpoint = self.runs.load_checkpoint(run_id)
+        if checkpoint is None:
+            return None
+        entries = APPROVALS.get(checkpoint[0].context)
+        pending = {call: entry for call, entry in entries.items() if entry["status"] == Decision.PENDING}
+        return pending or None
+
+    def record(self, event: TriggerEvent, decision: DecisionMessage) -> Outcome | None:
+        """Store a decision (the first wins) and show it; an Outcome when the run must not resume for it."""
+        channel = self.channel(event, decision.run_id)
+        if not may_decide(self.approvers(event), decision.user, event.user):
+            channel.tell(decision.user, "Only the workflow's approvers can decide this request.")
+            return Outcome.REFUSED
+        asked = self.runs.approval_asked(decision.run_id, decision.call_id)
+        if asked is None or not self.runs.save_decision(
+            decision.run_id, decision.call_id, decision_record(decision.decision, decision.user)
+        ):
+            return Outcome.DUPLICATE  # never asked (a forged id), or decided already (a second click)
+        waiting = self.waiting(decision.run_id) or {}
+        tool = waiting[decision.call_id]["tool"] if decision.call_id in waiting else "the call"
+        channel.approval_decided(asked, tool, decision.decision, decision.user)
+        return None
+
+    def behind(
+        self,
+        event: TriggerEvent,
+        message: dict[str, Any],
+        other: str,
+        waiting: dict[str, ApprovalEntry],
+        resume: Callable[[TriggerEvent, str], Outcome],
+    ) -> Outcome | None:
+        """A new message in a thread whose run waits for approval."""
+        owner = TriggerEvent.from_dict(self.runs.load_event(other) or event.to_dict())
+        said = jira_decision(event.text) if event.source == "jira" else None
+        if said is not None:
+            refused = self.record(owner, DecisionMessage(other, next(iter(waiting)), said, event.user))
+            return refused or resume(owner, other)
+        if all(entry["expires_at"] <= self.clock() for entry in waiting.values()):
+            resume(owner, other)  # the request expired: that run goes on (the model is told), then this message
+            return None if self.threads.active(event.thread_id) is None else self._wait(event, message)
+        return self._wait(event, message)
+
+    def _wait(self, event: TriggerEvent, message: dict[str, Any]) -> Outcome:
+        self.threads.defer(event.thread_id, message)
+        self.channel(event, run_id_for(event)).note("I will answer this once the request above is decided.")
+        return Outcome.DEFERRED
+
+    def release(self, thread_id: str, queue: EventQueue | None) -> None:
+        """Messages that waited behind an approval go back to the queue, in order, once the run has ended."""
+        for number, message in enumerate(self.threads.take_deferred(thread_id)):
+            if queue is not None:
+                queue.send(message, group=thread_id, dedup=f"{thread_id}:released:{time.time_ns()}:{number}")

@@ -1,0 +1,17 @@
+"""What the worker did with one queue message."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """What ``Worker.handle`` did with one message."""
+
+    ANSWERED = "answered"
+    FAILED = "failed"  # the run ended without an answer: an apology naming the run was posted
+    SUSPENDED = "suspended"  # the deadline came first: a continuation is queued
+    DEFERRED = "deferred"  # queued again behind the thread's suspended turn
+    DUPLICATE = "duplicate"  # already answered (a redelivery), or already decided (a second click)
+    AWAITING_APPROVAL = "awaiting_approval"  # a call waits for a person's decision, asked in the thread
+    REFUSED = "refused"  # a decision from someone who may not decide: told so, nothing changed
