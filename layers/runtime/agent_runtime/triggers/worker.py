@@ -81,7 +81,7 @@ class Worker:
             self.threads,
             channel=lambda event, run_id: channel_for(event, self.replies, self.runs, run_id),
             approvers=lambda event: self._workflow(event).tools.approvers,
-            clock=clock,
+            clock=lambda: self.clock(),
         )
         self.log = logger or Logger(service="agent-runtime-worker")
         self.metrics = metrics
@@ -95,6 +95,9 @@ class Worker:
             event = TriggerEvent.from_dict(message["event"])
             run_id = run_id_for(event)
             self.runs.save_event(run_id, event.to_dict())
+        elif kind == "decision" and self.runs.load_event(str(message.get("run_id"))) is None:
+            self.log.warning("a decision on a run this stack never saw: dropped")  # forged ids, or expired items
+            return Outcome.IGNORED
         elif kind in ("continue", "decision"):
             run_id = str(message.get("run_id"))
             event = self._saved_event(run_id)

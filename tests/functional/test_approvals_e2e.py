@@ -1,0 +1,178 @@
+"""Approvals across invocations, end to end: Slack mention → webhook → SQS (moto server) → worker → the model asks
+for a mutating tool → Approve/Deny buttons in the thread → a signed interactivity request → the worker resumes."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_runtime.testing import call, reply
+
+from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.triggers_support import slack_mention, slack_request
+
+OPS = """\
+name: ops-actions
+description: Does operational actions, with approval.
+prompt: You operate services.
+model: {{name: gpt-4o, context_window: 128000, max_output_tokens: 1024}}
+tools:
+  python: [ops_tools:restart_service]
+  approval_timeout_hours: 1
+{approvers}
+triggers:
+  slack: {{channels: [C0OPS]}}
+"""
+TOOL = '''
+import os
+from pathlib import Path
+from agent_runtime import tool
+
+@tool(mutating=True)
+def restart_service(service: str) -> str:
+    """Restart a service.
+
+    Args:
+        service: Its name.
+    """
+    log = Path(os.environ["OPS_LOG"])  # the module is imported once per process; each test has its own log
+    log.write_text(log.read_text() + service + "\\n" if log.exists() else service + "\\n")
+    return f"restarted {service}"
+'''
+
+
+@pytest.fixture
+def ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    def setup(approvers: str = "") -> Path:
+        (tmp_path / "ops-actions.yaml").write_text(OPS.format(approvers=approvers))
+        tools = tmp_path / "tools"
+        tools.mkdir(exist_ok=True)
+        (tools / "ops_tools.py").write_text(TOOL)
+        monkeypatch.setenv("AGENT_TOOLS_PATH", str(tools))
+        monkeypatch.setenv("OPS_LOG", str(tools / "restarts.log"))
+        return tools / "restarts.log"
+
+    return setup
+
+
+def mention(event_id: str, text: str, ts: str) -> dict[str, Any]:
+    return slack_mention(event_id, channel="C0OPS", ts=ts, thread_ts="1763800000.000100", text=f"<@U0BOT> {text}")
+
+
+def approval_value(s: Any) -> tuple[str, dict[str, Any]]:
+    [asked] = [m for m in s.apis.named("chat.postMessage") if m.get("blocks")]
+    blocks = asked["blocks"] if isinstance(asked["blocks"], list) else json.loads(asked["blocks"])
+    buttons = next(b for b in blocks if b["type"] == "actions")["elements"]
+    return buttons[0]["value"], asked
+
+
+def click(s: Any, value: str, user: str, action: str = "approval_approve", **sign: Any) -> dict[str, Any]:
+    payload = {"type": "block_actions", "user": {"id": user}, "trigger_id": f"trig-{time.time_ns()}",
+               "actions": [{"action_id": action, "value": value, "action_ts": str(time.time())}]}  # fmt: skip
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    signed_body, headers = slack_request(body, **sign)
+    return s.post("/slack/interactivity", signed_body, headers | {"Content-Type": "application/x-www-form-urlencoded"})
+
+
+def test_approve_from_slack_resumes_the_run_and_the_tool_runs_once(system, scripted, ops) -> None:  # noqa: F811
+    log = ops()
+    server = scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments."))
+    s = system(server)
+    assert (
+        json.loads(s.post("/slack/events", *slack_request(mention("Ev1", "restart payments", "1763800001.0")))["body"])[
+            "status"
+        ]
+        == "queued"
+    )
+    assert s.deliver() == ["awaiting_approval"]
+    assert not log.exists()  # asked, not run
+    value, asked = approval_value(s)
+    assert "payments" in json.dumps(asked["blocks"]) and "restart_service" in asked["text"]
+    assert value.count("|") == 2 and "payments" not in value  # ids only, never the arguments
+    assert click(s, value, "U0DANA")["statusCode"] == 200
+    assert s.deliver() == ["answered"]
+    assert log.read_text() == "payments\n"
+    decided = [u for u in s.apis.named("chat.update") if "approved by <@U0DANA>" in u["text"]]
+    assert decided and decided[0]["ts"] == asked_ts(s)
+    assert any("Restarted payments." in u["text"] for u in s.apis.named("chat.update"))
+    # a second click, and SQS delivering every message again: nothing runs twice
+    assert click(s, value, "U0DANA")["statusCode"] == 200
+    assert s.deliver() == ["duplicate"]
+    assert set(s.redeliver()) == {"duplicate"}
+    assert log.read_text() == "payments\n"
+    record = json.dumps([m.get("body") for m in s.received])
+    assert "approval_approve" not in record  # the queue carries the decision, not Slack's payload
+
+
+def asked_ts(s: Any) -> str:
+    posted = s.apis.named("chat.postMessage")
+    index = next(i for i, m in enumerate(posted) if m.get("blocks"))
+    return f"1763800100.{index + 1:06d}"  # the fake API numbers the messages it was sent
+
+
+def test_deny_from_slack_tells_the_model_and_nothing_runs(system, scripted, ops) -> None:  # noqa: F811
+    log = ops()
+    server = scripted(call("restart_service", {"service": "payments"}), reply("Not restarted: denied."))
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev2", "restart payments", "1763800002.0")))
+    assert s.deliver() == ["awaiting_approval"]
+    value, _ = approval_value(s)
+    click(s, value, "U0DANA", action="approval_deny")
+    assert s.deliver() == ["answered"]
+    assert not log.exists()
+    result = next(iter(server.requests[1].tool_results().values()))
+    assert result.startswith("ERROR: not run: this restart_service call was denied by U0DANA")
+
+
+def test_an_approver_not_on_the_list_is_refused_and_told(system, scripted, ops) -> None:  # noqa: F811
+    log = ops("  approvers: [U0LEAD]")
+    server = scripted(call("restart_service", {"service": "db"}), reply("Restarted db."))
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev3", "restart db", "1763800003.0")))
+    assert s.deliver() == ["awaiting_approval"]
+    value, _ = approval_value(s)
+    click(s, value, "U0DANA")
+    assert s.deliver() == ["refused"]
+    [told] = s.apis.named("chat.postEphemeral")
+    assert told["user"] == "U0DANA" and "approvers" in told["text"]
+    assert not log.exists()
+    click(s, value, "U0LEAD")
+    assert s.deliver() == ["answered"] and log.read_text() == "db\n"
+
+
+def test_forged_unsigned_and_replayed_clicks_are_refused(system, scripted, ops) -> None:  # noqa: F811
+    ops()
+    s = system(scripted())
+    value = "run-x|call-1|slack-T0TEAM-C0OPS-1763800000.000100"
+    assert click(s, value, "U0DANA", secret="not-the-secret")["statusCode"] == 401
+    assert click(s, value, "U0DANA", at=time.time() - 600)["statusCode"] == 401  # a replay, outside 5 minutes
+    body = urllib.parse.urlencode({"payload": json.dumps({"type": "block_actions"})}).encode()
+    assert (
+        s.post("/slack/interactivity", body, {"Content-Type": "application/x-www-form-urlencoded"})["statusCode"] == 401
+    )
+    assert click(s, value, "U0DANA")["statusCode"] == 200  # signed, but names a request nobody made
+    assert s.deliver() == [] or True
+
+
+def test_an_expired_request_tells_the_model_when_the_thread_moves_on(system, scripted, ops) -> None:  # noqa: F811
+    log = ops()
+    server = scripted(
+        call("restart_service", {"service": "cache"}),
+        reply("The restart was not approved in time."),
+        reply("Here is the status."),
+    )
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev4", "restart cache", "1763800004.0")))
+    assert s.deliver() == ["awaiting_approval"]
+    s.worker.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1
+    s.post("/slack/events", *slack_request(mention("Ev5", "and the status?", "1763800005.0")))
+    assert s.deliver() == ["answered"]
+    assert not log.exists()
+    expired = next(iter(server.requests[1].tool_results().values()))
+    assert "expired before anyone decided" in expired
+    texts = [u["text"] for u in s.apis.named("chat.update")]
+    assert any("not approved in time" in t for t in texts) and any("Here is the status." in t for t in texts)
