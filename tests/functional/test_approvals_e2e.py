@@ -176,3 +176,118 @@ def test_an_expired_request_tells_the_model_when_the_thread_moves_on(system, scr
     assert "expired before anyone decided" in expired
     texts = [u["text"] for u in s.apis.named("chat.update")]
     assert any("not approved in time" in t for t in texts) and any("Here is the status." in t for t in texts)
+
+
+OPS_JIRA = """\
+name: ops-actions
+description: Does operational actions, with approval.
+prompt: You operate services.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+tools:
+  python: [ops_tools:restart_service]
+  approvers: [5b10lead]
+triggers:
+  jira: {projects: [OPS]}
+"""
+
+
+def jira_says(text: str, comment_id: str, author: str) -> dict[str, Any]:
+    from tests.triggers_support import jira_comment
+
+    payload = jira_comment(comment_id, project="OPS", author=author)
+    payload["comment"]["body"]["content"][0]["content"][0]["text"] = text
+    return payload
+
+
+def test_a_jira_comment_approves_a_pending_call(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+    from tests.triggers_support import jira_request
+
+    log = ops()
+    (tmp_path / "ops-actions.yaml").write_text(OPS_JIRA)
+    server = scripted(call("restart_service", {"service": "queue"}), reply("Restarted the queue."))
+    s = system(server)
+    s.post("/jira/webhook", *jira_request(jira_says("@agent restart the queue", "20001", "5b10dana")))
+    assert s.deliver() == ["awaiting_approval"]
+    [asked] = [c for c in s.apis.named("jira.comment") if "Approval needed" in json.dumps(c["body"])]
+    assert "restart_service" in json.dumps(asked["body"]) and "queue" in json.dumps(asked["body"])
+    s.post("/jira/webhook", *jira_request(jira_says("approve", "20002", "5b10dana")))  # not an approver
+    assert s.deliver() == ["refused"] and not log.exists()
+    s.post("/jira/webhook", *jira_request(jira_says("Approve.", "20003", "5b10lead")))
+    assert s.deliver() == ["answered"]
+    assert log.read_text() == "queue\n"
+    bodies = [json.dumps(c["body"]) for c in s.apis.named("jira.comment")]
+    assert any("approved by 5b10lead" in b for b in bodies) and any("Restarted the queue." in b for b in bodies)
+
+
+def test_the_cli_denies_without_a_terminal_unless_told_to_approve(scripted, tmp_path: Path) -> None:
+    from tests.functional.test_cli import run_cli
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "ops_tools.py").write_text(TOOL)
+    (tmp_path / "ops-actions.yaml").write_text(OPS.format(approvers=""))
+    log = tmp_path / "restarts.log"
+    env = {"AGENT_WORKFLOWS_DIR": str(tmp_path), "AGENT_TOOLS_PATH": str(tools), "OPS_LOG": str(log),
+           "AGENT_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    denied = scripted(call("restart_service", {"service": "web"}), reply("Denied, so not restarted."))
+    result = run_cli("run", "ops-actions", "-m", "restart web", env=env | {"OPENAI_BASE_URL": denied.base_url})
+    assert result.returncode == 0 and "Denied, so not restarted." in result.stdout and not log.exists()
+    assert "not interactive" in next(iter(denied.requests[1].tool_results().values()))
+    approved = scripted(call("restart_service", {"service": "web"}), reply("Restarted web."))
+    env |= {"OPENAI_BASE_URL": approved.base_url}
+    result = run_cli("run", "ops-actions", "-m", "restart web", "--approve", "all", env=env)
+    assert result.returncode == 0 and log.read_text() == "web\n"
+
+
+def test_a_crash_between_approved_and_ran_never_runs_the_call_twice(scripted, tmp_path: Path) -> None:
+    """Approved, the call starts, the worker dies inside it: the resumed run reports an unknown outcome."""
+    from dataclasses import replace
+
+    from agent_runtime import Hook, tool
+    from agent_runtime.approvals import Decision
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.stores import LocalStore, RunStore, StoreFileStore
+    from agent_runtime.toolsets import ToolSettings
+
+    from tests.conftest import make_workflow, model_for
+
+    ran: list[str] = []
+
+    class Killed(BaseException):
+        pass
+
+    @tool(mutating=True)
+    def pay(amount: int) -> str:
+        """Pay.
+
+        Args:
+            amount: How much.
+        """
+        ran.append("paid")
+        return "paid"
+
+    class DieAfterTheEffect(Hook):
+        def on_tool_result(self, run: Any, outcome: Any) -> Any:
+            raise Killed
+
+    class Approves:
+        def decide(self, request: Any) -> tuple[Decision, str]:
+            return Decision.APPROVED, "U0LEAD"
+
+    flow = replace(make_workflow(), tools=ToolSettings(approval="mutating"))
+    store = LocalStore(tmp_path / "state")
+    paid = replace(pay, approval="mutating")
+    server = scripted(call("pay", {"amount": 5}), reply("Outcome unknown: check the ledger."))
+
+    def agent(hooks: list[Hook]) -> Any:
+        return build_agent(flow, model_for(server), files=StoreFileStore(store, "t"), runs=RunStore(store),
+                           hooks=hooks, tools=[paid], approver=Approves())  # fmt: skip
+
+    with pytest.raises(Killed):
+        agent([DieAfterTheEffect()]).run("Pay 5.", run_id="run-pay")
+    checkpoint = RunStore(store).load_checkpoint("run-pay")
+    assert checkpoint is not None
+    record = agent([]).run(state=checkpoint[0])
+    assert ran == ["paid"] and record.status.value == "completed"
+    result = next(iter(server.requests[1].tool_results().values()))
+    assert result.startswith("ERROR: the outcome of this pay call is unknown")

@@ -98,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve",
         help="serve the Slack/JIRA/runs webhooks locally, with the worker in-process",
-        description="Serve /slack/events, /jira/webhook and /runs on HOST:PORT with the worker in-process on the "
-        "local store (AGENT_STATE_DIR). Secrets come from SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, "
+        description="Serve /slack/events, /slack/interactivity, /jira/webhook and /runs on HOST:PORT with the worker "
+        "in-process on the local store (AGENT_STATE_DIR). Secrets come from SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, "
         "JIRA_WEBHOOK_SECRET, JIRA_SHARED_SECRET, JIRA_BASE_URL/JIRA_EMAIL/JIRA_API_TOKEN and API_KEY.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
@@ -434,7 +434,8 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from .triggers.serve import LocalServer
 
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port).start()
-    print(f"agent-runtime: serving {server.url}/slack/events, /jira/webhook and /runs (Ctrl-C stops)", file=sys.stderr)
+    routes = "/slack/events, /slack/interactivity, /jira/webhook and /runs"
+    print(f"agent-runtime: serving {server.url}{routes} (Ctrl-C stops)", file=sys.stderr)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
