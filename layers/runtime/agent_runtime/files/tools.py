@@ -27,6 +27,10 @@ MAX_BYTES_PER_TOKEN = 16  # a token is rarely more: never load more than the bud
 REGEX_LINE_LIMIT = 2.0  # catastrophic backtracking happens within a line: stop such a search
 REGEX_TOTAL_LIMIT = 120.0  # a whole scan, so a 100 MB file fits; never past the run's deadline
 MAX_MATCHES = 200
+SCAN_CHUNK_BYTES = 4 << 20  # file_regex reads and searches this much at a time
+# What a chunk search cannot answer for a line alone: \A \Z \z \G, lookbehind, multiline turned off.
+_CR = re.compile(r"\r+\n")
+_LINE_ONLY = re.compile(r"\\[AZzG]|\(\?<[=!]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
 MAX_PATTERN_CHARS = 2_000
 MAX_PATTERN_SIZE = 50_000  # nodes after counted repeats are expanded: tens of MB at most to compile
 _COUNTED = re.compile(r"\{(\d*)(?:,(\d*))?\}")
@@ -282,33 +286,133 @@ def _row(row: Row, width: int) -> str:
 Row = tuple[int, str, int]  # line number, text, where the match starts (-1: a context line)
 
 
+class _Collector:
+    """Matching lines and their context, fed line by line, merged into blocks as ``grep -C`` does."""
+
+    def __init__(self, max_matches: int, context: int) -> None:
+        self.max, self.before = max_matches, deque[Row](maxlen=context)
+        self.context, self.after, self.matches, self.scanned = context, 0, 0, 0
+        self.blocks: list[list[Row]] = []
+
+    @property
+    def done(self) -> bool:
+        return self.matches >= self.max and self.after == 0
+
+    def line(self, number: int, line: str, at: int) -> None:
+        self.scanned = number
+        if at >= 0:
+            self.matches += 1
+            rows = [*self.before, (number, line, at)]
+            self.before.clear()
+            if self.blocks and self.blocks[-1][-1][0] >= rows[0][0] - 1:  # touches the previous block: extend it
+                self.blocks[-1].extend(row for row in rows if row[0] > self.blocks[-1][-1][0])
+            else:
+                self.blocks.append(rows)
+            self.after = self.context
+        elif self.after > 0:
+            self.blocks[-1].append((number, line, -1))
+            self.after -= 1
+        else:
+            self.before.append((number, line, -1))
+
+
 def _scan(
     ctx: RunContext, file_id: str, compiled: regex.Pattern[str], max_matches: int, context: int
 ) -> tuple[list[list[Row]], int, int]:
+    """grep's way: large chunks, one search over each, and only the lines where it lands are looked at again
+    (alone, with the per-line time limit). A chunk match that spans lines finds nothing in its first line and
+    the search goes on after it; patterns that see a line's surroundings (\\A, \\Z, lookbehind) are searched line
+    by line throughout. Results are those of a line-by-line scan: matches, numbers, context, max_matches."""
     deadline = time.monotonic() + min(REGEX_TOTAL_LIMIT, max(ctx.deadline.remaining(), 0.001))
-    before: deque[Row] = deque(maxlen=context)
-    blocks: list[list[Row]] = []
-    matches, after, scanned = 0, 0, 0
-    for number, _, line in ctx.files.iter_lines(file_id):
-        scanned = number
-        at = _search(compiled, line, deadline, number) if matches < max_matches else -1
-        if at >= 0:
-            matches += 1
-            rows = [*before, (number, line, at)]
-            before.clear()
-            if blocks and blocks[-1][-1][0] >= rows[0][0] - 1:  # touches the previous block: extend it
-                blocks[-1].extend(row for row in rows if row[0] > blocks[-1][-1][0])
-            else:
-                blocks.append(rows)
-            after = context
-        elif after > 0:
-            blocks[-1].append((number, line, -1))
-            after -= 1
-        elif matches >= max_matches:
-            break
-        else:
-            before.append((number, line, -1))
-    return blocks, matches, scanned
+    found = _Collector(max_matches, context)
+    scan = _Chunks(compiled, _block_pattern(compiled), found, deadline)
+    size, consumed, pending = ctx.files.meta(file_id).size_bytes, 0, b""
+    for chunk in ctx.files.iter_chunks(file_id, chunk_size=SCAN_CHUNK_BYTES):
+        data = pending + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:  # one line longer than a chunk: keep reading (iter_lines would hold it whole too)
+            pending = data
+            continue
+        pending, consumed = data[cut + 1 :], consumed + cut + 1
+        scan.text(data[: cut + 1].decode("utf-8", errors="replace"))
+        if found.done:  # a line-by-line scan stops on the line after the last one it needed
+            more = consumed < size or scan.next_line <= scan.fed
+            return found.blocks, found.matches, scan.next_line if more else found.scanned
+    if pending:
+        scan.text(pending.decode("utf-8", errors="replace") + "\n")
+    return found.blocks, found.matches, found.scanned
+
+
+class _Chunks:
+    """Feeds whole chunks (complete lines) to the collector: candidate lines found by one search each."""
+
+    def __init__(
+        self, line: regex.Pattern[str], block: regex.Pattern[str] | None, found: _Collector, deadline: float
+    ) -> None:
+        self.line, self.block, self.found, self.deadline = line, block, found, deadline
+        self.next_line = 1
+        self.fed = 0  # lines handed over so far
+
+    def text(self, text: str) -> None:
+        self.fed += text.count("\n")
+        if self.block is not None and "\r" in text:
+            text = _CR.sub("\n", text)  # line ends as the line scan sees them (it strips trailing \r)
+        pos, found = 0, self.found
+        while pos < len(text) and not found.done:
+            hit = self._candidate(text, pos) if found.matches < found.max else None
+            if hit is None or hit >= len(text):  # at the very end: the empty "line" after the last newline
+                self._gap(text, pos, len(text))
+                return
+            start = text.rfind("\n", 0, hit) + 1
+            end = text.index("\n", hit)
+            self._gap(text, pos, start)
+            if found.done:
+                return
+            line = text[start:end].rstrip("\r")
+            found.line(self.next_line, line, _search(self.line, line, self.deadline, self.next_line))
+            self.next_line, pos = self.next_line + 1, end + 1
+
+    def _candidate(self, text: str, pos: int) -> int | None:
+        """Where the next line that may match is (its offset in ``text``), or None."""
+        if self.block is None:
+            return pos  # every line is a candidate
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise ToolError(f"the scan ran out of time at line {self.next_line:,}: search a smaller file or a "
+                            "narrower pattern")  # fmt: skip
+        try:
+            match = self.block.search(text, pos, timeout=min(REGEX_LINE_LIMIT, remaining))
+        except TimeoutError:
+            return pos  # look at this line alone: its own limit names it, or it is fine
+        return None if match is None else match.start()
+
+    def _gap(self, text: str, start: int, end: int) -> None:
+        """Lines in ``text[start:end]`` that do not match: context after the last match and before the next."""
+        found, lines = self.found, text.count("\n", start, end)
+        if not lines:
+            return
+        taken, pos = 0, start
+        while found.after > 0 and taken < lines:  # context after a match, one line at a time
+            stop = text.index("\n", pos)
+            found.line(self.next_line + taken, text[pos:stop].rstrip("\r"), -1)
+            taken, pos = taken + 1, stop + 1
+        if found.done:
+            self.next_line += taken
+            return
+        keep = min(found.before.maxlen or 0, lines - taken)
+        if keep:
+            tail = text[pos : end - 1].rsplit("\n", keep)[-keep:]
+            first = self.next_line + lines - keep
+            found.before.extend((first + i, line.rstrip("\r"), -1) for i, line in enumerate(tail))
+        self.next_line += lines
+        found.scanned = self.next_line - 1
+
+
+def _block_pattern(compiled: regex.Pattern[str]) -> regex.Pattern[str] | None:
+    """The pattern for whole chunks (^ and $ at every line), or None when a line's surroundings matter."""
+    if _LINE_ONLY.search(compiled.pattern):
+        return None
+    return regex.compile(compiled.pattern, compiled.flags | regex.MULTILINE)
 
 
 def compile_pattern(pattern: str, ignore_case: bool) -> regex.Pattern[str]:

@@ -9,6 +9,7 @@ else wrote in between.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,11 @@ class Store(ABC):
     @abstractmethod
     def delete_partition(self, partition: str) -> int:
         """Delete a partition's items and blobs; returns how many were removed."""
+
+    def iter_blob(self, partition: str, name: str, start: int, end: int, chunk: int) -> Iterator[bytes]:
+        """Bytes ``[start, end)`` in pieces of ``chunk`` (ranged reads; a store may stream one request)."""
+        for offset in range(start, end, chunk):
+            yield self.read_blob(partition, name, offset, min(offset + chunk, end))
 
     def put_latest(self, partition: str, name: str, data: dict[str, Any], *, ttl: int | None = None) -> int:
         """Write whatever version is stored (for data only this writer owns, such as a run record)."""

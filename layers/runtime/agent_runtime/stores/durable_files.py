@@ -4,8 +4,10 @@ never change, so metadata is cached after the first read."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 from ..files import FileMeta, FileStore
+from ..files.store import CHUNK_SIZE
 from .base import Store
 
 
@@ -24,6 +26,10 @@ class StoreFileStore(FileStore):
 
     def _read(self, file_id: str, start: int, end: int) -> bytes:
         return self.store.read_blob(self.partition, f"file#{file_id}", start, end)
+
+    def iter_chunks(self, file_id: str, *, chunk_size: int = CHUNK_SIZE, start: int = 0) -> Iterator[bytes]:
+        size = self.meta(file_id).size_bytes
+        return self.store.iter_blob(self.partition, f"file#{file_id}", start, size, chunk_size)
 
     def _load_meta(self, file_id: str) -> FileMeta | None:
         if file_id in self._meta:
