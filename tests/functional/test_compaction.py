@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +45,10 @@ def post_comment(text: str) -> str:
 
 
 def agent(server: ScriptedServer, *, files: InMemoryFileStore | None = None, **settings: Any) -> Agent:
-    workflow = make_workflow(window=8_000, output=1_000, context=ContextSettings(**settings))
+    # Compaction's own tactics, isolated: rolling masking (on by default) would keep this window from filling.
+    workflow = make_workflow(
+        window=8_000, output=1_000, context=ContextSettings(**{"mask_threshold_tokens": 0, **settings})
+    )
     registry = ToolRegistry([*FILE_TOOLS, fetch, post_comment])
     model = model_for(server)
     return Agent(workflow, model, tools=registry, hooks=[ContextEngine(workflow, registry, model=model)], files=files)
@@ -242,3 +246,38 @@ def test_rolling_masking_keeps_the_window_small(scripted: Start) -> None:
     assert maskings and all(e["tokens_after"] < e["tokens_before"] for e in maskings)
     for request in server.requests:
         assert find_orphans(request.messages[:-1]) == []
+
+
+def test_by_default_used_reads_give_way_to_pointers_that_get_them_back(scripted: Start) -> None:
+    """Rolling masking is on by default: an early read becomes a pointer that names what it held and says how to
+    read it again; the model, needing the flagged invoice it saw there, reads it again and gets the exact lines."""
+    from agent_runtime.context.history import MASK_MARK
+    from agent_runtime.runtime import build_agent
+
+    rows = [f"INV-{n:04d} customer cust-{n % 37:02d} amount {n * 13 % 997}.00 status ok" for n in range(1, 1201)]
+    rows[41] = "INV-0042 customer cust-05 amount 9999.00 status FLAGGED duplicate payment"
+    files = InMemoryFileStore()
+    ledger = files.put("\n".join(rows).encode(), name="invoices.csv")
+    reads = [call("file_read", {"id": ledger.id, "start_line": a, "end_line": a + 149}) for a in range(1, 1200, 150)]
+    seen: list[Any] = []
+
+    def again(request: Any) -> Any:
+        seen.append(request)
+        masked = next(m for m in request.messages if m["role"] == "tool" and "lines 1-150" in m["content"])
+        pointer = masked["content"]
+        assert pointer.startswith(MASK_MARK) and "the same file_read call" in pointer, pointer
+        assert "INV-0001" in pointer and ledger.id in pointer  # it names what it held (the first of many ids)
+        [same] = [c for m in request.messages for c in m.get("tool_calls") or [] if c["id"] == masked["tool_call_id"]]
+        return call("file_read", json.loads(same["function"]["arguments"]))
+
+    def answer(request: Any) -> Any:
+        seen.append(request)
+        return reply("INV-0042 is flagged: a duplicate payment of 9999.00.")
+
+    server = scripted(*reads, again, answer)
+    agent = build_agent(make_workflow(), model_for(server), files=files)  # the defaults: nothing set
+    record = agent.run("Check every invoice; at the end, name the flagged one.")
+    assert record.status.value == "completed"
+    assert any(e["type"] == "masking" for e in record.events)
+    [back] = seen[1].tool_results().values()
+    assert "42\tINV-0042 customer cust-05 amount 9999.00 status FLAGGED duplicate payment" in back

@@ -367,3 +367,30 @@ def test_an_answer_cut_off_at_the_output_limit_is_marked(scripted: Start) -> Non
     assert record.status is RunStatus.COMPLETED and record.final_answer == "The first half of"
     assert record.stop_reason == "the answer was cut off at the output limit (model.max_output_tokens)"
     assert any(e["type"] == "answer_truncated" for e in record.events)
+
+
+def test_cached_and_uncached_input_and_the_run_s_cost_are_recorded(scripted) -> None:
+    """Per call the cached prompt tokens (usage.prompt_tokens_details); per run an estimate at the model's prices
+    (the workflow's own model.prices win); the trace's last line says both."""
+    import io
+    from dataclasses import replace
+
+    from agent_runtime.models.prices import Prices
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.trace import TraceHook
+
+    from tests.conftest import make_workflow, model_for
+
+    long_prompt = "You review designs. " + "Keep every rule in mind. " * 300  # a cacheable prefix
+    server = scripted(*[call("file_regex", {"id": "file-x", "pattern": "x"}) for _ in range(3)], reply("done"))
+    flow = make_workflow(prompt=long_prompt)
+    flow = replace(flow, model=replace(flow.model, name="gpt-4o", prices=Prices(2.0, 0.5, 8.0)))
+    trace = io.StringIO()
+    record = build_agent(flow, model_for(server), hooks=[TraceHook(trace)]).run("go")
+    cached = [c["usage"]["cached_tokens"] for c in record.model_calls]
+    assert cached[0] == 0 and all(n > 0 for n in cached[1:])  # the prefix repeats from the second call on
+    usage = record.usage_totals()
+    expected = ((usage["prompt_tokens"] - usage["cached_tokens"]) * 2.0 + usage["cached_tokens"] * 0.5
+                + usage["completion_tokens"] * 8.0) / 1e6  # fmt: skip
+    assert record.to_dict()["cost_usd"] == round(expected, 6)
+    assert "cached ·" in trace.getvalue() and "of input cached) · ~$" in trace.getvalue().splitlines()[-1]

@@ -176,7 +176,7 @@ def test_a_retried_compaction_is_not_summarized_or_billed_twice(tmp_path: Path) 
 
     def build(server: ScriptedServer, crash: Hook | None) -> Agent:
         store = LocalStore(tmp_path / "store")
-        workflow = make_workflow(window=8_000, output=1_000, context=ContextSettings())
+        workflow = make_workflow(window=8_000, output=1_000, context=ContextSettings(mask_threshold_tokens=0))
         tools = ToolRegistry([fetch])
         model = model_for(server)
         hooks: list[Hook] = [

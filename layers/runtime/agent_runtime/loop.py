@@ -21,6 +21,7 @@ from .events import now_iso
 from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
+from .models.prices import prices_for
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .tools import ToolOutcome, ToolRegistry, error_text
@@ -172,7 +173,10 @@ class Agent:
             state.messages.append(msgs.user(message))
         if len(state.messages) < 2 and not msgs.pending_tool_calls(state.messages):
             raise ConfigError("a run needs a user message (pass message=...)")
-        record = RunRecord(state.run_id, self.workflow.name, self.model.name, state=state)
+        own = self.workflow.model.prices if self.model.name == self.workflow.model.name else None
+        record = RunRecord(
+            state.run_id, self.workflow.name, self.model.name, state=state, prices=prices_for(self.model.name, own)
+        )
         record.files = [f.to_dict() for f in files]
         record.event(ev.RunStarted(resumed=state.turn > 0, turn=state.turn))
         context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)

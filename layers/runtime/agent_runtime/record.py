@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from .events import Custom, RunEvent, now_iso
 from .messages import Message
+from .models.prices import Prices
 
 E = TypeVar("E", bound=RunEvent)
 
@@ -79,6 +80,7 @@ class RunRecord:
     events: list[RunEvent] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     children: list[dict[str, Any]] = field(default_factory=list)  # records of sub-agent runs
+    prices: Prices | None = field(default=None, repr=False)  # for the cost estimate (None: unknown model)
     # The state to resume or continue from. Holds payloads, so it is never part of to_dict().
     state: RunState | None = field(default=None, repr=False)
 
@@ -96,11 +98,17 @@ class RunRecord:
                 totals[key] = totals.get(key, 0) + value
         return totals
 
+    def cost_usd(self) -> float | None:
+        """This run's input and output tokens at its prices (cached input at the cached rate); None: unknown."""
+        return None if self.prices is None else self.prices.cost(self.usage_totals())
+
     def to_dict(self) -> dict[str, Any]:
+        cost = self.cost_usd()
         return {
             "run_id": self.run_id,
             "workflow": self.workflow,
             "model": self.model,
+            "cost_usd": None if cost is None else round(cost, 6),
             "status": str(self.status),
             "final_answer": self.final_answer,
             "stop_reason": self.stop_reason,

@@ -43,6 +43,8 @@ class TraceHook(Hook):
         window = numbers["usable"] if numbers else run.workflow.model.context_window
         used = numbers["used"] if numbers else (response.usage.prompt_tokens if response.usage else 0)
         tools = f"{len(response.tool_calls)} tool call(s)" if response.tool_calls else "answer"
+        cached = response.usage.cached_tokens if response.usage else 0
+        tools = f"{cached:,} cached · {tools}" if cached else tools
         retries = f" · {response.attempts - 1} retry(ies)" if response.attempts > 1 else ""
         self._write(
             f"  turn {run.state.turn} · tokens {used:,}/{window:,} ({used / window:.1%}) · {tools}"
@@ -62,9 +64,12 @@ class TraceHook(Hook):
         record = run.record
         totals = record.usage_totals()
         detail = f" · {record.stop_reason}" if record.stop_reason else ""
+        cached = totals["cached_tokens"] / totals["prompt_tokens"] if totals["prompt_tokens"] else 0.0
+        cost = record.cost_usd()
+        money = f" ({cached:.0%} of input cached) · ~${cost:.4f}" if cost is not None else f" ({cached:.0%} cached)"
         self._write(
             f"■ {record.status} · {run.state.turn} turn(s) · {len(record.tool_calls)} tool call(s)"
-            f" · {totals['total_tokens']:,} tokens{detail}"
+            f" · {totals['total_tokens']:,} tokens{money}{detail}"
         )
 
     def _flush(self, run: Run) -> None:

@@ -31,8 +31,8 @@ from ..models import Model, ModelRequest
 from ..state import Slot
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
-from .identifiers import extract, missing_from
-from .ladder import Offloader, drop_oldest, newest_outputs, offload_largest
+from .identifiers import extract, identifiers_in, missing_from
+from .ladder import Offloader, drop_oldest, naming, newest_outputs, offload_largest
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
 
@@ -53,6 +53,8 @@ COMPACTIONS: Slot[list[CompactionEntry]] = Slot("compactions", list, owner=__nam
 FACTS: Slot[list[str]] = Slot("facts", list, owner=__name__)
 MAX_FACTS = 1_000
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
+# Identifiers a mask pointer names: every pointer stays in the (cached) prefix for the rest of the run.
+MASK_NAMED = 5
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
 MAX_INDEX_ROWS = 60
@@ -115,6 +117,7 @@ class Compactor:
         ratio: float,
         mutating: set[str],
         pinned: set[str] | None = None,
+        kept: set[str] | None = None,
         model: Model | None = None,
         max_summary_tokens: int = 4096,
         custom: CustomSummarizer | None = None,
@@ -125,6 +128,7 @@ class Compactor:
         self.ratio = ratio
         self.mutating = mutating
         self.pinned = pinned or set()  # e.g. load_skill: results survive every compaction verbatim
+        self.kept = kept or set()  # e.g. python, subagent: conclusions, never masked (compaction summarises them)
         self.model = model
         self.max_summary_tokens = max_summary_tokens
         self.custom = custom
@@ -222,7 +226,7 @@ class Compactor:
         for index in range(last_assistant):
             message = messages[index]
             name = names.get(message.get("tool_call_id", ""), "")
-            kept = name in self.mutating or name in self.pinned
+            kept = name in self.mutating or name in self.pinned or name in self.kept
             if message["role"] != "tool" or kept or text_of(message).startswith(MASK_MARK):
                 continue
             if self.counter.message(message) >= MIN_MASK_TOKENS:
@@ -230,24 +234,28 @@ class Compactor:
         return found
 
     def _pointer(self, run: Run, message: Message, tool: str, tokens: int) -> str:
+        """Where a masked output is, and the identifiers it named (ticket keys, ids, paths, numbers): the model
+        keeps sight of what it found without reading it again."""
+        return naming(self._where(run, message, tool, tokens), identifiers_in(text_of(message)), MASK_NAMED)
+
+    def _where(self, run: Run, message: Message, tool: str, tokens: int) -> str:
         text = text_of(message)
         read = _READ_HEADER.match(text)
         if read:
             a, b, fid = read["a"], read["b"], read["id"]
             return (
-                f"{MASK_MARK}{tool} output of {read['name']} lines {a}-{b} ({tokens:,} tokens) was removed to save "
-                f'space; read it again with file_read(id="{fid}", start_line={a}, end_line={b}) if needed]'
+                f"{MASK_MARK}{read['name']} lines {a}-{b} ({fid}), {tokens:,} tokens: the same file_read call "
+                "returns them again]"
             )
         virtual = _VIRTUAL_HEADER.match(text)
         if virtual:
             fid = virtual["id"]
-            return f'{MASK_MARK}the preview of virtual file {fid} was removed to save space; file_read(id="{fid}")]'
+            return f'{MASK_MARK}the preview of virtual file {fid}; again: file_read(id="{fid}")]'
         name = f"{tool}-{message.get('tool_call_id', 'result')}.txt"
         meta = run.context.files.put(text.encode("utf-8"), name=name, mimetype="text/plain", source="archive")
         run.record.files.append(meta.to_dict())
         return (
-            f"{MASK_MARK}the {tool} result ({tokens:,} tokens) was moved to virtual file {meta.id} to save space; "
-            f'read it with file_read(id="{meta.id}") if needed]'
+            f'{MASK_MARK}the {tool} result, {tokens:,} tokens, now in file {meta.id}; again: file_read(id="{meta.id}")]'
         )
 
     # Summary

@@ -81,6 +81,7 @@ class ContextEngine(Hook):
             self.counter,
             ratio=self.settings.compaction_ratio,
             mutating={tool.name for tool in tools if tool.mutating},
+            kept={tool.name for tool in tools if not tool.maskable},
             pinned={tool.name for tool in tools if tool.pinned},
             model=model,
             max_summary_tokens=min(workflow.model.max_output_tokens, 4096),

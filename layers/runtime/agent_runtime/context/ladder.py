@@ -98,10 +98,10 @@ def _offloaded(
     return _with_text(message, naming(offloader(text, label, stem, preview), named))
 
 
-def naming(inline: str, named: list[str]) -> str:
-    """``inline`` plus the identifiers it no longer shows, at most ``MAX_NAMED`` of them: the extraction lists
+def naming(inline: str, named: list[str], limit: int = MAX_NAMED) -> str:
+    """``inline`` plus the identifiers it no longer shows, at most ``limit`` of them: the extraction lists
     them by kind (URLs, e-mails, ticket keys, paths, ids, then dates and numbers), so the first ones matter most."""
-    missing = [item for item in named if item not in inline][:MAX_NAMED]
+    missing = [item for item in named if item not in inline][:limit]
     return f"{inline}\n[named in it: {' · '.join(missing)}]" if missing else inline
 
 

@@ -54,7 +54,8 @@ def python_tool(sandbox: SandboxClient, settings: SandboxSettings, read_skill: S
         return report(result, [_store(ctx, item) for item in result.files], settings)
 
     text = DESCRIPTION.format(seconds=settings.time_limit_seconds, memory=settings.memory_mb)
-    return tool(python, description=text + (SKILL_FILES if read_skill else ""))
+    # A run's output cannot be read again without running the code again: it stays until compaction.
+    return tool(python, description=text + (SKILL_FILES if read_skill else ""), maskable=False)
 
 
 def _skill_inputs(ctx: RunContext, refs: Sequence[str], read: SkillFiles | None) -> list[SandboxFile]:

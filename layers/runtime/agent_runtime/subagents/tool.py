@@ -108,7 +108,7 @@ def subagent_tool(
         return _result(ctx, record, spent)
 
     subagent.__doc__ = _doc(models, default_model, visible, settings)
-    return tool(subagent, name="subagent")
+    return tool(subagent, name="subagent", maskable=False)  # a helper's answer is a conclusion: it stays
 
 
 def _doc(models: dict[str, int], default: str, visible: list[str], settings: SubagentSettings) -> str:

@@ -54,6 +54,7 @@ class ScriptedServer:
         self._count_tokens = token_counter
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._previous: list[str] = []  # the last request's messages, for prefix caching
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._serve, name="scripted-model", daemon=True)
@@ -148,6 +149,7 @@ class ScriptedServer:
         ]
         prompt = self._count_tokens(request.body)
         completion = max(1, len(json.dumps([step.text, tool_calls])) // 4)
+        cached = min(prompt, self._cached(request.body))
         message: dict[str, Any] = {"role": "assistant", "content": step.text}
         if tool_calls:
             message["tool_calls"] = tool_calls
@@ -163,8 +165,28 @@ class ScriptedServer:
                     "finish_reason": step.finish_reason or ("tool_calls" if tool_calls else "stop"),
                 }
             ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
         }
+
+    def _cached(self, body: dict[str, Any]) -> int:
+        """OpenAI's prefix caching: the tools and the messages this request shares with the previous one, from
+        1,024 tokens, in 128-token steps."""
+        messages = body.get("messages", [])
+        keys = [json.dumps(message, sort_keys=True) for message in messages]
+        with self._lock:
+            previous, self._previous = self._previous, keys
+        common = next(
+            (i for i, (a, b) in enumerate(zip(keys, previous, strict=False)) if a != b), min(len(keys), len(previous))
+        )
+        if not common:
+            return 0
+        shared = self._count_tokens({"messages": messages[:common], "tools": body.get("tools", [])})
+        return (shared // 128) * 128 if shared >= 1024 else 0
 
 
 def _error_body(message: str, error_type: str, code: str | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ class Tool:
     mutating: bool = False  # changes the outside world: recorded before and after, never replayed on resume
     offload: bool = True  # large results may become virtual files (False for tools that budget their own output)
     pinned: bool = False  # results are never masked and are carried verbatim through compaction (skills)
+    maskable: bool = True  # a used result may give way to a pointer; False: it stays until compaction (a conclusion)
     context_param: str | None = None  # name of the parameter that receives the RunContext
     approval: str = "never"  # ask a person first: "always", "mutating" (if this tool is) or "never" (the runtime's own)
 
@@ -113,6 +114,7 @@ def tool(
     mutating: bool = False,
     offload: bool = True,
     pinned: bool = False,
+    maskable: bool = True,
 ) -> Tool: ...
 @overload
 def tool(
@@ -122,6 +124,7 @@ def tool(
     mutating: bool = False,
     offload: bool = True,
     pinned: bool = False,
+    maskable: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -132,6 +135,7 @@ def tool(
     mutating: bool = False,
     offload: bool = True,
     pinned: bool = False,
+    maskable: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`.
 
@@ -142,7 +146,10 @@ def tool(
 
     def build(func: Callable[..., Any]) -> Tool:
         return replace(
-            _build(func, name=name, description=description, mutating=mutating), offload=offload, pinned=pinned
+            _build(func, name=name, description=description, mutating=mutating),
+            offload=offload,
+            pinned=pinned,
+            maskable=maskable,
         )
 
     return build(fn) if fn is not None else build

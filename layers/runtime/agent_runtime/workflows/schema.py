@@ -15,8 +15,9 @@ from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
 from ..files.settings import FileSettings, parse_files_section
+from ..models.prices import Prices
 from ..sandbox.settings import SandboxSettings, parse_sandbox_section
-from ..sections import check_keys, choice, integer, mapping, text
+from ..sections import check_keys, choice, integer, mapping, number, text
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
 from ..toolsets.settings import ToolSettings, parse_tools_section
@@ -26,7 +27,8 @@ from .exceptions import Problem, WorkflowError
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 TOP_KEYS: tuple[str, ...] = ("name", "description", "prompt", "prompt_file", "model", "limits")
 TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", "tools")
-MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer")
+MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer", "prices")
+PRICE_KEYS = ("input", "cached_input", "output")  # USD per million tokens
 TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
 LIMIT_KEYS = ("max_tool_calls",)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -39,6 +41,7 @@ class ModelSettings:
     context_window: int
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     tokenizer: str | None = None  # the encoding to count with; default: tiktoken's for the name, else o200k_base
+    prices: Prices | None = None  # for the run's cost estimate; default: the list price of the model's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,4 +158,13 @@ def _model(check: _Checker, data: Mapping[str, Any], present: bool) -> ModelSett
     if output >= window == data.get("context_window"):  # compared only when the window itself is valid
         check.add("model.max_output_tokens", f"must be smaller than model.context_window ({window})")
     tokenizer = choice("model", data, "tokenizer", TOKENIZERS, None, check.add)
-    return ModelSettings(name, window, output, tokenizer)
+    return ModelSettings(name, window, output, tokenizer, _prices(check, data))
+
+
+def _prices(check: _Checker, data: Mapping[str, Any]) -> Prices | None:
+    if "prices" not in data:
+        return None
+    given = mapping("model", data, "prices", check.add)
+    check_keys("model.prices", given, PRICE_KEYS, check.add)
+    values = [number("model.prices", given, key, 0.0, check.add, low=0.0, high=1_000.0) for key in PRICE_KEYS]
+    return Prices(*values)
