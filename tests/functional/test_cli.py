@@ -297,3 +297,44 @@ def test_two_runs_on_one_thread_at_once_the_loser_says_so_in_one_line(scripted: 
     [(_, out, err)] = [r for r in results if r[0] == 1]
     assert out.strip() == "answered"  # the loser's answer is still shown
     assert "was updated by another run meanwhile" in err and "Traceback" not in err
+
+
+def test_the_message_can_come_from_stdin_or_a_file(scripted: Start, tmp_path: Path) -> None:
+    log = "\n".join(f"2026-11-20T09:{n % 60:02d}:00Z INFO request {n} ok" for n in range(6_000))  # ~230 KB
+    (tmp_path / "log.txt").write_text(log)
+    for source in ("-", f"@{tmp_path / 'log.txt'}"):
+        seen: list[object] = []
+        server = scripted(lambda request, seen=seen: (seen.append(request), reply("read it"))[1])
+        env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path / "state")}
+        full = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | env
+        result = subprocess.run([sys.executable, "-m", "agent_runtime", "run", "document-feedback", "-m", source],
+                                input=log, capture_output=True, text=True, env=full, cwd=REPO, timeout=60)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert "6,000 lines" in json.dumps(seen[0].messages)  # type: ignore[attr-defined]  # all of it arrived (and became a virtual file)
+    missing = run_cli("run", "document-feedback", "-m", f"@{tmp_path / 'nope.txt'}")
+    assert missing.returncode == 2 and "nope.txt: No such file or directory" in missing.stderr
+
+
+def test_the_trace_shows_a_model_call_waiting_on_a_terminal(scripted: Start) -> None:
+    import io
+    import time
+
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.trace import TraceHook
+
+    from tests.conftest import make_workflow, model_for
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def slow(request: object) -> object:
+        time.sleep(2.3)
+        return reply("done")
+
+    screen = Terminal()
+    server = scripted(slow)
+    build_agent(make_workflow(), model_for(server), hooks=[TraceHook(screen)]).run("go")
+    text = screen.getvalue()
+    assert "… waiting for the model · 1s" in text and "· 2s" in text
+    assert text.index("waiting") < text.index("turn 1 · tokens")  # cleared before the call's own line

@@ -118,7 +118,13 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("workflow", metavar="WORKFLOW", help="a workflow name in the workflows folder, or a YAML path")
-    run.add_argument("-m", "--message", required=True, help="the user's message")
+    run.add_argument(
+        "-m",
+        "--message",
+        required=True,
+        help="the user's message; '-' reads it from stdin, '@FILE' from a file (a pasted log can be longer than a "
+        "command line may hold)",
+    )
     run.add_argument(
         "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="attach a file (repeatable)"
     )
@@ -260,6 +266,7 @@ def _load_files(paths: Sequence[str], store: FileStore) -> FileStore:
 
 
 def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    args.message = _message_text(args.message)
     if not args.message.strip():
         raise ConfigError("--message is empty: say what the workflow should do")
     skills = SkillLibrary(config.skills_dir)
@@ -302,6 +309,17 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.out_dir:
         _save_outputs(files, before, Path(args.out_dir))
     return EXIT_CODES.get(record.status, 1)
+
+
+def _message_text(value: str) -> str:
+    if value == "-":
+        return sys.stdin.read()
+    if value.startswith("@") and len(value) > 1:
+        try:
+            return Path(value[1:]).read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise ConfigError(f"--message {value}: {error.strerror or error}") from None
+    return value
 
 
 def _approver(choice: str | None) -> Approver:

@@ -6,6 +6,8 @@ Payloads (prompts, tool arguments, results) are never shown unless ``show_payloa
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from typing import TYPE_CHECKING, TextIO
 
 from .context.budget import WINDOW
@@ -14,7 +16,8 @@ from .hooks import Hook
 
 if TYPE_CHECKING:
     from .loop import Run
-    from .models import ModelResponse
+    from .messages import Message
+    from .models import ContextLengthExceededError, ModelError, ModelResponse
     from .tools import ToolOutcome
 
 
@@ -26,6 +29,7 @@ class TraceHook(Hook):
         self.show_payloads = show_payloads
         self.indent = indent  # sub-agent traces are nested under the call that started them
         self._seen = 0  # run-record events already printed
+        self._waiting = _Waiting(self.stream, self.indent)
 
     def _write(self, line: str) -> None:
         print(self.indent + line, file=self.stream, flush=True)
@@ -36,7 +40,20 @@ class TraceHook(Hook):
         self._write(f"▶ {run.workflow.name} · run {run.state.run_id} · model {run.record.model} · {files} file(s)")
         self._flush(run)
 
+    def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        self._waiting.start()
+        return messages
+
+    def on_model_error(self, run: Run, error: ModelError) -> bool:
+        self._waiting.stop()
+        return False
+
+    def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
+        self._waiting.stop()
+        return False
+
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        self._waiting.stop()
         self._flush(run)
         # The context engine's exact count when it runs; the API's usage otherwise.
         numbers = WINDOW.get(run.state.context)
@@ -60,6 +77,7 @@ class TraceHook(Hook):
         return outcome
 
     def on_run_end(self, run: Run) -> None:
+        self._waiting.stop()
         self._flush(run)
         record = run.record
         totals = record.usage_totals()
@@ -100,3 +118,33 @@ def _describe(event: RunEvent) -> str | None:
             f"{event.tokens_before:,} → {event.tokens_after:,} tokens · archive {event.archive_file}"
         )
     return None
+
+
+class _Waiting:
+    """On a terminal, the seconds a model call has been waiting, on one line rewritten in place (cleared after)."""
+
+    def __init__(self, stream: TextIO, indent: str) -> None:
+        self.stream, self.indent = stream, indent
+        self.live = bool(getattr(stream, "isatty", lambda: False)())
+        self._done: threading.Event | None = None
+
+    def start(self) -> None:
+        if not self.live:
+            return
+        self.stop()
+        done, started = threading.Event(), time.monotonic()
+        self._done = done
+
+        def tick() -> None:
+            while not done.wait(1.0):
+                self.stream.write(f"\r{self.indent}  … waiting for the model · {time.monotonic() - started:.0f}s")
+                self.stream.flush()
+
+        threading.Thread(target=tick, name="trace-waiting", daemon=True).start()
+
+    def stop(self) -> None:
+        if self._done is not None:
+            self._done.set()
+            self._done = None
+            self.stream.write("\r\033[K")  # clear the line the ticker used
+            self.stream.flush()
