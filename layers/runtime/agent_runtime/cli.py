@@ -24,7 +24,7 @@ from .extract import ExtractionError, extract
 from .files import FileInputError, FileStore
 from .hooks import Hook
 from .record import RunRecord, RunStatus, new_run_id
-from .runtime import build_agent, default_tools, open_model
+from .runtime import answer_footer, build_agent, default_tools, open_model
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
 from .sandbox.outputs import save_files, written_since
 from .skills import SkillLibrary, skill_content
@@ -134,6 +134,12 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")
     run.add_argument("-q", "--quiet", action="store_true", help="no live trace on stderr")
+    run.add_argument(
+        "--footer",
+        action="store_true",
+        help="end the answer with the line a Slack or JIRA reply ends with, citing the workflow "
+        "(a link with AGENT_WORKFLOWS_URL, else the workflow file)",
+    )
     run.add_argument(
         "--approve",
         choices=("all", "none"),
@@ -297,7 +303,8 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
             approver=_approver(args.approve),
         )
         record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
-    _print_outcome(record, as_json=args.json)  # the answer is shown even if the thread cannot keep it
+    footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
+    _print_outcome(record, as_json=args.json, footer=footer)  # the answer is shown even if the thread cannot keep it
     if args.thread and record.state is not None:
         try:
             threads.save(args.thread, record.state, expected_version=version)
@@ -355,11 +362,11 @@ def _sandbox_for(workflow: Workflow, config: RuntimeConfig) -> Iterator[SandboxC
         yield sandbox
 
 
-def _print_outcome(record: RunRecord, *, as_json: bool) -> None:
+def _print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:
     if as_json:
         print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
     elif record.final_answer is not None:
-        print(record.final_answer)
+        print(record.final_answer + (f"\n\n{footer}" if footer else ""))
     if record.status is not RunStatus.COMPLETED:
         print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
     elif record.stop_reason:

@@ -54,6 +54,28 @@ def workflow_line(workflow: Workflow, workflows_url: str | None, workflows_dir: 
     return f"Workflow: {workflow.name} — prompt: {link}"
 
 
+def answer_footer(
+    workflow: Workflow, workflows_url: str | None, workflows_dir: Path | None, *, chat: bool = False
+) -> str:
+    """The line an answer ends with, citing the workflow (its prompt is what drove the answer). A link only when
+    it resolves (``AGENT_WORKFLOWS_URL`` set); in a chat reply Slack's ``<url|text>``, else Markdown; without a
+    URL, a run from the command line names the workflow file where it is."""
+    source = workflow.prompt_path or workflow.path
+    relative = None
+    if source is not None:
+        try:
+            relative = source.resolve().relative_to((workflows_dir or source.parent).resolve()).as_posix()
+        except ValueError:
+            relative = None
+    label = f"{workflow.name} workflow"
+    if workflows_url and relative:
+        link = f"{workflows_url.rstrip('/')}/{relative}"
+        return f"_Answered by the <{link}|{label}>_" if chat else f"_Answered by the [{label}]({link})_"
+    if chat or workflow.path is None:
+        return f"_Answered by the {label}_"
+    return f"_Answered by the {label} ({workflow.path})_"
+
+
 def prompt_sections(
     workflow: Workflow,
     skills: SkillLibrary | None,

@@ -7,6 +7,7 @@ from typing import Any
 
 _INLINE = re.compile(
     r"\*\*(.+?)\*\*|\*(.+?)\*|`([^`]+)`|\[([^\]]+)\]\((https?://[^)\s]+)\)|<(https?://[^|>]+)\|([^>]+)>"
+    r"|(?<![\w])_(\S(?:.*?\S)?)_(?![\w])"  # _italic_ (Slack's and Markdown's), not snake_case
 )
 _BULLET = re.compile(r"^\s*[-*•]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
@@ -49,8 +50,10 @@ def inline(text: str) -> list[dict[str, Any]]:
     for match in _INLINE.finditer(text):
         if match.start() > at:
             nodes.append({"type": "text", "text": text[at : match.start()]})
-        bold, strong, code, label, url, slack_url, slack_label = match.groups()
-        if bold or strong:
+        bold, strong, code, label, url, slack_url, slack_label, italic = match.groups()
+        if italic:
+            nodes += [{**node, "marks": [*node.get("marks", []), {"type": "em"}]} for node in inline(italic)]
+        elif bold or strong:
             nodes.append({"type": "text", "text": bold or strong, "marks": [{"type": "strong"}]})
         elif code:
             nodes.append({"type": "text", "text": code, "marks": [{"type": "code"}]})

@@ -24,7 +24,7 @@ from ..events import Compaction
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
-from ..runtime import build_agent, workflow_line
+from ..runtime import answer_footer, build_agent
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files, written_since
 from ..skills import SkillLibrary
@@ -239,11 +239,9 @@ class Worker:
         return Outcome.ANSWERED if answered else Outcome.FAILED
 
     def _with_footer(self, answer: str, workflow: Workflow) -> str:
-        line = workflow_line(workflow, self.config.workflows_url, self.config.workflows_dir)
-        link = line.split(" — prompt: ", 1)[1] if " — prompt: " in line else None
-        if link is None or link in answer:
-            return answer
-        return f"{answer}\n\n_Answered by the <{link}|{workflow.name} workflow>_"
+        footer = answer_footer(workflow, self.config.workflows_url, self.config.workflows_dir, chat=True)
+        link = footer.split("<", 1)[1].split("|", 1)[0] if "<" in footer else None
+        return answer if link and link in answer else f"{answer}\n\n{footer}"  # the model may have cited it
 
     def _outputs(self, base: dict[str, Any] | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
         """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""
