@@ -338,3 +338,18 @@ def test_the_trace_shows_a_model_call_waiting_on_a_terminal(scripted: Start) -> 
     text = screen.getvalue()
     assert "… waiting for the model · 1s" in text and "· 2s" in text
     assert text.index("waiting") < text.index("turn 1 · tokens")  # cleared before the call's own line
+
+
+def test_runs_list_shows_the_stored_runs(scripted: Start, tmp_path: Path) -> None:
+    server = scripted(reply("one"), reply("two"))
+    env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path / "state")}
+    assert run_cli("run", "document-feedback", "-m", "first", "-q", env=env).returncode == 0
+    assert run_cli("run", "document-feedback", "-m", "second", "-q", "--thread", "T-7", env=env).returncode == 0
+    table = run_cli("runs", "list", env=env)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:3] == ["run", "workflow", "status"] and len(lines) == 3
+    assert all("document-feedback" in line and "completed" in line and "$" in line for line in lines[1:])
+    rows = json.loads(run_cli("runs", "list", "--thread", "T-7", "--json", env=env).stdout)
+    assert [r["thread_id"] for r in rows] == ["T-7"] and rows[0]["tokens"] > 0
+    assert json.loads(run_cli("runs", "list", "--status", "failed", "--json", env=env).stdout) == []

@@ -154,3 +154,22 @@ def test_blobs_stream_in_pieces_from_any_offset(store: Store) -> None:
     stream = files.iter_chunks(meta.id, chunk_size=100)
     assert next(stream) == data[:100]
     stream.close()  # stopping early (file_regex at max_matches) releases the request
+
+
+def test_runs_are_listed_newest_first_once_each(store: Store) -> None:
+    from agent_runtime import RunRecord, RunStatus
+
+    runs = RunStore(store)
+    for number, (status, thread) in enumerate([("completed", "T1"), ("failed", None), ("suspended", "T1")]):
+        record = RunRecord(f"run-{number}", "flow", "gpt-4o", status=RunStatus(status))
+        record.started_at = f"2026-11-23T10:0{number}:00.000+00:00"
+        runs.save_record(record, thread_id=thread)
+    again = RunRecord("run-2", "flow", "gpt-4o", status=RunStatus.COMPLETED)  # its continuation, later
+    again.started_at = "2026-11-23T10:09:00.000+00:00"
+    runs.save_record(again, thread_id="T1")
+    assert [(r["run_id"], r["status"]) for r in runs.list_runs()] == [
+        ("run-2", "completed"), ("run-1", "failed"), ("run-0", "completed")
+    ]  # fmt: skip
+    assert [r["run_id"] for r in runs.list_runs(thread_id="T1")] == ["run-2", "run-0"]
+    assert [r["run_id"] for r in runs.list_runs(status="failed")] == ["run-1"]
+    assert [r["run_id"] for r in runs.list_runs(limit=1)] == ["run-2"]

@@ -196,6 +196,17 @@ def _add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
     runs_show.set_defaults(handler=_cmd_runs_show)
+    runs_list = runs_commands.add_parser(
+        "list",
+        help="list stored runs, newest first",
+        description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate, "
+        "started. Reads the local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set.",
+    )
+    runs_list.add_argument("--thread", metavar="ID", help="only this thread's runs")
+    runs_list.add_argument("--status", choices=[str(s) for s in RunStatus], help="only runs that ended so")
+    runs_list.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    runs_list.add_argument("--json", action="store_true", help="one JSON array instead of a table")
+    runs_list.set_defaults(handler=_cmd_runs_list)
 
 
 def _add_sandbox_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -301,6 +312,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
             runs=runs,
             sandbox=sandbox,
             approver=_approver(args.approve),
+            thread_id=args.thread,
         )
         record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
     footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
@@ -440,11 +452,30 @@ def _cmd_skills_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     return 0
 
 
+def _runs_store(config: RuntimeConfig) -> RunStore:
+    from .triggers.config import TriggerConfig, store_for
+
+    return RunStore(store_for(TriggerConfig.from_env(), config))
+
+
 def _cmd_runs_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    record = RunStore(LocalStore(config.state_dir)).load_record(args.run_id)
+    record = _runs_store(config).load_record(args.run_id)
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
     print(json.dumps(record, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_runs_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    rows = _runs_store(config).list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8}  started")
+    for row in rows:
+        cost = "-" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
+        print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
+              f"{row['tokens']:>9,} {cost:>8}  {row['started_at'][:19].replace('T', ' ')}")  # fmt: skip
     return 0
 
 

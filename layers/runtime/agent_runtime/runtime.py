@@ -137,6 +137,7 @@ def build_agent(
     tools: Sequence[Tool] = (),
     approver: Approver | None = None,
     clock: Callable[[], float] = time.time,
+    thread_id: str | None = None,
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
     first in the hook chain.
@@ -175,7 +176,8 @@ def build_agent(
         registry.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
     engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
     # Checkpoints right after the engine, so every step is durable before anything else can fail.
-    durable = [PersistenceHook(runs, mutating={t.name for t in registry if t.mutating})] if runs else []
+    mutating = {t.name for t in registry if t.mutating}
+    durable = [PersistenceHook(runs, mutating=mutating, thread_id=thread_id)] if runs else []
     url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
     sections = [*prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder), *declared.notes]
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []

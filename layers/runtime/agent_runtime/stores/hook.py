@@ -47,15 +47,16 @@ def new_turn(state: RunState | None, run_id: str) -> RunState | None:
 
 
 class PersistenceHook(Hook):
-    def __init__(self, runs: RunStore, *, mutating: set[str]) -> None:
+    def __init__(self, runs: RunStore, *, mutating: set[str], thread_id: str | None = None) -> None:
         self.runs = runs
         self.mutating = mutating
+        self.thread_id = thread_id  # listed with the run (runs list --thread)
 
     def after_step(self, run: Run) -> None:
         self._checkpoint(run)
 
     def on_run_end(self, run: Run) -> None:
-        self.runs.save_record(run.record)
+        self.runs.save_record(run.record, thread_id=self.thread_id)
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
         if call.name not in self.mutating:

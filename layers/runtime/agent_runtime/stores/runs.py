@@ -29,6 +29,7 @@ def thread_partition(thread_id: str) -> str:
     return f"thread#{thread_id}"
 
 
+RUNS_INDEX = "runs"  # partition: a summary per run invocation, for `runs list`
 # Every item a run keeps in its partition is named here, and only here.
 CHECKPOINT, RECORD = "checkpoint", "record"
 EVENT = "event"  # the trigger event, so a continuation knows where to answer
@@ -115,8 +116,35 @@ class RunStore:
             partition, CHECKPOINT, state.to_dict(), expected_version=expected_version, ttl=self.ttl
         )
 
-    def save_record(self, record: RunRecord) -> None:
-        self._put(record.run_id, RECORD, record.to_dict())
+    def save_record(self, record: RunRecord, *, thread_id: str | None = None) -> None:
+        data = record.to_dict()
+        self._put(record.run_id, RECORD, data)
+        # The index `runs list` reads: one item per invocation, named to sort by time (newest last).
+        summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
+                   "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
+                   "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"],
+                   "started_at": record.started_at, "ended_at": record.ended_at, "thread_id": thread_id}  # fmt: skip
+        self.store.put_latest(RUNS_INDEX, f"{record.started_at}#{record.run_id}", summary, ttl=self.ttl)
+
+    def list_runs(
+        self, *, limit: int = 20, thread_id: str | None = None, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Newest first, one row per run (its latest invocation), filtered by thread and status."""
+        rows: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for name in reversed(self.store.list_items(RUNS_INDEX)):
+            run_id = name.split("#", 1)[1]
+            if run_id in seen:
+                continue
+            seen.add(run_id)
+            item = self.store.get_item(RUNS_INDEX, name)
+            row = item.data if item is not None else None
+            if row is None or (thread_id and row.get("thread_id") != thread_id) or (status and row["status"] != status):
+                continue
+            rows.append(row)
+            if len(rows) >= limit:
+                break
+        return rows
 
     def load_record(self, run_id: str) -> dict[str, Any] | None:
         return self._get(run_id, RECORD)

@@ -178,6 +178,7 @@ class Worker:
                 tool_env=self._tool_env(event),
                 approver=ChannelApprover(self.runs, channel, event.thread_id),
                 clock=self.clock,
+                thread_id=event.thread_id,
             )
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
