@@ -196,6 +196,16 @@ def _add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
     runs_show.set_defaults(handler=_cmd_runs_show)
+    runs_chart = runs_commands.add_parser(
+        "chart",
+        help="draw how a run used its window (SVG, or PNG when FILE ends in .png)",
+        description="Draw a stored run: tokens by part of the request per model call (stacked), the window and the "
+        "compaction point, compactions and maskings, tool calls per turn. SVG; PNG when FILE ends in .png (needs "
+        "rsvg-convert or ImageMagick on the PATH).",
+    )
+    runs_chart.add_argument("run_id", metavar="RUN_ID")
+    runs_chart.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the chart")
+    runs_chart.set_defaults(handler=_cmd_runs_chart)
     runs_list = runs_commands.add_parser(
         "list",
         help="list stored runs, newest first",
@@ -464,6 +474,46 @@ def _cmd_runs_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
     print(json.dumps(record, indent=2, ensure_ascii=False))
     return 0
+
+
+def _cmd_runs_chart(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from .chart import run_chart
+
+    record = _runs_store(config).load_record(args.run_id)
+    if record is None:
+        raise ConfigError(f"no stored run {args.run_id!r}")
+    try:
+        svg = run_chart(record)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    target = Path(args.output)
+    if target.suffix.lower() == ".png":
+        _write_png(svg, target)
+    else:
+        target.write_text(svg, encoding="utf-8")
+    print(f"agent-runtime: wrote {target}", file=sys.stderr)
+    return 0
+
+
+def _write_png(svg: str, target: Path) -> None:
+    import shutil
+    import subprocess
+    import tempfile
+
+    tool = shutil.which("rsvg-convert") or shutil.which("magick") or shutil.which("convert")
+    if tool is None:
+        raise ConfigError("a PNG needs rsvg-convert or ImageMagick on the PATH; write an .svg instead")
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as handle:
+        handle.write(svg)
+    command = (
+        [tool, handle.name, "-o", str(target)] if tool.endswith("rsvg-convert") else [tool, handle.name, str(target)]
+    )
+    try:
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+        raise ConfigError(f"{Path(tool).name} could not convert the chart: {error}") from None
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
 
 
 def _cmd_runs_list(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -75,6 +75,7 @@ class ContextEngine(Hook):
         self.calibration_key = _endpoint_key(model)
         self.status_reserve = STATUS_RESERVE
         self.in_flight = 0  # tool calls of the current batch not yet answered
+        self._split: dict[str, int] = {}  # the last request's tokens by part (system, tools, history, ...)
         self.tally = WindowTally(self.counter)
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
         self.compactor = Compactor(
@@ -206,6 +207,7 @@ class ContextEngine(Hook):
         split = {"system": self.tally.split["system"], "tools": self.raw_tools_tokens}
         split |= {key: value for key, value in self.tally.split.items() if key != "system"}
         split = {key: self.calibration.scaled(value) for key, value in split.items()}
+        self._split = split
         files = self._files(run)
         status = self._status(run, used, split, files)
         # The status reports the whole request, itself included: render again with its own size added
@@ -282,16 +284,16 @@ class ContextEngine(Hook):
         run.record.event(Compaction(turn=turn, **{key: event[key] for key in core}, extra=details))
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
-        if response.usage is None or not run.record.model_calls:
+        if not run.record.model_calls:
             return
+        # What the request was made of (the run's chart draws these), then how the server's count compared.
+        context = {"split": dict(self._split), "usable": self.usable, "compaction_at": self.compaction_at}
+        run.record.model_calls[-1]["context"] = context
         window = WINDOW.get(run.state.context)
-        if window is None:
+        if response.usage is None or window is None:
             return
         estimated = window["used"]
-        run.record.model_calls[-1]["context"] = {
-            "estimated_prompt_tokens": estimated,
-            "drift": response.usage.prompt_tokens - estimated,
-        }
+        context |= {"estimated_prompt_tokens": estimated, "drift": response.usage.prompt_tokens - estimated}
         if self.calibration.learn_usage(window["estimated"], response.usage.prompt_tokens):
             self.calibration.save(run.state.context, self.calibration_key)
             run.record.event(Calibrated(trigger="usage", scale=round(self.calibration.scale, 3)))

@@ -1,0 +1,158 @@
+"""A picture of how a run used its window: hand-written SVG from the run record.
+
+Tokens by part of the request (system, tools, summary, files inline, history) per model call as stacked areas,
+the window and the compaction point as lines, each compaction and masking marked with its tactic, the tool calls
+of each turn along the bottom. Hand-written because a plotting library (matplotlib is ~40 MB with numpy) would
+outweigh everything else in the runtime layer for one chart; the numbers are also in the SVG as data attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+PARTS = ("system", "tools", "summary", "files inline", "history")
+COLORS = {"system": "#8e9aaf", "tools": "#cbc0d3", "summary": "#efd3d7", "files inline": "#feeafa",
+          "history": "#7fa7c9"}  # fmt: skip
+WIDTH, HEIGHT = 960, 460
+LEFT, RIGHT, TOP, BOTTOM = 70, 40, 50, 110
+
+
+def run_chart(record: Mapping[str, Any]) -> str:
+    """The SVG for a stored run record (``RunRecord.to_dict()``)."""
+    points = _points(record.get("model_calls") or [])
+    if not points:
+        raise ValueError(f"run {record.get('run_id')} has no model call with context numbers to draw")
+    top = max(max(p["usable"], sum(p["split"].values())) for p in points) * 1.08
+    scale = _Scale(len(points), top)
+    parts = [_header(record, points), _axes(scale, top), _areas(points, scale), _lines(points, scale)]
+    parts += [_markers(record.get("events") or [], points, scale), _tools(record, points, scale), _legend()]
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'font-family="Helvetica, Arial, sans-serif" font-size="11">\n<rect width="100%" height="100%" fill="white"/>\n'
+        + "\n".join(parts)
+        + "\n</svg>\n"
+    )
+
+
+def _points(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One point per turn (a retried call keeps its last attempt), in order."""
+    by_turn: dict[int, dict[str, Any]] = {}
+    for call in calls:
+        context = call.get("context") or {}
+        if "split" in context:
+            split = {part: int(context["split"].get(part, 0)) for part in PARTS}
+            by_turn[int(call.get("turn", 0))] = {"turn": int(call.get("turn", 0)), "split": split,
+                                                 "usable": int(context["usable"]),
+                                                 "compaction_at": int(context["compaction_at"])}  # fmt: skip
+    return [by_turn[turn] for turn in sorted(by_turn)]
+
+
+class _Scale:
+    def __init__(self, count: int, top: float) -> None:
+        self.count, self.top = count, max(top, 1.0)
+
+    def x(self, index: float) -> float:
+        span = WIDTH - LEFT - RIGHT
+        return LEFT + (span * index / (self.count - 1) if self.count > 1 else span / 2)
+
+    def y(self, tokens: float) -> float:
+        return TOP + (HEIGHT - TOP - BOTTOM) * (1 - tokens / self.top)
+
+
+def _header(record: Mapping[str, Any], points: list[dict[str, Any]]) -> str:
+    usage = record.get("usage") or {}
+    cost = record.get("cost_usd")
+    money = f" · ~${cost:.4f}" if isinstance(cost, int | float) else ""
+    title = (f"{record.get('workflow')} · run {record.get('run_id')} · {record.get('status')} · "
+             f"{len(points)} model call(s) · {usage.get('total_tokens', 0):,} tokens{money}")  # fmt: skip
+    return f'<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{escape(title)}</text>'
+
+
+def _axes(scale: _Scale, top: float) -> str:
+    rows = [f'<line x1="{LEFT}" y1="{scale.y(0)}" x2="{WIDTH - RIGHT}" y2="{scale.y(0)}" stroke="#333"/>']
+    step = _nice_step(top / 5)
+    value = 0.0
+    while value <= top:
+        y = scale.y(value)
+        rows.append(f'<line x1="{LEFT - 4}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#eee"/>')
+        rows.append(f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{value:,.0f}</text>')
+        value += step
+    rows.append(f'<text x="14" y="{TOP - 12}" fill="#555">tokens</text>')
+    return "\n".join(rows)
+
+
+def _nice_step(raw: float) -> float:
+    magnitude = 10.0 ** max(0, len(str(int(raw))) - 1)
+    return float(next(step * magnitude for step in (1, 2, 2.5, 5, 10) if step * magnitude >= raw))
+
+
+def _areas(points: list[dict[str, Any]], scale: _Scale) -> str:
+    rows, below = [], [0] * len(points)
+    for part in PARTS:
+        above = [b + p["split"][part] for b, p in zip(below, points, strict=True)]
+        if any(p["split"][part] for p in points):
+            upper = " ".join(f"{scale.x(i):.1f},{scale.y(v):.1f}" for i, v in enumerate(above))
+            lower = " ".join(f"{scale.x(i):.1f},{scale.y(v):.1f}" for i, v in reversed(list(enumerate(below))))
+            rows.append(f'<polygon class="area" data-part="{part}" points="{upper} {lower}" fill="{COLORS[part]}" '
+                        'stroke="white" stroke-width="0.5"/>')  # fmt: skip
+        below = above
+    for index, point in enumerate(points):  # the numbers, for tests and for reading the SVG
+        data = " ".join(f'data-{part.replace(" ", "-")}="{point["split"][part]}"' for part in PARTS)
+        rows.append(f'<g class="turn" data-turn="{point["turn"]}" data-x="{scale.x(index):.1f}" {data}/>')
+    return "\n".join(rows)
+
+
+def _lines(points: list[dict[str, Any]], scale: _Scale) -> str:
+    rows = []
+    for key, color, label in (("usable", "#c0392b", "window"), ("compaction_at", "#e67e22", "compaction point")):
+        path = " ".join(f"{scale.x(i):.1f},{scale.y(p[key]):.1f}" for i, p in enumerate(points))
+        rows.append(f'<polyline class="{key}" points="{path}" fill="none" stroke="{color}" stroke-width="1.5" '
+                    'stroke-dasharray="6 3"/>')  # fmt: skip
+        rows.append(f'<text x="{WIDTH - RIGHT - 4}" y="{scale.y(points[-1][key]) - 4:.1f}" text-anchor="end" '
+                    f'fill="{color}">{label} {points[-1][key]:,}</text>')  # fmt: skip
+    return "\n".join(rows)
+
+
+def _markers(events: Sequence[Mapping[str, Any]], points: list[dict[str, Any]], scale: _Scale) -> str:
+    index = {p["turn"]: i for i, p in enumerate(points)}
+    rows = []
+    for event in events:
+        if event.get("type") not in ("compaction", "masking") or event.get("turn") not in index:
+            continue
+        x = scale.x(index[event["turn"]])
+        tactic = str(event.get("tactic") or "masking")
+        rows.append(f'<g class="marker" data-type="{event["type"]}" data-turn="{event["turn"]}">'
+                    f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{scale.y(0):.1f}" stroke="#555" '
+                    f'stroke-dasharray="2 2"/><text x="{x + 3:.1f}" y="{TOP + 10}" fill="#555" '
+                    f'transform="rotate(90 {x + 3:.1f} {TOP + 10})">{escape(tactic)}</text></g>')  # fmt: skip
+    return "\n".join(rows)
+
+
+def _tools(record: Mapping[str, Any], points: list[dict[str, Any]], scale: _Scale) -> str:
+    index = {p["turn"]: i for i, p in enumerate(points)}
+    by_turn: dict[int, list[str]] = {}
+    for call in record.get("tool_calls") or []:
+        by_turn.setdefault(int(call.get("turn", 0)), []).append(str(call.get("name")))
+    rows = [f'<text x="{LEFT - 60}" y="{HEIGHT - BOTTOM + 49}" fill="#555">tool calls</text>']
+    for turn, names in sorted(by_turn.items()):
+        if turn not in index:
+            continue
+        x, y = scale.x(index[turn]), HEIGHT - BOTTOM + 45
+        label = escape(", ".join(dict.fromkeys(names))[:40])
+        rows.append(f'<g class="tools" data-turn="{turn}" data-count="{len(names)}"><circle cx="{x:.1f}" cy="{y}" '
+                    f'r="9" fill="#3d6585"><title>turn {turn}: {label}</title></circle>'
+                    f'<text x="{x:.1f}" y="{y + 4}" text-anchor="middle" font-size="11" fill="white">{len(names)}'
+                    f'</text><text x="{x:.1f}" y="{y + 22}" text-anchor="middle" font-size="9" fill="#555">'
+                    f"{escape(', '.join(dict.fromkeys(names))[:22])}</text></g>")  # fmt: skip
+    return "\n".join(rows)
+
+
+def _legend() -> str:
+    rows, x = [], LEFT
+    for part in PARTS:
+        rows.append(f'<rect x="{x}" y="{HEIGHT - 22}" width="12" height="12" fill="{COLORS[part]}"/>'
+                    f'<text x="{x + 16}" y="{HEIGHT - 12}">{part}</text>')  # fmt: skip
+        x += 110
+    return "\n".join(rows)

@@ -1,0 +1,44 @@
+"""The run chart's numbers are the run record's: the split per model call, the window, masking and compaction
+markers at their turns, tool calls per turn."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from typing import Any
+
+from agent_runtime.chart import PARTS, run_chart
+from agent_runtime.files import InMemoryFileStore
+from agent_runtime.runtime import build_agent
+from agent_runtime.testing import call, reply
+
+from tests.conftest import make_workflow, model_for
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_the_chart_draws_the_record(scripted: Any) -> None:
+    files = InMemoryFileStore()
+    rows = "\n".join(f"INV-{n:04d} customer cust-{n % 37:02d} amount {n * 13 % 997}.00" for n in range(1, 901))
+    ledger = files.put(rows.encode(), name="ledger.csv")
+    reads = [call("file_read", {"id": ledger.id, "start_line": a, "end_line": a + 149}) for a in range(1, 900, 150)]
+    server = scripted(*reads, reply("All read."))
+    record = build_agent(make_workflow(), model_for(server), files=files).run("Read the ledger.").to_dict()
+    svg = ET.fromstring(run_chart(record))
+    turns = {int(g.get("data-turn")): g for g in svg.iter(f"{SVG}g") if g.get("class") == "turn"}
+    calls = {c["turn"]: c["context"] for c in record["model_calls"]}
+    assert sorted(turns) == sorted(calls)
+    for turn, g in turns.items():
+        assert {part: int(g.get(f"data-{part.replace(' ', '-')}")) for part in PARTS} == {
+            part: calls[turn]["split"].get(part, 0) for part in PARTS
+        }
+    markers = [(g.get("data-type"), int(g.get("data-turn"))) for g in svg.iter(f"{SVG}g") if g.get("class") == "marker"]
+    expected = [(e["type"], e["turn"]) for e in record["events"] if e["type"] in ("masking", "compaction")]
+    assert markers == expected and markers  # the default rolling masking happened, and is drawn where it did
+    tools = {
+        int(g.get("data-turn")): int(g.get("data-count")) for g in svg.iter(f"{SVG}g") if g.get("class") == "tools"
+    }
+    assert tools == dict(Counter(c["turn"] for c in record["tool_calls"]))
+    window = next(p for p in svg.iter(f"{SVG}polyline") if p.get("class") == "usable")
+    assert len(window.get("points").split()) == len(turns)
+    assert "window 126,976" in ET.tostring(svg, encoding="unicode")
