@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_runtime import telemetry
 from agent_runtime.triggers.webhook import webhook_from_env
 from aws_lambda_powertools import Logger
 
@@ -16,4 +17,7 @@ webhook = webhook_from_env(logger)
 
 @logger.inject_lambda_context(clear_state=True)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return webhook.handle(event, context)
+    try:
+        return webhook.handle(event, context)
+    finally:
+        telemetry.flush()  # before Lambda freezes the environment

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_runtime import telemetry
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
 from agent_runtime.triggers.queue import decode
@@ -30,4 +31,9 @@ def record_handler(record: SQSRecord, lambda_context: Any) -> str:
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
+    try:
+        return process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+    finally:
+        telemetry.flush()  # spans still buffered are lost when Lambda freezes the environment

@@ -151,3 +151,20 @@ def test_knowledge_answers_searches_and_reads_through_an_mcp_server(scripted: St
     assert sorted(n for n in requests[0].tool_names if n.startswith("notion_")) == ["notion_fetch", "notion_search"]
     assert "cap at 5 attempts" in next(iter(requests[2].tool_results().values()))
     assert not any(c["mutating"] for c in record.tool_calls)
+
+
+def test_a_workflow_can_attach_the_run_s_chart_to_its_answer(scripted: Start, tmp_path: Path) -> None:
+    flows = tmp_path / "flows"
+    flows.mkdir()
+    text = (REPO / "workflows" / "slack-helper.yaml").read_text().replace("tools:\n  builtin: [slack_thread]\n", "")
+    text = text.replace("prompt_file: prompts/slack-helper.md", "prompt: You help in Slack.")
+    (flows / "slack-helper.yaml").write_text(text + "report: {chart: true}\n")
+    server = scripted(reply("Here you go."))
+    with fake_apis() as (apis, base):
+        worker = worker_for(server, base, tmp_path)
+        worker.config = dataclasses.replace(worker.config, workflows_dir=flows)
+        outcome = worker.handle(message(slack_event("status?", THREAD)), deadline=Deadline.after(60))
+    assert outcome == "answered"
+    [upload] = apis.named("files.getUploadURLExternal")
+    assert upload["filename"].endswith("-chart.svg")
+    assert any(body.startswith(b"<svg") for body in apis.uploads.values())

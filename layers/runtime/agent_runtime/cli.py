@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import __version__
+from . import __version__, telemetry
 from .approvals import Approver
 from .approvals.approvers import FixedApprover, TerminalApprover
 from .config import RuntimeConfig
@@ -325,6 +325,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
             thread_id=args.thread,
         )
         record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
+    telemetry.flush()
     footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
     _print_outcome(record, as_json=args.json, footer=footer)  # the answer is shown even if the thread cannot keep it
     if args.thread and record.state is not None:

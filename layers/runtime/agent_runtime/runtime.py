@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import telemetry
 from .approvals import ApprovalGate, Approver
 from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
@@ -138,6 +139,7 @@ def build_agent(
     approver: Approver | None = None,
     clock: Callable[[], float] = time.time,
     thread_id: str | None = None,
+    trace_parent: Any = None,
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
     first in the hook chain.
@@ -182,6 +184,9 @@ def build_agent(
     sections = [*prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder), *declared.notes]
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
     chain = [engine, *preload, *durable, *hooks]
+    if telemetry.enabled():  # OpenTelemetry is imported only when an OTLP endpoint is configured
+        payloads = bool(config and config.log_payloads)
+        chain.append(telemetry.TelemetryHook(parent=trace_parent, payloads=payloads))
     gate = ApprovalGate(
         approver or FixedApprover(False, "nobody (no approver in this process)"),
         timeout_hours=workflow.tools.approval_timeout_hours,

@@ -57,6 +57,7 @@ class ModelResponse:
     model: str = ""
     attempts: int = 1
     latency_ms: float = 0.0
+    id: str = ""  # the endpoint's response id (chatcmpl-...)
 
     def to_message(self) -> Message:
         return assistant(self.text, [call.to_dict() for call in self.tool_calls] or None)

@@ -194,6 +194,7 @@ def _to_response(completion: ChatCompletion, attempts: int, latency_ms: float) -
         model=completion.model,
         attempts=attempts,
         latency_ms=latency_ms,
+        id=str(completion.id or ""),
     )
 
 

@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idemp
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
+from .. import telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..stores.runs import check_thread_id
@@ -79,7 +80,10 @@ def create_app(
             log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
             return _json(200, {"status": "ignored", "reason": "no workflow's triggers match this event"})
         event = TriggerEvent.from_dict({**result.to_dict(), "workflow": name})
-        status = _send(enqueue, event)
+        with telemetry.span(
+            f"receive {event.source}", {"agent_runtime.workflow": name, "agent_runtime.kind": event.kind}
+        ):
+            status = _send(enqueue, event)
         log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
@@ -134,8 +138,11 @@ def _jira(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEven
 
 def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent) -> str:
     nonce = token_source.token_hex(8)
+    carrier: dict[str, str] = {}
+    telemetry.inject(carrier)  # the run's trace continues the webhook's (one trace per Slack event)
     try:
-        result = enqueue(message={"dedup_key": event.dedup_key, "nonce": nonce, "event": event.to_dict()})
+        message = {"dedup_key": event.dedup_key, "nonce": nonce, "event": event.to_dict(), "trace": carrier}
+        result = enqueue(message=message)
     except IdempotencyAlreadyInProgressError:
         return "duplicate"  # the same event is being enqueued by a concurrent delivery
     return "queued" if result.get("nonce") == nonce else "duplicate"
@@ -153,7 +160,8 @@ def _idempotent_enqueue(
     )
     def enqueue(message: dict[str, Any]) -> dict[str, Any]:
         event = message["event"]
-        message_id = queue.send({"type": "event", "event": event}, group=event["thread_id"], dedup=message["dedup_key"])
+        body = {"type": "event", "event": event} | ({"trace": message["trace"]} if message.get("trace") else {})
+        message_id = queue.send(body, group=event["thread_id"], dedup=message["dedup_key"])
         return {"nonce": message["nonce"], "message_id": message_id}
 
     return enqueue, config

@@ -16,6 +16,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from .. import telemetry
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
@@ -75,6 +76,7 @@ class Worker:
         )
         self.secrets = secrets  # for ${secret:NAME} in workflows' tools sections
         self.clock = clock  # approvals expire by it
+        self.trace_parent: Any = None  # the trace context of the message being handled
         self.runs, self.threads = RunStore(store), ThreadStore(store)
         self.desk = ApprovalDesk(
             self.runs,
@@ -116,6 +118,7 @@ class Worker:
             deferred = self._defer_behind_active_run(event, run_id, message, deadline)
             if deferred is not None:
                 return deferred
+        self.trace_parent = telemetry.extract(message.get("trace"))  # the webhook's trace, through the queue
         return self._run(event, run_id, continuation=kind == "continue", deadline=deadline)
 
     def _workflow(self, event: TriggerEvent) -> Workflow:
@@ -179,6 +182,7 @@ class Worker:
                 approver=ChannelApprover(self.runs, channel, event.thread_id),
                 clock=self.clock,
                 thread_id=event.thread_id,
+                trace_parent=self.trace_parent,
             )
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
@@ -229,6 +233,8 @@ class Worker:
             text += f"\n\n{CUT_NOTE}"
         base = self.runs.load_thread_base(record.run_id)
         outputs, left_out = self._outputs(base, files) if answered else ([], [])
+        if answered and workflow.report.chart:  # how the run used its window, beside its answer
+            outputs += _chart(record)
         if left_out:
             text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
             text += ", ".join(left_out) + "_"
@@ -300,3 +306,12 @@ class Worker:
         self.metrics.add_metric("Compactions", MetricUnit.Count, compactions)
         if record.status is RunStatus.FAILED:
             self.metrics.add_metric("RunFailures", MetricUnit.Count, 1)
+
+
+def _chart(record: RunRecord) -> list[tuple[str, bytes]]:
+    from ..chart import run_chart
+
+    try:
+        return [(f"{record.run_id}-chart.svg", run_chart(record.to_dict()).encode("utf-8"))]
+    except ValueError:  # no model call to draw (an answer replayed from a checkpoint)
+        return []

@@ -17,7 +17,7 @@ from ..context.settings import ContextSettings, parse_context_section
 from ..files.settings import FileSettings, parse_files_section
 from ..models.prices import Prices
 from ..sandbox.settings import SandboxSettings, parse_sandbox_section
-from ..sections import check_keys, choice, integer, mapping, number, text
+from ..sections import check_keys, choice, flag, integer, mapping, number, text
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
 from ..toolsets.settings import ToolSettings, parse_tools_section
@@ -26,7 +26,7 @@ from .exceptions import Problem, WorkflowError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 TOP_KEYS: tuple[str, ...] = ("name", "description", "prompt", "prompt_file", "model", "limits")
-TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", "tools")
+TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", "tools", "report")
 MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer", "prices")
 PRICE_KEYS = ("input", "cached_input", "output")  # USD per million tokens
 TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
@@ -42,6 +42,11 @@ class ModelSettings:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     tokenizer: str | None = None  # the encoding to count with; default: tiktoken's for the name, else o200k_base
     prices: Prices | None = None  # for the run's cost estimate; default: the list price of the model's name
+
+
+@dataclass(frozen=True, slots=True)
+class ReportSettings:
+    chart: bool = False  # attach the run's chart (how it used its window) to its Slack or JIRA answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,7 @@ class Workflow:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     triggers: TriggerSettings = field(default_factory=TriggerSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
+    report: ReportSettings = field(default_factory=ReportSettings)
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
 
@@ -107,6 +113,9 @@ def parse_workflow(
     sandbox = parse_sandbox_section(section("sandbox"), check.add)
     triggers = parse_triggers_section(section("triggers"), check.add)
     tools = parse_tools_section(section("tools"), check.add)
+    report_data = section("report")
+    check_keys("report", report_data, ("chart",), check.add)
+    report = ReportSettings(chart=flag("report", report_data, "chart", check.add))
     if check.problems:
         raise WorkflowError(check.problems)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
@@ -123,6 +132,7 @@ def parse_workflow(
         sandbox,
         triggers,
         tools,
+        report,
         prompt_path=prompt_path,
     )
 

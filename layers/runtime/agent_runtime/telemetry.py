@@ -1,0 +1,208 @@
+"""OpenTelemetry traces with the GenAI semantic conventions, over OTLP/HTTP, when an endpoint is configured.
+
+``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) turns it on; without one nothing of
+OpenTelemetry's SDK is imported. Spans: ``invoke_agent {workflow}`` per run (a helper's nested under the parent's
+``execute_tool subagent``), ``chat {model}`` per model call, ``execute_tool {name}`` per tool call; compaction,
+masking, virtual files and approvals are span events with our own attributes. No prompt, message or payload
+content unless ``AGENT_LOG_PAYLOADS=1`` (then tool arguments only). ``flush()`` before a Lambda invocation
+returns: a frozen environment loses whatever is still buffered.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .hooks import Hook
+
+if TYPE_CHECKING:
+    from .loop import Run
+    from .messages import Message
+    from .models import ContextLengthExceededError, ModelError, ModelResponse, ToolCall
+    from .tools import ToolOutcome
+
+EVENT_KINDS = ("compaction", "masking", "virtual_file", "approval_requested", "approval_decided", "subagent")
+_LOCK = threading.Lock()
+_PROVIDERS: dict[str, Any] = {}
+_OPEN: dict[str, Any] = {}  # run id → its span of the tool call running now (a helper's parent)
+
+
+def enabled(env: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if env is None else env
+    return bool(env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+
+
+def tracer() -> Any:
+    """The runtime's tracer, on its own provider (batching, OTLP/HTTP), made once per endpoint."""
+    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+    with _LOCK:
+        if endpoint not in _PROVIDERS:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+            name = os.environ.get("OTEL_SERVICE_NAME") or "agent-runtime"
+            provider = TracerProvider(resource=Resource.create({"service.name": name}))
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            _PROVIDERS[endpoint] = provider
+        return _PROVIDERS[endpoint].get_tracer("agent_runtime")
+
+
+def flush(timeout_millis: int = 5_000) -> None:
+    """Export what is buffered (call before a Lambda invocation returns); a no-op when tracing is off."""
+    for provider in list(_PROVIDERS.values()):
+        provider.force_flush(timeout_millis)
+
+
+def inject(carrier: MutableMapping[str, str]) -> None:
+    """The current trace context into a queue message (W3C traceparent), when tracing is on."""
+    if enabled():
+        from opentelemetry.propagate import inject as otel_inject
+
+        otel_inject(carrier)
+
+
+def extract(carrier: Mapping[str, str] | None) -> Any:
+    """A trace context taken from a queue message (None: start a new trace)."""
+    if not carrier or not enabled():
+        return None
+    from opentelemetry.propagate import extract as otel_extract
+
+    return otel_extract(dict(carrier))
+
+
+class TelemetryHook(Hook):
+    """Spans for one run. ``parent`` is a context from the queue message (the webhook's trace)."""
+
+    def __init__(self, *, parent: Any = None, payloads: bool = False) -> None:
+        self.tracer, self.parent, self.payloads = tracer(), parent, payloads
+        self._run: Any = None
+        self._chat: Any = None
+        self._tools: dict[str, Any] = {}
+        self._seen = 0
+
+    def _context(self, span: Any) -> Any:
+        from opentelemetry import trace
+
+        return trace.set_span_in_context(span)
+
+    def on_run_start(self, run: Run) -> None:
+        run_id = run.state.run_id
+        parent = _OPEN.get(run_id.rsplit(".sub", 1)[0]) if ".sub" in run_id else None
+        context = self._context(parent) if parent is not None else self.parent
+        self._run = self.tracer.start_span(f"invoke_agent {run.workflow.name}", context=context, attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.workflow.name,
+            "gen_ai.agent.id": run_id, "gen_ai.request.model": run.record.model,
+            "agent_runtime.resumed": run.state.turn > 0,
+        })  # fmt: skip
+        self._seen = 0  # hooks before this one may already have recorded events (a virtual file)
+
+    def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        if self._chat is None:
+            self._chat = self.tracer.start_span(f"chat {run.record.model}", context=self._context(self._run),
+                                                attributes={"gen_ai.operation.name": "chat",
+                                                            "gen_ai.request.model": run.record.model,
+                                                            "gen_ai.system": "openai"})  # fmt: skip
+        return messages
+
+    def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        span, self._chat = self._chat, None
+        if span is None:
+            return
+        span.set_attribute("gen_ai.response.model", response.model)
+        span.set_attribute("gen_ai.response.id", response.id)
+        span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+        if response.usage is not None:
+            span.set_attribute("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", response.usage.completion_tokens)
+            span.set_attribute("gen_ai.usage.cached_input_tokens", response.usage.cached_tokens)
+        span.set_attribute("agent_runtime.attempts", response.attempts)
+        span.end()
+        self._events(run)
+
+    def on_model_error(self, run: Run, error: ModelError) -> bool:
+        self._fail_chat(error)
+        return False
+
+    def on_context_overflow(self, run: Run, error: ContextLengthExceededError) -> bool:
+        self._fail_chat(error)
+        return False
+
+    def _fail_chat(self, error: Exception) -> None:
+        span, self._chat = self._chat, None
+        if span is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+            span.end()
+
+    def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name,
+                      "gen_ai.tool.call.id": call.id}  # fmt: skip
+        if self.payloads:
+            attributes["gen_ai.tool.call.arguments"] = call.arguments[:4_000]
+        span = self.tracer.start_span(f"execute_tool {call.name}", context=self._context(self._run),
+                                      attributes=attributes)  # fmt: skip
+        self._tools[call.id] = span
+        if call.name == "subagent":
+            _OPEN[run.state.run_id] = span
+        return None
+
+    def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        span = self._tools.pop(outcome.call.id, None)
+        if span is not None:
+            if outcome.is_error:
+                from opentelemetry.trace import Status, StatusCode
+
+                span.set_status(Status(StatusCode.ERROR, "the tool returned an error"))
+            span.set_attribute("agent_runtime.tool.result_chars", len(outcome.content))
+            span.end()
+        if outcome.call.name == "subagent":
+            _OPEN.pop(run.state.run_id, None)
+        return outcome
+
+    def after_step(self, run: Run) -> None:
+        self._events(run)
+
+    def on_run_end(self, run: Run) -> None:
+        self._events(run)
+        for span in [*self._tools.values(), *([self._chat] if self._chat is not None else [])]:
+            span.end()  # calls cut off by the deadline or a failure
+        self._tools.clear()
+        if self._run is None:
+            return
+        totals = run.record.usage_totals()
+        self._run.set_attribute("gen_ai.usage.input_tokens", totals["prompt_tokens"])
+        self._run.set_attribute("gen_ai.usage.output_tokens", totals["completion_tokens"])
+        self._run.set_attribute("agent_runtime.status", str(run.record.status))
+        if run.record.status.value == "failed":
+            from opentelemetry.trace import Status, StatusCode
+
+            self._run.set_status(Status(StatusCode.ERROR, run.record.stop_reason or "failed"))
+        self._run.end()
+
+    def _events(self, run: Run) -> None:
+        """Our own events on the run's span: numbers and ids only (the record's event, flattened)."""
+        if self._run is None:
+            return
+        for event in run.record.events[self._seen :]:
+            data = event.to_dict()
+            if data["type"] in EVENT_KINDS:
+                attributes = {f"agent_runtime.{k}": v for k, v in data.items()
+                              if k not in ("type", "at") and isinstance(v, str | int | float | bool)}  # fmt: skip
+                self._run.add_event(data["type"], attributes=attributes)
+        self._seen = len(run.record.events)
+
+
+@contextmanager
+def span(name: str, attributes: Mapping[str, str | int | bool] | None = None) -> Iterator[None]:
+    """A span around a block when tracing is on (the webhook's, so the run's trace starts at the request)."""
+    if not enabled():
+        yield
+        return
+    with tracer().start_as_current_span(name, attributes=dict(attributes or {})):
+        yield

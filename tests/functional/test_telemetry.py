@@ -1,0 +1,162 @@
+"""OpenTelemetry traces over OTLP/HTTP, checked at a real receiver on 127.0.0.1 (protobuf decoded with
+opentelemetry-proto): span names and nesting across a sub-agent, GenAI attributes, compaction events, no payloads
+by default, everything exported by the time a handler returns (flush), and nothing imported when tracing is off."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "examples" / "documents"
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[Any]]]:
+    spans: list[Any] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    spans.extend(scope.spans)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", spans
+    server.shutdown()
+
+
+def attributes(span: Any) -> dict[str, Any]:
+    found = {}
+    for item in span.attributes:
+        value = item.value
+        kind = value.WhichOneof("value")
+        if kind == "array_value":
+            found[item.key] = [getattr(v, v.WhichOneof("value")) for v in value.array_value.values]
+        else:
+            found[item.key] = getattr(value, kind)
+    return found
+
+
+def test_the_demo_run_is_traced_with_genai_spans_and_a_nested_helper(receiver: tuple[str, list[Any]]) -> None:
+    endpoint, spans = receiver
+    ticket = (REPO / "examples" / "tickets" / "PROJ-1423.txt").read_text()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    env |= {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "agent-runtime-test"}
+    files = [arg for name in ("webhook-retries-design.md", "queue-consumer-design.md", "platform-handbook.md")
+             for arg in ("-f", str(DOCS / name))]  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "agent_runtime", "run", "document-feedback", "-m", ticket, "-q",
+                           *files], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    by_id = {span.span_id: span for span in spans}  # everything was exported before the process ended (flush)
+    names = [span.name for span in spans]
+    [parent, child] = sorted((s for s in spans if s.name.startswith("invoke_agent")), key=lambda s: len(s.name))
+    assert parent.name == "invoke_agent document-feedback" and not parent.parent_span_id
+    helper_call = by_id[child.parent_span_id]
+    assert helper_call.name == "execute_tool subagent" and helper_call.parent_span_id == parent.span_id
+    chats = [s for s in spans if s.name.startswith("chat ") and s.parent_span_id == parent.span_id]
+    assert chats and all(s.trace_id == parent.trace_id for s in spans)
+    chat = attributes(chats[0])
+    assert chat["gen_ai.operation.name"] == "chat" and chat["gen_ai.request.model"] == "gpt-4.1"
+    assert chat["gen_ai.usage.input_tokens"] > 0 and chat["gen_ai.response.finish_reasons"] == ["tool_calls"]
+    assert chat["gen_ai.response.id"].startswith("chatcmpl-")
+    assert {"execute_tool file_regex", "execute_tool python"} <= set(names)
+    tool = attributes(next(s for s in spans if s.name == "execute_tool python"))
+    assert "gen_ai.tool.call.arguments" not in tool  # no payloads unless AGENT_LOG_PAYLOADS=1
+    assert {e.name for e in parent.events} >= {"virtual_file", "subagent"}
+    assert "masking" in {e.name for e in child.events}  # the helper's window management, on its own span
+    raw = b"".join(s.SerializeToString() for s in spans)
+    assert b"Rollout" not in raw and b"latency_ms" not in raw  # no document or log text in any span
+
+
+def test_a_compaction_is_an_event_with_its_numbers(receiver: tuple[str, list[Any]], scripted: Any,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from agent_runtime import telemetry
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.testing import call, reply
+
+    from tests.conftest import make_workflow, model_for
+    from tests.functional.test_compaction import fetch
+
+    endpoint, spans = receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    from agent_runtime.context import ContextSettings
+
+    flow = make_workflow(window=8_000, output=1_000, context=ContextSettings(mask_threshold_tokens=0))
+    server = scripted(*[call("fetch", {"n": n}) for n in range(1, 6)], reply("done"))
+    record = build_agent(flow, model_for(server), tools=[fetch]).run("Read the manual.")
+    telemetry.flush()  # what a Lambda handler does before it returns: the spans are there now, not later
+    [run] = [s for s in spans if s.name.startswith("invoke_agent")]
+    [compaction] = [e for e in run.events if e.name == "compaction"]
+    numbers = attributes(compaction)
+    [event] = [e for e in record.events if e["type"] == "compaction"]
+    assert numbers["agent_runtime.tokens_before"] == event["tokens_before"] > numbers["agent_runtime.tokens_after"]
+    assert numbers["agent_runtime.tactic"] == event["tactic"]
+    assert len([s for s in spans if s.name == "execute_tool fetch"]) == 5
+
+
+def test_nothing_of_opentelemetry_is_imported_without_an_endpoint() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    code = ("import sys, agent_runtime.runtime, agent_runtime.triggers.worker, agent_runtime.triggers.webhook; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk'))))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=60, check=True)  # fmt: skip
+    assert json.loads(done.stdout) == []
+
+
+def test_one_trace_from_the_slack_request_through_the_queue_to_the_run(
+    receiver: tuple[str, list[Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+    import urllib.request
+
+    from agent_runtime import telemetry
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.triggers.config import TriggerConfig
+    from agent_runtime.triggers.serve import LocalServer
+
+    from tests.functional.test_triggers_e2e import WORKFLOW
+    from tests.functional.test_webhook import ENV
+    from tests.triggers_support import fake_apis, slack_mention, slack_request
+
+    endpoint, spans = receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    runtime = RuntimeConfig(workflows_dir=tmp_path, state_dir=tmp_path / "state", skills_dir=REPO / "skills",
+                            use_demo_model=True, sandbox_mode="off")  # fmt: skip
+    with fake_apis() as (_, base):
+        triggers = TriggerConfig.from_env({**ENV, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_API_URL": f"{base}/"})
+        server = LocalServer(runtime, triggers, port=0).start()
+        try:
+            body, headers = slack_request(slack_mention("EvTrace"))
+            request = urllib.request.Request(f"{server.url}/slack/events", data=body, headers=headers, method="POST")
+            urllib.request.urlopen(request, timeout=10).read()
+            deadline = time.monotonic() + 30
+            while not server.outcomes and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            server.close()
+    telemetry.flush()
+    [received] = [s for s in spans if s.name == "receive slack"]
+    [run] = [s for s in spans if s.name == "invoke_agent design-review"]
+    assert run.trace_id == received.trace_id and run.parent_span_id == received.span_id
