@@ -93,6 +93,7 @@ class Worker:
         """Process one queue message: a new event, the continuation of a suspended run, or a decision on a call
         that waits for approval."""
         kind = message.get("type")
+        self.trace_parent = telemetry.extract(message.get("trace"))  # the webhook's trace, through the queue
         if kind == "event":
             event = TriggerEvent.from_dict(message["event"])
             run_id = run_id_for(event)
@@ -118,7 +119,6 @@ class Worker:
             deferred = self._defer_behind_active_run(event, run_id, message, deadline)
             if deferred is not None:
                 return deferred
-        self.trace_parent = telemetry.extract(message.get("trace"))  # the webhook's trace, through the queue
         return self._run(event, run_id, continuation=kind == "continue", deadline=deadline)
 
     def _workflow(self, event: TriggerEvent) -> Workflow:
