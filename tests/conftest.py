@@ -23,6 +23,11 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
+    # What a warm process learned about an endpoint is keyed by its URL: a scripted server on a reused port is
+    # another server, so no test inherits another's calibration.
+    from agent_runtime.context import budget
+
+    budget._LEARNED.clear()
 
 
 @pytest.fixture
