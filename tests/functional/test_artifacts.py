@@ -1,5 +1,6 @@
 """The `sam build` output (.aws-sam/build): sizes under Lambda's limit, handlers importable from the built layout
-with only the built dependencies, the encodings, Pyodide files and snapshot present, the sandbox answering.
+with only the built dependencies, by an interpreter of the functions' runtime (python3.13: the layers hold its
+wheels and bytecode), the encodings, Pyodide files and snapshot present, the sandbox answering.
 
 `make test` builds first and sets AGENT_REQUIRE_BUILD=1, so a missing build fails there; a bare `pytest` skips.
 """
@@ -35,6 +36,28 @@ class _Loader(yaml.SafeLoader):
 
 _Loader.add_constructor("!Ref", lambda loader, node: {"Ref": loader.construct_scalar(node)})
 _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def lambda_runtime() -> str:
+    """The Python functions' runtime in the built template (``python3.13``)."""
+    template = yaml.load((BUILD / "template.yaml").read_text(), Loader=_Loader)
+    runtimes = {r["Properties"].get("Runtime") for r in template["Resources"].values() if "Properties" in r}
+    (runtime,) = {r for r in runtimes if r and r.startswith("python")}
+    return str(runtime)
+
+
+def find_python(version: str) -> str | None:
+    """An interpreter of that version, found as the Makefile finds them (scripts/find-python)."""
+    found = subprocess.run([str(REPO / "scripts" / "find-python"), version], capture_output=True, text=True)
+    return found.stdout.strip() or None
+
+
+LAMBDA_VERSION = lambda_runtime().removeprefix("python")
+LAMBDA_PYTHON = os.environ.get("LAMBDA_PYTHON") or find_python(LAMBDA_VERSION)
+if not LAMBDA_PYTHON:
+    if os.environ.get("AGENT_REQUIRE_LAMBDA_PYTHON"):
+        raise RuntimeError(f"no Python {LAMBDA_VERSION} to check the build with (the functions' runtime)")
+    pytest.skip(f"no Python {LAMBDA_VERSION}: the build is checked with Lambda's interpreter", allow_module_level=True)
 
 
 def size_mb(path: Path) -> float:
@@ -83,7 +106,7 @@ def built_python(function: str, code: str, env: dict[str, str] | None = None) ->
     }
     script = f"import sys; sys.path[:0] = {paths!r}\n{code}"
     out = subprocess.run(
-        [sys.executable, "-S", "-c", script],
+        [str(LAMBDA_PYTHON), "-S", "-c", script],
         env={**base_env, **(env or {})},
         cwd=BUILD / function,
         capture_output=True,

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import REPO
 
@@ -27,8 +30,12 @@ def layer(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+HERE = "{}.{}".format(*sys.version_info[:2])
+
+
+def run(*args: str, version: str = HERE) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "LAMBDA_PYTHON"} | {"LAMBDA_VERSION": version}
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env)
 
 
 def test_keeps_the_listed_models_and_the_shared_files_and_compiles_unchecked_hash(tmp_path: Path) -> None:
@@ -41,10 +48,26 @@ def test_keeps_the_listed_models_and_the_shared_files_and_compiles_unchecked_has
     assert [sorted(p["services"]) for p in endpoints["partitions"]] == [["monitoring", "s3"]] * 2  # by prefix
     assert endpoints["partitions"][0]["regions"] == {"r": {}} and endpoints["version"] == 3
     pyc = root / "pkg" / "__pycache__" / f"mod.{sys.implementation.cache_tag}.pyc"
-    if sys.version_info[:2] == (3, 11):
-        assert pyc.read_bytes()[4] == 1  # PEP 552 flags: hash-based, unchecked
-    else:
-        assert not pyc.exists() and "no bytecode shipped" in done.stdout
+    assert pyc.read_bytes()[4] == 1  # PEP 552 flags: hash-based, unchecked
+
+
+def test_bytecode_is_written_by_an_interpreter_of_lambdas_version_whichever_python_runs_the_script(
+    tmp_path: Path,
+) -> None:
+    other = "3.11" if HERE != "3.11" else "3.13"
+    found = subprocess.run([str(REPO / "scripts" / "find-python"), other], capture_output=True, text=True)
+    if found.returncode:
+        pytest.skip(f"no Python {other} on this machine")
+    root = layer(tmp_path)
+    assert run(str(root), version=other).returncode == 0
+    assert [p.name for p in (root / "pkg" / "__pycache__").iterdir()] == [f"mod.cpython-{other.replace('.', '')}.pyc"]
+
+
+def test_without_an_interpreter_of_lambdas_version_no_bytecode_is_shipped(tmp_path: Path) -> None:
+    root = layer(tmp_path)
+    done = run(str(root), version="3.99")
+    assert done.returncode == 0 and "no Python 3.99 (Lambda's) found; no bytecode shipped" in done.stdout
+    assert not (root / "pkg" / "__pycache__").exists()
 
 
 def test_all_keeps_every_model(tmp_path: Path) -> None:

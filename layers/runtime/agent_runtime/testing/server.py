@@ -100,9 +100,11 @@ class ScriptedServer:
         self._httpd.server_close()
 
     # Called on the server thread.
-    def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
+    def _answer(
+        self, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         with self._lock:
-            request = ScriptedRequest(index=len(self.requests), body=body)
+            request = ScriptedRequest(index=len(self.requests), body=body, headers=headers or {})
             self.requests.append(request)
             orphans = find_orphans(body.get("messages", []))
             if orphans:
@@ -205,7 +207,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError as error:
                 self._send(400, _error_body(f"request body is not JSON: {error}", "invalid_request_error", None), {})
                 return
-            self._send(*server._answer(body))
+            self._send(*server._answer(body, {k.lower(): v for k, v in self.headers.items()}))
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":

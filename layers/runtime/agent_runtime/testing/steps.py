@@ -61,6 +61,7 @@ class ScriptedRequest:
 
     index: int
     body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names, as sent (authorization, ...)
 
     @property
     def messages(self) -> list[Message]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .build import DeclaredTools, ToolEnv, check_names, declared_tools, validate_tools
+from .build import DeclaredTools, ToolEnv, check_names, close_sessions, declared_tools, validate_tools
 from .exceptions import SecretMissingError, ToolSourceError
 from .settings import McpServerSettings, OpenApiSettings, ToolSettings, parse_tools_section
 
@@ -15,6 +15,7 @@ __all__ = [
     "ToolSettings",
     "ToolSourceError",
     "check_names",
+    "close_sessions",
     "declared_tools",
     "parse_tools_section",
     "validate_tools",

@@ -170,3 +170,9 @@ def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offlin
     except ConfigError as error:
         return [str(error)]
     return [f"tools.mcp {name!r}: {why}" for name, why in found.unreachable.items()]
+
+
+def close_sessions() -> None:
+    """Forget every MCP session (a SnapStart restore leaves their connections dead); the next use reconnects."""
+    while _SESSIONS:
+        _SESSIONS.popitem()[1].close()

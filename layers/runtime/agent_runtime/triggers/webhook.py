@@ -6,6 +6,7 @@ Nothing here runs the agent. Every refusal says why in the log and in a short JS
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import secrets as token_source
 import time
@@ -19,7 +20,7 @@ from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idemp
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
-from .. import telemetry
+from .. import snapstart, telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..stores.runs import check_thread_id
@@ -225,10 +226,12 @@ def webhook_from_env(logger: Logger) -> Webhook:
     triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
     if not (triggers.table and triggers.queue_url):
         raise RuntimeError("the webhook function needs AGENT_TABLE and AGENT_QUEUE_URL")
+    snapstart.install()  # after a restore: its own random state, no cached secret (read per request)
     session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
+    sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
     # The store (S3 + DynamoDB clients) only for claim checks of large bodies: made on first use, not at init.
-    queue = SqsQueue(
-        session.client("sqs"), triggers.queue_url, store_factory=lambda: store_for(triggers, runtime, session)
-    )
-    persistence = dynamodb_layer(triggers.table, client=session.client("dynamodb"))
+    queue = SqsQueue(sqs, triggers.queue_url, store_factory=lambda: store_for(triggers, runtime, session))
+    persistence = dynamodb_layer(triggers.table, client=dynamodb)
+    if snapstart.snapshotting():
+        snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
     return create_app(triggers, queue=queue, persistence=persistence, workflows=all_workflows(runtime), logger=logger)
