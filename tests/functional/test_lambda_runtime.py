@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -219,6 +220,7 @@ markers = [m[::-1] for m in sys.argv[1:]]  # given reversed: the command line is
 del sys.argv[1:]
 snapstart.run_before_snapshot()
 in_snapshot = found(markers)
+primed_tool = "lookup_tools" in sys.modules
 app.store.s3.list_buckets()  # a pooled connection, as if init had made a call: dead after a restore
 memory = random.getstate()  # every environment restored from the snapshot starts from this
 restores, clients = [], []
@@ -234,21 +236,51 @@ for _ in range(2):
         "slack_token": app.worker.replies.slack.client.token if app.worker.replies.slack else None,
     })
 print(json.dumps({"in_snapshot": in_snapshot, "after_restore": found(markers), "restores": restores,
-                  "fresh_clients": clients[0] is not clients[1]}))
+                  "fresh_clients": clients[0] is not clients[1], "primed_tool": primed_tool}))
 """
 
 
+WITH_TOOLS = """\
+name: with-tools
+description: Looks things up.
+prompt: You look things up.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+tools:
+  python: [lookup_tools:lookup]
+"""
+TOOL = '''
+from agent_runtime import tool
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: The key.
+    """
+    return key
+'''
+
+
 def test_restored_environments_hold_no_secret_from_the_snapshot_and_differ_where_they_must(
-    aws: dict[str, Any],
+    aws: dict[str, Any], tmp_path: Path
 ) -> None:
-    """Two environments restored from one snapshot: the before-snapshot hooks primed it without reading a secret,
-    and each restore gets its own random state, run ids, fresh secrets, an ``openai`` client and empty pools."""
+    """Two environments restored from one snapshot: the before-snapshot hooks primed it without reading a secret
+    (workflows, their Python tools; a broken workflow does not fail the snapshot), and each restore gets its own
+    random state, run ids, fresh secrets, an ``openai`` client and empty pools."""
+    workflows, tools = tmp_path / "workflows", tmp_path / "tools"
+    shutil.copytree(BUILD / "ContentLayer" / "workflows", workflows)
+    (workflows / "with-tools.yaml").write_text(WITH_TOOLS)
+    (workflows / "broken.yaml").write_text("name: broken\nmodel: [not, a, mapping]\n")
+    tools.mkdir()
+    (tools / "lookup_tools.py").write_text(TOOL)
     key, token = "sk-canary-0f3b9c1e", "xoxb-canary-77d2a1"
     secrets = aws["clients"]["secretsmanager"]
     secrets.put_secret_value(SecretId=f"{aws['name']}/openai", SecretString=key)
     integrations = {"slack_signing_secret": SLACK_SECRET, "slack_bot_token": token}
     secrets.put_secret_value(SecretId=f"{aws['name']}/integrations", SecretString=json.dumps(integrations))
-    env = lambda_env("WorkerFunction", RuntimeApi(), {**aws["env"], "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"})
+    extra = {"AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start", "AGENT_WORKFLOWS_DIR": str(workflows)}
+    env = lambda_env("WorkerFunction", RuntimeApi(), {**aws["env"], **extra, "AGENT_TOOLS_PATH": str(tools)})
     out = subprocess.run(
         [str(LAMBDA_PYTHON), "-c", RESTORES, *(secret[::-1] for secret in (key, token, SLACK_SECRET))],
         cwd=BUILD / "WorkerFunction",
@@ -268,3 +300,5 @@ def test_restored_environments_hold_no_secret_from_the_snapshot_and_differ_where
     assert (first["key"], first["slack_token"], first["s3_pools"]) == (key, token, 0)
     assert (second["key"], second["slack_token"], second["s3_pools"]) == (key, token, 0)
     assert result["fresh_clients"]
+    assert result["primed_tool"]
+    assert '"message":"workflow not primed"' in out.stdout and '"workflow":"broken"' in out.stdout
