@@ -163,3 +163,45 @@ def test_one_trace_from_the_slack_request_through_the_queue_to_the_run(
     [received] = [s for s in spans if s.name == "receive slack"]
     [run] = [s for s in spans if s.name == "invoke_agent design-review"]
     assert run.trace_id == received.trace_id and run.parent_span_id == received.span_id
+
+
+def test_parallel_helpers_each_nest_under_the_call_that_started_them(
+    receiver: tuple[str, list[Any]], scripted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: the parent kept one open subagent span per run, so two helpers started at once both nested under the
+    second call's span."""
+    from agent_runtime import telemetry
+    from agent_runtime.files import InMemoryFileStore
+    from agent_runtime.testing import calls, reply
+
+    from tests.functional.test_subagents import child_script, long_doc, parent
+
+    endpoint, spans = receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    files = InMemoryFileStore()
+    doc = files.put(long_doc(20), name="a.txt")
+    # Each helper answers with its own task's word, whichever asks first.
+    child = child_script(*[lambda request: reply(f"done: {said(request)}")] * 2)
+    tasks = [("subagent", {"task": f"read the file, then say {word}", "files": [doc.id]}) for word in ("red", "blue")]
+    server = scripted(calls(*tasks), reply("both done"), intercept=child)
+    record = parent(server, files).run("go")
+    telemetry.flush()
+    assert record.final_answer == "both done"
+    by_id = {span.span_id: span for span in spans}
+    helpers = [s for s in spans if s.name.startswith("invoke_agent") and s.parent_span_id]
+    assert len(helpers) == 2
+    starters = {by_id[h.parent_span_id].span_id for h in helpers}
+    assert len(starters) == 2 and all(by_id[s].name == "execute_tool subagent" for s in starters)
+    answers = {child["run_id"]: child["final_answer"] for child in record.children}
+    [asked] = [m for m in server.requests[-1].messages if m.get("tool_calls")]  # the parent's two calls
+    words = {c["id"]: json.loads(c["function"]["arguments"])["task"].split()[-1] for c in asked["tool_calls"]}
+    for helper in helpers:  # the call it nests under asked for the word the helper answered with
+        call_id = attributes(by_id[helper.parent_span_id])["gen_ai.tool.call.id"]
+        assert answers[attributes(helper)["gen_ai.agent.id"]] == f"done: {words[call_id]}"
+
+
+def said(request: Any) -> str:
+    """The word a helper's task asks it to say."""
+    import re
+
+    return re.findall(r"then say (\w+)", json.dumps(request.messages))[0]

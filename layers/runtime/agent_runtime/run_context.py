@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
@@ -11,6 +12,10 @@ from .deadline import Deadline
 from .events import RunEvent
 from .files import FileStore
 from .state import Slot
+
+# The id of the tool call running in this thread (set by the registry while a tool runs): a helper started by a
+# ``subagent`` call finds the call that started it, even when several run at once.
+CURRENT_CALL: ContextVar[str | None] = ContextVar("agent_runtime_current_call", default=None)
 
 
 class SubagentSummary(TypedDict):

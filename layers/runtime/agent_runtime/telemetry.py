@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .hooks import Hook
+from .run_context import CURRENT_CALL
 
 if TYPE_CHECKING:
     from .loop import Run
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 EVENT_KINDS = ("compaction", "masking", "virtual_file", "approval_requested", "approval_decided", "subagent")
 _LOCK = threading.Lock()
 _PROVIDERS: dict[str, Any] = {}
-_OPEN: dict[str, Any] = {}  # run id → its span of the tool call running now (a helper's parent)
+_OPEN: dict[tuple[str, str], Any] = {}  # (run id, call id) → a running subagent call's span (its helper's parent)
 
 
 def enabled(env: Mapping[str, str] | None = None) -> bool:
@@ -92,7 +93,7 @@ class TelemetryHook(Hook):
 
     def on_run_start(self, run: Run) -> None:
         run_id = run.state.run_id
-        parent = _OPEN.get(run_id.rsplit(".sub", 1)[0]) if ".sub" in run_id else None
+        parent = _OPEN.get((run_id.rsplit(".sub", 1)[0], CURRENT_CALL.get() or "")) if ".sub" in run_id else None
         context = self._context(parent) if parent is not None else self.parent
         self._run = self.tracer.start_span(f"invoke_agent {run.workflow.name}", context=context, attributes={
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.workflow.name,
@@ -149,7 +150,7 @@ class TelemetryHook(Hook):
                                       attributes=attributes)  # fmt: skip
         self._tools[call.id] = span
         if call.name == "subagent":
-            _OPEN[run.state.run_id] = span
+            _OPEN[(run.state.run_id, call.id)] = span
         return None
 
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
@@ -162,7 +163,7 @@ class TelemetryHook(Hook):
             span.set_attribute("agent_runtime.tool.result_chars", len(outcome.content))
             span.end()
         if outcome.call.name == "subagent":
-            _OPEN.pop(run.state.run_id, None)
+            _OPEN.pop((run.state.run_id, outcome.call.id), None)
         return outcome
 
     def after_step(self, run: Run) -> None:

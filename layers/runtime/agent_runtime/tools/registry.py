@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError, ToolError
 from ..models.base import ToolCall
-from ..run_context import RunContext
+from ..run_context import CURRENT_CALL, RunContext
 from .decorator import Tool
 
 logger = logging.getLogger(__name__)
@@ -83,7 +83,11 @@ class ToolRegistry:
         try:
             if item is None:
                 raise ToolError(f"there is no tool named {call.name!r}; available: {', '.join(self._tools)}")
-            content = item.invoke(parse_arguments(call.arguments), context)
+            token = CURRENT_CALL.set(call.id)
+            try:
+                content = item.invoke(parse_arguments(call.arguments), context)
+            finally:
+                CURRENT_CALL.reset(token)
             is_error = False
         except ToolError as error:
             content, is_error = error_text(str(error)), True
