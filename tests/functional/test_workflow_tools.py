@@ -350,3 +350,54 @@ def test_mutating_calls_need_approval_and_a_denial_reaches_the_model(scripted: S
     with ScriptedServer([call("notes_create_page", {"title": "t", "body": "b"}), reply("ok")]) as other:
         record = build_agent(flow, model_for(other), tool_env=ToolEnv(secrets=SECRETS.get)).run("Write.")
     assert any(e["type"] == "approval_decided" and e["decision"] == "denied" for e in record.to_dict()["events"])
+
+
+HELPER_TOOLS = '''
+from agent_runtime import tool
+
+RESTARTED = []
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: The key.
+    """
+    return f"{key} = 42"
+
+@tool(mutating=True)
+def restart(service: str) -> str:
+    """Restart a service.
+
+    Args:
+        service: Its name.
+    """
+    RESTARTED.append(service)
+    return "restarted"
+'''
+
+
+def test_helpers_get_the_declared_tools_that_need_no_approval(scripted: Start, tmp_path: Path) -> None:
+    """A helper runs inside one tool call and cannot wait for a decision: it gets the workflow's read-only
+    declared tools (the parent's own objects and credentials), not the ones that need approval."""
+    from agent_runtime.subagents import SubagentSettings
+
+    (tmp_path / "helper_tools.py").write_text(HELPER_TOOLS)
+    flow = workflow(tmp_path, {"python": ["helper_tools:lookup", "helper_tools:restart"]})
+    flow = replace(flow, subagents=SubagentSettings(enabled=True))
+
+    def helper(request: ScriptedRequest) -> Any:
+        if not request.system_text().startswith("You are a helper agent"):
+            return None
+        assert "lookup" in request.tool_names and "restart" not in request.tool_names, request.tool_names
+        results = request.tool_results()
+        return reply(f"found: {next(iter(results.values()))}") if results else call("lookup", {"key": "limit"})
+
+    server = scripted(call("subagent", {"task": "find the limit"}), reply("the limit is 42"), intercept=helper)
+    agent = build_agent(flow, model_for(server), tool_env=ToolEnv(tools_path=(str(tmp_path),)))
+    assert {"lookup", "restart"} <= set(agent.tools.names())
+    record = agent.run("What is the limit?")
+    assert record.status is RunStatus.COMPLETED and record.final_answer == "the limit is 42"
+    [child] = record.children
+    assert child["final_answer"] == "found: limit = 42"

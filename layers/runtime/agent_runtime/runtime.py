@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,7 +29,7 @@ from .skills.tools import skill_files
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
-from .toolsets import DeclaredTools, ToolEnv, check_names, declared_tools
+from .toolsets import DeclaredTools, ToolEnv, ToolSettings, check_names, declared_tools
 from .trace import TraceHook
 from .workflows import Workflow
 
@@ -161,11 +162,14 @@ def build_agent(
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
         trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
         model_for = _model_factory(model)
+        # Helpers use the parent's declared and given tools (the same sessions and credentials), except those that
+        # need approval: a helper runs inside one tool call and cannot wait for a decision.
+        helper_tools = [item for item in [*declared.tools, *tools] if not item.needs_approval()]
 
         def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
             """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
             return build_agent(
-                child,
+                replace(child, tools=ToolSettings()),
                 model_for(child.model.name),
                 files=child_files,
                 hooks=child_hooks,
@@ -173,6 +177,7 @@ def build_agent(
                 config=config,
                 depth=depth + 1,
                 sandbox=sandbox,
+                tools=helper_tools,
             )
 
         registry.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
