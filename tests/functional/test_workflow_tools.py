@@ -378,13 +378,15 @@ def restart(service: str) -> str:
 '''
 
 
-def test_helpers_get_the_declared_tools_that_need_no_approval(scripted: Start, tmp_path: Path) -> None:
-    """A helper runs inside one tool call and cannot wait for a decision: it gets the workflow's read-only
-    declared tools (the parent's own objects and credentials), not the ones that need approval."""
+@pytest.mark.parametrize("approval", ["mutating", "never"])
+def test_helpers_get_the_read_only_declared_tools(scripted: Start, tmp_path: Path, approval: str) -> None:
+    """A helper runs inside one tool call with no checkpoint of its own and cannot wait for a decision: it gets
+    the workflow's read-only declared tools (the parent's own objects and credentials), never a mutating one,
+    even one that needs no approval (a resumed parent would run the helper, and the call, again)."""
     from agent_runtime.subagents import SubagentSettings
 
     (tmp_path / "helper_tools.py").write_text(HELPER_TOOLS)
-    flow = workflow(tmp_path, {"python": ["helper_tools:lookup", "helper_tools:restart"]})
+    flow = workflow(tmp_path, {"python": ["helper_tools:lookup", "helper_tools:restart"], "approval": approval})
     flow = replace(flow, subagents=SubagentSettings(enabled=True))
 
     def helper(request: ScriptedRequest) -> Any:

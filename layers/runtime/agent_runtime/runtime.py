@@ -162,9 +162,10 @@ def build_agent(
     if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
         trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
         model_for = _model_factory(model)
-        # Helpers use the parent's declared and given tools (the same sessions and credentials), except those that
-        # need approval: a helper runs inside one tool call and cannot wait for a decision.
-        helper_tools = [item for item in [*declared.tools, *tools] if not item.needs_approval()]
+        # Helpers use the parent's read-only declared and given tools (the same sessions and credentials). Not the
+        # others: a helper runs inside one tool call, with no checkpoint of its own (a resumed parent runs it
+        # again, so a mutating call could run twice) and no way to wait for an approval.
+        helper_tools = [item for item in [*declared.tools, *tools] if not (item.mutating or item.needs_approval())]
 
         def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
             """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
