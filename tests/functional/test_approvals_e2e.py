@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,49 @@ def test_an_expired_request_tells_the_model_when_the_thread_moves_on(system, scr
     assert "expired before anyone decided" in expired
     texts = [u["text"] for u in s.apis.named("chat.update")]
     assert any("not approved in time" in t for t in texts) and any("Here is the status." in t for t in texts)
+
+
+def fire(s: Any, name: str) -> dict[str, Any]:
+    """What EventBridge Scheduler does at the schedule's time: its input, into the queue in its message group."""
+    schedule = s.clients["scheduler"].get_schedule(Name=name, GroupName="default")
+    target = schedule["Target"]
+    s.clients["sqs"].send_message(
+        QueueUrl=s.queue_url,
+        MessageBody=target["Input"],
+        MessageGroupId=target["SqsParameters"]["MessageGroupId"],
+        MessageDeduplicationId=f"scheduler-{time.time_ns()}",  # the queue's content-based deduplication, on AWS
+    )
+    return dict(schedule)
+
+
+def test_an_expired_request_wakes_its_run_when_nobody_writes_again(system, scripted, ops) -> None:  # noqa: F811
+    log = ops()
+    server = scripted(call("restart_service", {"service": "cache"}), reply("The restart was not approved in time."))
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev6", "restart cache", "1763800006.0")))
+    assert s.deliver() == ["awaiting_approval"]
+    queue = s.clients["sqs"].get_queue_attributes(QueueUrl=s.queue_url, AttributeNames=["QueueArn"])
+    schedules = s.clients["scheduler"].list_schedules(GroupName="default")["Schedules"]  # moto's, for every test
+    [listed] = [x for x in schedules if x["Target"]["Arn"] == queue["Attributes"]["QueueArn"]]
+    schedule = fire(s, listed["Name"])  # too early (clocks differ): nothing happens, and it stays set
+    assert s.deliver() == ["ignored"] and not log.exists()
+    asked = json.loads(schedule["Target"]["Input"])
+    at = datetime.strptime(schedule["ScheduleExpression"], "at(%Y-%m-%dT%H:%M:%S)").replace(tzinfo=UTC)
+    assert abs(at.timestamp() - (time.time() + 3600)) < 60  # approval_timeout_hours: 1
+    assert asked["type"] == "expire" and schedule["ActionAfterCompletion"] == "DELETE"
+    assert schedule["Target"]["SqsParameters"]["MessageGroupId"] == "slack-T0TEAM-C0OPS-1763800000.000100"
+    s.worker.clock = lambda: time.time() + 2 * 3600
+    fire(s, listed["Name"])
+    assert s.deliver() == ["answered"]
+    assert not log.exists()
+    expired = next(iter(server.requests[1].tool_results().values()))
+    assert "expired before anyone decided" in expired
+    texts = [u["text"] for u in s.apis.named("chat.update")]
+    assert any(t.startswith(":hourglass: `restart_service`: expired") for t in texts)  # the buttons are gone
+    assert any("not approved in time" in t for t in texts)
+    value, _ = approval_value(s)
+    click(s, value, "U0DANA")  # a click now decides nothing, and nothing runs
+    assert s.deliver() == ["duplicate"] and not log.exists()
 
 
 OPS_JIRA = """\

@@ -21,8 +21,8 @@ from tests.triggers_support import slack_request
 
 BUILD = REPO / ".aws-sam" / "build"
 LIMIT_MB = 250  # unzipped: the function and all its layers
-# AWS clients the runtime and Powertools make (stores, queue, sandbox, secrets and parameters)
-REQUIRED_SERVICES = ("s3", "dynamodb", "sqs", "lambda", "secretsmanager", "ssm", "sts")
+# AWS clients the runtime and Powertools make (stores, queue, sandbox, secrets and parameters, approval wake-ups)
+REQUIRED_SERVICES = ("s3", "dynamodb", "sqs", "lambda", "secretsmanager", "ssm", "sts", "scheduler")
 
 if not (BUILD / "template.yaml").is_file():
     if os.environ.get("AGENT_REQUIRE_BUILD"):

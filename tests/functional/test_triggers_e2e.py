@@ -24,6 +24,7 @@ from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
 from agent_runtime.triggers.setup import replies_for
+from agent_runtime.triggers.wakeups import SchedulerWakeups
 from agent_runtime.triggers.webhook import create_app
 from agent_runtime.triggers.worker import Worker
 from aws_lambda_powertools import Metrics
@@ -65,16 +66,19 @@ class System:
     base: str  # the fake Slack/JIRA APIs' root URL
     metrics: Metrics
     received: list[dict[str, Any]]  # every SQS message the worker was handed
+    clients: dict[str, Any]  # moto's: dynamodb, sqs, s3, scheduler
+    queue_url: str
 
 
 @pytest.fixture
 def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., System]]:
     session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
-    clients = {name: session.client(name, endpoint_url=moto_endpoint) for name in ("dynamodb", "sqs", "s3")}
+    clients = {n: session.client(n, endpoint_url=moto_endpoint) for n in ("dynamodb", "sqs", "s3", "scheduler")}
     name = f"e{abs(hash(request.node.name)) % 10**8}"
     create_state_table(clients["dynamodb"], name)
     clients["s3"].create_bucket(Bucket=name)
     url = clients["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    queue_arn = clients["sqs"].get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     (tmp_path / "design-review.yaml").write_text(WORKFLOW)
     store = AwsStore(s3=clients["s3"], dynamodb=clients["dynamodb"], bucket=name, table=name)
     stack = []
@@ -115,6 +119,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             progress_interval=0.0,
             metrics=metrics,
             sandbox=sandbox,
+            wakeups=SchedulerWakeups(clients["scheduler"], queue_arn, "arn:aws:iam::123456789012:role/wakeups"),
         )
         seen: list[dict[str, Any]] = []
 
@@ -152,7 +157,17 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             return webhook.handle(api_event(path, body, headers), context)
 
         return System(
-            post, deliver, apis, worker_store, worker, lambda: handler(sqs_lambda_event(seen)), base, metrics, seen
+            post,
+            deliver,
+            apis,
+            worker_store,
+            worker,
+            lambda: handler(sqs_lambda_event(seen)),
+            base,
+            metrics,
+            seen,
+            clients,
+            url,
         )
 
     yield build

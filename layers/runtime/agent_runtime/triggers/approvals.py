@@ -145,9 +145,21 @@ class ApprovalDesk:
             refused = self.record(owner, DecisionMessage(other, next(iter(waiting)), said, event.user))
             return refused or resume(owner, other)
         if all(entry["expires_at"] <= self.clock() for entry in waiting.values()):
+            self.expire(owner, other)
             resume(owner, other)  # the request expired: that run goes on (the model is told), then this message
             return None if self.threads.active(event.thread_id) is None else self._wait(event, message)
         return self._wait(event, message)
+
+    def expire(self, event: TriggerEvent, run_id: str) -> bool:
+        """Settle the run's requests whose time is up (stored like a decision, so a late click finds it decided)
+        and show it where each was asked. True when any was due."""
+        now, channel = self.clock(), self.channel(event, run_id)
+        due = {call: entry for call, entry in (self.waiting(run_id) or {}).items() if entry["expires_at"] <= now}
+        for call_id, entry in due.items():
+            asked = self.runs.approval_asked(run_id, call_id)
+            if asked is not None and self.runs.save_decision(run_id, call_id, decision_record("expired", "")):
+                channel.approval_decided(asked, entry["tool"], "expired", "")
+        return bool(due)
 
     def _wait(self, event: TriggerEvent, message: dict[str, Any]) -> Outcome:
         self.threads.defer(event.thread_id, message)

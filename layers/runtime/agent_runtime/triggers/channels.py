@@ -20,6 +20,7 @@ from .replies import JiraReplier, SlackReplier
 
 WORKING = ":hourglass_flowing_sand: Working on it…"
 APPROVE, DENY = "approval_approve", "approval_deny"  # the buttons' action ids
+EXPIRED = "expired: nobody decided in time, so it was not run"
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
 
 
@@ -110,6 +111,9 @@ class SlackChannel(Channel):
         return {"ts": ts}
 
     def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
+        if decision == "expired":  # the buttons go: a click now would decide nothing
+            self.client.update(self.channel, asked["ts"], f":hourglass: `{request_tool}`: {EXPIRED}")
+            return
         mark = ":white_check_mark:" if decision == "approved" else ":no_entry_sign:"
         self.client.update(self.channel, asked["ts"], f"{mark} `{request_tool}`: {decision} by <@{who}>")
 
@@ -165,7 +169,8 @@ class JiraChannel(Channel):
         return {"comment": self.client.comment(self.issue_key, text)}
 
     def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
-        self.client.comment(self.issue_key, f"`{request_tool}`: {decision} by {who}.")
+        said = EXPIRED if decision == "expired" else f"{decision} by {who}"
+        self.client.comment(self.issue_key, f"`{request_tool}`: {said}.")
 
     def tell(self, user: str, text: str) -> None:
         self.client.comment(self.issue_key, text)

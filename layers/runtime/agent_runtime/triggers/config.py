@@ -40,6 +40,10 @@ class TriggerConfig:
     jira_email: str | None = None
     jira_bot_account_id: str | None = None
     max_attachment_bytes: int = 20 * 1024 * 1024
+    # Wake-ups of runs that wait for approval (EventBridge Scheduler → the queue): all three, or none.
+    queue_arn: str | None = None  # AGENT_QUEUE_ARN
+    scheduler_role_arn: str | None = None  # AGENT_SCHEDULER_ROLE_ARN: the role Scheduler sends with
+    schedule_group: str = "default"  # AGENT_SCHEDULE_GROUP
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -56,6 +60,9 @@ class TriggerConfig:
             jira_email=env.get("JIRA_EMAIL") or None,
             jira_bot_account_id=env.get("JIRA_BOT_ACCOUNT_ID") or None,
             max_attachment_bytes=int(env.get("AGENT_MAX_ATTACHMENT_MB") or 20) * 1024 * 1024,
+            queue_arn=env.get("AGENT_QUEUE_ARN") or None,
+            scheduler_role_arn=env.get("AGENT_SCHEDULER_ROLE_ARN") or None,
+            schedule_group=env.get("AGENT_SCHEDULE_GROUP") or "default",
             env=env,
         )
 

@@ -14,5 +14,5 @@ class Outcome(StrEnum):
     DEFERRED = "deferred"  # queued again behind the thread's suspended turn
     DUPLICATE = "duplicate"  # already answered (a redelivery), or already decided (a second click)
     AWAITING_APPROVAL = "awaiting_approval"  # a call waits for a person's decision, asked in the thread
-    IGNORED = "ignored"  # a decision on a run this stack never saw (a forged or long-expired id)
+    IGNORED = "ignored"  # a decision on a run this stack never saw (a forged id), or a wake-up with nothing due
     REFUSED = "refused"  # a decision from someone who may not decide: told so, nothing changed

@@ -26,6 +26,7 @@ from .channels import Replies
 from .config import SECRETS_MAX_AGE, TriggerConfig, store_for
 from .queue import SqsQueue
 from .replies import JiraReplier, SlackReplier
+from .wakeups import SchedulerWakeups
 from .worker import Worker
 
 
@@ -50,6 +51,7 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
         metrics=metrics,
         max_attachment_bytes=triggers.max_attachment_bytes,
         secrets=triggers.secret,
+        wakeups=wakeups_for(triggers, session),
     )
     load = functools.partial(load_secrets, worker, triggers, keep_key=bool(os.environ.get("OPENAI_API_KEY")))
     if snapstart.snapshotting():
@@ -58,6 +60,14 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
     else:
         load()
     return worker, store
+
+
+def wakeups_for(triggers: TriggerConfig, session: Any) -> SchedulerWakeups | None:
+    """EventBridge Scheduler wake-ups when the stack sets them up (template.yaml); else expiry is lazy."""
+    if not (triggers.queue_arn and triggers.scheduler_role_arn):
+        return None
+    client = session.client("scheduler")
+    return SchedulerWakeups(client, triggers.queue_arn, triggers.scheduler_role_arn, triggers.schedule_group)
 
 
 def load_secrets(worker: Worker, triggers: TriggerConfig, *, keep_key: bool = False) -> None:
@@ -89,7 +99,7 @@ def restore_worker(worker: Worker, load_secrets: Callable[[], None]) -> None:
     """After each restore: fresh connections and this environment's own secrets and clients."""
     store, queue = worker.store, worker.queue
     snapstart.close_connections(getattr(store, "s3", None), getattr(store, "dynamodb", None))
-    snapstart.close_connections(getattr(queue, "sqs", None))
+    snapstart.close_connections(getattr(queue, "sqs", None), getattr(worker.wakeups, "client", None))
     if worker.sandbox is not None:
         worker.sandbox.close()
     close_sessions()  # MCP sessions: their sockets did not survive the snapshot

@@ -43,6 +43,7 @@ from .exceptions import InvalidMessageError, ReplyError
 from .outcome import Outcome
 from .progress import ProgressHook
 from .queue import EventQueue
+from .wakeups import NoWakeups, Wakeups
 
 REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
@@ -67,6 +68,7 @@ class Worker:
         progress_interval: float = 3.0,
         secrets: Secrets = env_secret,
         clock: Callable[[], float] = time.time,
+        wakeups: Wakeups | None = None,
     ) -> None:
         self.config, self.store, self.queue, self.models, self.replies = config, store, queue, models, replies
         self.sandbox, self.max_attachment_bytes, self.progress_interval = (
@@ -76,6 +78,7 @@ class Worker:
         )
         self.secrets = secrets  # for ${secret:NAME} in workflows' tools sections
         self.clock = clock  # approvals expire by it
+        self.wakeups = wakeups or NoWakeups()  # a run waiting for approval is woken when the request expires
         self.trace_parent: Any = None  # the trace context of the message being handled
         self.runs, self.threads = RunStore(store), ThreadStore(store)
         self.desk = ApprovalDesk(
@@ -90,8 +93,8 @@ class Worker:
         self.skills = SkillLibrary(config.skills_dir)
 
     def handle(self, message: dict[str, Any], *, deadline: Deadline) -> Outcome:
-        """Process one queue message: a new event, the continuation of a suspended run, or a decision on a call
-        that waits for approval."""
+        """Process one queue message: a new event, the continuation of a suspended run, a decision on a call
+        that waits for approval, or the wake-up set for when that request expires."""
         kind = message.get("type")
         self.trace_parent = telemetry.extract(message.get("trace"))  # the webhook's trace, through the queue
         if kind == "event":
@@ -101,7 +104,7 @@ class Worker:
         elif kind == "decision" and self.runs.load_event(str(message.get("run_id"))) is None:
             self.log.warning("a decision on a run this stack never saw: dropped")  # forged ids, or expired items
             return Outcome.IGNORED
-        elif kind in ("continue", "decision"):
+        elif kind in ("continue", "decision", "expire"):
             run_id = str(message.get("run_id"))
             event = self._saved_event(run_id)
         else:
@@ -115,6 +118,9 @@ class Worker:
             refused = self.desk.record(event, DecisionMessage.from_message(message))
             if refused is not None:
                 return refused
+        if kind == "expire" and not self.desk.expire(event, run_id):
+            self._wake_when_expired(event, run_id)  # early, or decided meanwhile: set again if it still waits
+            return Outcome.IGNORED
         if kind == "event":
             deferred = self._defer_behind_active_run(event, run_id, message, deadline)
             if deferred is not None:
@@ -190,6 +196,7 @@ class Worker:
         self.threads.mark_active(event.thread_id, record.run_id if waits else None)
         if record.status is RunStatus.AWAITING_APPROVAL:
             channel.progress(f":raised_hand: Waiting for approval ({record.stop_reason}).")
+            self._wake_when_expired(event, run_id)
             return Outcome.AWAITING_APPROVAL
         if waits:
             channel.progress(STILL_WORKING)
@@ -197,6 +204,14 @@ class Worker:
         outcome = self._finish(event, channel, workflow, record, files)
         self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
         return outcome
+
+    def _wake_when_expired(self, event: TriggerEvent, run_id: str) -> None:
+        """A wake-up at the first expiry of the run's waiting requests, if it still waits for any."""
+        waiting = self.desk.waiting(run_id)
+        if waiting:
+            when = min(entry["expires_at"] for entry in waiting.values())
+            message = {"type": "expire", "run_id": run_id}
+            self.wakeups.at(when + 1, message, group=event.thread_id, key=f"{run_id}:{when}")
 
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
