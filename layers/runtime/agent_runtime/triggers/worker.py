@@ -119,7 +119,7 @@ class Worker:
             if refused is not None:
                 return refused
         if kind == "expire" and not self.desk.expire(event, run_id):
-            self._wake_when_expired(event, run_id)  # early, or decided meanwhile: set again if it still waits
+            self._wake_when_expired(event, run_id, again=True)  # early, or decided meanwhile: again if it waits
             return Outcome.IGNORED
         if kind == "event":
             deferred = self._defer_behind_active_run(event, run_id, message, deadline)
@@ -205,13 +205,14 @@ class Worker:
         self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
         return outcome
 
-    def _wake_when_expired(self, event: TriggerEvent, run_id: str) -> None:
-        """A wake-up at the first expiry of the run's waiting requests, if it still waits for any."""
+    def _wake_when_expired(self, event: TriggerEvent, run_id: str, *, again: bool = False) -> None:
+        """A wake-up at the first expiry of the run's waiting requests, if it still waits for any. Set once per
+        expiry time (a redelivered outcome sets nothing new); ``again``: a new one, the first has fired."""
         waiting = self.desk.waiting(run_id)
         if waiting:
             when = min(entry["expires_at"] for entry in waiting.values())
-            message = {"type": "expire", "run_id": run_id}
-            self.wakeups.at(when + 1, message, group=event.thread_id, key=f"{run_id}:{when}")
+            key = f"{run_id}:{when}" + (f":again:{self.clock()}" if again else "")
+            self.wakeups.at(when + 1, {"type": "expire", "run_id": run_id}, group=event.thread_id, key=key)
 
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
