@@ -27,6 +27,7 @@ from .config import TriggerConfig, all_workflows
 from .idempotency import StorePersistenceLayer
 from .queue import LocalQueue, decode
 from .setup import replies_for
+from .wakeups import TimerWakeups
 from .webhook import create_app
 from .worker import Worker
 
@@ -50,6 +51,7 @@ class LocalServer:
             logger=self.webhook_log,
         )
         self.sandbox = sandbox_for(runtime)
+        self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
         self.worker = Worker(
             runtime,
             store=self.store,
@@ -60,6 +62,7 @@ class LocalServer:
             logger=self.worker_log,
             max_attachment_bytes=triggers.max_attachment_bytes,
             secrets=triggers.secret,
+            wakeups=self.wakeups,
         )
         self.http = ThreadingHTTPServer((host, port), _handler(self))
         self.outcomes: list[str] = []
@@ -92,6 +95,7 @@ class LocalServer:
         self._stop.set()
         self.http.shutdown()
         self.http.server_close()
+        self.wakeups.close()
         if self.sandbox is not None:
             self.sandbox.close()
 

@@ -3,19 +3,23 @@ expires, so the thread hears "expired" and the run finishes even when nobody wri
 
 On AWS a wake-up is a one-time EventBridge Scheduler schedule that sends the message to the run queue in the
 thread's message group (so it is ordered with the thread's other messages) and deletes itself after firing.
-Elsewhere (``agent-runtime serve``, tests without a scheduler) there is no timer: an expired request is noticed
-when the thread moves on.
+``agent-runtime serve`` uses a timer thread per wake-up (lost when the process ends: an expired request is then
+noticed when the thread moves on, as it is wherever there are no wake-ups).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
+
+from .queue import EventQueue
 
 EARLIEST_SECONDS = 60  # Scheduler refuses a time in the past; a wake-up that is due already comes a minute later
 
@@ -62,3 +66,23 @@ class SchedulerWakeups:
 def schedule_name(key: str) -> str:
     """Scheduler names allow 64 of ``[0-9a-zA-Z-_.]``: a digest of the key (run ids and call ids can be longer)."""
     return f"agent-runtime-{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+
+
+class TimerWakeups:
+    """In-process wake-ups for ``serve``: a daemon timer per key that sends the message to the local queue."""
+
+    def __init__(self, queue: EventQueue) -> None:
+        self.queue = queue
+        self._timers: dict[str, threading.Timer] = {}
+
+    def at(self, when: float, message: dict[str, Any], *, group: str, key: str) -> None:
+        if key in self._timers:
+            return
+        send = functools.partial(self.queue.send, message, group=group, dedup=f"wakeup:{key}")
+        timer = self._timers[key] = threading.Timer(max(0.0, when - time.time()), send)
+        timer.daemon = True
+        timer.start()
+
+    def close(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
