@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import Any
 
-from agent_runtime.chart import PARTS, run_chart
+from agent_runtime.chart import HEIGHT, PARTS, run_chart
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import call, reply
@@ -42,3 +42,34 @@ def test_the_chart_draws_the_record(scripted: Any) -> None:
     window = next(p for p in svg.iter(f"{SVG}polyline") if p.get("class") == "usable")
     assert len(window.get("points").split()) == len(turns)
     assert "window 126,976" in ET.tostring(svg, encoding="unicode")
+
+
+def test_each_helper_gets_its_own_panel_with_its_own_numbers(scripted: Any) -> None:
+    from tests.functional.test_subagents import child_script, long_doc, parent
+
+    files = InMemoryFileStore()
+    doc = files.put(long_doc(400), name="contract.txt")
+    child = child_script(
+        call("file_read", {"id": doc.id, "start_line": 1, "end_line": 200}),
+        call("file_read", {"id": doc.id, "start_line": 201, "end_line": 400}),
+        reply("Clause 7 keeps SECRET-7."),
+    )
+    server = scripted(
+        call("subagent", {"task": "find clause 7", "files": [doc.id]}), reply("Clause 7."), intercept=child
+    )
+    record = parent(server, files).run("What does clause 7 say?").to_dict()
+    svg = ET.fromstring(run_chart(record))
+    panels = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "panel"]
+    [helper] = record["children"]
+    assert [g.get("data-run-id") for g in panels] == [record["run_id"], helper["run_id"]]
+    assert svg.get("height") == str(2 * HEIGHT) and panels[1].get("transform") == f"translate(0 {HEIGHT})"
+    for panel, run in zip(panels, (record, helper), strict=True):
+        turns = {int(g.get("data-turn")): g for g in panel.iter(f"{SVG}g") if g.get("class") == "turn"}
+        calls = {c["turn"]: c["context"]["split"] for c in run["model_calls"]}
+        assert sorted(turns) == sorted(calls)
+        for turn, g in turns.items():
+            assert {p: int(g.get(f"data-{p.replace(' ', '-')}")) for p in PARTS} == {
+                p: calls[turn].get(p, 0) for p in PARTS
+            }
+    tools = {g.get("data-turn"): g.get("data-count") for g in panels[1].iter(f"{SVG}g") if g.get("class") == "tools"}
+    assert sum(map(int, tools.values())) == len(helper["tool_calls"]) == 2

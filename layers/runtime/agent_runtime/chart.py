@@ -2,8 +2,9 @@
 
 Tokens by part of the request (system, tools, summary, files inline, history) per model call as stacked areas,
 the window and the compaction point as lines, each compaction and masking marked with its tactic, the tool calls
-of each turn along the bottom. Hand-written because a plotting library (matplotlib is ~40 MB with numpy) would
-outweigh everything else in the runtime layer for one chart; the numbers are also in the SVG as data attributes.
+of each turn along the bottom; one such panel for the run and one below it for each helper it started.
+Hand-written because a plotting library (matplotlib is ~40 MB with numpy) would outweigh everything else in the
+runtime layer for one chart; the numbers are also in the SVG as data attributes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,29 @@ LEFT, RIGHT, TOP, BOTTOM = 70, 40, 50, 110
 
 
 def run_chart(record: Mapping[str, Any]) -> str:
-    """The SVG for a stored run record (``RunRecord.to_dict()``)."""
+    """The SVG for a stored run record (``RunRecord.to_dict()``): the run, then a panel for each helper it started
+    (its own window; helpers' helpers too), in the order they ran."""
+    records, queue = [record], list(record.get("children") or [])
+    while queue:
+        child = queue.pop(0)
+        queue[:0] = list(child.get("children") or [])  # a helper's helpers follow it
+        if _points(child.get("model_calls") or []):
+            records.append(child)
+    panels = [
+        f'<g class="panel" data-run-id="{escape(str(item.get("run_id")))}" transform="translate(0 {HEIGHT * i})">\n'
+        f"{_panel(item)}\n</g>"
+        for i, item in enumerate(records)
+    ]
+    height = HEIGHT * len(records)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+        f'font-family="Helvetica, Arial, sans-serif" font-size="11">\n<rect width="100%" height="100%" fill="white"/>\n'
+        + "\n".join(panels)
+        + "\n</svg>\n"
+    )
+
+
+def _panel(record: Mapping[str, Any]) -> str:
     points = _points(record.get("model_calls") or [])
     if not points:
         raise ValueError(f"run {record.get('run_id')} has no model call with context numbers to draw")
@@ -28,12 +51,7 @@ def run_chart(record: Mapping[str, Any]) -> str:
     scale = _Scale(len(points), top)
     parts = [_header(record, points), _axes(scale, top), _areas(points, scale), _lines(points, scale)]
     parts += [_markers(record.get("events") or [], points, scale), _tools(record, points, scale), _legend()]
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'font-family="Helvetica, Arial, sans-serif" font-size="11">\n<rect width="100%" height="100%" fill="white"/>\n'
-        + "\n".join(parts)
-        + "\n</svg>\n"
-    )
+    return "\n".join(parts)
 
 
 def _points(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
