@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +92,11 @@ def decision_record(decision: str, user: str) -> dict[str, Any]:
     return {"decision": decision, "by": user, "at": time.time()}
 
 
+def pending(context: Mapping[str, Any]) -> dict[str, ApprovalEntry]:
+    """The calls that wait for a decision, from a run state's context."""
+    return {call: entry for call, entry in APPROVALS.get(context).items() if entry["status"] == Decision.PENDING}
+
+
 class ApprovalDesk:
     """The worker's side of approvals: decisions recorded (or refused), messages that wait behind a decision."""
 
@@ -106,13 +111,9 @@ class ApprovalDesk:
         self.runs, self.threads, self.channel, self.approvers, self.clock = runs, threads, channel, approvers, clock
 
     def waiting(self, run_id: str) -> dict[str, ApprovalEntry] | None:
-        """The calls of ``run_id`` that wait for a decision, or None when it waits for none."""
+        """The calls of ``run_id`` that wait for a decision (from its checkpoint), or None when it waits for none."""
         checkpoint = self.runs.load_checkpoint(run_id)
-        if checkpoint is None:
-            return None
-        entries = APPROVALS.get(checkpoint[0].context)
-        pending = {call: entry for call, entry in entries.items() if entry["status"] == Decision.PENDING}
-        return pending or None
+        return (pending(checkpoint[0].context) or None) if checkpoint is not None else None
 
     def record(self, event: TriggerEvent, decision: DecisionMessage) -> Outcome | None:
         """Store a decision (the first wins) and show it; an Outcome when the run must not resume for it."""
@@ -145,16 +146,16 @@ class ApprovalDesk:
             refused = self.record(owner, DecisionMessage(other, next(iter(waiting)), said, event.user))
             return refused or resume(owner, other)
         if all(entry["expires_at"] <= self.clock() for entry in waiting.values()):
-            self.expire(owner, other)
+            self.expire(owner, other, waiting)
             resume(owner, other)  # the request expired: that run goes on (the model is told), then this message
             return None if self.threads.active(event.thread_id) is None else self._wait(event, message)
         return self._wait(event, message)
 
-    def expire(self, event: TriggerEvent, run_id: str) -> bool:
-        """Settle the run's requests whose time is up (stored like a decision, so a late click finds it decided)
-        and show it where each was asked. True when any was due."""
+    def expire(self, event: TriggerEvent, run_id: str, waiting: Mapping[str, ApprovalEntry]) -> bool:
+        """Settle the run's ``waiting`` requests whose time is up (stored like a decision, so a late click finds it
+        decided) and show it where each was asked. True when any was due."""
         now, channel = self.clock(), self.channel(event, run_id)
-        due = {call: entry for call, entry in (self.waiting(run_id) or {}).items() if entry["expires_at"] <= now}
+        due = {call: entry for call, entry in waiting.items() if entry["expires_at"] <= now}
         for call_id, entry in due.items():
             asked = self.runs.approval_asked(run_id, call_id)
             if asked is not None and self.runs.save_decision(run_id, call_id, decision_record("expired", "")):

@@ -8,7 +8,7 @@ run's partition: a redelivery never posts twice; a crash between the two marks l
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from functools import partial
 from typing import Any
@@ -17,6 +17,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import telemetry
+from ..approvals.gate import ApprovalEntry
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
@@ -36,7 +37,7 @@ from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from ..toolsets.secrets import Secrets, env_secret
 from ..workflows import Workflow, load_workflow
-from .approvals import ApprovalDesk, ChannelApprover, DecisionMessage
+from .approvals import ApprovalDesk, ChannelApprover, DecisionMessage, pending
 from .channels import Channel, Replies, channel_for
 from .event import TriggerEvent, run_id_for
 from .exceptions import InvalidMessageError, ReplyError
@@ -118,9 +119,11 @@ class Worker:
             refused = self.desk.record(event, DecisionMessage.from_message(message))
             if refused is not None:
                 return refused
-        if kind == "expire" and not self.desk.expire(event, run_id):
-            self._wake_when_expired(event, run_id, again=True)  # early, or decided meanwhile: again if it waits
-            return Outcome.IGNORED
+        if kind == "expire":
+            waiting = self.desk.waiting(run_id) or {}
+            if not self.desk.expire(event, run_id, waiting):
+                self._wake_when_expired(event, run_id, waiting, again=True)  # early: again, if it still waits
+                return Outcome.IGNORED
         if kind == "event":
             deferred = self._defer_behind_active_run(event, run_id, message, deadline)
             if deferred is not None:
@@ -196,7 +199,7 @@ class Worker:
         self.threads.mark_active(event.thread_id, record.run_id if waits else None)
         if record.status is RunStatus.AWAITING_APPROVAL:
             channel.progress(f":raised_hand: Waiting for approval ({record.stop_reason}).")
-            self._wake_when_expired(event, run_id)
+            self._wake_when_expired(event, run_id, pending(record.state.context) if record.state else {})
             return Outcome.AWAITING_APPROVAL
         if waits:
             channel.progress(STILL_WORKING)
@@ -205,10 +208,11 @@ class Worker:
         self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
         return outcome
 
-    def _wake_when_expired(self, event: TriggerEvent, run_id: str, *, again: bool = False) -> None:
-        """A wake-up at the first expiry of the run's waiting requests, if it still waits for any. Set once per
-        expiry time (a redelivered outcome sets nothing new); ``again``: a new one, the first has fired."""
-        waiting = self.desk.waiting(run_id)
+    def _wake_when_expired(
+        self, event: TriggerEvent, run_id: str, waiting: Mapping[str, ApprovalEntry], *, again: bool = False
+    ) -> None:
+        """A wake-up at the first expiry of the run's ``waiting`` requests, if any. Set once per expiry time (a
+        redelivered outcome sets nothing new); ``again``: a new one, the first has fired."""
         if waiting:
             when = min(entry["expires_at"] for entry in waiting.values())
             key = f"{run_id}:{when}" + (f":again:{self.clock()}" if again else "")
