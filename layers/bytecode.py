@@ -59,15 +59,13 @@ def lambda_python() -> tuple[str, str | None]:
     """Lambda's Python version (LAMBDA_VERSION) and an interpreter of that version: LAMBDA_PYTHON, this one, or
     one scripts/find-python finds. Bytecode is only valid for the version that writes it."""
     version = os.environ.get("LAMBDA_VERSION") or LAMBDA_VERSION
-    finder = Path(__file__).resolve().parent.parent / "scripts" / "find-python"  # pyenv, uv, ...: see there
-    found = subprocess.run([finder, version], capture_output=True, text=True, check=False).stdout.strip()
-    candidates = [os.environ.get("LAMBDA_PYTHON"), sys.executable, found]
-    for candidate in filter(None, candidates):
+    for candidate in filter(None, (os.environ.get("LAMBDA_PYTHON"), sys.executable)):
         probe = [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
-        done = subprocess.run(probe, capture_output=True, text=True, check=False)
-        if done.returncode == 0 and done.stdout.strip() == version:
+        if subprocess.run(probe, capture_output=True, text=True, check=False).stdout.strip() == version:
             return version, candidate
-    return version, None
+    finder = Path(__file__).resolve().parent.parent / "scripts" / "find-python"  # pyenv, uv, ...: it checks them
+    found = subprocess.run([finder, version], capture_output=True, text=True, check=False).stdout.strip()
+    return version, found or None
 
 
 def compile_tree(root: Path) -> None:
