@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.test_bench_triggers import HANDLER_ENV
+from tests.bench.test_bench_triggers import HANDLER_ENV, import_ms
 from tests.conftest import REPO
-from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, find_python, functions
+from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, find_python, layout
 
 RUNS = 7
 LAYERS = {"RuntimeLayer": "runtime", "DocumentsLayer": "documents"}
@@ -45,27 +45,14 @@ def build_311(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, python
 
 
-def init_ms(build: Path, python: str, function: str, extra: dict[str, str] | None = None) -> float:
-    """One cold init in a fresh interpreter with only the function and its layers on the path."""
-    paths = [str(build / function), *(str(build / layer / "python") for layer in functions()[function])]
-    script = f"import sys, time; sys.path[:0] = {paths!r}; t = time.perf_counter(); import app; "
-    script += "print((time.perf_counter() - t) * 1000)"
-    env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1", **HANDLER_ENV, **(extra or {})}
-    env["AGENT_WORKFLOWS_DIR"] = str(build / "ContentLayer" / "workflows")
-    env["AGENT_SKILLS_DIR"] = str(build / "ContentLayer" / "skills")
-    out = subprocess.run([python, "-S", "-c", script], cwd=build / function, env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 def test_init_on_python313_vs_python311(build_311: tuple[Path, str]) -> None:
     root, python_311 = build_311
     print(f"\n\nHandler init from the built layout (imports and clients), medians of {RUNS}")
     print(f"{'handler':<8} | python3.13 ms | python3.11 ms | 3.13 / 3.11")
     for name in ("webhook", "worker"):
         function = f"{name.title()}Function"
-        new = statistics.median(init_ms(BUILD, str(LAMBDA_PYTHON), function) for _ in range(RUNS))
-        old = statistics.median(init_ms(root, python_311, function) for _ in range(RUNS))
+        new = statistics.median(import_ms(BUILD, function, "import app") for _ in range(RUNS))
+        old = statistics.median(import_ms(root, function, "import app", python_311) for _ in range(RUNS))
         print(f"{name:<8} | {new:>13.0f} | {old:>13.0f} | {new / old:>10.2f}x")
 
 
@@ -97,8 +84,8 @@ def first_runs(snapstart: bool, tmp_path: Path) -> dict[str, float]:
     from agent_runtime.testing import ScriptedServer
     from agent_runtime.testing.steps import reply
 
-    paths = [str(BUILD / "WorkerFunction"), *(str(BUILD / layer / "python") for layer in functions()["WorkerFunction"])]
-    env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": os.pathsep.join(paths)}
+    paths = os.pathsep.join(layout("WorkerFunction"))
+    env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": paths}
     env |= {k: v for k, v in HANDLER_ENV.items() if not k.startswith(("AGENT_TABLE", "AGENT_BUCKET", "AGENT_QUEUE"))}
     env |= {"AGENT_STATE_DIR": str(tmp_path / "state"), "OPENAI_API_KEY": "k"}
     env |= {"AGENT_WORKFLOWS_DIR": str(BUILD / "ContentLayer" / "workflows")}

@@ -22,7 +22,7 @@ from agent_runtime.triggers.webhook import create_app
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from moto.server import ThreadedMotoServer
 
-from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, functions
+from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, layout
 from tests.functional.test_webhook import ENV, workflows
 from tests.triggers_support import FakeContext, api_event, slack_mention, slack_request
 
@@ -47,19 +47,17 @@ def without_bytecode(folder: Path) -> Path:
     return folder
 
 
-def import_ms(build: Path, function: str, code: str) -> float:
-    """One cold import in a fresh interpreter, laid out as Lambda runs it: only the built function and layers on
-    the path, no site-packages, read-only (nothing written back)."""
-    layers = functions()[function] if function else ["RuntimeLayer"]
-    paths = [str(build / function)] if function else []
-    paths += [str(build / layer / "python") for layer in layers if (build / layer / "python").is_dir()]
+def import_ms(build: Path, function: str, code: str, python: str = str(LAMBDA_PYTHON)) -> float:
+    """One cold import in a fresh interpreter (Lambda's version unless ``python`` says), laid out as Lambda runs
+    it: only the built function and layers on the path, no site-packages, read-only (nothing written back)."""
+    paths = layout(function, build) if function else [str(build / "RuntimeLayer" / "python")]
     script = f"import sys, time; sys.path[:0] = {paths!r}; t = time.perf_counter(); {code}; "
     script += "print((time.perf_counter() - t) * 1000)"
     env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1", **HANDLER_ENV}
     env["AGENT_WORKFLOWS_DIR"] = str(build / "ContentLayer" / "workflows")
     env["AGENT_SKILLS_DIR"] = str(build / "ContentLayer" / "skills")
     cwd = build / (function or "RuntimeLayer")
-    out = subprocess.run([str(LAMBDA_PYTHON), "-S", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
+    out = subprocess.run([python, "-S", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     return float(out.stdout.strip().splitlines()[-1])
 

@@ -86,10 +86,15 @@ def test_every_function_with_its_layers_fits_lambdas_limit() -> None:
     assert all(total < LIMIT_MB for _, _, total in rows), rows
 
 
+def layout(function: str, build: Path = BUILD) -> list[str]:
+    """The path Lambda gives a function: its folder, then its layers' ``python`` folders (those that have one)."""
+    layers = [build / layer / "python" for layer in functions()[function]]
+    return [str(build / function), *(str(folder) for folder in layers if folder.is_dir())]
+
+
 def built_python(function: str, code: str, env: dict[str, str] | None = None) -> str:
     """Run code with only the function's directory and its built layers on the path (no site-packages)."""
-    layers = functions()[function]
-    paths = [str(BUILD / function), *(str(BUILD / layer / "python") for layer in layers)]
+    paths = layout(function)
     content = BUILD / "ContentLayer"
     base_env = {
         "PATH": os.environ["PATH"],

@@ -22,7 +22,7 @@ from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.steps import reply
 
 from tests.conftest import REPO, create_state_table
-from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, LAMBDA_VERSION, functions
+from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, LAMBDA_VERSION, layout
 from tests.lambda_runtime_api import RuntimeApi, runtime_api
 from tests.triggers_support import SLACK_SECRET, api_event, slack_mention, slack_request, sqs_lambda_event
 
@@ -88,11 +88,10 @@ def start(aws: dict[str, Any]) -> Iterator[Started]:
 
 def lambda_env(function: str, api: RuntimeApi, extra: dict[str, str]) -> dict[str, str]:
     """What Lambda's python runtime sets: the task root first on the path, then the layers, then the runtime."""
-    layers = [str(BUILD / layer / "python") for layer in functions()[function]]
     content = BUILD / "ContentLayer"
     return {
         "PATH": os.environ["PATH"],
-        "PYTHONPATH": os.pathsep.join([str(BUILD / function), *layers, str(RIC)]),
+        "PYTHONPATH": os.pathsep.join([*layout(function), str(RIC)]),
         "PYTHONDONTWRITEBYTECODE": "1",  # /var/task and /opt are read-only
         "AWS_LAMBDA_RUNTIME_API": api.address,
         "AWS_EXECUTION_ENV": f"AWS_Lambda_python{LAMBDA_VERSION}",
