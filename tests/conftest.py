@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
 from agent_runtime import Agent, Hook, ToolRegistry
 from agent_runtime.context import ContextSettings
@@ -110,6 +112,19 @@ def sandbox() -> Iterator[object]:
     client.check()  # `make test` installs it (make sandbox); fail loudly rather than skip
     yield client
     client.close()
+
+
+def moto_clients(endpoint: str, *names: str) -> dict[str, Any]:
+    session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
+    return {name: session.client(name, endpoint_url=endpoint) for name in names}
+
+
+def create_stack(clients: dict[str, Any], name: str) -> str:
+    """The table, the bucket and the FIFO run queue, as template.yaml declares them; the queue's URL."""
+    create_state_table(clients["dynamodb"], name)
+    clients["s3"].create_bucket(Bucket=name)
+    attributes = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+    return str(clients["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes=attributes)["QueueUrl"])
 
 
 def create_state_table(dynamodb: object, name: str) -> None:

@@ -16,12 +16,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.steps import reply
 
-from tests.conftest import REPO, create_state_table
+from tests.conftest import REPO, create_stack, moto_clients
 from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, LAMBDA_VERSION, layout
 from tests.lambda_runtime_api import RuntimeApi, runtime_api
 from tests.triggers_support import SLACK_SECRET, api_event, slack_mention, slack_request, sqs_lambda_event
@@ -38,12 +37,9 @@ Started = Callable[..., tuple[RuntimeApi, subprocess.Popen[str]]]
 @pytest.fixture
 def aws(moto_endpoint: str, request: pytest.FixtureRequest) -> dict[str, Any]:
     """A table, a bucket, a FIFO queue and the two secrets, as the stack makes them."""
-    session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
-    clients = {n: session.client(n, endpoint_url=moto_endpoint) for n in ("dynamodb", "s3", "sqs", "secretsmanager")}
+    clients = moto_clients(moto_endpoint, "dynamodb", "s3", "sqs", "secretsmanager")
     name = f"ric{abs(hash(request.node.name)) % 10**8}"
-    create_state_table(clients["dynamodb"], name)
-    clients["s3"].create_bucket(Bucket=name)
-    queue = clients["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    queue = create_stack(clients, name)
     integrations = json.dumps({"slack_signing_secret": SLACK_SECRET})
     clients["secretsmanager"].create_secret(Name=f"{name}/integrations", SecretString=integrations)
     clients["secretsmanager"].create_secret(Name=f"{name}/openai", SecretString="sk-at-deploy")

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.stores import LocalStore, Store, ThreadStore
@@ -30,7 +29,7 @@ from agent_runtime.triggers.worker import Worker
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 
-from tests.conftest import REPO, create_state_table, model_for
+from tests.conftest import REPO, create_stack, model_for, moto_clients
 from tests.functional.test_webhook import ENV
 from tests.triggers_support import (
     FakeApis,
@@ -72,12 +71,9 @@ class System:
 
 @pytest.fixture
 def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., System]]:
-    session = boto3.session.Session(aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1")
-    clients = {n: session.client(n, endpoint_url=moto_endpoint) for n in ("dynamodb", "sqs", "s3", "scheduler")}
+    clients = moto_clients(moto_endpoint, "dynamodb", "sqs", "s3", "scheduler")
     name = f"e{abs(hash(request.node.name)) % 10**8}"
-    create_state_table(clients["dynamodb"], name)
-    clients["s3"].create_bucket(Bucket=name)
-    url = clients["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    url = create_stack(clients, name)
     queue_arn = clients["sqs"].get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     (tmp_path / "design-review.yaml").write_text(WORKFLOW)
     store = AwsStore(s3=clients["s3"], dynamodb=clients["dynamodb"], bucket=name, table=name)
