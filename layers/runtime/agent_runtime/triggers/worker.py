@@ -216,7 +216,9 @@ class Worker:
         if waiting:
             when = min(entry["expires_at"] for entry in waiting.values())
             key = f"{run_id}:{when}" + (f":again:{self.clock()}" if again else "")
-            self.wakeups.at(when + 1, {"type": "expire", "run_id": run_id}, group=event.thread_id, key=key)
+            # The key in the body too: the queue deduplicates Scheduler's messages by content for five minutes.
+            message = {"type": "expire", "run_id": run_id, "wakeup": key}
+            self.wakeups.at(when + 1, message, group=event.thread_id, key=key)
 
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
