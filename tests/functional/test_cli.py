@@ -164,6 +164,7 @@ def test_model_failure_exits_1_with_the_reason(scripted: Start) -> None:
     result = run_cli("run", "document-feedback", "-m", "hi", env={"OPENAI_BASE_URL": server.base_url})
     assert result.returncode == 1
     assert "run failed: model 'gpt-4.1' failed after 1 attempt(s): HTTP 401 (check OPENAI_API_KEY)" in result.stderr
+    assert result.stderr.count("Incorrect API key provided") == 1  # was: the trace's last line said it too
 
 
 def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) -> None:

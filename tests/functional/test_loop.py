@@ -345,6 +345,30 @@ def test_a_tool_call_cut_off_at_the_output_limit_is_not_run_and_the_history_stay
     assert record.status is RunStatus.COMPLETED
     assert all(result.startswith("ERROR: not run: your reply was cut off at the output limit") for result in seen[0])
     assert not any(c["name"] == "lookup" and not c["is_error"] for c in record.tool_calls)  # neither call ran
+    assert [c["executed"] for c in record.tool_calls] == [False, False]  # and neither counts against the cap
+    assert record.state is not None and record.state.tool_calls_used == 0
+
+
+def test_cut_off_calls_never_use_up_the_cap_and_a_model_that_only_writes_them_is_stopped(scripted: Start) -> None:
+    """Was: jira-triage stopped at max_tool_calls with 29 calls recorded and none run. With a cap of 2, two turns
+    of cut-off calls leave the cap untouched and a third turn's call runs; three cut-off turns in a row end the
+    run with the reason (every call answered: the thread stays usable)."""
+    from agent_runtime.testing import Reply, ScriptedCall
+
+    def cut() -> Reply:
+        return Reply(calls=(ScriptedCall("lookup", '{"ke'), ScriptedCall("lookup", '{"k')), finish_reason="length")
+
+    server = scripted(cut(), cut(), call("lookup", {"key": "answer"}), reply("42"))
+    record = make_agent(server, tools=[lookup], max_tool_calls=2).run("go")
+    assert record.status is RunStatus.COMPLETED and record.final_answer == "42"
+    assert [c["executed"] for c in record.tool_calls] == [False] * 4 + [True]
+    assert record.state is not None and record.state.tool_calls_used == 1
+
+    server = scripted(cut(), cut(), cut())
+    record = make_agent(server, tools=[lookup], max_tool_calls=2).run("go")
+    assert record.status is RunStatus.FAILED
+    assert record.stop_reason is not None and "could not run 3 turns in a row" in record.stop_reason
+    assert record.state is not None and not find_orphans(record.state.messages)
 
 
 def test_invalid_json_arguments_are_stored_as_an_empty_object_and_answered_with_the_error(scripted: Start) -> None:

@@ -206,3 +206,50 @@ def test_parallel_helpers_get_distinct_run_ids_and_the_cap_holds(scripted: Start
     ids = [c["run_id"] for c in record.children]
     assert len(set(ids)) == len(ids)
     assert record.state is not None and record.state.tool_calls_used <= 3
+
+
+def test_agent_model_and_the_tokenizer_reach_helpers_and_a_cut_off_helper_answer_says_so(
+    scripted: Start, monkeypatch: Any
+) -> None:
+    """Was: with AGENT_MODEL set, helpers still asked for the workflow's helper models (gpt-4.1: a 404 on Ollama
+    or vLLM, and the local run priced as gpt-4.1), and a helper's answer cut off at its output limit reached the
+    parent with no note."""
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.context import ContextEngine
+    from agent_runtime.runtime import deployed
+    from agent_runtime.workflows import ModelSettings
+
+    seen: list[tuple[str, str]] = []
+    child = child_script(Reply(text="The first half of the summ", finish_reason="length"))
+
+    def spy(request: ScriptedRequest) -> Any:
+        seen.append(("child" if is_child(request) else "parent", request.body["model"]))
+        return child(request)
+
+    server = scripted(
+        call("subagent", {"task": "Summarise."}),
+        lambda r: reply(next(iter(r.tool_results().values()))),
+        intercept=spy,
+    )
+    base = make_workflow()
+    helpers = SubagentSettings(enabled=True, models=MappingProxyType({"gpt-4.1": 1_047_576, "gpt-4.1-mini": 200_000}))
+    workflow = replace(base, model=ModelSettings("gpt-4.1", 128_000, 1024, "cl100k_base"), subagents=helpers)
+    config = RuntimeConfig.from_env({"AGENT_MODEL": "local-model", "OPENAI_BASE_URL": server.base_url})
+    local = deployed(workflow, config)
+    assert local.model.name == "local-model" and dict(local.subagents.models) == {"local-model": 1_047_576}
+    engines: list[ContextEngine] = []
+    original = ContextEngine.__init__
+
+    def remember(self: ContextEngine, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        engines.append(self)
+
+    monkeypatch.setattr(ContextEngine, "__init__", remember)
+    model = model_for(server).with_name(local.model.name)
+    record = build_agent(local, model, files=InMemoryFileStore()).run("Summarise it.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert {model for _, model in seen} == {"local-model"} and ("child", "local-model") in seen
+    assert [engine.counter.encoding.name for engine in engines] == ["cl100k_base", "cl100k_base"]
+    assert record.final_answer.startswith("The first half of the summ")
+    assert "[the helper's answer is incomplete: the answer was cut off" in record.final_answer
+    assert record.cost_usd() is None  # no list price for a local model, and none made up

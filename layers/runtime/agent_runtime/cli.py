@@ -24,7 +24,7 @@ from .extract import ExtractionError, extract
 from .files import FileInputError, FileStore
 from .hooks import Hook
 from .record import RunRecord, RunStatus, new_run_id
-from .runtime import answer_footer, build_agent, default_tools, open_model
+from .runtime import answer_footer, build_agent, default_tools, deployed, open_model
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
 from .sandbox.outputs import save_files, written_since
 from .skills import SkillLibrary, skill_content
@@ -297,7 +297,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if not args.message.strip():
         raise ConfigError("--message is empty: say what the workflow should do")
     skills = SkillLibrary(config.skills_dir)
-    workflow = load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names())
+    workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
     store = LocalStore(config.state_dir)
     threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
@@ -310,7 +310,9 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         args.files, StoreFileStore(store, thread_partition(args.thread) if args.thread else run_partition(run_id))
     )
     before = {meta.id for meta in files.list()}
-    hooks: list[Hook] = [] if args.quiet else [TraceHook(sys.stderr, show_payloads=config.log_payloads)]
+    # The trace's last line leaves out why the run stopped: _print_outcome says it, once.
+    trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
+    hooks: list[Hook] = [] if args.quiet else [trace]
     with open_model(workflow, config) as model, _sandbox_for(workflow, config) as sandbox:
         agent = build_agent(
             workflow,

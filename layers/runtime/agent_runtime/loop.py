@@ -24,6 +24,7 @@ from .models import ContextLengthExceededError, Model, ModelError, ModelRequest,
 from .models.prices import prices_for
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
+from .state import Slot
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments
 from .workflows import Workflow
@@ -31,6 +32,9 @@ from .workflows import Workflow
 logger = logging.getLogger(__name__)
 MAX_PARALLEL_TOOLS = 4
 MAX_OVERFLOW_RETRIES = 3  # each retry follows a harder compaction; past this the server's window is not ours
+# Turns in a row whose every call could not run (cut off, arguments not JSON): such calls do not count against
+# the cap, so this bounds a model that keeps writing calls it cannot finish.
+MAX_UNRUN_TURNS = 3
 TRUNCATED = "the answer was cut off at the output limit (model.max_output_tokens)"
 CUT_OFF = (
     "not run: your reply was cut off at the output limit (model.max_output_tokens) while writing tool calls; "
@@ -40,6 +44,14 @@ LIMIT_NOTE = (
     "The workflow's limit of {limit} tool calls (limits.max_tool_calls) is reached: no more tools can run. "
     "Answer now with what you have, and say briefly what is left undone."
 )
+
+
+class UnrunnableCallsError(RunError):
+    """The model's tool calls could not run several turns in a row (cut off, or arguments that are not JSON)."""
+
+
+# Consecutive turns none of whose calls could run (kept with the state: a resumed run goes on counting).
+UNRUN_TURNS: Slot[int] = Slot("unrun_turns", int, owner=__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +224,23 @@ class Agent:
         run.state.messages.append(stored.to_message())
         if not response.tool_calls:
             return Final(response.text or "", truncated=response.finish_reason == "length")
-        return self._run_tools(run, list(stored.tool_calls), refused)
+        result = self._run_tools(run, list(stored.tool_calls), refused)
+        self._count_unrun(run, len(refused) == len(stored.tool_calls), refused)
+        return result
+
+    def _count_unrun(self, run: Run, none_ran: bool, refused: dict[str, str]) -> None:
+        """Unrunnable calls are answered but not counted; a model that writes only those, turn after turn, is
+        stopped here (its history stays valid: every call has its answer)."""
+        count = UNRUN_TURNS.get(run.state.context) + 1 if none_ran else 0
+        if count == 0:
+            UNRUN_TURNS.clear(run.state.context)
+            return
+        UNRUN_TURNS.set(run.state.context, count)
+        if count >= MAX_UNRUN_TURNS:
+            why = next(iter(refused.values()), "")
+            raise UnrunnableCallsError(
+                f"the model's tool calls could not run {count} turns in a row (last: {why.split(';')[0]})"
+            )
 
     def _call_model(self, run: Run, *, note: str | None = None) -> ModelResponse:
         overflows, adapted = 0, False
@@ -271,7 +299,7 @@ class Agent:
         for batch in self._batches(runnable, broken):
             if batch[0].id in broken:  # cut off, or arguments not JSON: answered with the reason, in call order
                 error = ToolOutcome(call=batch[0], content=error_text(broken[batch[0].id]), is_error=True)
-                outcomes.append(self._append(run, error))
+                outcomes.append(self._append(run, error, counted=False))  # not run: not counted
                 continue
             if run.deadline.expired():
                 return Suspended(f"the deadline was reached with {len(calls) - len(outcomes)} tool call(s) pending")

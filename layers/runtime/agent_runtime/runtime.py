@@ -98,6 +98,11 @@ def prompt_sections(
     return sections
 
 
+def deployed(workflow: Workflow, config: RuntimeConfig) -> Workflow:
+    """The workflow as this deployment runs it: ``AGENT_MODEL`` replaces its model, for its helpers too."""
+    return workflow.with_model(config.model_override) if config.model_override else workflow
+
+
 @contextmanager
 def open_model(
     workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | None = None, client: Any = None

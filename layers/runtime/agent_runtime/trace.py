@@ -24,9 +24,12 @@ if TYPE_CHECKING:
 class TraceHook(Hook):
     """Writes a human-readable progress trace. ``show_payloads`` adds tool arguments (off by default)."""
 
-    def __init__(self, stream: TextIO | None = None, *, show_payloads: bool = False, indent: str = "") -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, show_payloads: bool = False, indent: str = "", reason: bool = True
+    ) -> None:
         self.stream = stream or sys.stderr
         self.show_payloads = show_payloads
+        self.reason = reason  # False: the caller prints why the run stopped (the CLI's last line), once
         self.indent = indent  # sub-agent traces are nested under the call that started them
         self._seen = 0  # run-record events already printed
         self._waiting = _Waiting(self.stream, self.indent)
@@ -81,7 +84,7 @@ class TraceHook(Hook):
         self._flush(run)
         record = run.record
         totals = record.usage_totals()
-        detail = f" · {record.stop_reason}" if record.stop_reason else ""
+        detail = f" · {record.stop_reason}" if record.stop_reason and self.reason else ""
         cached = totals["cached_tokens"] / totals["prompt_tokens"] if totals["prompt_tokens"] else 0.0
         cost = record.cost_usd()
         money = f" ({cached:.0%} of input cached) · ~${cost:.4f}" if cost is not None else f" ({cached:.0%} cached)"

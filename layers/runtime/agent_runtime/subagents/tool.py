@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..deadline import Deadline
 from ..errors import RunError, ToolError
-from ..events import SubagentRan
+from ..events import AnswerTruncated, SubagentRan
 from ..files import FileStore
 from ..hooks import Hook
 from ..record import RunStatus
@@ -186,4 +186,6 @@ def _result(ctx: RunContext, record: Any, executed: int) -> str:
         return f"{record.final_answer}\n\n[the helper reached its tool-call limit: its answer may be incomplete]"
     if record.status is not RunStatus.COMPLETED or record.final_answer is None:
         raise ToolError(f"the helper stopped ({record.status}): {record.stop_reason}")
+    if any(event["type"] == AnswerTruncated.kind for event in record.events):  # its reason says which limit
+        return f"{record.final_answer}\n\n[the helper's answer is incomplete: {record.stop_reason}]"
     return str(record.final_answer)

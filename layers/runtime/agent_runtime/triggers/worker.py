@@ -26,7 +26,7 @@ from ..events import Compaction
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
-from ..runtime import answer_footer, build_agent
+from ..runtime import answer_footer, build_agent, deployed
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files, written_since
 from ..skills import SkillLibrary
@@ -131,7 +131,8 @@ class Worker:
         return self._run(event, run_id, continuation=kind == "continue", deadline=deadline)
 
     def _workflow(self, event: TriggerEvent) -> Workflow:
-        return load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
+        loaded = load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
+        return deployed(loaded, self.config)
 
     def _saved_event(self, run_id: str) -> TriggerEvent:
         saved = self.runs.load_event(run_id)

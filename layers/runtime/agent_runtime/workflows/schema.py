@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
@@ -73,6 +74,18 @@ class Workflow:
     report: ReportSettings = field(default_factory=ReportSettings)
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
+
+    def with_model(self, name: str) -> Workflow:
+        """The same workflow on another model (``AGENT_MODEL``, a deployment's choice): its helpers use that model
+        too (the names under ``subagents.models`` are for another endpoint), and prices given for the named
+        model no longer apply. The window and output settings stay: the server's own window is learned."""
+        if name == self.model.name:
+            return self
+        helpers = self.subagents
+        if helpers.models:
+            window = max(helpers.models.values())
+            helpers = replace(helpers, models=MappingProxyType({name: window}))
+        return replace(self, model=replace(self.model, name=name, prices=None), subagents=helpers)
 
 
 class _Checker:
