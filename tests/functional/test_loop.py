@@ -393,6 +393,17 @@ def test_an_answer_cut_off_at_the_output_limit_is_marked(scripted: Start) -> Non
     assert any(e["type"] == "answer_truncated" for e in record.events)
 
 
+def test_an_answer_the_server_cut_short_of_the_cap_is_not_blamed_on_the_cap(scripted: Start) -> None:
+    """Was: a reply cut short because the server's context ran out was blamed on model.max_output_tokens."""
+    from agent_runtime.testing import Reply
+
+    server = scripted(Reply(text="The first half of", finish_reason="length", completion_tokens=300))
+    record = make_agent(server).run("go")
+    assert record.status is RunStatus.COMPLETED and record.stop_reason is not None
+    assert record.stop_reason.startswith("the answer was cut off by the server after 300 tokens, below the output ")
+    assert "limit of 1,024: its context window was full" in record.stop_reason
+
+
 def test_cached_and_uncached_input_and_the_run_s_cost_are_recorded(scripted) -> None:
     """Per call the cached prompt tokens (usage.prompt_tokens_details); per run an estimate at the model's prices
     (the workflow's own model.prices win); the trace's last line says both."""

@@ -205,9 +205,19 @@ def test_overflow_shapes_of_real_servers_are_recognised_with_their_numbers(
     assert (caught.value.prompt_tokens, caught.value.window) == (prompt, window)
 
 
-def test_a_500_that_a_retry_cannot_fix_is_not_retried(scripted: Start) -> None:
-    """llama.cpp answers a history it cannot parse or template with a 500: the same request fails again."""
-    server = scripted(Fail(500, "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]"))
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]",  # llama.cpp
+        "1 validation error for CreateChatCompletionRequest\nmessages.2.content\n  Input should be a valid string",
+        "Error: Jinja Exception: Invalid content type",  # a template raising
+    ],
+    ids=["llama.cpp-parse", "llama-cpp-python-validation", "template"],
+)
+def test_a_500_that_a_retry_cannot_fix_is_not_retried(scripted: Start, message: str) -> None:
+    """llama.cpp answers a history it cannot parse or template with a 500, llama-cpp-python a request its schema
+    refuses: the same request fails again (was: llama-cpp-python's retried four times)."""
+    server = scripted(Fail(500, message))
     sleeps: list[float] = []
     with pytest.raises(ModelError, match="after 1 attempt"):
         _model(server, sleeps).complete(REQUEST)

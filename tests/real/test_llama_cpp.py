@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import openai
+import pytest
 from agent_runtime import Agent, RunState, RunStatus, ToolRegistry, tool
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
 from agent_runtime.models import OpenAIChatModel, RetryPolicy
@@ -51,18 +52,34 @@ def thread_of(tokens: int) -> RunState:
     return RunState(run_id="run-thread", workflow="test-flow", messages=messages)
 
 
-def test_a_window_equal_to_n_ctx_and_a_request_that_overflows_only_by_the_servers_count(llama_server: Start) -> None:
+def test_a_thread_that_overflows_only_by_the_servers_count_is_counted_by_the_server_first(llama_server: Start) -> None:
     """tiktoken counts the thread under the window; Gemma's tokenizer counts ~40 % more, over llama.cpp's n_ctx.
-    The server's own error (exceed_context_size_error, n_prompt_tokens, n_ctx) calibrates, compacts, and the
-    run completes."""
-    state = thread_of(1_150)
+    The server counts the whole first request itself (/apply-template, /tokenize): the engine compacts before
+    sending anything, and no request is refused."""
     flow = agent(llama_server(), context=ContextSettings(compaction_threshold=0.95))
-    record = flow.run("Which invoice was settled first?", state=state)
+    record = flow.run("Which invoice was settled first?", state=thread_of(1_150))
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert not [e for e in record.events if e["type"] == "context_overflow"]
+    [calibration] = [e for e in record.events if e["type"] == "calibration"]
+    assert calibration["trigger"] == "server_count" and calibration["scale"] > 1.2  # Gemma counts more
+    answered = [c for c in record.model_calls if c.get("usage")]
+    assert all(c["usage"]["prompt_tokens"] <= N_CTX for c in answered)
+
+
+def test_a_server_that_cannot_count_teaches_the_engine_with_its_overflow_error(
+    llama_server: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with servers that have no tokenize route (Ollama, LM Studio): the first request goes over n_ctx, the
+    server's own error (exceed_context_size_error, n_prompt_tokens, n_ctx) calibrates, compacts, and the run
+    completes."""
+    monkeypatch.setattr(OpenAIChatModel, "count_tokens", lambda self, messages, tools: 0)
+    flow = agent(llama_server(), context=ContextSettings(compaction_threshold=0.95))
+    record = flow.run("Which invoice was settled first?", state=thread_of(1_150))
     assert record.status is RunStatus.COMPLETED, record.stop_reason
     overflows = [e for e in record.events if e["type"] == "context_overflow"]
     calibrations = [e for e in record.events if e["type"] == "calibration"]
     assert overflows and calibrations and calibrations[0]["server_prompt"] > N_CTX
-    assert calibrations[0]["scale"] > 1.2  # Gemma counts more than tiktoken
+    assert calibrations[0]["scale"] > 1.2
     answered = [c for c in record.model_calls if c.get("usage")]
     assert all(c["usage"]["prompt_tokens"] <= N_CTX for c in answered)
 
@@ -81,6 +98,7 @@ def test_a_tool_call_cut_off_by_the_output_limit_never_reaches_the_real_server_b
     with ScriptedServer([cut, Reply(text="noted")]) as scripted:
         first = agent(scripted.base_url, tools=(lookup,)).run("Look up alpha.")
     assert first.status is RunStatus.COMPLETED and first.state is not None
+    assert first.state.tool_calls_used == 0  # the cut-off call was not run, and did not count
     record = agent(llama_server(), tools=(lookup,), max_tool_calls=2).run("And beta?", state=first.state)
     assert record.status in (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT), record.stop_reason
     assert all(call["attempts"] == 1 for call in record.model_calls)  # no 500 retried

@@ -96,6 +96,21 @@ class ContextOverflow(RunEvent):
     retried: bool
 
 
+@dataclass(frozen=True, kw_only=True)
+class ServerDescribed(RunEvent):
+    kind = "server"
+    server: str  # llama.cpp | vllm | lmstudio | ollama
+    window: int  # the server's own window for the model (the run uses the smaller of it and ``configured``)
+    source: str  # where it was read
+    configured: int  # the workflow's window (model.context_window, or context.context_budget)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointAdapted(RunEvent):
+    kind = "endpoint_adapted"
+    change: str  # what is sent differently from now on, after the server refused a request's shape
+
+
 # The context engine
 @dataclass(frozen=True, kw_only=True)
 class FileRead(RunEvent):

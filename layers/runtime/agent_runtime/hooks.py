@@ -13,6 +13,7 @@ from .messages import Message
 if TYPE_CHECKING:
     from .loop import Run
     from .models import ContextLengthExceededError, ModelError, ModelResponse, ToolCall
+    from .models.stream import Progress
     from .tools import ToolOutcome
 
 
@@ -25,6 +26,13 @@ class Hook:
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         """Return the messages to send (e.g. compacted, or with a status appended). Don't mutate the input."""
         return messages
+
+    def max_output_tokens(self, run: Run, tokens: int) -> int:
+        """The reply's cap for the next model call (e.g. lowered to what a small server window leaves)."""
+        return tokens
+
+    def on_model_progress(self, run: Run, progress: Progress) -> None:
+        """While a streamed reply arrives: what has come so far (called per chunk, from the calling thread)."""
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         """After a successful model call, before its message joins the history."""
@@ -68,6 +76,15 @@ class HookChain(Hook):
         for hook in self.hooks:
             messages = hook.before_model_call(run, messages)
         return messages
+
+    def max_output_tokens(self, run: Run, tokens: int) -> int:
+        for hook in self.hooks:
+            tokens = hook.max_output_tokens(run, tokens)
+        return tokens
+
+    def on_model_progress(self, run: Run, progress: Progress) -> None:
+        for hook in self.hooks:
+            hook.on_model_progress(run, progress)
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         for hook in self.hooks:

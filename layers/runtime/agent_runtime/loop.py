@@ -36,8 +36,17 @@ MAX_OVERFLOW_RETRIES = 3  # each retry follows a harder compaction; past this th
 # the cap, so this bounds a model that keeps writing calls it cannot finish.
 MAX_UNRUN_TURNS = 3
 TRUNCATED = "the answer was cut off at the output limit (model.max_output_tokens)"
+CUT_BY_WINDOW = (
+    "the answer was cut off at the output limit of {cap:,} tokens: what the server's smaller window leaves for "
+    "an answer (model.max_output_tokens is {configured:,})"
+)
+CUT_BY_SERVER = (
+    "the answer was cut off by the server after {completion:,} tokens, below the output limit of {cap:,}: its "
+    "context window was full ({total:,} tokens with the prompt) or it has an output limit of its own "
+    "(llama.cpp's -n)"
+)
 CUT_OFF = (
-    "not run: your reply was cut off at the output limit (model.max_output_tokens) while writing tool calls; "
+    "not run: your reply was cut off at the output limit while writing tool calls; "
     "call again, with shorter arguments or fewer calls at once"
 )
 LIMIT_NOTE = (
@@ -57,7 +66,7 @@ UNRUN_TURNS: Slot[int] = Slot("unrun_turns", int, owner=__name__)
 @dataclass(frozen=True, slots=True)
 class Final:
     answer: str
-    truncated: bool = False  # the model stopped at the output limit (finish_reason "length")
+    truncated: str | None = None  # why the answer stopped short (finish_reason "length"): which limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +103,7 @@ class Run:
     record: RunRecord
     context: RunContext
     deadline: Deadline
+    output_cap: int | None = None  # the last model call's cap on its reply
 
 
 def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
@@ -223,7 +233,9 @@ class Agent:
         stored, refused = _storable(response)
         run.state.messages.append(stored.to_message())
         if not response.tool_calls:
-            return Final(response.text or "", truncated=response.finish_reason == "length")
+            cap, configured = run.output_cap, self.workflow.model.max_output_tokens
+            cut = _cut_off(response, cap, configured) if response.finish_reason == "length" else None
+            return Final(response.text or "", truncated=cut)
         result = self._run_tools(run, list(stored.tool_calls), refused)
         self._count_unrun(run, len(refused) == len(stored.tool_calls), refused)
         return result
@@ -246,26 +258,33 @@ class Agent:
         overflows, adapted = 0, False
         while True:
             messages = self.hooks.before_model_call(run, list(run.state.messages))
+            run.output_cap = self.hooks.max_output_tokens(run, self.workflow.model.max_output_tokens)
             request = ModelRequest(
-                messages=messages if note is None else [*messages, msgs.user(note)],
+                messages=messages if note is None else msgs.with_user_text(messages, note),
                 tools=self.tools.specs(),
-                max_output_tokens=self.workflow.model.max_output_tokens,
+                max_output_tokens=run.output_cap,
                 timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
                 tool_choice=None if note is None else "none",
+                on_progress=lambda progress: self.hooks.on_model_progress(run, progress),
             )
             try:
                 response = self.model.complete(request)
             except ContextLengthExceededError as error:
+                run.record.attempts(run.state.turn, error.failures)
                 run.record.event(ev.ContextOverflow(turn=run.state.turn, retried=overflows > 0))
                 if overflows >= MAX_OVERFLOW_RETRIES or not self.hooks.on_context_overflow(run, error):
                     raise
                 overflows += 1
                 continue
             except ModelError as error:  # e.g. a chat template that refuses the request's shape: adapt once
+                run.record.attempts(run.state.turn, error.failures)
                 if adapted or not self.hooks.on_model_error(run, error):
                     raise
                 adapted = True
                 continue
+            run.record.attempts(run.state.turn, response.failures)
+            for change in response.adapted:
+                run.record.event(ev.EndpointAdapted(change=change))
             run.record.model_calls.append({"turn": run.state.turn, **response.to_record()})
             self.hooks.after_model_call(run, response)
             return response
@@ -380,7 +399,7 @@ class Agent:
         if isinstance(result, Final):
             record.status, record.final_answer = RunStatus.COMPLETED, result.answer
             if result.truncated:  # the reply says so; the record too
-                record.stop_reason = TRUNCATED
+                record.stop_reason = result.truncated
                 record.event(ev.AnswerTruncated(turn=run.state.turn))
             record.event(ev.Completed(turns=run.state.turn))
         elif isinstance(result, Suspended):
@@ -400,6 +419,18 @@ def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None)
     if child is not None:
         record.children.append(child)
     record.event(event)
+
+
+def _cut_off(response: ModelResponse, cap: int | None, configured: int) -> str:
+    """Which limit cut the answer short: the workflow's, the one a small server window leaves, or the server's
+    own (fewer tokens than the cap allowed)."""
+    usage = response.usage
+    if usage is None or not cap or usage.completion_tokens >= cap * 0.9:
+        if cap and cap < configured:
+            return CUT_BY_WINDOW.format(cap=cap, configured=configured)
+        return TRUNCATED
+    total = usage.prompt_tokens + usage.completion_tokens
+    return CUT_BY_SERVER.format(completion=usage.completion_tokens, cap=cap, total=total)
 
 
 def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:

@@ -51,6 +51,15 @@ def tool_result(call_id: str, content: str) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
+def with_user_text(messages: list[Message], text: str) -> list[Message]:
+    """``messages`` with ``text`` said by the user at the end: joined to a last user message (plain text) rather
+    than a second user message in a row, which templates that want alternating roles refuse."""
+    last = messages[-1] if messages else None
+    if last is not None and last["role"] == "user" and isinstance(last.get("content"), str):
+        return [*messages[:-1], user(f"{text_of(last)}\n\n{text}")]
+    return [*messages, user(text)]
+
+
 def quoted(text: str, limit: int = MAX_QUOTED) -> str:
     """Text from outside (a file name, a mime type, a display name) as one quoted line, so it can never open a
     section, a tag or a line of its own in a prompt: whitespace runs (newlines too) become one space, quotes and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -90,6 +91,10 @@ class RunRecord:
 
     def events_of(self, kind: type[E]) -> list[E]:
         return [event for event in self.events if isinstance(event, kind)]
+
+    def attempts(self, turn: int, failures: Sequence[Mapping[str, Any]], **extra: Any) -> None:
+        """The failed attempts of a model call (each is a call the server may have billed, or worked on)."""
+        self.model_calls.extend({"turn": turn, **extra, **failure} for failure in failures)
 
     def usage_totals(self) -> dict[str, int]:
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0}

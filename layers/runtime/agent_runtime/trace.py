@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from .context.budget import WINDOW
-from .events import Compaction, FileRead, Masking, RunEvent, VirtualFile
+from .events import Compaction, EndpointAdapted, FileRead, Masking, RunEvent, ServerDescribed, VirtualFile
 from .hooks import Hook
 
 if TYPE_CHECKING:
@@ -110,7 +110,19 @@ class TraceHook(Hook):
             self._write(f"      → {tool} {file_id} {unit} {shown}")
 
 
+_SAID: set[tuple[str, int, str]] = set()  # what servers said of themselves, shown once per process
+
+
 def _describe(event: RunEvent) -> str | None:
+    if isinstance(event, EndpointAdapted):
+        return f"  ⚙ server: {event.change}"
+    if isinstance(event, ServerDescribed):
+        said = (event.server, event.window, event.source)
+        if said in _SAID:
+            return None
+        _SAID.add(said)
+        used = "the run's window" if event.window < event.configured else f"more than the {event.configured:,} used"
+        return f"  ⚙ server: {event.server}, window {event.window:,} tokens ({event.source}): {used}"
     if isinstance(event, VirtualFile):
         return f"      → virtual file {event.file} ({event.tokens:,} tokens, {event.lines:,} lines)"
     if isinstance(event, Masking):

@@ -18,6 +18,7 @@ MAX_SCALE = 4.0  # beyond this the endpoint is not the model the workflow names:
 CALIBRATE_MIN_TOKENS = 1_000  # small requests are dominated by per-message template overhead: too noisy
 HEADROOM = 1.02  # the same server drifts a little from one request to the next
 UNKNOWN_OVERFLOW_STEP = 1.25  # an overflow that states no numbers: assume a quarter more
+MIN_OUTPUT_RESERVE = 256  # a reply's room, at the least, in a server window smaller than the workflow's
 # What a warm process has learned per endpoint and model: a worker's next run starts calibrated (a run's own
 # state still wins: a thread keeps what its runs learned).
 _LEARNED: dict[str, Calibration] = {}
@@ -26,6 +27,7 @@ _LEARNED: dict[str, Calibration] = {}
 class CalibrationState(TypedDict, total=False):
     scale: float
     server_window: int | None
+    counted: bool  # the server counted a whole request once (its tokenizer and template): the scale starts there
 
 
 class WindowState(TypedDict):
@@ -58,21 +60,28 @@ class Window:
         return int(self.usable * self.threshold)
 
     def for_server(self, server_window: int | None) -> Window:
-        """The window the server really has, when it said so and it is smaller than the configured one."""
-        return self if server_window is None or server_window >= self.window else replace(self, window=server_window)
+        """The window the server really has, when it said so and it is smaller than the configured one. The output
+        reserve shrinks with it (an eighth of the window at most): document-feedback's 4,096 output tokens would
+        leave nothing of a 4,096 server."""
+        if server_window is None or server_window >= self.window:
+            return self
+        reserve = min(self.output_reserve, max(MIN_OUTPUT_RESERVE, server_window // 8))
+        return replace(self, window=server_window, output_reserve=reserve)
 
 
 @dataclass(slots=True)
 class Calibration:
     scale: float = 1.0
     server_window: int | None = None
+    counted: bool = False
 
     def scaled(self, tokens: int) -> int:
         return tokens if self.scale == 1.0 else math.ceil(tokens * self.scale)
 
-    def learn_usage(self, estimated: int | None, prompt_tokens: int) -> bool:
-        """Raise the scale when the server counted more than we did; True when it changed."""
-        if not estimated or estimated < CALIBRATE_MIN_TOKENS:
+    def learn_usage(self, estimated: int | None, prompt_tokens: int, *, exact: bool = False) -> bool:
+        """Raise the scale when the server counted more than we did; True when it changed. ``exact``: the server
+        counted this very request (no noise from a small one's template overhead to ignore)."""
+        if not estimated or (estimated < CALIBRATE_MIN_TOKENS and not exact):
             return False
         ratio = prompt_tokens / estimated * HEADROOM
         if ratio <= self.scale * 1.01:
@@ -97,11 +106,11 @@ class Calibration:
         saved = CALIBRATION.get(context)
         if saved is None and key is not None and key in _LEARNED:
             known = _LEARNED[key]
-            return cls(scale=known.scale, server_window=known.server_window)
+            return cls(scale=known.scale, server_window=known.server_window, counted=known.counted)
         saved = saved or {}
-        return cls(scale=float(saved.get("scale", 1.0)), server_window=saved.get("server_window"))
+        return cls(float(saved.get("scale", 1.0)), saved.get("server_window"), bool(saved.get("counted", False)))
 
     def save(self, context: dict[str, Any], key: str | None = None) -> None:
-        CALIBRATION.set(context, {"scale": self.scale, "server_window": self.server_window})
+        CALIBRATION.set(context, {"scale": self.scale, "server_window": self.server_window, "counted": self.counted})
         if key is not None:
-            _LEARNED[key] = Calibration(self.scale, self.server_window)
+            _LEARNED[key] = Calibration(self.scale, self.server_window, self.counted)

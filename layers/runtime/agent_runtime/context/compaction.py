@@ -27,7 +27,7 @@ from .. import messages as msgs
 from ..errors import ConfigError, RunError
 from ..events import CompactionFallback, CompactionReused
 from ..messages import Message, text_of
-from ..models import Model, ModelRequest
+from ..models import Model, ModelError, ModelRequest
 from ..state import Slot
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
@@ -52,12 +52,19 @@ COMPACTIONS: Slot[list[CompactionEntry]] = Slot("compactions", list, owner=__nam
 # Identifiers the compacted turns named (paths, ids, numbers): later summaries must keep them.
 FACTS: Slot[list[str]] = Slot("facts", list, owner=__name__)
 MAX_FACTS = 1_000
+# Why summaries stopped in this run (one freed too little): compactions then use the ladder only.
+SUMMARIES_OFF: Slot[str | None] = Slot("summaries_off", lambda: None, owner=__name__)
+MIN_SUMMARY_INPUT = 800  # tokens of transcript a summary call must be able to read to be worth its call
+MIN_SUMMARY_GAIN = 0.1  # a summary must free this share of the window it compacts ...
+MIN_SUMMARY_GAIN_TOKENS = 100  # ... and at least this many tokens
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 # Identifiers a mask pointer names: every pointer stays in the (cached) prefix for the rest of the run.
 MASK_NAMED = 5
 CLIP_TOKENS = 1_500  # per message, in the summary call's input (the archive keeps everything)
 MAX_PINNED = 150
 MAX_INDEX_ROWS = 60
+MIN_ROWS = 8
+TOKENS_PER_ROW = 100  # index rows allowed per token of the compaction's target: ~25 tokens a row, a quarter of it
 STILL_IN_FORCE = "## Still in force (kept verbatim through compaction)"
 INDEX_HEADING = "## Archive index (what left the window, by archive line)"
 _VIRTUAL_HEADER = re.compile(re.escape(VIRTUAL_MARK) + r"(?P<id>file-[0-9a-f]+):")
@@ -157,8 +164,9 @@ class Compactor:
         if cut is None or not self._feasible(candidate, lead, cut, plan):  # the newest part is the problem
             candidate = self._offload(candidate, plan, rungs)
             cut = self._cut(candidate, lead)
-        if plan.measure(candidate) > plan.target and cut is not None:
-            candidate, details = self._summarize(run, candidate, archive, meta.id, number, (lead, cut), plan)
+        if plan.measure(candidate) > plan.target and cut is not None and self._summaries_help(run, plan):
+            summarized, details = self._summarize(run, candidate, archive, meta.id, number, (lead, cut), plan)
+            candidate, details = self._kept_if_it_helps(run, candidate, summarized, details, plan)
         if plan.measure(candidate) > plan.limit:
             candidate = self._offload(candidate, plan, rungs)
         if plan.measure(candidate) > plan.limit:
@@ -169,6 +177,24 @@ class Compactor:
         if rungs:
             details = details | {"tactic": "+".join([details["tactic"], *(r.split(":")[0] for r in rungs)])}
         return self._apply(run, candidate, plan, event | details | ({"ladder": rungs} if rungs else {}))
+
+    def _summaries_help(self, run: Run, plan: Plan) -> bool:
+        """A summary costs a model call: not when the call's transcript would be a few hundred tokens (a window
+        of 2k-4k), and not after one freed too little (the ladder then offloads and drops, for free)."""
+        if SUMMARIES_OFF.get(run.state.context):
+            return False
+        return plan.summary_input is None or plan.summary_input >= MIN_SUMMARY_INPUT
+
+    def _kept_if_it_helps(
+        self, run: Run, before: list[Message], after: list[Message], details: dict[str, Any], plan: Plan
+    ) -> tuple[list[Message], dict[str, Any]]:
+        """The summary, if it freed at least a tenth of the window it replaced; else the window as it was, and no
+        more summaries in this run (a small window's summary can even be larger than what it replaced)."""
+        was, now = plan.measure(before), plan.measure(after)
+        if was - now >= max(MIN_SUMMARY_GAIN_TOKENS, was * MIN_SUMMARY_GAIN):
+            return after, details
+        SUMMARIES_OFF.set(run.state.context, f"a summary freed {was - now:,} of {was:,} tokens")
+        return before, {"tactic": "masking", "summary_discarded": {"tokens_before": was, "tokens_after": now}}
 
     def _offload(self, messages: list[Message], plan: Plan, rungs: list[str]) -> list[Message]:
         """Older messages first, to the target; the newest outputs (the model has not seen them) only when the
@@ -295,13 +321,14 @@ class Compactor:
         )
         facts = _remember_facts(run, span)
         missing = missing_from(body, facts)
-        pinned = _pinned(missing, archive)
+        rows = max(MIN_ROWS, min(MAX_INDEX_ROWS, plan.target // TOKENS_PER_ROW))  # a small window, a short list
+        pinned = _pinned(missing, archive, limit=max(MIN_ROWS, min(MAX_PINNED, 3 * rows)))
         span_tokens = sum(self.counter.message(m) for m in span)
         header = (
             f"{SUMMARY_MARK} #{number} · replaces messages {lead}-{cut - 1} ({span_tokens:,} tokens) · full text in "
             f"archive {archive_id} ({archive.spans[-1][1]:,} lines), readable with file_read and file_regex]"
         )
-        index = self._manifest(span, archive.spans[lead:cut])
+        index = self._manifest(span, archive.spans[lead:cut], rows)
         verbatim = self._pinned_results(span)
         parts = (header, body.strip(), pinned, verbatim, index)
         summary = msgs.user("\n\n".join(part for part in parts if part))
@@ -327,7 +354,7 @@ class Compactor:
                 kept.extend([] if text.startswith("ERROR") else [text])
         return f"{STILL_IN_FORCE}\n" + "\n\n".join(kept) if kept else ""
 
-    def _manifest(self, span: list[Message], spans: list[tuple[int, int]]) -> str:
+    def _manifest(self, span: list[Message], spans: list[tuple[int, int]], limit: int = MAX_INDEX_ROWS) -> str:
         """The loss manifest: every dropped message and where the archive has it. Actions are always listed."""
         calls = {c["id"]: c["function"] for m in span for c in m.get("tool_calls", [])}
         rows: list[tuple[bool, str]] = []
@@ -345,10 +372,8 @@ class Compactor:
             else:
                 action, label = False, f"{message['role']}: {_clip(text_of(message))}"
             rows.append((action, f"- lines {first}-{last}: {label}"))
-        if len(rows) > MAX_INDEX_ROWS:  # keep every action, then the newest rows
-            keep = {i for i, (action, _) in enumerate(rows) if action} | set(
-                range(len(rows) - MAX_INDEX_ROWS, len(rows))
-            )
+        if len(rows) > limit:  # keep every action, then the newest rows
+            keep = {i for i, (action, _) in enumerate(rows) if action} | set(range(len(rows) - limit, len(rows)))
             rows = [row if i in keep else (False, "") for i, row in enumerate(rows)]
         lines = [line for _, line in rows if line]
         omitted = len(rows) - len(lines)
@@ -411,7 +436,12 @@ class Compactor:
             max_output_tokens=self.max_summary_tokens,
             timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
         )
-        response = self.model.complete(request)
+        try:
+            response = self.model.complete(request)
+        except ModelError as error:
+            run.record.attempts(run.state.turn, error.failures, purpose="compaction")
+            raise
+        run.record.attempts(run.state.turn, response.failures, purpose="compaction")
         entry = {"turn": run.state.turn, "purpose": "compaction", **response.to_record()}
         run.record.model_calls.append(entry)
         text = response.text or ""
@@ -431,15 +461,15 @@ def _remember_facts(run: Run, span: list[Message]) -> list[str]:
     return facts
 
 
-def _pinned(missing: list[str], archive: Transcript) -> str:
+def _pinned(missing: list[str], archive: Transcript, limit: int = MAX_PINNED) -> str:
     if not missing:
         return ""
     rows = []
-    for item in missing[:MAX_PINNED]:
+    for item in missing[:limit]:
         position = archive.text.find(item)
         where = f" (archive line {archive.text.count(chr(10), 0, position) + 1})" if position >= 0 else ""
         rows.append(f"- {item}{where}")
-    more = len(missing) - MAX_PINNED
+    more = len(missing) - limit
     if more > 0:
         rows.append(f"- … and {more} more: search the archive with file_regex")
     return "## Pinned facts (verbatim, checked by the runtime)\n" + "\n".join(rows)

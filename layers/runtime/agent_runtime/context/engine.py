@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
 from ..errors import ConfigError
-from ..events import Calibrated, Compaction, Masking, StatusRoleFallback, VirtualFile
+from ..events import Calibrated, Compaction, Masking, ServerDescribed, StatusRoleFallback, VirtualFile
 from ..files import EXTRACTED, FileMeta
 from ..hooks import Hook
 from ..messages import Message
+from ..models.base import DescribedModel
 from ..models.exceptions import TEMPLATE_REFUSAL
 from ..state import Slot
 from ..tools import ToolOutcome, ToolRegistry
@@ -46,6 +47,7 @@ MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the
 STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
 # "user" once a server's chat template refused a late system message (None: the workflow's setting)
 STATUS_ROLE: Slot[str | None] = Slot("status_role", lambda: None, owner=__name__)
+MAX_SUMMARY_TOKENS = 4_096
 SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
 
 
@@ -67,7 +69,9 @@ class ContextEngine(Hook):
         self.counter = counter or TokenCounter(
             workflow.model.name, encoding=load_encoding(tokenizer) if tokenizer else None
         )
-        self.raw_tools_tokens = self.counter.tools(tools.specs())
+        self.model = model
+        self.tool_specs = tools.specs()
+        self.raw_tools_tokens = self.counter.tools(self.tool_specs)
         self.keep_inline = {tool.name for tool in tools if not tool.offload}
         configured = int(min(workflow.model.context_window, self.settings.context_budget or math.inf))
         self.limits = Window(configured, workflow.model.max_output_tokens, self.settings.compaction_threshold)
@@ -85,7 +89,7 @@ class ContextEngine(Hook):
             kept={tool.name for tool in tools if not tool.maskable},
             pinned={tool.name for tool in tools if tool.pinned},
             model=model,
-            max_summary_tokens=min(workflow.model.max_output_tokens, 4096),
+            max_summary_tokens=min(workflow.model.max_output_tokens, MAX_SUMMARY_TOKENS),
             custom=custom,
             instructions=instructions,
             memo=memo,
@@ -109,6 +113,10 @@ class ContextEngine(Hook):
         return self._window.compaction_at
 
     @property
+    def output_reserve(self) -> int:
+        return self._window.output_reserve
+
+    @property
     def tools_tokens(self) -> int:
         return self.calibration.scaled(self.raw_tools_tokens)
 
@@ -124,23 +132,58 @@ class ContextEngine(Hook):
             run, self.counter, remaining=lambda: self.read_budget(run), scale=lambda: self.calibration.scale
         )
         self.tally.update(run.state.messages)
-        self._check_room()
+        self._learn_server(run)
         last = run.state.messages[-1]
         if last["role"] == "user" and isinstance(last.get("content"), str):
             run.state.messages[-1] = msgs.user(self._maybe_offload(run, msgs.text_of(last), "user message", "user"))
+        self._count_at_server(run)
+        self._check_room()
         problems = msgs.find_orphans(run.state.messages, allow_pending=True)
         check_history(run.state.messages, where="restoring the run", problems=problems)
 
+    def _learn_server(self, run: Run) -> None:
+        """The server's own window, asked before the first request (once per process): the smaller of it and
+        the workflow's is the window, with an output reserve that fits it."""
+        if not isinstance(self.model, DescribedModel):
+            return
+        info = self.model.describe()
+        if info.window:
+            run.record.event(ServerDescribed(server=info.kind, window=info.window, source=info.source,
+                                             configured=self.limits.window))  # fmt: skip
+        if info.window and info.window < (self.calibration.server_window or self.limits.window):
+            self.calibration.server_window = info.window
+            self.calibration.save(run.state.context, self.calibration_key)
+
+    def _count_at_server(self, run: Run) -> None:
+        """The first request counted by the server itself (its tokenizer, its chat template), once per endpoint
+        and model: every budget is then in its tokens from the first request, the start-up check included."""
+        if self.calibration.counted or not isinstance(self.model, DescribedModel):
+            return
+        counted = self.model.count_tokens(run.state.messages, self.tool_specs)
+        if not counted:
+            return
+        estimated = self.tally.update(run.state.messages).tokens + self.raw_tools_tokens
+        self.calibration.counted = True
+        if self.calibration.learn_usage(estimated, counted, exact=True):
+            run.record.event(Calibrated(trigger="server_count", scale=round(self.calibration.scale, 3)))
+        self.calibration.save(run.state.context, self.calibration_key)
+
     def _check_room(self) -> None:
         """A window that cannot hold the system prompt and the tools with room to talk is a configuration error,
-        said before anything is sent, not a failure halfway through a run."""
-        if self.baseline() + MIN_ROOM > self.compaction_at:
+        said before anything is sent, not a failure halfway through a run. (Past the compaction threshold is
+        allowed: compaction may end above it, never above the window.)"""
+        if self.baseline() + MIN_ROOM > self.usable:
+            server = f" (the server's window is {self.window:,})" if self.calibration.server_window else ""
             raise ConfigError(
                 f"the context window is too small for this workflow: the system prompt and tool definitions take "
-                f"about {self.baseline():,} tokens and compaction starts at {self.compaction_at:,} "
-                f"(model.context_window / context.context_budget minus model.max_output_tokens, times "
-                f"context.compaction_threshold). Raise context.context_budget or use a model with a larger window."
+                f"about {self.baseline():,} tokens and a request may take {self.usable:,}{server} "
+                f"(model.context_window / context.context_budget minus the output reserve, "
+                f"{self.output_reserve:,}). Raise context.context_budget or use a model with a larger window."
             )
+
+    def max_output_tokens(self, run: Run, tokens: int) -> int:
+        """The reply's cap: the workflow's, or the reserve a smaller server window leaves."""
+        return min(tokens, self.output_reserve)
 
     # Sizes
     def baseline(self) -> int:
@@ -161,6 +204,7 @@ class ContextEngine(Hook):
 
     def summary_input(self) -> int:
         """The summary call must fit the window too: its transcript gets what its answer and prompt leave."""
+        self.compactor.max_summary_tokens = min(self.output_reserve, MAX_SUMMARY_TOKENS)  # the window may shrink
         room = self.window - self.compactor.max_summary_tokens - SUMMARY_PROMPT_RESERVE
         return max(0, int(room / self.calibration.scale))
 
@@ -197,9 +241,9 @@ class ContextEngine(Hook):
             # the reserve follows the status's real size (a small window needs the 400 tokens of a first guess)
             self.status_reserve = self.calibration.scaled(self.counter.message(status)) + STATUS_MARGIN
             if fits:
-                return [*messages, status]
+                return _placed(messages, status)
             trigger = "window"  # the status outgrew its reserve (many files): compact again with its real size
-        return [*messages, status]
+        return _placed(messages, status)
 
     def _with_status(self, run: Run, messages: list[Message]) -> tuple[Message, int]:
         raw = self.tally.update(messages).tokens + self.raw_tools_tokens
@@ -360,7 +404,7 @@ class ContextEngine(Hook):
             used=used,
             usable=self.usable,
             window=self.window,
-            output_reserve=self.workflow.model.max_output_tokens,
+            output_reserve=self.output_reserve,
             compaction_at=self.compaction_at,
             compactions=len(COMPACTIONS.get(run.state.context)),
             split=split,
@@ -371,6 +415,12 @@ class ContextEngine(Hook):
         )
         text = render_status(numbers, files)
         return {"role": "system", "content": text} if self._status_role(run) == "system" else msgs.user(text)
+
+
+def _placed(messages: list[Message], status: Message) -> list[Message]:
+    """The request: the history and the status at its tail, a user status joined to a last user message (two
+    user messages in a row fail templates that want alternating roles)."""
+    return msgs.with_user_text(messages, msgs.text_of(status)) if status["role"] == "user" else [*messages, status]
 
 
 def _endpoint_key(model: Model | None) -> str | None:

@@ -29,6 +29,7 @@ MIN_OFFLOAD_TOKENS = 120  # smaller messages cost about what their pointer would
 MIN_PREVIEW_TOKENS = 50  # a smaller preview is noise: give the pointer alone
 MAX_NAMED = 24  # identifiers a stand-in names (ticket keys, ids, paths): what the model must not lose sight of
 _VIRTUAL_ID = re.compile(re.escape(VIRTUAL_MARK) + r"(file-[0-9a-f]+)")
+_NAMED = re.compile(r"^\[named in (?:them|it): (.+)\]$", re.MULTILINE)
 
 
 def offload_largest(
@@ -98,6 +99,13 @@ def _offloaded(
     return _with_text(message, naming(offloader(text, label, stem, preview), named))
 
 
+def carried(messages: list[Message]) -> list[str]:
+    """What earlier stand-ins named ("[named in them: ...]"): a pointer dropped again passes its names on (the
+    extraction skips earlier compactions' messages, whose facts a summary would pin)."""
+    return [name for message in messages for found in _NAMED.finditer(text_of(message)) for name in
+            found.group(1).split(" · ")]  # fmt: skip
+
+
 def naming(inline: str, named: list[str], limit: int = MAX_NAMED) -> str:
     """``inline`` plus the identifiers it no longer shows, at most ``limit`` of them: the extraction lists
     them by kind (URLs, e-mails, ticket keys, paths, ids, then dates and numbers), so the first ones matter most."""
@@ -148,7 +156,7 @@ def drop_oldest(messages: list[Message], *, measure: Measure, goal: int, archive
     boundaries = [i for i in range(lead + 1, len(messages)) if messages[i]["role"] != "tool"]
     candidate, dropped = messages, 0
     for cut in boundaries:
-        named = extract(messages[lead:cut])[: MAX_NAMED * 2]
+        named = list(dict.fromkeys([*carried(messages[lead:cut]), *extract(messages[lead:cut])]))[: MAX_NAMED * 2]
         pointer = msgs.user(
             f"{SUMMARY_MARK} · messages {lead}-{cut - 1} left the window to make room; their full text is in "
             f"archive {archive_id}, readable with file_read and file_regex]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,6 +45,7 @@ class ModelRequest:
     timeout: float | None = None
     parallel_tool_calls: bool = True
     tool_choice: str | None = None  # "none": the tools stay in the request (a cache-stable prefix), none is called
+    on_progress: Callable[[Any], None] | None = None  # called with a stream.Progress as chunks arrive
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,9 @@ class ModelResponse:
     attempts: int = 1
     latency_ms: float = 0.0
     id: str = ""  # the endpoint's response id (chatcmpl-...)
+    first_token_ms: float | None = None  # streamed: how long the server took to start answering
+    failures: tuple[dict[str, Any], ...] = ()  # the attempts that failed before this one (for the run record)
+    adapted: tuple[str, ...] = ()  # what this call learned of the server's dialect (one sentence each)
 
     def to_message(self) -> Message:
         return assistant(self.text, [call.to_dict() for call in self.tool_calls] or None)
@@ -71,7 +76,7 @@ class ModelResponse:
             "attempts": self.attempts,
             "latency_ms": round(self.latency_ms, 1),
             "usage": None if self.usage is None else asdict(self.usage),
-        }
+        } | ({} if self.first_token_ms is None else {"first_token_ms": round(self.first_token_ms, 1)})
 
 
 @runtime_checkable
@@ -82,4 +87,17 @@ class Model(Protocol):
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """Run one model call. Raise ``ModelError`` (or a subclass) when it fails for good."""
+        ...
+
+
+@runtime_checkable
+class DescribedModel(Model, Protocol):
+    """A model whose server can say its window and count a request with its own tokenizer (OpenAIChatModel)."""
+
+    def describe(self) -> Any:
+        """A ``probe.ServerInfo``: the server's kind and its window for this model, when it says."""
+        ...
+
+    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        """The request's prompt tokens as the server counts them; 0 when it cannot."""
         ...

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..errors import RunError
 
@@ -23,6 +24,7 @@ class ModelError(RunError):
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
+        self.failures: list[dict[str, Any]] = []  # every failed attempt, for the run record (set by the model)
 
 
 class ContextLengthExceededError(ModelError):

@@ -1,76 +1,41 @@
-"""The production model: Chat Completions through the official ``openai`` client.
+"""The production model: Chat Completions through the official ``openai`` client, streamed.
 
 Endpoint and key come from the client's own ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, so OpenAI, Azure-compatible
-gateways, Ollama, vLLM and LiteLLM all work. The client's built-in retries are off: we retry here so attempts are
-counted in the run record and never outlive the run's deadline.
+gateways, llama.cpp, vLLM, Ollama and LiteLLM all work; what each of them accepts is the endpoint's dialect
+(``dialect.py``). Replies are streamed: ``timeout`` is the longest the server may stay silent (time to the first
+token included), not a limit on the whole reply, and a call abandoned for any reason closes its connection, which
+stops the server generating. The client's built-in retries are off: we retry here so every attempt is in the run
+record and none outlives the run's deadline.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
-import re
+import threading
 import time
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
 
 from ..config import ENV_OPENAI_API_KEY
-from .base import ModelRequest, ModelResponse, ToolCall, Usage
+from ..messages import Message
+from .base import ModelRequest, ModelResponse
+from .dialect import Dialect, dialect_for
 from .exceptions import ContextLengthExceededError, ModelError
+from .overflow import is_context_overflow, overflow_numbers
+from .probe import ServerInfo, count_tokens, probe
 from .retry import RetryPolicy, is_retryable, retry_after_seconds
+from .stream import Assembler, MalformedReplyError
 
 logger = logging.getLogger(__name__)
-
-# Servers without OpenAI's error code only say it in words: vLLM ("maximum context length is N tokens. However,
-# you requested M tokens", "maximum model length"), llama.cpp (type exceed_context_size_error: "request (M tokens)
-# exceeds the available context size (N tokens)"), LiteLLM (ContextWindowExceededError), Anthropic-style gateways.
-_OVERFLOW_TEXT = re.compile(
-    r"maximum context length|context[_ ]length[_ ]exceeded|context window|prompt is too long|"
-    r"too many (input )?tokens|exceeds? the available context size|exceed_context_size|maximum model length|"
-    r"input tokens exceed|ContextWindowExceeded",
-    re.IGNORECASE,
-)
-# The server's own numbers, when its message says them: (prompt tokens, window).
-_PROMPT_TOKENS = re.compile(
-    r"resulted in (\d+) tokens|request \((\d+) tokens\)|\((\d+) in the messages|request has (\d+) input tokens|"
-    r"prompt \(length (\d+)\)",
-    re.IGNORECASE,
-)
-_WINDOW_TOKENS = re.compile(
-    r"maximum context length is (\d+)|context size \((\d+) tokens\)|limit of (\d+) tokens|"
-    r"maximum model length of (\d+)",
-    re.IGNORECASE,
-)
-
-
-def _is_context_overflow(error: openai.APIStatusError) -> bool:
-    if error.status_code == 413:
-        return True
-    if error.status_code not in (400, 500):  # some servers answer an overflow with a 500
-        return False
-    if getattr(error, "code", None) in ("context_length_exceeded", "exceed_context_size_error"):
-        return True
-    body = error.body if isinstance(error.body, dict) else {}
-    return bool(_OVERFLOW_TEXT.search(f"{error.message} {body.get('type', '')}"))
-
-
-def overflow_numbers(error: openai.APIStatusError) -> tuple[int | None, int | None]:
-    """(prompt tokens, window) as the server counted them, from llama.cpp's fields or the message's words."""
-    body: dict[str, Any] = error.body if isinstance(error.body, dict) else {}
-    nested = body.get("error")
-    inner: dict[str, Any] = nested if isinstance(nested, dict) else body
-    prompt, window = inner.get("n_prompt_tokens"), inner.get("n_ctx")
-    if isinstance(prompt, int) and isinstance(window, int):
-        return prompt, window
-    return _first_number(_PROMPT_TOKENS, error.message), _first_number(_WINDOW_TOKENS, error.message)
-
-
-def _first_number(pattern: re.Pattern[str], text: str) -> int | None:
-    found = pattern.search(text or "")
-    return None if found is None else int(next(group for group in found.groups() if group))
+CONNECT_TIMEOUT = 10.0
+MAX_ADAPTATIONS = 4  # request shapes tried per call after refusals (each dialect change happens once)
+MAX_ERROR_CHARS = 200  # of a failed attempt's error, in the run record
 
 
 class OpenAIChatModel:
@@ -91,51 +56,116 @@ class OpenAIChatModel:
             api_key=os.environ.get(ENV_OPENAI_API_KEY) or "not-needed", max_retries=0
         )
         self._retry = retry or RetryPolicy()
-        self._timeout = timeout
+        self._timeout = timeout  # the longest the server may stay silent (streamed), or a whole call (not)
         self._sleep = sleep
+        self.dialect: Dialect = dialect_for(self.endpoint, name)
 
     @property
     def endpoint(self) -> str:
         """The server's base URL (what a calibration of its token counts belongs to)."""
         return str(self._client.base_url)
 
+    def describe(self) -> ServerInfo:
+        """What the server says about itself (its window for this model), asked once per process."""
+        info = probe(self._client, self.name)
+        self.dialect.progress = info.kind == "llama.cpp"  # prompt progress while streaming: time-to-first-token
+        return info
+
+    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        """The prompt tokens of a request as the server counts them (0: it cannot say)."""
+        return count_tokens(self._client, self.describe(), self.name, self.dialect.messages(messages), tools)
+
     def with_name(self, name: str) -> OpenAIChatModel:
         """The same endpoint, client and retry policy for another model (e.g. a sub-agent's larger window)."""
         return OpenAIChatModel(name, client=self._client, retry=self._retry, timeout=self._timeout, sleep=self._sleep)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        """One call, retried on transient failures within ``request.timeout`` seconds overall."""
+        """One call, retried on transient failures within ``request.timeout`` seconds overall; a refusal the
+        endpoint's dialect can answer (a parameter, a message shape) is retried at once in the new shape."""
         started = time.monotonic()
         budget = request.timeout if request.timeout is not None else float("inf")
-        attempt = 0
+        attempt, failures, adapted = 0, list[dict[str, Any]](), list[str]()
         while True:
             attempt += 1
-            remaining = budget - (time.monotonic() - started)
+            began = time.monotonic()
+            body = self.dialect.body(self.name, request)
+            reply = Assembler()
             failure: Exception
             try:
-                completion = self._create(request, timeout=min(self._timeout, max(remaining, 0.001)))
-                return _to_response(completion, attempt, (time.monotonic() - started) * 1000)
+                self._attempt(body, reply, request, budget - (began - started))
+                return self._response(reply, attempt, started, failures, adapted)
             except ValueError as error:  # a 200 whose body is not JSON (a proxy's error page)
                 failure = MalformedReplyError(f"the reply body is not JSON ({error})")
             except (openai.APIError, MalformedReplyError) as error:
                 failure = error
+            failures.append(self._failed(failure, attempt, began, reply))
+            change = self._adapt(failure, body) if len(adapted) < MAX_ADAPTATIONS else None
+            if change is not None:
+                adapted.append(change)
+                logger.warning("model=<%s>, change=<%s> | the server refused the request's shape", self.name, change)
+                continue
             delay = self._should_retry(failure, attempt, budget - (time.monotonic() - started))
             if delay is None:
-                raise self._translate(failure, attempt) from failure
+                failed = self._translate(failure, attempt)
+                failed.failures = failures
+                raise failed from failure
             logger.warning("attempt=<%d>, delay=<%.2f> | model call failed, retrying", attempt, delay)
             self._sleep(delay)
 
-    def _create(self, request: ModelRequest, *, timeout: float) -> ChatCompletion:
-        kwargs: dict[str, Any] = {"model": self.name, "messages": request.messages, "timeout": timeout}
-        if request.tools:
-            kwargs["tools"] = request.tools
-            kwargs["parallel_tool_calls"] = request.parallel_tool_calls
-            if request.tool_choice is not None:
-                kwargs["tool_choice"] = request.tool_choice
-        if request.max_output_tokens:
-            kwargs["max_completion_tokens"] = request.max_output_tokens
-        # Not always a ChatCompletion: some servers' non-JSON bodies come back as text (see _to_response).
-        return cast(ChatCompletion, self._client.chat.completions.create(**kwargs))
+    def _attempt(self, body: dict[str, Any], reply: Assembler, request: ModelRequest, remaining: float) -> None:
+        """One request; ``reply`` holds what arrived, also when it fails part way."""
+        quiet = min(self._timeout, max(remaining, 0.001))
+        timeout = openai.Timeout(quiet, connect=min(quiet, CONNECT_TIMEOUT))
+        if not body.get("stream"):
+            reply.add(_whole(self._client.chat.completions.create(**body, timeout=timeout)))
+            return
+        stream = self._client.chat.completions.create(**body, timeout=timeout)
+        # Closing the response is what stops the server: on the deadline (from another thread), on any error.
+        with stream, _closed_after(remaining, stream.response.close):
+            if "event-stream" not in stream.response.headers.get("content-type", ""):  # the server did not stream
+                reply.add(_whole(json.loads(stream.response.read() or b"null")))
+                return
+            for chunk in stream:
+                reply.add(chunk.to_dict())
+                _report(request, reply)
+        if reply.finish_reason is None and reply.content() is None and not reply.calls:
+            raise MalformedReplyError("the stream ended without a reply")
+
+    def _response(
+        self, reply: Assembler, attempt: int, started: float, failures: list[dict[str, Any]], adapted: list[str]
+    ) -> ModelResponse:
+        return ModelResponse(
+            text=reply.content(),
+            tool_calls=reply.tool_calls(),
+            finish_reason=reply.finish_reason or "stop",
+            usage=reply.usage,
+            model=reply.model,
+            attempts=attempt,
+            latency_ms=(time.monotonic() - started) * 1000,
+            id=reply.id,
+            first_token_ms=reply.first_token_ms() if self.dialect.stream else None,
+            failures=tuple(failures),
+            adapted=tuple(adapted),
+        )
+
+    def _failed(self, error: Exception, attempt: int, began: float, reply: Assembler) -> dict[str, Any]:
+        """A failed attempt as the run record keeps it: no payload, the error's first words."""
+        status = getattr(error, "status_code", None)
+        what = f"HTTP {status}: {getattr(error, 'message', '')}" if status else f"{type(error).__name__}: {error}"
+        return {
+            "model": self.name,
+            "outcome": "failed",
+            "attempts": attempt,
+            "error": what[:MAX_ERROR_CHARS],
+            "latency_ms": round((time.monotonic() - began) * 1000, 1),
+            "received_tokens": reply.tokens,
+            "usage": None,
+        }
+
+    def _adapt(self, error: Exception, body: dict[str, Any]) -> str | None:
+        if not isinstance(error, openai.APIStatusError) or is_context_overflow(error):
+            return None
+        return self.dialect.adapt(error, body)
 
     def _should_retry(self, error: Exception, attempt: int, remaining: float) -> float | None:
         retryable = isinstance(error, MalformedReplyError) or is_retryable(error)
@@ -149,7 +179,7 @@ class OpenAIChatModel:
             return ModelError(f"model {self.name!r} failed after {attempts} attempt(s): {error}", attempts=attempts)
         assert isinstance(error, openai.APIError)
         status = getattr(error, "status_code", None)
-        if isinstance(error, openai.APIStatusError) and _is_context_overflow(error):
+        if isinstance(error, openai.APIStatusError) and is_context_overflow(error):
             prompt, window = overflow_numbers(error)
             return ContextLengthExceededError(
                 f"the request does not fit {self.name}'s context window: {error.message}",
@@ -160,6 +190,8 @@ class OpenAIChatModel:
             )
         hint = {401: " (check OPENAI_API_KEY)", 403: " (check the key's permissions)", 404: " (check the model name)"}
         where = f"HTTP {status}" if status else type(error).__name__
+        if isinstance(error, openai.APITimeoutError):
+            where = f"no reply for {self._timeout:.0f}s (AGENT_MODEL_TIMEOUT_SECONDS) or the run's deadline"
         return ModelError(
             f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint.get(status or 0, '')}: "
             f"{error.message}",
@@ -168,44 +200,39 @@ class OpenAIChatModel:
         )
 
 
-class MalformedReplyError(Exception):
-    """A 200 whose body is not a usable chat completion (worth another attempt: proxies and overloaded servers)."""
-
-
-def _to_response(completion: ChatCompletion, attempts: int, latency_ms: float) -> ModelResponse:
-    if not isinstance(completion, ChatCompletion):  # the client hands back the raw text of a non-JSON body
+def _whole(completion: Any) -> dict[str, Any]:
+    """A non-streamed reply as a dict, checked: the client hands back the raw text of a non-JSON body."""
+    if isinstance(completion, ChatCompletion):
+        data: Any = completion.to_dict()
+    elif isinstance(completion, dict) and "choices" in completion:
+        data = completion
+    else:
         raise MalformedReplyError(f"the reply is not a chat completion: {str(completion)[:80]!r}")
-    if not completion.choices or completion.choices[0].message is None:
+    choices = data.get("choices") or []
+    if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
         raise MalformedReplyError("the reply has no message (no choices, or a null message)")
-    choice = completion.choices[0]
-    message = choice.message
-    calls = []
-    for index, call in enumerate(message.tool_calls or []):
-        if call.type != "function":
-            continue
-        if call.function is None or not call.function.name:
-            raise MalformedReplyError(f"tool call {index} of the reply has no function name")
-        calls.append(ToolCall(id=call.id or "", name=call.function.name, arguments=call.function.arguments or ""))
-    return ModelResponse(
-        text=message.content,
-        tool_calls=tuple(calls),
-        finish_reason=choice.finish_reason or "stop",
-        usage=_usage(completion),
-        model=completion.model,
-        attempts=attempts,
-        latency_ms=latency_ms,
-        id=str(completion.id or ""),
-    )
+    return dict(data)
 
 
-def _usage(completion: ChatCompletion) -> Usage | None:
-    usage = completion.usage
-    if usage is None:
-        return None
-    details = usage.prompt_tokens_details
-    return Usage(
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        total_tokens=usage.total_tokens,
-        cached_tokens=(details.cached_tokens or 0) if details else 0,
-    )
+def _report(request: ModelRequest, reply: Assembler) -> None:
+    if request.on_progress is None:
+        return
+    try:
+        request.on_progress(reply.progress())
+    except Exception:  # progress is cosmetic: a failing display never fails the call
+        logger.debug("the progress callback failed", exc_info=True)
+
+
+@contextmanager
+def _closed_after(seconds: float, close: Callable[[], None]) -> Iterator[None]:
+    """Calls ``close`` if the block is still running after ``seconds`` (the run's deadline)."""
+    if seconds == float("inf"):
+        yield
+        return
+    timer = threading.Timer(max(seconds, 0.0), close)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

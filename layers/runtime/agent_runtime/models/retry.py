@@ -28,9 +28,14 @@ class RetryPolicy:
         return backoff * (0.75 + random.random() * 0.25)  # jitter keeps parallel workers apart
 
 
-# 5xx that say the request itself is the problem (llama.cpp parsing the history, a chat template raising):
-# the same request fails again, so retrying only spends the run's time.
-_DETERMINISTIC_5XX = re.compile(r"failed to parse|parse_error|raise_exception|chat template", re.IGNORECASE)
+# 5xx that say the request itself is the problem (llama.cpp parsing the history, a chat template raising,
+# llama-cpp-python's pydantic validation: "Input should be a valid string"): the same request fails again, so
+# retrying only spends the run's time.
+_DETERMINISTIC_5XX = re.compile(
+    r"failed to parse|parse_error|raise_exception|chat template|jinja|unable to generate parser|"
+    r"input should be|valid string|validation error|extra inputs are not permitted|field required",
+    re.IGNORECASE,
+)
 
 
 def is_retryable(error: Exception) -> bool:

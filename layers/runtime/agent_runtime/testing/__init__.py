@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from .kinds import ServerKind
 from .server import ScriptedServer, ScriptError, rough_token_count
 from .steps import (
     Fail,
+    Paced,
     Raw,
     Reply,
     ScriptedCall,
@@ -20,12 +22,14 @@ from .steps import (
 
 __all__ = [
     "Fail",
+    "Paced",
     "Raw",
     "Reply",
     "ScriptError",
     "ScriptedCall",
     "ScriptedRequest",
     "ScriptedServer",
+    "ServerKind",
     "Step",
     "call",
     "calls",

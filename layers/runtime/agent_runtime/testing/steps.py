@@ -33,6 +33,7 @@ class Reply:
     text: str | None = None
     calls: tuple[ScriptedCall, ...] = ()
     finish_reason: str | None = None
+    completion_tokens: int | None = None  # default: about a token per four characters; the cap when cut off
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,18 @@ class Raw:
 
 
 @dataclass(frozen=True, slots=True)
+class Paced:
+    """A reply streamed slowly, as a CPU server writes: ``interval`` seconds between chunks, and after
+    ``stall_after`` chunks ``stall`` seconds of silence (a server that stopped answering). A client that goes
+    away ends it: the server records the request as abandoned, as a real one stops generating."""
+
+    reply: Reply
+    interval: float = 0.0
+    stall_after: int | None = None
+    stall: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptedRequest:
     """One request as the server received it, with helpers for responder steps."""
 
@@ -74,7 +87,11 @@ class ScriptedRequest:
     def tool_results(self) -> dict[str, str]:
         """Results of the latest batch of tool calls, by call id."""
         results: dict[str, str] = {}
-        history = self.messages[:-1] if self.status_text() else self.messages
+        history = (
+            self.messages[:-1]
+            if self.messages and text_of(self.messages[-1]).startswith(STATUS_MARK)
+            else (self.messages)
+        )
         for message in reversed(history):
             if message["role"] != "tool":
                 break
@@ -98,13 +115,17 @@ class ScriptedRequest:
         return self.system_text().startswith(COMPACTION_PROMPT_START)
 
     def status_text(self) -> str:
-        """The context engine's status message at the tail of the request, if any."""
+        """The context engine's status at the tail of the request, if any (a message of its own, or joined to the
+        last user message)."""
         last = text_of(self.messages[-1]) if self.messages else ""
-        return last if last.startswith(STATUS_MARK) else ""
+        if last.startswith(STATUS_MARK):
+            return last
+        at = last.rfind("\n\n" + STATUS_MARK) if self.messages and self.messages[-1]["role"] == "user" else -1
+        return last[at + 2 :] if at >= 0 else ""
 
 
-Responder = Callable[[ScriptedRequest], "Reply | Fail | Raw"]
-Step = Reply | Fail | Raw | Responder
+Responder = Callable[[ScriptedRequest], "Reply | Fail | Raw | Paced"]
+Step = Reply | Fail | Raw | Paced | Responder
 
 
 def reply(text: str) -> Reply:
