@@ -341,6 +341,31 @@ def test_the_trace_shows_a_model_call_waiting_on_a_terminal(scripted: Start) -> 
     assert text.index("waiting") < text.index("turn 1 · tokens")  # cleared before the call's own line
 
 
+def test_the_trace_shows_a_streamed_reply_as_it_is_written_and_slack_sees_it_move(scripted: Start) -> None:
+    """A slow local server writes for seconds: the terminal's line and the chat's "working" message say what is
+    being written and how fast, instead of only how long the call has waited."""
+    import io
+
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.testing.steps import Paced
+    from agent_runtime.trace import TraceHook
+    from agent_runtime.triggers.progress import ProgressHook
+
+    from tests.conftest import make_workflow, model_for
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen, shown = Terminal(), []
+    story = " ".join(f"word{n}" for n in range(30))
+    server = scripted(Paced(reply(story), interval=0.1))
+    hooks = [TraceHook(screen), ProgressHook(shown.append, workflow="test-flow", interval=0.5)]
+    build_agent(make_workflow(), model_for(server), hooks=hooks).run("go")
+    assert re.search(r"… writing the answer · \d+ tokens \(\d+/s\) · [12]s", screen.getvalue())
+    assert any(re.search(r"step 1 · writing the answer \(\d+ tokens so far\)", text) for text in shown)
+
+
 def test_runs_list_shows_the_stored_runs(scripted: Start, tmp_path: Path) -> None:
     server = scripted(reply("one"), reply("two"))
     env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path / "state")}

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .loop import Run
     from .messages import Message
     from .models import ContextLengthExceededError, ModelError, ModelResponse
+    from .models.stream import Progress
     from .tools import ToolOutcome
 
 
@@ -46,6 +47,9 @@ class TraceHook(Hook):
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         self._waiting.start()
         return messages
+
+    def on_model_progress(self, run: Run, progress: Progress) -> None:
+        self._waiting.progress = progress  # the ticker shows it at its next second
 
     def on_model_error(self, run: Run, error: ModelError) -> bool:
         self._waiting.stop()
@@ -136,23 +140,26 @@ def _describe(event: RunEvent) -> str | None:
 
 
 class _Waiting:
-    """On a terminal, the seconds a model call has been waiting, on one line rewritten in place (cleared after)."""
+    """On a terminal, what a model call is doing (waiting, reading the prompt, writing), on one line rewritten in
+    place once a second (cleared after)."""
 
     def __init__(self, stream: TextIO, indent: str) -> None:
         self.stream, self.indent = stream, indent
         self.live = bool(getattr(stream, "isatty", lambda: False)())
         self._done: threading.Event | None = None
+        self.progress: Progress | None = None  # the streamed reply so far (set from the calling thread)
 
     def start(self) -> None:
         if not self.live:
             return
         self.stop()
         done, started = threading.Event(), time.monotonic()
-        self._done = done
+        self._done, self.progress = done, None
 
         def tick() -> None:
             while not done.wait(1.0):
-                self.stream.write(f"\r{self.indent}  … waiting for the model · {time.monotonic() - started:.0f}s")
+                line = f"{_doing(self.progress)} · {time.monotonic() - started:.0f}s"
+                self.stream.write(f"\r\033[K{self.indent}  … {line}")
                 self.stream.flush()
 
         threading.Thread(target=tick, name="trace-waiting", daemon=True).start()
@@ -163,3 +170,15 @@ class _Waiting:
             self._done = None
             self.stream.write("\r\033[K")  # clear the line the ticker used
             self.stream.flush()
+
+
+def _doing(progress: Progress | None) -> str:
+    """One phrase for a streaming call's state: what the model is writing, or how far the server has read."""
+    if progress is None or (progress.tokens == 0 and progress.prompt is None):
+        return "waiting for the model"
+    if progress.tokens == 0 and progress.prompt is not None:
+        done, total = progress.prompt
+        return f"the server is reading the prompt · {done:,}/{total:,} tokens"
+    writing = "the answer" if progress.writing in ("", "answer") else f"a call to {progress.writing}"
+    rate = progress.tokens / progress.elapsed if progress.elapsed > 0 else 0.0
+    return f"writing {writing} · {progress.tokens:,} tokens ({rate:.0f}/s)"

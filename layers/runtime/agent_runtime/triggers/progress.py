@@ -12,6 +12,7 @@ from ..hooks import Hook
 if TYPE_CHECKING:
     from ..loop import Run
     from ..models import ToolCall
+    from ..models.stream import Progress
     from ..tools import ToolOutcome
 
 
@@ -28,17 +29,24 @@ class ProgressHook(Hook):
         return None
 
     def after_step(self, run: Run) -> None:
-        now = time.monotonic()
-        if now - self._last < self.interval:
-            return
-        self._last = now
         tokens = run.record.usage_totals()["total_tokens"]
         tools = ", ".join(dict.fromkeys(self._tools[-3:])) or "thinking"
-        self._tools.clear()
+        if self._update(run, f"{tools} · {tokens:,} tokens"):
+            self._tools.clear()
+
+    def on_model_progress(self, run: Run, progress: Progress) -> None:
+        """While a slow model writes (a local server on CPU): what it writes, so the thread sees it move."""
+        if progress.tokens:
+            writing = "the answer" if progress.writing in ("", "answer") else f"a call to {progress.writing}"
+            self._update(run, f"writing {writing} ({progress.tokens:,} tokens so far)")
+
+    def _update(self, run: Run, doing: str) -> bool:
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return False
+        self._last = now
         try:
-            self.show(
-                f":hourglass_flowing_sand: Working on it ({self.workflow}) · step {run.state.turn} · {tools} · "
-                f"{tokens:,} tokens"
-            )
+            self.show(f":hourglass_flowing_sand: Working on it ({self.workflow}) · step {run.state.turn} · {doing}")
         except Exception:  # progress is cosmetic: a failed update must not fail the run
             run.record.event(ProgressUpdateFailed())
+        return True
