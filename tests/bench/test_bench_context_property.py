@@ -2,9 +2,11 @@
 
 Every cell is a set of whole runs (tests/functional/context_property.py): message sizes from 10 to 60,000
 tokens, one line or many, attachments from one huge line to 20,000 short ones, random reads, loads, peeks and
-greps in parallel batches, thresholds above and below the window. A run holds when it completes, sends no
-request over the server's window (one is allowed before the first answer teaches the engine a drifting
-tokenizer), sends no orphan, and finds both planted identifiers.
+greps in parallel batches, thresholds above and below the window, workflows written for a bigger window than
+the server's (told by the server, or not). A run holds when it completes, sends no request over the server's
+window (one is allowed before the engine learns a drifting tokenizer or an untold window), sends no orphan, and
+finds both planted identifiers; in a window that cannot clearly hold the prompt and the tools, a clean ending
+("too small", said once) holds too.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import time
 
 from tests.functional.context_property import Case, holds, run_case
 
-WINDOWS = (4_096, 8_192, 16_000, 32_000, 128_000)
-DRIFTS = (1.0, 1.1, 1.35, 1.6)
+WINDOWS = (2_048, 3_000, 4_096, 8_192, 16_000, 32_000, 128_000)
+DRIFTS = (1.0, 1.3, 1.6, 1.9)  # a real tokenizer against tiktoken: Gemma counts up to 1.9 times
 ACTIONS = ("range", "read", "bytes", "grep", "peek", "load")
 
 
@@ -42,6 +44,9 @@ def cases_for(window: int, drift: float, count: int, rng: random.Random) -> list
                     tuple(rng.choice(ACTIONS) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(0, 8))
                 ),
                 seed=rng.randint(0, 10_000),
+                # a workflow written for a bigger window than the server's, which says so, or not
+                configured=rng.choice([0, 0, 16_000, 1_047_576]) if window < 16_000 else 0,
+                kind=rng.choice(["", "llama.cpp", "ollama"]),
             )
         )
     return out

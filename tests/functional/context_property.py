@@ -14,18 +14,20 @@ window, so "sent over the window" is counted by its refusals.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent_runtime import Agent, RunStatus, ToolRegistry
+from agent_runtime import Agent, ConfigError, RunStatus, ToolRegistry
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
 from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
+from agent_runtime.loop import system_prompt
 from agent_runtime.messages import text_of
-from agent_runtime.testing import Fail, ScriptedCall, ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.testing import Fail, ScriptedCall, ScriptedRequest, ScriptedServer, ServerKind, call, reply
 from agent_runtime.testing.steps import Reply
 
 from tests.conftest import make_workflow, model_for
@@ -63,6 +65,8 @@ class Case:
     drift: float
     actions: tuple[tuple[str, ...], ...]  # batches of actions: read, read_all, range, load, peek, grep
     seed: int
+    configured: int = 0  # the workflow's window when larger than the server's (0: the same as the server's)
+    kind: str = ""  # the server as which the scripted one answers its describing routes ("": none of them)
 
 
 @dataclass
@@ -72,6 +76,10 @@ class Outcome:
     refused: int  # requests sent over the server's window (it refuses every one of them)
     problems: list[str]  # what the server rejected besides (orphans, unscripted requests)
     found: bool  # both planted identifiers were found by the model's greps
+    feasible: bool = True  # the prompt and the tools fit the server's window with room to talk, at its count
+
+
+TOO_SMALL = ("too small for this workflow", "leave no room", "take too much of it")
 
 
 def text_of_size(tokens: int, words_per_line: int, rng: random.Random, tag: str) -> str:
@@ -97,6 +105,7 @@ class Model:
         self.phase = "work"
         self.found: set[str] = set()
         self.message_file: str | None = None
+        self.retried = False
 
     def __call__(self, request: ScriptedRequest) -> Reply:
         if request.is_compaction():
@@ -108,6 +117,9 @@ class Model:
             self.found |= {plant for plant in self.plants if plant in result}
         if self.batches:
             return Reply(calls=tuple(self._action(kind) for kind in self.batches.pop(0)))
+        retry = self._retry(request)
+        if retry is not None:
+            return retry
         if self.phase == "work":
             self.phase = "grep"
             greps = [ScriptedCall("file_regex", {"id": self.attachment, "pattern": r"PLANT-\d+", "max_matches": 1})]
@@ -124,6 +136,21 @@ class Model:
             pattern = r"PLANT-\d+|TICKET-\d+"
             return Reply(calls=tuple(ScriptedCall("file_regex", {"id": fid, "pattern": pattern}) for fid in moved))
         return reply("found " + " ".join(sorted(self.found)))
+
+    def _retry(self, request: ScriptedRequest) -> Reply | None:
+        """A search for the plants refused for room is made again, alone and with no context lines, as the
+        refusal advises (a model that follows the runtime's advice is what the invariant is about)."""
+        if self.phase != "grep" or self.retried:
+            return None
+        calls = {c["id"]: c for m in request.messages for c in m.get("tool_calls", [])}
+        refused = [calls[i] for i, text in request.tool_results().items()
+                   if i in calls and ("not read:" in text or "only the first 0 of" in text)]  # fmt: skip
+        searches = [c for c in refused if c["function"]["name"] == "file_regex"]
+        if not searches:
+            return None
+        self.retried = True
+        args = [{**json.loads(c["function"]["arguments"]), "context": 0, "max_matches": 1} for c in searches]
+        return Reply(calls=(ScriptedCall("file_regex", args[0]),))
 
     def _action(self, kind: str) -> ScriptedCall:
         lines = max(1, self.case.file_lines)
@@ -175,23 +202,47 @@ def run_case(case: Case) -> Outcome:
         virtual_file_preview_tokens=case.preview,
         compaction_threshold=case.threshold,
     )
-    workflow = make_workflow(window=case.window, output=case.output, context=settings, max_tool_calls=60)
+    window = max(case.window, case.configured)
+    workflow = make_workflow(window=window, output=case.output, context=settings, max_tool_calls=60)
     registry = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
-    with ScriptedServer([], token_counter=server_count, intercept=intercept) as server:
+    kind = ServerKind(case.kind, case.window) if case.kind else None
+    feasible = _feasible(case, registry, files)
+    with ScriptedServer([], token_counter=server_count, intercept=intercept, kind=kind) as server:
         agent_model = model_for(server, attempts=1)
         engine = ContextEngine(workflow, registry, model=agent_model)
         agent = Agent(workflow, agent_model, tools=registry, hooks=[engine], files=files)
-        record = agent.run(message)
+        try:
+            record = agent.run(message)
+        except ConfigError as error:  # said before any request: the window cannot hold the prompt and the tools
+            return Outcome("too_small", str(error), len(refused), list(server.problems), False, feasible)
     found = record.final_answer is not None and all(plant in record.final_answer for plant in plants)
-    return Outcome(str(record.status), record.stop_reason, len(refused), list(server.problems), found)
+    overflowed = len(refused) + len(server.overflowed)
+    return Outcome(str(record.status), record.stop_reason, overflowed, list(server.problems), found, feasible)
+
+
+def _feasible(case: Case, registry: ToolRegistry, files: InMemoryFileStore) -> bool:
+    """Clearly room to talk: the system prompt, the tools and a status (~250 tokens), at the server's count, with
+    a quarter of what a request may take (400 tokens at least) to spare. Closer cases may end "too small"."""
+    prompt = system_prompt(make_workflow(), files.list())
+    base = COUNTER.text(prompt) + COUNTER.tools(registry.specs()) + 250
+    reserve = case.output if not case.configured else min(case.output, max(256, case.window // 8))
+    usable = case.window - reserve
+    return base * case.drift + max(400, usable // 4) <= usable
 
 
 def holds(case: Case, outcome: Outcome) -> list[str]:
-    """What broke the invariant (empty: it held)."""
+    """What broke the invariant (empty: it held). A window that cannot hold the prompt and the tools may end
+    the run with that reason, at once or after the one refused request that teaches the server's count; a
+    window that clearly can must never."""
     broken = []
+    too_small = outcome.reason is not None and any(words in outcome.reason for words in TOO_SMALL)
+    if not outcome.feasible:  # a tight window: any clean ending (the plants may be out of reach), nothing sent over
+        ended = outcome.status == str(RunStatus.COMPLETED) or too_small
+        return [] if ended and outcome.refused <= 1 and not outcome.problems else [f"tight window: {outcome}"]
     if outcome.status != str(RunStatus.COMPLETED):
         broken.append(f"run {outcome.status}: {outcome.reason}")
-    if outcome.refused > (1 if case.drift > 1.0 else 0):
+    unknown = case.drift > 1.0 or (case.configured and not case.kind)  # what the server counts, or its window
+    if outcome.refused > (1 if unknown else 0):
         broken.append(f"{outcome.refused} request(s) sent over the window")
     if outcome.problems:
         broken.append("server: " + "; ".join(outcome.problems))

@@ -16,8 +16,11 @@ ACTIONS = st.sampled_from(["range", "read", "bytes", "grep", "peek", "load"])
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
-    window = draw(st.sampled_from([4_096, 8_192, 16_000, 32_000, 128_000]))
+    window = draw(st.sampled_from([2_048, 4_096, 8_192, 16_000, 32_000, 128_000]))
     output = draw(st.sampled_from([256, 1_024, 4_096]).filter(lambda o: o <= window // 4))
+    # A workflow written for a bigger window (document-feedback's 16k on a 4k server), told by the server or not.
+    configured = draw(st.sampled_from([0, 0, 16_000, 1_047_576]))
+    kind = draw(st.sampled_from(["", "llama.cpp", "ollama"]))
     offload_at = draw(st.sampled_from([200, 1_000, 10_000, 50_000]))
     preview = draw(st.sampled_from([50, 200, 1_000]).filter(lambda p: p < offload_at))
     return Case(
@@ -30,9 +33,11 @@ def cases(draw: st.DrawFn) -> Case:
         message_line_words=draw(st.sampled_from([0, 12, 400])),
         file_lines=draw(st.sampled_from([1, 40, 3_000, 20_000])),
         file_line_words=draw(st.sampled_from([3, 12, 2_000])),
-        drift=draw(st.sampled_from([1.0, 1.0, 1.1, 1.35, 1.6])),
+        drift=draw(st.sampled_from([1.0, 1.0, 1.1, 1.3, 1.6, 1.9])),
         actions=tuple(tuple(draw(st.lists(ACTIONS, min_size=1, max_size=3))) for _ in range(draw(st.integers(0, 6)))),
         seed=draw(st.integers(0, 10_000)),
+        configured=configured if configured > window else 0,
+        kind=kind,
     )
 
 

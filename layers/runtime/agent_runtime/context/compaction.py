@@ -96,7 +96,8 @@ class Plan:
     offload: Offloader | None = None  # stores a message's text as a virtual file (the ladder's first rung)
     preview_tokens: int = 1_000  # the largest preview the ladder leaves inline
     summary_input: int | None = None  # tiktoken tokens the summary call's transcript may take (it must fit too)
-    hard_limit: int | None = None  # the window itself: over this nothing may be sent (default: ``limit``)
+    hard_limit: int | None = None  # the input budget: the ladder's last goal (default: ``limit``)
+    absolute: int | None = None  # over this nothing may be sent: the window less the smallest reply (default: hard)
 
 
 def load_custom(spec: str | None, base_dir: Path | None) -> tuple[CustomSummarizer | None, str | None]:
@@ -217,10 +218,11 @@ class Compactor:
         check_history(new, where=f"compaction ({event['tactic']})")
         after = plan.measure(new)
         event |= {"tokens_after": after, "messages_after": len(new)}
-        if after > (plan.hard_limit or plan.limit):  # over the threshold but within the window: send it
+        limit = plan.absolute or plan.hard_limit or plan.limit
+        if after > limit:  # over the input budget but within the window: sent with a smaller reply cap
             raise CompactionError(
                 f"compaction freed too little: {event['tokens_before']:,} → {after:,} tokens, but the window must "
-                f"stay under {plan.hard_limit or plan.limit:,} even with every message offloaded to a file: the system "
+                f"stay under {limit:,} even with every message offloaded to a file: the system "
                 "prompt and the tool definitions take too much of it. Raise context.context_budget or use a larger "
                 "window."
             )

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough
 MIN_ROOM = 256  # tokens the conversation needs beside the system prompt and the tools, at the very least
+MIN_REPLY_TOKENS = 128  # the smallest cap a reply gets when a tight window's request passes its input budget
 STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a file more)
 # "user" once a server's chat template refused a late system message (None: the workflow's setting)
 STATUS_ROLE: Slot[str | None] = Slot("status_role", lambda: None, owner=__name__)
@@ -79,6 +80,7 @@ class ContextEngine(Hook):
         self.calibration_key = _endpoint_key(model)
         self.status_reserve = STATUS_RESERVE
         self.in_flight = 0  # tool calls of the current batch not yet answered
+        self.squeezed: int | None = None  # this request's smaller reply cap, when it passes the input budget
         self._split: dict[str, int] = {}  # the last request's tokens by part (system, tools, history, ...)
         self.tally = WindowTally(self.counter)
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
@@ -182,8 +184,9 @@ class ContextEngine(Hook):
             )
 
     def max_output_tokens(self, run: Run, tokens: int) -> int:
-        """The reply's cap: the workflow's, or the reserve a smaller server window leaves."""
-        return min(tokens, self.output_reserve)
+        """The reply's cap: the workflow's, or the reserve a smaller server window leaves, or (when the request
+        still passes the input budget) what the window leaves of it."""
+        return min(tokens, self.output_reserve, self.squeezed or tokens)
 
     # Sizes
     def baseline(self) -> int:
@@ -231,7 +234,7 @@ class ContextEngine(Hook):
         check_history(messages, where="preparing the request", problems=tally.check.result())
         if self.settings.mask_threshold_tokens:  # the cheap tactic first: it may make compaction unnecessary
             messages = self._rolling_mask(run, messages)
-        trigger = "threshold"
+        trigger, self.squeezed = "threshold", None
         for _ in range(3):
             if self.measure(messages) > self.compaction_at:
                 self._compact(run, trigger)
@@ -243,6 +246,8 @@ class ContextEngine(Hook):
             if fits:
                 return _placed(messages, status)
             trigger = "window"  # the status outgrew its reserve (many files): compact again with its real size
+        # The last rung, in a tight window only: the reply's cap gives way (never below MIN_REPLY_TOKENS).
+        self.squeezed = max(MIN_REPLY_TOKENS, self.window - total)
         return _placed(messages, status)
 
     def _with_status(self, run: Run, messages: list[Message]) -> tuple[Message, int]:
@@ -320,6 +325,7 @@ class ContextEngine(Hook):
             preview_tokens=self.preview_cap(),
             summary_input=self.summary_input(),
             hard_limit=self.usable,
+            absolute=self.window - MIN_REPLY_TOKENS,
         )
         event = self.compactor.compact(run, plan)
         self.tally.reset()

@@ -12,6 +12,7 @@ from .coverage import describe
 from .history import STATUS_MARK
 
 ARCHIVES_LISTED = 3
+COMPACT_BELOW = 3_000  # input budgets under this get the short status (in 2k it would take a quarter of them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class WindowNumbers:
 
 def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> str:
     n = numbers
+    if n.usable < COMPACT_BELOW:
+        return _compact(n, files)
     left = max(0, n.usable - n.used)
     split = " · ".join(f"{name} {value:,}" for name, value in n.split.items())
     lines = [
@@ -98,3 +101,20 @@ def _file_line(meta: FileMeta, state: Mapping[str, Any]) -> str:
         kind = f"; extracted to {state['extracted_to']}: read that file"
     name, mimetype = quoted(meta.name), quoted(meta.mimetype, 80)
     return f"- {meta.id} {name} ({meta.source}, {mimetype}, {size}) {read}; {loaded}{kind}"
+
+
+def _compact(n: WindowNumbers, files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> str:
+    """The same facts in two lines and a short row per file, for windows of a few thousand tokens."""
+    calls = f"; tool calls {n.tool_calls_used}/{n.tool_calls_limit}" if n.tool_calls_limit is not None else ""
+    scale = f"; counts x{n.scale:.2f}" if n.scale > 1.0 else ""
+    lines = [
+        f"{STATUS_MARK} · turn {n.turn}] tokens {n.used:,}/{n.usable:,} ({n.used / n.usable:.0%}), "
+        f"{max(0, n.usable - n.used):,} left; compaction at {n.compaction_at:,} ({n.compactions} so far){scale}{calls}"
+    ]
+    listed = _worth_listing(files, n.max_files)
+    for meta, state in listed:
+        size = f"{state['lines']:,} lines" if state.get("tokens") is not None else f"{meta.size_bytes:,} bytes"
+        lines.append(f"- {meta.id} {quoted(meta.name, 60)} ({size}) {_coverage(meta, state)}")
+    if len(listed) < len(files):
+        lines.append(f"- … {len(files) - len(listed)} more: ids in the messages that point at them")
+    return "\n".join(lines)

@@ -22,7 +22,8 @@ from .exceptions import FileRangeError
 
 MAX_CHARS_WITHOUT_LEDGER = 60_000  # when no context engine runs (bare Agent), keep reads modest
 MAX_LINE_CHARS = 2_000  # a line longer than this is cut in file_regex output
-MIN_LINE_CHARS = 160  # cut no narrower when fitting the budget: drop blocks instead
+MIN_LINE_CHARS = 160  # cut no narrower when fitting the budget: drop blocks instead ...
+MIN_MATCH_CHARS = 40  # ... but the one block left is cut down to this around its match
 MAX_BYTES_PER_TOKEN = 16  # a token is rarely more: never load more than the budget could show
 REGEX_LINE_LIMIT = 2.0  # catastrophic backtracking happens within a line: stop such a search
 REGEX_TOTAL_LIMIT = 120.0  # a whole scan, so a 100 MB file fits; never past the run's deadline
@@ -257,10 +258,12 @@ def file_regex(
 def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str | None, list[list[Row]], int]:
     """The matches as they fit the budget: long lines cut narrower around the match first, then fewer blocks
     (said in the header), rather than nothing at all. Also the size of all the matches, for a refusal."""
-    width, shown, whole = MAX_LINE_CHARS, blocks, None
+    width, shown, whole, bare = MAX_LINE_CHARS, blocks, None, False
     while True:
         cut = width < MAX_LINE_CHARS and any(len(t) > width for b in shown for _, t, _ in b)
         notes = [f"lines cut to {width:,} characters around the match"] if cut else []
+        if bare:
+            notes.append("context lines left out to fit")
         if len(shown) < len(blocks):
             notes.append(f"only the first {len(shown)} of {len(blocks)} blocks fit the context budget: narrow the "
                          "pattern, lower max_matches, or search again after using these")  # fmt: skip
@@ -272,8 +275,15 @@ def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str 
             return text, shown, whole
         if width > MIN_LINE_CHARS:
             width //= 2
-        elif shown:
+        elif not bare and any(at < 0 for block in shown for _, _, at in block):
+            bare = True  # the matching lines alone, before whole blocks go
+            shown = [[row for row in block if row[2] >= 0] for block in shown]
+        elif len(shown) > 1:
             shown = shown[: len(shown) // 2]
+        elif shown and width > MIN_MATCH_CHARS:  # the last block: its match, however narrow, beats nothing
+            width = max(MIN_MATCH_CHARS, width // 2)
+        elif shown:
+            shown = []
         else:
             return None, [], whole
 
