@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_runtime import Agent, ConfigError, RunStatus, ToolRegistry
-from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
+from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter, budget
 from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.loop import system_prompt
 from agent_runtime.messages import text_of
+from agent_runtime.models import dialect, probe
 from agent_runtime.testing import Fail, ScriptedCall, ScriptedRequest, ScriptedServer, ServerKind, call, reply
 from agent_runtime.testing.steps import Reply
 
@@ -171,6 +172,10 @@ class Model:
 
 
 def run_case(case: Case) -> Outcome:
+    # Each case is another server (a port reused by the next case must not inherit what this one taught).
+    budget._LEARNED.clear()
+    dialect.forget()
+    probe.forget()
     rng = random.Random(case.seed)
     files = InMemoryFileStore()
     plants = (f"PLANT-{rng.randint(10_000, 99_999)}", f"TICKET-{rng.randint(10_000, 99_999)}")
