@@ -14,7 +14,7 @@ from typing import Any
 
 from . import events as ev
 from . import messages as msgs
-from .approvals.gate import ApprovalGate, Decision, refusal
+from .approvals.gate import APPROVALS, ApprovalGate, Decision, refusal
 from .deadline import Deadline
 from .errors import ConfigError, RunError, ToolError
 from .events import now_iso
@@ -61,6 +61,9 @@ class UnrunnableCallsError(RunError):
 
 # Consecutive turns none of whose calls could run (kept with the state: a resumed run goes on counting).
 UNRUN_TURNS: Slot[int] = Slot("unrun_turns", int, owner=__name__)
+# Every tool-call id issued in this run or thread (ids must never repeat: approvals and the journal key on them).
+ISSUED: Slot[list[str]] = Slot("call_ids", list, owner=__name__)
+MAX_ISSUED = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +232,8 @@ class Agent:
                 run.state.turn -= 1
                 return Suspended("the deadline was reached during a model call")
             raise
-        response = _unique_call_ids(response, run.state.turn)
+        response = _unique_call_ids(response, run.state.turn, _issued(run.state))
+        _remember_ids(run.state, response.tool_calls)
         stored, refused = _storable(response)
         run.state.messages.append(stored.to_message())
         if not response.tool_calls:
@@ -456,10 +460,18 @@ def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:
     return stored, refused
 
 
-def _unique_call_ids(response: ModelResponse, turn: int) -> ModelResponse:
-    """Call ids the model repeated or left empty are made unique before anything is stored: two calls with one
-    id would leave one result orphaned, and the thread unusable."""
-    seen: set[str] = set()
+def _issued(state: RunState) -> set[str]:
+    """Every call id this run or thread has used: its history's, and those its approvals and journal keep after
+    compaction has removed the calls (servers reuse ``call_1`` from one turn to the next)."""
+    issued = set(ISSUED.get(state.context)) | set(APPROVALS.get(state.context))
+    return issued | {call["id"] for message in state.messages for call in message.get("tool_calls", [])}
+
+
+def _unique_call_ids(response: ModelResponse, turn: int, issued: set[str] | None = None) -> ModelResponse:
+    """Call ids the model repeated, left empty or reused from an earlier turn are made unique before anything is
+    stored: two calls with one id would leave one result orphaned, and an approval or a journal entry given to
+    one call must never answer another."""
+    seen: set[str] = set(issued or ())
     calls = []
     for index, call in enumerate(response.tool_calls):
         call_id, suffix = call.id or f"call_t{turn}_{index}", 1
@@ -468,3 +480,10 @@ def _unique_call_ids(response: ModelResponse, turn: int) -> ModelResponse:
         seen.add(call_id)
         calls.append(call if call_id == call.id else replace(call, id=call_id))
     return response if calls == list(response.tool_calls) else replace(response, tool_calls=tuple(calls))
+
+
+def _remember_ids(state: RunState, calls: Sequence[ToolCall]) -> None:
+    if calls:
+        issued = ISSUED.use(state.context)
+        issued.extend(call.id for call in calls)
+        del issued[:-MAX_ISSUED]  # bounded; approvals and journal entries still bind arguments and tool

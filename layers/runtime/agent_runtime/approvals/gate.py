@@ -88,6 +88,11 @@ def arguments_hash(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 
 
+def binds(entry: Mapping[str, Any], call: ToolCall) -> bool:
+    """An approval (or a journal entry) answers only the call it was made for: the same tool and arguments."""
+    return entry.get("tool") == call.name and entry.get("arguments_sha256") in (None, arguments_hash(call.arguments))
+
+
 class ApprovalGate:
     """Asks ``approver`` about calls that need it; remembers every request and decision in the run state."""
 
@@ -99,6 +104,8 @@ class ApprovalGate:
     def check(self, run: Run, call: ToolCall) -> tuple[Decision, str | None]:
         entries = APPROVALS.use(run.state.context)
         entry = entries.get(call.id) or self._ask(run, call, entries)
+        if not binds(entry, call):  # an id reused for another call: what was decided was not this
+            return Decision.DENIED, "nobody: the decision on record was for another call with this id"
         if entry["status"] != Decision.PENDING:
             return Decision(entry["status"]), entry["by"]
         now = self.clock()

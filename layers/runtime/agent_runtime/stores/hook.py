@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from ..approvals.gate import arguments_hash, binds
 from ..events import MutationReplayed, MutationUnknown
 from ..hooks import Hook
 from ..models import ToolCall
@@ -26,12 +27,14 @@ if TYPE_CHECKING:
 class JournalEntry(TypedDict):
     status: str  # started | done
     tool: str
+    arguments_sha256: NotRequired[str]  # what the call was (entries of older runs have none)
     result: NotRequired[str]
     is_error: NotRequired[bool]
 
 
 JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)  # mutating calls by call id
 VERSION: Slot[int | None] = Slot("checkpoint_version", lambda: None, owner=__name__)  # of the last checkpoint
+REUSED = "not run: this {tool} call reuses the id of another call already made in this run; call it again."
 UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
     "effect. It was not run again; check its effect before retrying."
@@ -63,13 +66,15 @@ class PersistenceHook(Hook):
             return None
         journal = JOURNAL.use(run.state.context)
         entry = journal.get(call.id)
+        if entry and not binds(entry, call):  # the id of another call: neither replayed nor run under it
+            return ToolOutcome(call, error_text(REUSED.format(tool=call.name)), True, mutating=True)
         if entry and entry["status"] == "done":
             run.record.event(MutationReplayed(call=call.id, tool=call.name))
             return ToolOutcome(call, entry.get("result", ""), entry.get("is_error", False), mutating=True)
         if entry:
             run.record.event(MutationUnknown(call=call.id, tool=call.name))
             return ToolOutcome(call, error_text(UNKNOWN.format(tool=call.name)), True, mutating=True)
-        journal[call.id] = {"status": "started", "tool": call.name}
+        journal[call.id] = {"status": "started", "tool": call.name, "arguments_sha256": arguments_hash(call.arguments)}
         self._checkpoint(run)  # durable before the side effect
         return None
 
