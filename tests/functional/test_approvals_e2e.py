@@ -338,3 +338,66 @@ def test_a_crash_between_approved_and_ran_never_runs_the_call_twice(scripted, tm
     assert ran == ["paid"] and record.status.value == "completed"
     result = next(iter(server.requests[1].tool_results().values()))
     assert result.startswith("ERROR: the outcome of this pay call is unknown")
+
+
+def test_a_worker_that_dies_after_the_click_is_resumed_by_the_redelivery(system, scripted, ops) -> None:  # noqa: F811
+    """Was: the decision was recorded before the run resumed, and its redelivery, finding it recorded, was taken
+    for a duplicate: the run never resumed, the thread's active-run marker stayed, and the thread's later
+    messages waited forever. Now the run's checkpoint decides: a call it still waits for resumes it, once."""
+    from agent_runtime.deadline import Deadline
+    from agent_runtime.triggers.queue import decode
+
+    log = ops()
+    server = scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments."))
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev1", "restart payments", "1763800001.0")))
+    assert s.deliver() == ["awaiting_approval"]
+    value, _ = approval_value(s)
+    assert click(s, value, "U0DANA")["statusCode"] == 200
+    got = s.clients["sqs"].receive_message(QueueUrl=s.queue_url, MaxNumberOfMessages=1, AttributeNames=["All"])
+    decision = decode(got["Messages"][0]["Body"], s.store)
+    resume = s.worker._run
+
+    def killed(*args: Any, **kwargs: Any) -> Any:  # the invocation dies (timeout, OOM) after the decision is saved
+        raise TimeoutError("Task timed out after 900.00 seconds")
+
+    s.worker._run = killed  # type: ignore[method-assign]
+    with pytest.raises(TimeoutError):
+        s.worker.handle(decision, deadline=Deadline.after(600))
+    s.worker._run = resume  # type: ignore[method-assign]
+    assert s.worker.handle(decision, deadline=Deadline.after(600)) == "answered"  # SQS delivers it again
+    assert log.read_text() == "payments\n"
+    assert s.worker.handle(decision, deadline=Deadline.after(600)) == "duplicate"  # and again: nothing twice
+    assert log.read_text() == "payments\n"
+    assert s.worker.threads.active("slack-T0TEAM-C0OPS-1763800000.000100") is None
+
+
+def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system, scripted, ops) -> None:  # noqa: F811
+    """Was: the waiting messages were removed from the thread before they were sent again: one failed send lost
+    them. Now they are forgotten only once sent."""
+    ops()
+    server = scripted(call("restart_service", {"service": "payments"}))
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev1", "restart payments", "1763800001.0")))
+    assert s.deliver() == ["awaiting_approval"]
+    s.post("/slack/events", *slack_request(mention("Ev2", "and is it up?", "1763800002.0")))
+    assert s.deliver() == ["deferred"]
+    thread = "slack-T0TEAM-C0OPS-1763800000.000100"
+    assert len(s.worker.threads.deferred(thread)) == 1
+    value, _ = approval_value(s)
+    click(s, value, "U0DANA")
+    queue, sends = s.worker.queue, []
+    original = queue.send
+
+    def flaky(message: dict[str, Any], **kwargs: Any) -> None:
+        sends.append(message.get("type"))
+        if message.get("type") == "event" and sends.count("event") == 1:
+            raise ConnectionError("SQS unreachable")
+        original(message, **kwargs)
+
+    queue.send = flaky  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        s.worker.desk.release(thread, queue)
+    assert len(s.worker.threads.deferred(thread)) == 1  # still kept
+    s.worker.desk.release(thread, queue)
+    assert s.worker.threads.deferred(thread) == []

@@ -182,12 +182,15 @@ class ThreadStore:
         waiting = list(item.data.get("messages", [])) if item is not None else []
         self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": [*waiting, message]})
 
-    def take_deferred(self, thread_id: str) -> list[dict[str, Any]]:
+    def deferred(self, thread_id: str) -> list[dict[str, Any]]:
+        """The messages kept until the turn under way ends, oldest first (still kept: drop them once re-sent)."""
         item = self.store.get_item(thread_partition(thread_id), DEFERRED)
-        if item is None or not item.data.get("messages"):
-            return []
-        self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": []})
-        return list(item.data["messages"])
+        return list(item.data.get("messages", [])) if item is not None else []
+
+    def drop_deferred(self, thread_id: str, count: int) -> None:
+        """Forget the ``count`` oldest kept messages (those re-sent); one deferred meanwhile stays."""
+        if count:
+            self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": self.deferred(thread_id)[count:]})
 
     def load(self, thread_id: str) -> tuple[RunState | None, int | None]:
         item = self.store.get_item(thread_partition(thread_id), "state")

@@ -6,6 +6,8 @@ decision is stored with the run (the first one wins: a second click is a no-op) 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -122,11 +124,16 @@ class ApprovalDesk:
             channel.tell(decision.user, "Only the workflow's approvers can decide this request.")
             return Outcome.REFUSED
         asked = self.runs.approval_asked(decision.run_id, decision.call_id)
-        if asked is None or not self.runs.save_decision(
+        if asked is None:
+            return Outcome.DUPLICATE  # never asked: a forged id
+        waiting = self.waiting(decision.run_id) or {}
+        if not self.runs.save_decision(
             decision.run_id, decision.call_id, decision_record(decision.decision, decision.user)
         ):
-            return Outcome.DUPLICATE  # never asked (a forged id), or decided already (a second click)
-        waiting = self.waiting(decision.run_id) or {}
+            # Decided already: a second click, or this decision delivered again after an invocation died before
+            # its run went on. The run's checkpoint says which: a call it still waits for resumes it (once: its
+            # checkpoint moves on, and a mutating call's journal never runs it twice).
+            return None if decision.call_id in waiting else Outcome.DUPLICATE
         tool = waiting[decision.call_id]["tool"] if decision.call_id in waiting else "the call"
         channel.approval_decided(asked, tool, decision.decision, decision.user)
         return None
@@ -168,7 +175,13 @@ class ApprovalDesk:
         return Outcome.DEFERRED
 
     def release(self, thread_id: str, queue: EventQueue | None) -> None:
-        """Messages that waited behind an approval go back to the queue, in order, once the run has ended."""
-        for number, message in enumerate(self.threads.take_deferred(thread_id)):
-            if queue is not None:
-                queue.send(message, group=thread_id, dedup=f"{thread_id}:released:{time.time_ns()}:{number}")
+        """Messages that waited behind an approval go back to the queue, in order, once the run has ended; each is
+        forgotten only once sent (a failed send keeps it for the next release), under a dedup id of its own so a
+        release repeated after a crash sends none twice."""
+        if queue is None:
+            return
+        messages = self.threads.deferred(thread_id)
+        for message in messages:
+            digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:32]
+            queue.send(message, group=thread_id, dedup=f"{thread_id}:released:{digest}")
+        self.threads.drop_deferred(thread_id, len(messages))
