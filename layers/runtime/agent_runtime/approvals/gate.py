@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from ..models import ToolCall
 
 SECRET_KEYS = ("authorization", "token", "password", "secret", "api_key", "apikey", "credential", "cookie")
-VALUE_CHARS = 200  # each argument value shown to the approver is cut to this
-SUMMARY_CHARS = 1_500
+INLINE_CHARS = 2_800  # what a chat message shows of the arguments; the whole of them is attached beyond that
 
 
 class Decision(StrEnum):
@@ -55,9 +54,20 @@ class ApprovalRequest:
     run_id: str
     call_id: str
     tool: str
-    summary: str  # the arguments, readable, secrets redacted, long values cut
+    summary: str  # the whole arguments, readable, secret-looking keys redacted: nothing is approved unseen
     arguments_sha256: str
     expires_at: float
+
+    @property
+    def code(self) -> str:
+        """A short code naming this request, for answers that cannot point at it (a JIRA comment)."""
+        return hashlib.sha256(f"{self.run_id}|{self.call_id}".encode()).hexdigest()[:6]
+
+    def shown(self, limit: int = INLINE_CHARS) -> tuple[str, bool]:
+        """The arguments as a message shows them, and whether they were cut (then attach them whole)."""
+        if len(self.summary) <= limit:
+            return self.summary, False
+        return self.summary[:limit] + f"\n… ({len(self.summary):,} characters in all: see the attached file)", True
 
 
 class Approver(Protocol):
@@ -67,7 +77,8 @@ class Approver(Protocol):
 
 
 def summarize(arguments: Mapping[str, Any]) -> str:
-    """The arguments for a person: JSON, secret-looking keys redacted, long values cut."""
+    """The arguments for a person: JSON, secret-looking keys redacted, nothing cut (the whole of what runs is
+    what is approved; a chat that cannot show it all attaches it)."""
 
     def clean(value: Any, key: str = "") -> Any:
         if any(word in key.lower() for word in SECRET_KEYS):
@@ -75,13 +86,10 @@ def summarize(arguments: Mapping[str, Any]) -> str:
         if isinstance(value, Mapping):
             return {str(k): clean(v, str(k)) for k, v in value.items()}
         if isinstance(value, list):
-            return [clean(v) for v in value[:20]] + (["…"] if len(value) > 20 else [])
-        if isinstance(value, str) and len(value) > VALUE_CHARS:
-            return value[:VALUE_CHARS] + f"… ({len(value):,} characters)"
+            return [clean(v) for v in value]
         return value
 
-    text = json.dumps(clean(dict(arguments)), ensure_ascii=False, indent=1)
-    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS] + "\n…"
+    return json.dumps(clean(dict(arguments)), ensure_ascii=False, indent=1)
 
 
 def arguments_hash(raw: str) -> str:
@@ -121,8 +129,8 @@ class ApprovalGate:
 
         try:
             shown = summarize(parse_arguments(call.arguments))
-        except Exception:  # arguments that are not JSON are shown cut, as text
-            shown = call.arguments[:SUMMARY_CHARS]
+        except Exception:  # arguments that are not JSON are shown as the text they are
+            shown = call.arguments
         return ApprovalRequest(
             run.state.run_id, call.id, call.name, shown, entry["arguments_sha256"], entry["expires_at"]
         )

@@ -25,7 +25,9 @@ from .outcome import Outcome
 if TYPE_CHECKING:
     from .queue import EventQueue
 
-JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)\s*[.!]?\s*$", re.IGNORECASE)
+JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
+EXPIRED_CLICK = "This request had expired before your answer: nothing was decided, and the call did not run."
+WHICH = "Several requests wait for a decision here: answer with the code of the one you mean, e.g. approve {code}."
 
 
 class ChannelApprover:
@@ -82,12 +84,18 @@ def may_decide(approvers: Sequence[str], user: str, requester: str) -> bool:
     return user in approvers or ("requester" in approvers and user == requester)
 
 
-def jira_decision(text: str) -> str | None:
-    """A JIRA comment that is just "approve" or "deny" (a reply to an approval request)."""
+def jira_decision(text: str) -> tuple[str, str | None] | None:
+    """A JIRA comment that is just "approve" or "deny", with the request's code or without (a reply to an
+    approval request): the decision and the code."""
     match = JIRA_DECISION.match(text or "")
     if match is None:
         return None
-    return str(Decision.APPROVED if match.group(1).lower().startswith("approv") else Decision.DENIED)
+    decision = str(Decision.APPROVED if match.group(1).lower().startswith("approv") else Decision.DENIED)
+    return decision, (match.group(2) or "").lower() or None
+
+
+def request_code(run_id: str, call_id: str) -> str:
+    return ApprovalRequest(run_id, call_id, "", "", "", 0.0).code
 
 
 def decision_record(decision: str, user: str) -> dict[str, Any]:
@@ -127,6 +135,11 @@ class ApprovalDesk:
         if asked is None:
             return Outcome.DUPLICATE  # never asked: a forged id
         waiting = self.waiting(decision.run_id) or {}
+        entry = waiting.get(decision.call_id)
+        if entry is not None and entry["expires_at"] <= self.clock():  # a click after the deadline decides nothing
+            self.expire(event, decision.run_id, {decision.call_id: entry})
+            channel.tell(decision.user, EXPIRED_CLICK)
+            return None  # the run goes on: the model is told the request expired
         if not self.runs.save_decision(
             decision.run_id, decision.call_id, decision_record(decision.decision, decision.user)
         ):
@@ -150,7 +163,13 @@ class ApprovalDesk:
         owner = TriggerEvent.from_dict(self.runs.load_event(other) or event.to_dict())
         said = jira_decision(event.text) if event.source == "jira" else None
         if said is not None:
-            refused = self.record(owner, DecisionMessage(other, next(iter(waiting)), said, event.user))
+            decision, code = said
+            codes = {request_code(other, call): call for call in waiting}
+            call = codes.get(code or "") or (next(iter(waiting)) if len(waiting) == 1 and code is None else None)
+            if call is None:  # which one it answers is not said: deciding the oldest could decide the wrong one
+                self.channel(owner, other).tell(event.user, WHICH.format(code=next(iter(codes))))
+                return Outcome.REFUSED
+            refused = self.record(owner, DecisionMessage(other, call, decision, event.user))
             return refused or resume(owner, other)
         if all(entry["expires_at"] <= self.clock() for entry in waiting.values()):
             self.expire(owner, other, waiting)

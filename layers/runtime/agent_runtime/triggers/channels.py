@@ -21,6 +21,7 @@ from .replies import JiraReplier, SlackReplier
 WORKING = ":hourglass_flowing_sand: Working on it…"
 APPROVE, DENY = "approval_approve", "approval_deny"  # the buttons' action ids
 EXPIRED = "expired: nobody decided in time, so it was not run"
+JIRA_INLINE_CHARS = 20_000  # of the arguments in the comment (JIRA's limit is 32,767 characters); the rest attached
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
 
 
@@ -108,6 +109,8 @@ class SlackChannel(Channel):
         value = f"{request.run_id}|{request.call_id}|{thread_id}"  # ids only: the arguments stay in the run
         ts = self.client.post_blocks(self.channel, self.thread_ts, approval_blocks(request, value),
                                      f"Approval needed: {request.tool}")  # fmt: skip
+        if request.shown()[1]:  # too long for a message: the whole of what would run, as a file in the thread
+            self.attach([(f"arguments-{request.tool}-{request.code}.json", request.summary.encode())])
         return {"ts": ts}
 
     def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
@@ -162,11 +165,11 @@ class JiraChannel(Channel):
         self.client.comment(self.issue_key, text)
 
     def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
-        text = (
-            f"Approval needed before running `{request.tool}` with:\n```\n{request.summary}\n```\n"
-            "Reply with a comment saying just *approve* or *deny*."
-        )
-        return {"comment": self.client.comment(self.issue_key, text)}
+        shown, cut = request.shown(JIRA_INLINE_CHARS)
+        comment = self.client.comment_doc(self.issue_key, approval_doc(request, shown))
+        if cut:
+            self.attach([(f"arguments-{request.tool}-{request.code}.json", request.summary.encode())])
+        return {"comment": comment, "code": request.code}
 
     def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
         said = EXPIRED if decision == "expired" else f"{decision} by {who}"
@@ -180,13 +183,16 @@ class JiraChannel(Channel):
 
 
 def approval_blocks(request: ApprovalRequest, value: str) -> list[dict[str, Any]]:
-    """A Block Kit message: what would run, and Approve / Deny buttons carrying only ids."""
+    """A Block Kit message: what would run, and Approve / Deny buttons carrying only ids. The arguments are
+    model-written: they go in a preformatted rich-text element, which Slack shows as literal text (no mrkdwn, no
+    mentions, no way out of the block), never in mrkdwn."""
     until = datetime.fromtimestamp(request.expires_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    shown = request.summary if len(request.summary) <= 2_800 else request.summary[:2_800] + "\n…"
+    shown, _ = request.shown()
     ask = f":raised_hand: Approval needed to run `{request.tool}` (until {until}):"
+    literal = {"type": "rich_text_preformatted", "elements": [{"type": "text", "text": shown}]}
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"```{shown}```"}},
+        {"type": "rich_text", "elements": [literal]},
         {"type": "actions", "block_id": "approval", "elements": [
             {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
              "text": {"type": "plain_text", "text": "Approve"}},
@@ -194,6 +200,24 @@ def approval_blocks(request: ApprovalRequest, value: str) -> list[dict[str, Any]
              "text": {"type": "plain_text", "text": "Deny"}},
         ]},
     ]  # fmt: skip
+
+
+def approval_doc(request: ApprovalRequest, shown: str) -> dict[str, Any]:
+    """A JIRA comment asking for approval, built as a document (the arguments in a code block as literal text:
+    never through Markdown, where a line of backticks would end the block)."""
+    until = datetime.fromtimestamp(request.expires_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    def text(words: str, *marks: str) -> dict[str, Any]:
+        return {"type": "text", "text": words} | ({"marks": [{"type": mark} for mark in marks]} if marks else {})
+
+    return {"type": "doc", "version": 1, "content": [
+        {"type": "paragraph", "content": [text("Approval needed before running "), text(request.tool, "code"),
+                                          text(f" (until {until}) with:")]},
+        {"type": "codeBlock", "content": [text(shown)]},
+        {"type": "paragraph", "content": [text("Reply with a comment saying just "), text("approve", "strong"),
+                                          text(" or "), text("deny", "strong"),
+                                          text(f" (with several requests waiting: approve {request.code}).")]},
+    ]}  # fmt: skip
 
 
 def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: str) -> Channel:

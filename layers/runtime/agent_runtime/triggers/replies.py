@@ -105,8 +105,12 @@ class JiraReplier:
         self.auth = "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
 
     def comment(self, issue_key: str, text: str) -> str:
+        return self.comment_doc(issue_key, to_adf(text))
+
+    def comment_doc(self, issue_key: str, doc: dict[str, Any]) -> str:
+        """A comment given as an Atlassian document (what no Markdown may reshape)."""
         url = f"{self.base_url}/rest/api/3/issue/{urllib.parse.quote(issue_key)}/comment"
-        body = json.dumps({"body": to_adf(text)}).encode()
+        body = json.dumps({"body": doc}).encode()
         headers = {"Authorization": self.auth, "Content-Type": "application/json", "Accept": "application/json"}
         data, _ = request("POST", url, headers, body, limit=1 << 20)
         return str(json.loads(data).get("id", ""))
