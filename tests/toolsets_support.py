@@ -49,6 +49,13 @@ def notes_server(*, pages: dict[str, str] | None = None, created: list[str] | No
         return f"created page {title!r}"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def whoami(fail: bool = False) -> str:
+        """Who the caller is: quotes its token, as a careless server does (in an error too)."""
+        if fail:
+            raise McpToolError("rejected Authorization: Bearer notes-secret-456 (expired)")
+        return "caller: Bearer notes-secret-456"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def hang(seconds: float = 30.0) -> str:
         """Takes its time."""
         time.sleep(seconds)
@@ -147,6 +154,7 @@ BILLING_SPEC = {
             },
         },
         "/export": {"get": {"operationId": "exportAll", "summary": "Every invoice, as one huge JSON."}},
+        "/whoami": {"get": {"operationId": "whoAmI", "summary": "Who the caller is (echoes its credentials)."}},
         "/slow": {"get": {"operationId": "slowReport", "summary": "A report that takes long."}},
         "/statement.pdf": {"get": {"operationId": "statement", "summary": "The statement as a PDF."}},
     },
@@ -200,6 +208,8 @@ class BillingApi:
             number = f"INV-{len(self.invoices) + 1}"
             self.invoices[number] = {"id": number, **data, "status": "open"}
             return 201, "application/json", json.dumps(self.invoices[number]).encode()
+        if path == "/api/whoami":  # a 200 that quotes the credentials it was sent
+            return 200, "application/json", json.dumps({"caller": headers.get("Authorization")}).encode()
         if path == "/api/export":
             return 200, "application/json", b"[" + b'{"id": "INV-0", "pad": "' + b"x" * (50 << 20) + b'"}]'
         if path == "/api/slow":

@@ -65,13 +65,29 @@ def external_tool(
     call: Callable[[dict[str, Any], RunContext | None], Any],
     *,
     mutating: bool = False,
+    redact: Callable[[str], str] | None = None,
 ) -> Tool:
     """A tool whose JSON schema comes from elsewhere (an MCP server, an OpenAPI operation): the arguments are
-    checked against the schema, then passed as one dict."""
+    checked against the schema, then passed as one dict. ``redact`` takes the source's secrets out of everything
+    the tool returns or raises (a server that echoes its Authorization header), before the model, the history or
+    the run record sees it."""
     if not name or len(name) > 64 or not set(name) <= _NAME_OK:
         raise ConfigError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-' (Chat Completions' rule)")
     schema = {"type": "object", "properties": {}, **parameters}
-    return Tool(name, description.strip() or name, schema, call, None, mutating=mutating)
+    return Tool(name, description.strip() or name, schema, _redacted(call, redact) if redact else call, None,
+                mutating=mutating)  # fmt: skip
+
+
+def _redacted(
+    call: Callable[[dict[str, Any], RunContext | None], Any], redact: Callable[[str], str]
+) -> Callable[[dict[str, Any], RunContext | None], str]:
+    def guarded(arguments: dict[str, Any], ctx: RunContext | None) -> str:
+        try:
+            return redact(render_result(call(arguments, ctx)))
+        except ToolError as error:
+            raise type(error)(redact(str(error))) from None
+
+    return guarded
 
 
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:

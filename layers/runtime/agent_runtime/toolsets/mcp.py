@@ -219,7 +219,9 @@ def _tool(settings: McpServerSettings, session: McpSession, listed: mcp_types.To
         result = session.call(listed.name, arguments, retry=not mutating)
         return render(result, ctx, name)
 
-    return external_tool(name, listed.description or "", dict(listed.input_schema), call, mutating=mutating)
+    return external_tool(
+        name, listed.description or "", dict(listed.input_schema), call, mutating=mutating, redact=session.redact
+    )
 
 
 def tool_name(source: str, tool: str) -> str:

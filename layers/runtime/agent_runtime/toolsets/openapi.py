@@ -7,7 +7,9 @@ result); a binary one is saved as a file.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,7 +53,7 @@ def load_spec(settings: OpenApiSettings, base_dir: Path | None) -> dict[str, Any
     remote = settings.spec.startswith(("https://", "http://"))
     key = settings.spec if remote else str(((base_dir or Path.cwd()) / settings.spec).resolve())
     if key not in _SPECS:
-        raw = _read(settings.spec, base_dir, where)
+        raw = _read(settings.spec, base_dir, where, settings.allow_http)
         try:
             data = yaml.safe_load(raw)
         except yaml.YAMLError as error:
@@ -64,8 +66,9 @@ def load_spec(settings: OpenApiSettings, base_dir: Path | None) -> dict[str, Any
     return _SPECS[key]
 
 
-def _read(spec: str, base_dir: Path | None, where: str) -> bytes:
+def _read(spec: str, base_dir: Path | None, where: str, allow_http: bool = False) -> bytes:
     if spec.startswith(("https://", "http://")):
+        _check_target(spec, allow_http, where)
         try:
             with httpx2.Client(timeout=15.0, follow_redirects=True) as client:
                 response = client.get(spec)
@@ -158,17 +161,56 @@ def openapi_tools(
         raise ConfigError(
             f"{where}: no operation {', '.join(map(repr, unknown))}; the document has: {', '.join(found)}"
         )
-    base = settings.base_url or _first_server(spec, where)
+    base = settings.base_url or _first_server(spec, settings, where)
+    _check_target(base, settings.allow_http, where)
     client = _Client(base, headers, settings.timeout_seconds, redact)
     return [_tool(settings, found[op_id], spec, client) for op_id in wanted]
 
 
-def _first_server(spec: dict[str, Any], where: str) -> str:
+def _first_server(spec: dict[str, Any], settings: OpenApiSettings, where: str) -> str:
+    """The document's first server. A remote document may only name its own host (relative URLs resolve against
+    it): it must not choose where the source's headers, and their secrets, are sent."""
     servers = spec.get("servers") or []
     url = servers[0].get("url") if servers and isinstance(servers[0], dict) else None
+    remote = settings.spec.startswith(("https://", "http://"))
+    if isinstance(url, str) and remote:
+        url = urllib.parse.urljoin(settings.spec, url)
+        if urllib.parse.urlsplit(url).netloc != urllib.parse.urlsplit(settings.spec).netloc:
+            raise ConfigError(f"{where}: the document names its server on another host ({url}): set base_url to "
+                              "send requests, and their headers, there")  # fmt: skip
     if not isinstance(url, str) or not url.startswith(("https://", "http://")):
         raise ConfigError(f"{where}: set base_url (the document names no absolute server URL)")
     return url
+
+
+METADATA_HOSTS = ("metadata.google.internal", "metadata", "instance-data", "instance-data.ec2.internal")
+
+
+def _check_target(url: str, allow_http: bool, where: str) -> None:
+    """Where a source's document comes from and its requests go: https (plain http on loopback, or when the
+    workflow allows it), never a link-local or cloud metadata address (169.254.169.254 hands out credentials)."""
+    parts = urllib.parse.urlsplit(url)
+    host = (parts.hostname or "").lower()
+    addresses = _addresses(host)
+    loopback = bool(addresses) and all(address.is_loopback for address in addresses)
+    if parts.scheme != "https" and not (parts.scheme == "http" and (allow_http or loopback)):
+        raise ConfigError(f"{where}: {url}: use https (or allow_http: true, where plain http is meant)")
+    metadata = host in METADATA_HOSTS or host == "100.100.100.200"
+    if metadata or any(address.is_link_local for address in addresses):
+        raise ConfigError(f"{where}: {url}: a link-local or metadata address is never a tool's target")
+
+
+def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The host's addresses: itself when an IP literal, else what it resolves to (nothing when it does not)."""
+    try:
+        return [ipaddress.ip_address(host.strip("[]"))]
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return []
+    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
 def _tool(settings: OpenApiSettings, op: Operation, spec: dict[str, Any], client: _Client) -> Tool:
@@ -193,7 +235,9 @@ def _tool(settings: OpenApiSettings, op: Operation, spec: dict[str, Any], client
     def call(arguments: dict[str, Any], ctx: RunContext | None) -> str:
         return client.send(op, arguments, ctx)
 
-    return external_tool(tool_name(settings.name, op.id), description, schema, call, mutating=mutating)
+    return external_tool(
+        tool_name(settings.name, op.id), description, schema, call, mutating=mutating, redact=client.redact
+    )
 
 
 class _Client:
@@ -207,6 +251,8 @@ class _Client:
                 continue
             value = arguments[param["name"]]
             if param["in"] == "path":
+                if str(value).strip() in (".", ".."):  # the client would remove the segment: a path climbed
+                    raise ToolError(f"path parameter {param['name']!r} cannot be {str(value).strip()!r}")
                 path = path.replace("{" + param["name"] + "}", urllib.parse.quote(str(value), safe=""))
             elif param["in"] == "query":
                 query[param["name"]] = value if isinstance(value, list) else str(value)

@@ -27,12 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sections import Report, check_keys, choice, integer, mapping, text
+from ..sections import Report, check_keys, choice, flag, integer, mapping, text
 
 KEYS = ("mcp", "openapi", "python", "builtin", "approval", "approval_overrides", "approvers", "approval_timeout_hours")
 SOURCE_KEYS = ("name", "headers", "read_only", "mutating", "timeout_seconds", "approval")
 MCP_KEYS = (*SOURCE_KEYS, "url", "command", "allow", "deny")
-OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations")
+OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations", "allow_http")
 APPROVAL_MODES = ("mutating", "always", "never")  # mutating: every call of a mutating tool asks first
 BUILTINS = ("slack_thread", "jira_issue", "jira_search")
 SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")  # the prefix of its tools' names: short, one word
@@ -60,7 +60,8 @@ class McpServerSettings:
 class OpenApiSettings:
     name: str
     spec: str
-    base_url: str | None = None  # default: the document's first server
+    base_url: str | None = None  # default: the document's first server (on the document's own host, if remote)
+    allow_http: bool = False  # plain http for the document and the requests beyond loopback (headers go in clear)
     operations: tuple[str, ...] | None = None  # default: every operation with an operationId
     headers: Mapping[str, str] = field(default_factory=dict)
     read_only: tuple[str, ...] = ()
@@ -188,4 +189,7 @@ def _openapi(item: Mapping[str, Any], where: str, report: Report) -> OpenApiSett
     spec = text(where, item, "spec", report) or ""
     base_url = text(where, item, "base_url", report, required=False)
     operations = _names(item, "operations", where, report) if "operations" in item else None
-    return OpenApiSettings(spec=spec, base_url=base_url, operations=operations, **_common(item, where, report))
+    allow_http = flag(where, item, "allow_http", report)
+    return OpenApiSettings(
+        spec=spec, base_url=base_url, operations=operations, allow_http=allow_http, **_common(item, where, report)
+    )

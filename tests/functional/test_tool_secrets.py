@@ -1,0 +1,95 @@
+"""Secrets of declared tools never reach the model, the stores or the logs, and a document never chooses where
+they go (issue 31, points 4-6). Real servers: the `mcp` SDK's MCPServer over streamable HTTP and an HTTP API with
+its OpenAPI document (tests/toolsets_support.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from agent_runtime import ConfigError, RunStatus
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
+
+from tests.functional.test_workflow_tools import _billing, agent_for, seen_by, workflow
+from tests.toolsets_support import BILLING_SPEC, notes_server, serve_billing, serve_mcp
+
+Start = Callable[..., ScriptedServer]
+SECRETS = ("notes-secret-456", "billing-secret-123")
+NOTES, BILLING = "Bearer ${secret:notes_token}", "Bearer ${secret:billing_token}"
+
+
+def no_secret(*texts: str) -> bool:
+    return not any(secret in text for text in texts for secret in SECRETS)
+
+
+def test_a_server_that_echoes_its_credentials_never_shows_them_to_the_model_the_thread_or_the_record(
+    scripted: Start, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Was: an MCP isError result quoting the header, and 200 answers (MCP and OpenAPI) echoing it, reached the
+    model, the stored thread and the run record; the mcp client logged a body with the header outside the
+    redactor."""
+    with serve_mcp(notes_server()) as url, serve_billing() as (root, _):
+        notes = {"name": "notes", "url": url, "allow": ["whoami"], "headers": {"Authorization": NOTES}}
+        billing = {"name": "billing", "spec": f"{root}/openapi.json", "base_url": f"{root}/api",
+                   "operations": ["whoAmI"], "headers": {"Authorization": BILLING}}  # fmt: skip
+        flow = workflow(tmp_path, {"mcp": [notes], "openapi": [billing]})
+        requests: list[ScriptedRequest] = []
+        server = scripted(
+            seen_by(requests, call("notes_whoami", {})),
+            seen_by(requests, call("notes_whoami", {"fail": True})),
+            seen_by(requests, call("billing_whoAmI", {})),
+            seen_by(requests, reply("Done.")),
+        )
+        with caplog.at_level(logging.DEBUG):
+            record = agent_for(server, flow, tmp_path).run("Who am I?")
+            logging.getLogger("mcp.client.streamable_http").error("unparseable body: %s", "Bearer notes-secret-456")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    seen = [json.dumps(r.messages) for r in requests]
+    assert "caller: Bearer ***" in seen[1] and "rejected Authorization: Bearer *** (expired)" in seen[2]
+    assert '\\"caller\\": \\"Bearer ***\\"' in seen[3]
+    stored = [p.read_text(errors="replace") for p in (tmp_path / "state").rglob("*") if p.is_file()]
+    assert no_secret(*seen, json.dumps(record.to_dict()), *stored)
+    assert no_secret(*(r.getMessage() for r in caplog.records))
+    assert any(r.getMessage() == "unparseable body: Bearer ***" for r in caplog.records)
+
+
+def test_a_remote_document_cannot_send_the_headers_to_another_host(tmp_path: Path, scripted: Start) -> None:
+    """Was: without base_url, a remote document's servers[0] was used, whatever its host (169.254.169.254
+    included), with the source's secret header."""
+    server = scripted()
+    with serve_billing() as (root, _):
+        source = {"name": "billing", "spec": f"{root}/openapi.json", "headers": {"Authorization": BILLING}}
+        flow = workflow(tmp_path, {"openapi": [source]})
+        assert BILLING_SPEC["servers"][0]["url"].startswith("http://placeholder.invalid")
+        with pytest.raises(ConfigError, match="names its server on another host"):
+            agent_for(server, flow, tmp_path)
+        for target, why in [
+            ("http://169.254.169.254/latest/meta-data", "link-local or metadata"),
+            ("http://metadata.google.internal/computeMetadata/v1", "link-local or metadata"),
+            ("http://[fe80::1]/api", "link-local or metadata"),
+            ("http://billing.example.com/api", "use https"),
+        ]:
+            allowed = {"allow_http": True} if "use https" not in why else {}  # the address itself is refused
+            with pytest.raises(ConfigError, match=why):
+                agent_for(server, _billing(tmp_path, root, base_url=target, **allowed), tmp_path)
+
+
+def test_a_path_parameter_cannot_climb_out_of_its_operation(scripted: Start, tmp_path: Path) -> None:
+    """Was: id=".." was percent-encoded but kept; the HTTP client removed the dot segment, so
+    /invoices/{id} with ".." called /invoices (with the secret), an operation the workflow did not list."""
+    with serve_billing() as (root, api):
+        flow = _billing(tmp_path, root, operations=["getInvoice"])
+        requests: list[ScriptedRequest] = []
+        server = scripted(
+            seen_by(requests, call("billing_getInvoice", {"id": ".."})),
+            seen_by(requests, call("billing_getInvoice", {"id": "."})),
+            seen_by(requests, reply("Could not.")),
+        )
+        record = agent_for(server, flow, tmp_path).run("List every invoice.")
+    assert record.status is RunStatus.COMPLETED
+    results = [next(iter(r.tool_results().values())) for r in requests[1:]]
+    assert results == ["ERROR: path parameter 'id' cannot be '..'", "ERROR: path parameter 'id' cannot be '.'"]
+    assert [r["path"] for r in api.requests if r["path"].startswith("/api")] == []
