@@ -32,6 +32,7 @@ class Tool:
     maskable: bool = True  # a used result may give way to a pointer; False: it stays until compaction (a conclusion)
     context_param: str | None = None  # name of the parameter that receives the RunContext
     approval: str = "never"  # ask a person first: "always", "mutating" (if this tool is) or "never" (the runtime's own)
+    timeout: float | None = None  # seconds a call may take (and never past the run's deadline); None: unbounded
 
     def needs_approval(self) -> bool:
         return self.approval == "always" or (self.approval == "mutating" and self.mutating)

@@ -6,8 +6,10 @@ Whatever goes wrong inside a call (unknown tool, arguments that are not JSON, a 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -85,12 +87,16 @@ class ToolRegistry:
                 raise ToolError(f"there is no tool named {call.name!r}; available: {', '.join(self._tools)}")
             token = CURRENT_CALL.set(call.id)
             try:
-                content = item.invoke(parse_arguments(call.arguments), context)
+                content = _invoke(item, parse_arguments(call.arguments), context)
             finally:
                 CURRENT_CALL.reset(token)
             is_error = False
         except ToolError as error:
             content, is_error = error_text(str(error)), True
+        except SystemExit as error:  # a command-line library's exit (argparse, click) must not end the process
+            logger.warning("tool=<%s>, code=<%s> | tool called sys.exit", call.name, error.code)
+            content = error_text(f"tool {call.name!r} exited (sys.exit({error.code!r})) before returning a result")
+            is_error = True
         except Exception as error:  # a bug in a tool must not kill the run; the model is told, we log it
             # The traceback may quote payload data, so it is only logged at debug level.
             logger.warning("tool=<%s>, error=<%s> | tool raised", call.name, type(error).__name__)
@@ -103,6 +109,33 @@ class ToolRegistry:
             mutating=bool(item and item.mutating),
             duration_ms=(time.monotonic() - started) * 1000,
         )
+
+
+def _invoke(item: Tool, arguments: dict[str, Any], context: RunContext | None) -> str:
+    """The call, bounded when the tool has a time limit (and by the run's deadline): it runs in a thread of its
+    own, which is left behind if it never returns (a thread cannot be stopped: its effect is then unknown)."""
+    if item.timeout is None:
+        return item.invoke(arguments, context)
+    limit = item.timeout
+    if context is not None and context.deadline.at is not None:
+        limit = min(limit, max(0.0, context.deadline.remaining()))
+    box: dict[str, Any] = {}
+    copied = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            box["value"] = copied.run(item.invoke, arguments, context)
+        except BaseException as error:  # handed back to the caller's thread, SystemExit included
+            box["error"] = error
+
+    worker = threading.Thread(target=run, name=f"tool-{item.name}", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise ToolError(f"did not finish within {limit:.0f} s; it may still be running, so its effect is unknown")
+    if "error" in box:
+        raise box["error"]
+    return str(box["value"])
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:

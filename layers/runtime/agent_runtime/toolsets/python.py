@@ -3,6 +3,7 @@ the path already) or from ``AGENT_TOOLS_PATH`` locally (folders, separated like 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -14,6 +15,8 @@ from types import ModuleType
 
 from ..errors import ConfigError
 from ..tools.decorator import Tool
+
+PYTHON_TOOL_SECONDS = 300.0  # a declared Python tool's call, at most (and never past the run's deadline)
 
 
 class _ToolsFinder(importlib.abc.MetaPathFinder):
@@ -54,4 +57,4 @@ def _load(ref: str) -> Tool:
         raise ConfigError(f"{where}: {module_name} has no {attribute!r}")
     if not isinstance(found, Tool):
         raise ConfigError(f"{where}: {attribute!r} is not a tool; decorate it with @tool")
-    return found
+    return found if found.timeout is not None else dataclasses.replace(found, timeout=PYTHON_TOOL_SECONDS)
