@@ -22,7 +22,7 @@ from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
 from ..errors import AgentRuntimeError
-from ..events import Compaction
+from ..events import Compaction, Failed, now_iso
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
@@ -179,21 +179,24 @@ class Worker:
         if self.queue is not None:
             hooks.append(ContinuationHook(self.queue, thread_id=event.thread_id))
         with self.models(workflow) as model:
-            agent = build_agent(
-                workflow,
-                model,
-                files=files,
-                hooks=hooks,
-                skills=self.skills,
-                config=self.config,
-                runs=self.runs,
-                sandbox=self.sandbox,
-                tool_env=self._tool_env(event),
-                approver=ChannelApprover(self.runs, channel, event.thread_id),
-                clock=self.clock,
-                thread_id=event.thread_id,
-                trace_parent=self.trace_parent,
-            )
+            try:
+                agent = build_agent(
+                    workflow,
+                    model,
+                    files=files,
+                    hooks=hooks,
+                    skills=self.skills,
+                    config=self.config,
+                    runs=self.runs,
+                    sandbox=self.sandbox,
+                    tool_env=self._tool_env(event),
+                    approver=ChannelApprover(self.runs, channel, event.thread_id),
+                    clock=self.clock,
+                    thread_id=event.thread_id,
+                    trace_parent=self.trace_parent,
+                )
+            except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
+                return self._not_started(event, channel, workflow, run_id, model.name, error, files)
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
         self._measure(record)
         waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
@@ -207,6 +210,29 @@ class Worker:
             return Outcome.SUSPENDED
         outcome = self._finish(event, channel, workflow, record, files)
         self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
+        return outcome
+
+    def _not_started(
+        self,
+        event: TriggerEvent,
+        channel: Channel,
+        workflow: Workflow,
+        run_id: str,
+        model: str,
+        error: Exception,
+        files: StoreFileStore,
+    ) -> Outcome:
+        """A run that could not be built still ends in an answer (the apology), a record saying why, and a thread
+        free for its next message: never "working" forever, never a message redelivered to the dead-letter queue."""
+        self.log.warning("the run could not start", extra={"error": type(error).__name__})
+        record = RunRecord(run_id, workflow.name, model, status=RunStatus.FAILED)
+        record.stop_reason = f"the run could not start: {type(error).__name__}: {error}"[:1_000]
+        record.event(Failed(error=type(error).__name__))
+        record.ended_at = now_iso()
+        self.runs.save_record(record, thread_id=event.thread_id)
+        self.threads.mark_active(event.thread_id, None)
+        outcome = self._finish(event, channel, workflow, record, files)
+        self.desk.release(event.thread_id, self.queue)
         return outcome
 
     def _wake_when_expired(
