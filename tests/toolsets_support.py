@@ -259,3 +259,54 @@ STDIO_SERVER = """
 from tests.toolsets_support import notes_server
 notes_server().run("stdio")
 """
+
+
+@contextmanager
+def serve_raw_mcp(listing: Callable[[str | None], dict[str, Any]]) -> Iterator[str]:
+    """A hand-written MCP server over streamable HTTP (JSON answers, no session id): it says whatever
+    ``listing(cursor)`` returns to tools/list (a result, or {"error": ...}), as a hostile or broken server
+    would; yields its /mcp URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            if "id" not in message:  # a notification
+                self.send_response(202)
+                self.end_headers()
+                return
+            if message["method"] == "initialize":
+                version = message["params"]["protocolVersion"]
+                answer: dict[str, Any] = {"result": {"protocolVersion": version, "capabilities": {"tools": {}},
+                                                     "serverInfo": {"name": "raw", "version": "1"}}}  # fmt: skip
+            elif message["method"] == "tools/list":
+                answer = listing((message.get("params") or {}).get("cursor"))
+            else:
+                answer = {"error": {"code": -32601, "message": "method not found"}}
+            data = json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # no server-initiated stream
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_DELETE(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    http.daemon_threads = True
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{http.server_address[1]}/mcp"
+    finally:
+        http.shutdown()
+        http.server_close()

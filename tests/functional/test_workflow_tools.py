@@ -122,17 +122,25 @@ def test_an_unreachable_mcp_server_costs_its_tools_not_the_run(scripted: Start, 
 
 
 def test_a_server_with_500_tools_needs_an_allow_list(tmp_path: Path) -> None:
+    """A listing problem costs that server's tools (or the one tool), not every run: the prompt says why, and
+    `workflows validate` reports it."""
+    from agent_runtime.toolsets import validate_tools
+
     with serve_mcp(crowded_server(500)) as url:
         flow = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url}]})
         with ScriptedServer([]) as server:
-            with pytest.raises(ConfigError, match="lists 500 tools; name the ones this workflow uses with allow"):
-                agent_for(server, flow, tmp_path)
+            agent = agent_for(server, flow, tmp_path)
+            assert not [name for name in agent.tools.names() if name.startswith("crowded_")]
+            said = "\n".join(agent.prompt_sections)
+            assert "lists 500 tools; name the ones this workflow uses with allow" in said
+            assert validate_tools(flow, ToolEnv(secrets=SECRETS.get), [])
             allowed = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url, "allow": ["op_7", "op_9"]}]})
             agent = agent_for(server, allowed, tmp_path)
             assert {"crowded_op_7", "crowded_op_9"} <= set(agent.tools.names())
             unknown = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url, "allow": ["op_7", "nope"]}]})
-            with pytest.raises(ConfigError, match="lists no tool 'nope'"):
-                agent_for(server, unknown, tmp_path)
+            agent = agent_for(server, unknown, tmp_path)
+            assert "crowded_op_7" in agent.tools.names()
+            assert "the server lists no tool 'nope'" in "\n".join(agent.prompt_sections)
 
 
 def _billing(tmp_path: Path, root: str, **extra: Any) -> Workflow:

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ToolError
 from ..tools.decorator import Tool
-from .exceptions import ToolSourceError
 from .secrets import Redactor, Secrets, env_secret, expand, expand_headers
 from .settings import McpServerSettings, OpenApiSettings, ToolSettings
 
@@ -68,6 +67,7 @@ def _jira(env: Mapping[str, str]) -> JiraReplier | None:
 class DeclaredTools:
     tools: list[Tool] = field(default_factory=list)
     unreachable: dict[str, str] = field(default_factory=dict)  # MCP server → why: this run goes without its tools
+    left_out: dict[str, str] = field(default_factory=dict)  # MCP server → the tools of it left out, and why
 
     @property
     def notes(self) -> list[str]:
@@ -75,6 +75,9 @@ class DeclaredTools:
         return [
             f"Tools of the MCP server {name!r} are unavailable in this run: {why}"
             for name, why in self.unreachable.items()
+        ] + [
+            f"Some tools of the MCP server {name!r} are left out of this run: {why}"
+            for name, why in self.left_out.items()
         ]
 
 
@@ -125,11 +128,18 @@ def _mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> list[
         resolved = dataclasses.replace(server, url=url)
         _SESSIONS[key] = McpSession(resolved, headers, Redactor(used))
     try:
-        return mcp_tools(server, _SESSIONS[key])
-    except ToolSourceError as error:
-        logger.warning("server=<%s> | MCP server unreachable; its tools are left out of this run", server.name)
+        tools, problems = mcp_tools(server, _SESSIONS[key])
+    except (ToolError, ConfigError) as error:  # unreachable, a listing error or timeout, too many tools
+        logger.warning("server=<%s> | MCP server unusable; its tools are left out of this run", server.name)
         found.unreachable[server.name] = str(error)
         return []
+    except Exception as error:  # whatever a hostile listing does: it costs that server's tools, not the run
+        logger.warning("server=<%s>, error=<%s> | MCP listing failed", server.name, type(error).__name__)
+        found.unreachable[server.name] = f"its listing could not be read ({type(error).__name__})"
+        return []
+    if problems:
+        found.left_out[server.name] = "; ".join(problems)[:2_000]
+    return tools
 
 
 def _openapi(api: OpenApiSettings, env: ToolEnv, base_dir: Path | None) -> list[Tool]:
@@ -169,7 +179,7 @@ def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offlin
         check_names(found.tools, taken)
     except ConfigError as error:
         return [str(error)]
-    return [f"tools.mcp {name!r}: {why}" for name, why in found.unreachable.items()]
+    return [f"tools.mcp {name!r}: {why}" for name, why in {**found.unreachable, **found.left_out}.items()]
 
 
 def close_sessions() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 MAX_TOOLS_WITHOUT_ALLOW = 64  # a server listing more must be narrowed with allow: the schemas cost every request
 CONNECT_TIMEOUT = 15.0
+MAX_PAGES = 100  # of a tool listing
+MAX_LISTED = 10_000  # tools, in all pages
+MAX_SCHEMA_DEPTH = 32  # a tool whose input schema nests deeper is left out
+MAX_SCHEMA_CHARS = 100_000
+MAX_DESCRIPTION_CHARS = 4_000
 
 
 class _Loop:
@@ -78,8 +84,12 @@ class McpSession:
     async def _start(self) -> Any:
         ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._closing = asyncio.Event()
-        asyncio.get_running_loop().create_task(self._own(ready, self._closing))
-        return await asyncio.wait_for(ready, CONNECT_TIMEOUT)
+        owner = asyncio.get_running_loop().create_task(self._own(ready, self._closing))
+        try:
+            return await asyncio.wait_for(ready, CONNECT_TIMEOUT)
+        except BaseException:  # no handshake in time: unwind the transport (a stdio server's process ends)
+            owner.cancel()
+            raise
 
     async def _own(self, ready: asyncio.Future[Any], closing: asyncio.Event) -> None:
         """Enter and exit the transport and the session in one task (anyio's cancel scopes require it)."""
@@ -136,13 +146,14 @@ class McpSession:
 
         found: list[mcp_types.Tool] = []
         cursor: str | None = None
-        while True:
+        for _ in range(MAX_PAGES):  # an endless listing (a cursor that never ends) stops here
             params: Any = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.list_tools(params=params)
             found += page.tools
             cursor = page.next_cursor
-            if not cursor or len(found) > 10_000:
-                return found
+            if not cursor or len(found) > MAX_LISTED:
+                break
+        return found
 
     def call(self, name: str, arguments: dict[str, Any], *, retry: bool) -> mcp_types.CallToolResult:
         timeout = float(self.settings.timeout_seconds)
@@ -184,26 +195,37 @@ def _reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"[:300]
 
 
-def mcp_tools(settings: McpServerSettings, session: McpSession) -> list[Tool]:
-    """The server's tools, filtered by allow/deny, named ``<server>_<tool>``."""
+def mcp_tools(settings: McpServerSettings, session: McpSession) -> tuple[list[Tool], list[str]]:
+    """The server's tools, filtered by allow/deny, named ``<server>_<tool>``; and what was left out, and why (a
+    tool the workflow names that the server no longer lists, a name or a schema no model can take): each costs
+    only itself."""
     listed = {tool.name: tool for tool in session.tools()}
-    wanted = _filter(settings, list(listed))
-    return [_tool(settings, session, listed[name]) for name in wanted]
+    wanted, problems = _filter(settings, list(listed))
+    tools: list[Tool] = []
+    for name in wanted:
+        try:
+            made = _tool(settings, session, listed[name])
+        except ConfigError as error:
+            problems.append(str(error))
+            continue
+        if any(made.name == other.name for other in tools):
+            problems.append(f"tool {name!r}: its name cleans to {made.name!r}, as another tool's does")
+            continue
+        tools.append(made)
+    return tools, problems
 
 
-def _filter(settings: McpServerSettings, names: Sequence[str]) -> list[str]:
-    where = f"tools.mcp {settings.name!r}"
+def _filter(settings: McpServerSettings, names: Sequence[str]) -> tuple[list[str], list[str]]:
     named = [*(settings.allow or ()), *settings.deny, *settings.read_only, *settings.mutating]
     unknown = sorted(set(named) - set(names))
-    if unknown:
-        raise ConfigError(f"{where}: the server lists no tool {', '.join(map(repr, unknown))}")
+    problems = [f"the server lists no tool {', '.join(map(repr, unknown))}"] if unknown else []
     wanted = [n for n in names if n not in settings.deny and (settings.allow is None or n in settings.allow)]
     if settings.allow is None and len(wanted) > MAX_TOOLS_WITHOUT_ALLOW:
         raise ConfigError(
-            f"{where}: the server lists {len(wanted)} tools; name the ones this workflow uses with allow: [...] "
+            f"the server lists {len(wanted)} tools; name the ones this workflow uses with allow: [...] "
             f"(at most {MAX_TOOLS_WITHOUT_ALLOW} are taken without a list: every schema costs tokens on every call)"
         )
-    return wanted
+    return wanted, problems
 
 
 def _tool(settings: McpServerSettings, session: McpSession, listed: mcp_types.Tool) -> Tool:
@@ -214,14 +236,31 @@ def _tool(settings: McpServerSettings, session: McpSession, listed: mcp_types.To
     if listed.name in settings.mutating:
         mutating = True
     name = tool_name(settings.name, listed.name)
+    schema = dict(listed.input_schema)
+    if _depth(schema) > MAX_SCHEMA_DEPTH or len(json.dumps(schema, default=str)) > MAX_SCHEMA_CHARS:
+        raise ConfigError(f"tool {listed.name!r}: its input schema is nested too deep or too large for a model")
+    description = listed.description or ""
+    if len(description) > MAX_DESCRIPTION_CHARS:  # every description is in every request
+        description = description[:MAX_DESCRIPTION_CHARS] + " …"
 
     def call(arguments: dict[str, Any], ctx: RunContext | None) -> str:
         result = session.call(listed.name, arguments, retry=not mutating)
         return render(result, ctx, name)
 
-    return external_tool(
-        name, listed.description or "", dict(listed.input_schema), call, mutating=mutating, redact=session.redact
-    )
+    return external_tool(name, description, schema, call, mutating=mutating, redact=session.redact)
+
+
+def _depth(value: Any, limit: int = MAX_SCHEMA_DEPTH + 1) -> int:
+    """How deep a JSON value nests (walked with a stack, stopping past ``limit``: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > limit:
+            return deepest
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def tool_name(source: str, tool: str) -> str:
@@ -252,8 +291,6 @@ def render(result: mcp_types.CallToolResult, ctx: RunContext | None, name: str) 
         elif isinstance(block, mcp_types.ResourceLink):
             parts.append(f"[resource {block.uri}" + (f": {block.description}]" if block.description else "]"))
     if not parts and result.structured_content is not None:
-        import json
-
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
     text = "\n".join(parts)
     if result.is_error:

@@ -1,0 +1,89 @@
+"""What one MCP server lists costs only that server, or that one tool (issue 31, points 7-8): the run goes on
+with the rest, and the prompt says what is missing and why. Servers: hand-written MCP over streamable HTTP
+(tests/toolsets_support.py), saying what hostile or broken servers say."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agent_runtime import RunStatus
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, reply
+
+from tests.functional.test_workflow_tools import agent_for, seen_by, workflow
+from tests.toolsets_support import notes_server, serve_mcp, serve_raw_mcp
+
+Start = Callable[..., ScriptedServer]
+
+
+def plain(name: str, description: str = "A tool.", schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"name": name, "description": description, "inputSchema": schema or {"type": "object", "properties": {}}}
+
+
+def nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+def run_with(scripted: Start, tmp_path: Path, raw_url: str) -> tuple[Any, str]:
+    """A run with the hostile server beside a good one: it completes, and says what the prompt said."""
+    with serve_mcp(notes_server()) as good:
+        flow = workflow(tmp_path, {"mcp": [{"name": "hostile", "url": raw_url},
+                                           {"name": "notes", "url": good, "allow": ["search"]}]})  # fmt: skip
+        requests: list[ScriptedRequest] = []
+        server = scripted(seen_by(requests, reply("Answered.")))
+        record = agent_for(server, flow, tmp_path).run("Go.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert "notes_search" in requests[0].tool_names  # the good server's tools are there
+    return requests[0], requests[0].system_text()
+
+
+def test_names_and_schemas_no_model_can_take_cost_only_their_tool(scripted: Start, tmp_path: Path) -> None:
+    listing = {"result": {"tools": [
+        plain("ok"),
+        plain("x" * 70),  # over Chat Completions' 64 characters with the prefix
+        plain("a.b"), plain("a_b"),  # two names that clean to one
+        plain("wordy", description="w" * 3_000_000),  # a 3 MB description
+        plain("deep", schema=nested(60)),
+    ]}}  # fmt: skip
+    with serve_raw_mcp(lambda cursor: listing) as url:
+        request, said = run_with(scripted, tmp_path, url)
+    assert {"hostile_ok", "hostile_a_b", "hostile_wordy"} <= set(request.tool_names)
+    assert not {"hostile_deep"} & set(request.tool_names) and not any(len(n) > 64 for n in request.tool_names)
+    [wordy] = [t for t in request.body["tools"] if t["function"]["name"] == "hostile_wordy"]
+    assert len(wordy["function"]["description"]) < 5_000
+    assert "Some tools of the MCP server 'hostile' are left out" in said
+    assert "over Chat Completions' 64 characters" in said and "cleans to 'hostile_a_b'" in said
+    assert "'deep': its input schema is nested too deep" in said
+
+
+def test_a_listing_error_or_a_hostile_listing_costs_only_that_server(scripted: Start, tmp_path: Path) -> None:
+    for listing in (
+        lambda cursor: {"error": {"code": -32603, "message": "internal error: index rebuilding"}},
+        lambda cursor: {"result": {"tools": [plain("abyss", schema=nested(5_000))]}},  # beyond any parser
+    ):
+        with serve_raw_mcp(listing) as url:
+            request, said = run_with(scripted, tmp_path, url)
+        assert not [name for name in request.tool_names if name.startswith("hostile_")]
+        assert "Tools of the MCP server 'hostile' are unavailable in this run" in said
+
+
+def test_an_endless_paginated_listing_stops(scripted: Start, tmp_path: Path) -> None:
+    """Was: a cursor that never ended was followed until memory ran out."""
+    pages: list[str | None] = []
+
+    def endless(cursor: str | None) -> dict[str, Any]:
+        pages.append(cursor)
+        return {
+            "result": {"tools": [plain(f"t{len(pages)}")] if len(pages) < 3 else [], "nextCursor": f"c{len(pages)}"}
+        }
+
+    with serve_raw_mcp(endless) as url:
+        flow = workflow(tmp_path, {"mcp": [{"name": "hostile", "url": url, "allow": ["t1", "t2"]}]})
+        server = scripted(reply("Answered."))
+        record = agent_for(server, flow, tmp_path).run("Go.")
+    assert record.status is RunStatus.COMPLETED
+    assert len(pages) == 100  # MAX_PAGES
