@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ READ_ONLY = ("get", "head", "options")
 PLACES = ("path", "query", "header", "cookie")  # cookie parameters are read, never sent
 MAX_SPEC_BYTES = 8 * 1024 * 1024
 MAX_REF_DEPTH = 12  # $refs are inlined to this depth; deeper (or cyclic) schemas become a plain object
+MAX_NODES = 5_000  # nodes of one inlined schema (a tool's parameters), at most
+FETCH_SECONDS = 30.0  # a remote document, in all
 TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "text/")
 _SPECS: dict[str, dict[str, Any]] = {}  # per process: a document is read once per cold start
 
@@ -58,6 +61,8 @@ def load_spec(settings: OpenApiSettings, base_dir: Path | None) -> dict[str, Any
             data = yaml.safe_load(raw)
         except yaml.YAMLError as error:
             raise ConfigError(f"{where}: not YAML or JSON ({str(error).splitlines()[0]})") from None
+        except RecursionError:
+            raise ConfigError(f"{where}: nested too deep to read") from None
         if not isinstance(data, dict) or not str(data.get("openapi", "")).startswith("3."):
             raise ConfigError(f"{where}: not an OpenAPI 3 document (no 'openapi: 3.x' at the top)")
         if not isinstance(data.get("paths"), dict):
@@ -69,13 +74,7 @@ def load_spec(settings: OpenApiSettings, base_dir: Path | None) -> dict[str, Any
 def _read(spec: str, base_dir: Path | None, where: str, allow_http: bool = False) -> bytes:
     if spec.startswith(("https://", "http://")):
         _check_target(spec, allow_http, where)
-        try:
-            with httpx2.Client(timeout=15.0, follow_redirects=True) as client:
-                response = client.get(spec)
-                response.raise_for_status()
-                return response.content[: MAX_SPEC_BYTES + 1]
-        except httpx2.HTTPError as error:
-            raise ConfigError(f"{where}: could not be fetched ({error})") from None
+        return _fetch(spec, where)
     path = (base_dir or Path.cwd()) / spec
     try:
         with path.open("rb") as handle:
@@ -85,6 +84,28 @@ def _read(spec: str, base_dir: Path | None, where: str, allow_http: bool = False
     if len(data) > MAX_SPEC_BYTES:
         raise ConfigError(f"{where}: over {MAX_SPEC_BYTES // 2**20} MB")
     return data
+
+
+def _fetch(url: str, where: str) -> bytes:
+    """A remote document: at most MAX_SPEC_BYTES, within FETCH_SECONDS in all (a server that drips a byte at a
+    time never trips a read timeout)."""
+    started, chunks, size = time.monotonic(), [], 0
+    try:
+        with (
+            httpx2.Client(timeout=15.0, follow_redirects=True) as client,
+            client.stream("GET", url) as response,
+        ):
+            response.raise_for_status()
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_SPEC_BYTES:
+                    raise ConfigError(f"{where}: over {MAX_SPEC_BYTES // 2**20} MB")
+                if time.monotonic() - started > FETCH_SECONDS:
+                    raise ConfigError(f"{where}: not fetched within {FETCH_SECONDS:.0f} s")
+                chunks.append(chunk)
+    except httpx2.HTTPError as error:
+        raise ConfigError(f"{where}: could not be fetched ({error})") from None
+    return b"".join(chunks)
 
 
 def operations(spec: dict[str, Any], where: str) -> dict[str, Operation]:
@@ -137,16 +158,22 @@ def _resolve(spec: dict[str, Any], value: Any, at: str) -> Any:
     return value
 
 
-def _inline(spec: dict[str, Any], schema: Any, depth: int) -> Any:
-    """A schema with its local $refs inlined (Chat Completions schemas cannot refer to a document)."""
-    if depth > MAX_REF_DEPTH:
+def _inline(spec: dict[str, Any], schema: Any, depth: int, budget: list[int] | None = None) -> Any:
+    """A schema with its local $refs inlined (Chat Completions schemas cannot refer to a document). Recursive
+    schemas are common in real documents: $refs are inlined to MAX_REF_DEPTH, and one schema to MAX_NODES nodes
+    in all (a cycle that fans out, or a YAML alias bomb, would otherwise grow without end); past either, a plain
+    object stands in."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if depth > MAX_REF_DEPTH or budget[0] < 0:
         return {"type": "object"}
     if isinstance(schema, dict):
         if "$ref" in schema:
-            return _inline(spec, _resolve(spec, schema, "schema"), depth + 1)
-        return {k: _inline(spec, v, depth) for k, v in schema.items() if k not in ("xml", "example", "examples")}
+            return _inline(spec, _resolve(spec, schema, "schema"), depth + 1, budget)
+        skipped = ("xml", "example", "examples")
+        return {k: _inline(spec, v, depth, budget) for k, v in schema.items() if k not in skipped}
     if isinstance(schema, list):
-        return [_inline(spec, item, depth) for item in schema]
+        return [_inline(spec, item, depth, budget) for item in schema]
     return schema
 
 
@@ -154,6 +181,15 @@ def openapi_tools(
     settings: OpenApiSettings, spec: dict[str, Any], headers: dict[str, str], redact: Redactor
 ) -> list[Tool]:
     where = f"tools.openapi {settings.name!r}"
+    try:
+        return _openapi_tools(settings, spec, headers, redact, where)
+    except RecursionError:
+        raise ConfigError(f"{where}: the document nests too deep") from None
+
+
+def _openapi_tools(
+    settings: OpenApiSettings, spec: dict[str, Any], headers: dict[str, str], redact: Redactor, where: str
+) -> list[Tool]:
     found = operations(spec, where)
     wanted = list(settings.operations) if settings.operations is not None else list(found)
     unknown = [op for op in [*wanted, *settings.read_only, *settings.mutating] if op not in found]
