@@ -98,17 +98,18 @@ def crowded_server(count: int = 500) -> MCPServer:
     return server
 
 
-def _free_socket() -> socket.socket:
+def _free_socket(port: int = 0) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     return sock
 
 
 @contextmanager
-def serve_mcp(server: MCPServer) -> Iterator[str]:
-    """The server's streamable HTTP app on 127.0.0.1; yields its /mcp URL."""
-    sock = _free_socket()
+def serve_mcp(server: MCPServer, port: int = 0) -> Iterator[str]:
+    """The server's streamable HTTP app on 127.0.0.1 (on ``port``: a restart at the same address); yields its
+    /mcp URL."""
+    sock = _free_socket(port)
     app = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="error", lifespan="on"))
     thread = threading.Thread(target=app.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

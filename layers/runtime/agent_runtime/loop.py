@@ -381,7 +381,8 @@ class Agent:
                 waiting.append(call.id)
             else:
                 text = error_text(refusal(call.name, decision, who))
-                self._append(run, ToolOutcome(call=call, content=text, is_error=True), counted=False)
+                refused = ToolOutcome(call=call, content=text, is_error=True, mutating=self._is_mutating(call))
+                self._append(run, refused, counted=False)
         return runnable
 
     def _is_mutating(self, call: ToolCall) -> bool:

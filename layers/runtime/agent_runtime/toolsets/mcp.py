@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -164,6 +165,11 @@ class McpSession:
 
         try:
             return self._request(request, timeout + 5)
+        except SessionLostError as error:
+            if not (retry or error.unsent):  # the call may have run: say so; the next call opens a new session
+                lost = f"{error} (the connection was lost during the call: its effect is unknown)"
+                raise ToolSourceError(lost) from None
+            return self._request(request, timeout + 5)  # a new session: the server restarted, or was killed
         except ToolSourceError:
             if not retry:
                 raise
@@ -181,12 +187,33 @@ class McpSession:
             self.close()
             raise ToolError(f"{where} did not answer within {timeout:.0f} s") from None
         except MCPError as error:
-            if "timed out" in error.error.message:  # the client's own read timeout: the session stays usable
+            message = error.error.message
+            if "timed out" in message:  # the client's own read timeout: the session stays usable
                 raise ToolError(f"{where} did not answer within {self.settings.timeout_seconds} s") from None
-            raise ToolError(f"{where}: {self.redact(error.error.message)}") from None
+            if _SESSION_LOST.search(message):  # a restarted server (404 on its session), a killed process
+                self.close()
+                unsent = _UNSENT.search(message) is not None
+                raise SessionLostError(f"{where}: {self.redact(message)}", unsent=unsent) from None
+            raise ToolError(f"{where}: {self.redact(message)}") from None
         except Exception as error:  # transport failures arrive wrapped in exception groups
             self.close()
             raise ToolSourceError(f"{where} is unreachable: {self.redact(_reason(error))}") from None
+
+
+class SessionLostError(ToolSourceError):
+    """The session is gone: the server restarted (it answers 404 for the old session: the call never ran,
+    ``unsent``) or its connection closed (a stdio server killed: the call may have run)."""
+
+    def __init__(self, message: str, *, unsent: bool) -> None:
+        super().__init__(message)
+        self.unsent = unsent
+
+
+# What the client says when the server no longer knows the session (the spec: start a new one on that 404) or the
+# transport closed under it.
+_SESSION_LOST = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|connection closed|\b404\b",
+                           re.IGNORECASE)  # fmt: skip
+_UNSENT = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|\b404\b", re.IGNORECASE)
 
 
 def _reason(error: BaseException) -> str:
