@@ -73,3 +73,15 @@ def test_each_helper_gets_its_own_panel_with_its_own_numbers(scripted: Any) -> N
             }
     tools = {g.get("data-turn"): g.get("data-count") for g in panels[1].iter(f"{SVG}g") if g.get("class") == "tools"}
     assert sum(map(int, tools.values())) == len(helper["tool_calls"]) == 2
+
+
+def test_names_with_control_characters_keep_the_chart_well_formed(scripted: Any) -> None:
+    """Was: a tool name with a control character (an MCP server's, a record from elsewhere) made the SVG
+    impossible to parse."""
+    server = scripted(call("file_read", {"id": "file-x"}), reply("ok"))
+    record = build_agent(make_workflow(), model_for(server), files=InMemoryFileStore()).run("go").to_dict()
+    for entry in record["tool_calls"]:
+        entry["name"] = "evil\x01\x1b[31mtool\x00"
+    record["workflow"] = "flow\x07"
+    svg = ET.fromstring(run_chart(record))  # parses
+    assert "evil\ufffd\ufffd[31mtool\ufffd" in ET.tostring(svg, encoding="unicode")

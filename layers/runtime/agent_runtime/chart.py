@@ -9,8 +9,9 @@ runtime layer for one chart; the numbers are also in the SVG as data attributes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from html import escape
+from html import escape as _html_escape
 from typing import Any
 
 PARTS = ("system", "tools", "summary", "files inline", "history")
@@ -18,6 +19,15 @@ COLORS = {"system": "#8e9aaf", "tools": "#cbc0d3", "summary": "#efd3d7", "files 
           "history": "#7fa7c9"}  # fmt: skip
 WIDTH, HEIGHT = 960, 460
 LEFT, RIGHT, TOP, BOTTOM = 70, 40, 50, 110
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters XML 1.0 cannot carry
+
+
+def escape(text: str) -> str:
+    """Text for an SVG: markup escaped, and the control characters XML cannot carry (a tool name or a tactic
+    from elsewhere may hold them) shown as U+FFFD, so the chart stays well-formed."""
+    return _html_escape(_NOT_XML.sub("\ufffd", text))
 
 
 def run_chart(record: Mapping[str, Any]) -> str:
