@@ -205,3 +205,25 @@ def said(request: Any) -> str:
     import re
 
     return re.findall(r"then say (\w+)", json.dumps(request.messages))[0]
+
+
+def test_a_failed_runs_span_says_the_error_not_the_endpoints_body(
+    receiver: tuple[str, list[Any]], scripted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: the run span's status carried the endpoint's raw error body (200 KB exported, quoting the user's
+    message). Now the error's class and HTTP status; the record's reason is bounded too."""
+    from agent_runtime import telemetry
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.testing import Fail
+
+    from tests.conftest import make_workflow, model_for
+
+    endpoint, spans = receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    body = "invalid request: the message was: my card number is 4111 1111 1111 1111. " + "x" * 200_000
+    server = scripted(Fail(400, body, error_type="invalid_request_error"))
+    record = build_agent(make_workflow(), model_for(server)).run("my card number is 4111 1111 1111 1111")
+    telemetry.flush()
+    [run] = [s for s in spans if s.name.startswith("invoke_agent")]
+    assert run.status.message == "ModelError (HTTP 400)"
+    assert record.stop_reason is not None and len(record.stop_reason) < 1_200

@@ -183,7 +183,7 @@ class TelemetryHook(Hook):
         if run.record.status.value == "failed":
             from opentelemetry.trace import Status, StatusCode
 
-            self._run.set_status(Status(StatusCode.ERROR, run.record.stop_reason or "failed"))
+            self._run.set_status(Status(StatusCode.ERROR, _failure(run)))
         self._run.end()
 
     def _events(self, run: Run) -> None:
@@ -207,3 +207,13 @@ def span(name: str, attributes: Mapping[str, str | int | bool] | None = None) ->
         return
     with tracer().start_as_current_span(name, attributes=dict(attributes or {})):
         yield
+
+
+def _failure(run: Run) -> str:
+    """A failed run's span status: the error's class and HTTP status, never its message (an endpoint's error body
+    can be 200 KB and quote the user's message; the run record keeps the reason)."""
+    failed = next((event for event in reversed(run.record.events) if event["type"] == "failed"), None)
+    if failed is None:
+        return "failed"
+    code = failed.get("status_code")
+    return str(failed["error"]) + (f" (HTTP {code})" if code else "")

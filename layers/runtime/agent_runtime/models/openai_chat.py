@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 CONNECT_TIMEOUT = 10.0
 MAX_ADAPTATIONS = 4  # request shapes tried per call after refusals (each dialect change happens once)
 MAX_ERROR_CHARS = 200  # of a failed attempt's error, in the run record
+MAX_MESSAGE_CHARS = 1_000  # of a failed call's error, in its reason (a server's body can be 200 KB)
 
 
 class OpenAIChatModel:
@@ -189,12 +190,12 @@ class OpenAIChatModel:
                 window=window,
             )
         hint = {401: " (check OPENAI_API_KEY)", 403: " (check the key's permissions)", 404: " (check the model name)"}
+        said = error.message if len(error.message) <= MAX_MESSAGE_CHARS else error.message[:MAX_MESSAGE_CHARS] + "…"
         where = f"HTTP {status}" if status else type(error).__name__
         if isinstance(error, openai.APITimeoutError):
             where = f"no reply for {self._timeout:.0f}s (AGENT_MODEL_TIMEOUT_SECONDS) or the run's deadline"
         return ModelError(
-            f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint.get(status or 0, '')}: "
-            f"{error.message}",
+            f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint.get(status or 0, '')}: {said}",
             status_code=status,
             attempts=attempts,
         )
