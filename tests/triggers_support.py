@@ -208,9 +208,13 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             return self._send(
                 200, json.dumps({"ok": True, "upload_url": f"{host}/upload/{file_id}", "file_id": file_id}).encode()
             )
-        if method == "conversations.replies":
+        if method == "conversations.replies":  # paged as Slack pages it: limit, and an opaque next_cursor
             messages = self.apis.threads.get(body.get("ts", ""), [])
-            return self._send(200, json.dumps({"ok": True, "messages": messages, "has_more": False}).encode())
+            start, limit = int(body.get("cursor") or 0), int(body.get("limit") or 1000)
+            page, more = messages[start : start + limit], start + limit < len(messages)
+            meta = {"next_cursor": str(start + limit) if more else ""}
+            answer = {"ok": True, "messages": page, "has_more": more, "response_metadata": meta}
+            return self._send(200, json.dumps(answer).encode())
         if method == "files.completeUploadExternal":
             return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
         ts = self.apis.next_ts() if method == "chat.postMessage" else body.get("ts")

@@ -7,12 +7,14 @@ class, not another ``if event.source == ...`` in the worker.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from ..approvals import ApprovalRequest
+from ..messages import quoted
 from ..stores import RunStore
 from .event import TriggerEvent
 from .exceptions import ReplyError
@@ -23,6 +25,8 @@ APPROVE, DENY = "approval_approve", "approval_deny"  # the buttons' action ids
 EXPIRED = "expired: nobody decided in time, so it was not run"
 JIRA_INLINE_CHARS = 20_000  # of the arguments in the comment (JIRA's limit is 32,767 characters); the rest attached
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
+MAX_THREAD_PAGES = 25  # of 200 messages, read to find the ones just before the mention
+QUOTED_CHARS = 4_000  # of one earlier message
 
 
 @dataclass
@@ -129,21 +133,36 @@ class SlackChannel(Channel):
         ts = str(event.attributes.get("ts") or "")
         if not ts or ts == self.thread_ts:
             return ""
+        before: deque[dict[str, Any]] = deque(maxlen=EARLIER_MESSAGES)  # the last ones before the mention
+        cursor: str | None = None
         try:
-            messages, _ = self.client.thread(self.channel, self.thread_ts, limit=EARLIER_MESSAGES + 1)
+            for _ in range(MAX_THREAD_PAGES):
+                messages, cursor = self.client.thread(self.channel, self.thread_ts, cursor=cursor, limit=200)
+                before.extend(m for m in messages if _ts(m) < float(ts))
+                if cursor is None or any(_ts(m) >= float(ts) for m in messages):
+                    break
         except ReplyError:
             return ""
-        lines = [slack_line(m) for m in messages if float(m.get("ts", 0)) < float(ts)][-EARLIER_MESSAGES:]
-        return "\n".join(lines)
+        return "\n".join(slack_line(m, quote=True) for m in before)
 
 
-def slack_line(message: Mapping[str, Any]) -> str:
-    """One message of a thread: when, who, what, and the files it carried."""
-    when = datetime.fromtimestamp(float(message.get("ts", 0)), UTC).strftime("%Y-%m-%d %H:%M")
+def slack_line(message: Mapping[str, Any], *, quote: bool = False) -> str:
+    """One message of a thread: when, who, what, and the files it carried. ``quote``: the text as one quoted line
+    (other people's words framed in a prompt: they cannot open a line or a section of their own, so none can
+    forge the frame around them, such as the message to answer)."""
+    when = datetime.fromtimestamp(_ts(message), UTC).strftime("%Y-%m-%d %H:%M")
     who = message.get("user") or message.get("bot_id") or "unknown"
     files = [f"{f.get('name')} ({f.get('mimetype')}, {f.get('size', 0):,} bytes)" for f in message.get("files") or []]
     attached = f" [files: {'; '.join(files)}]" if files else ""
-    return f"{when} <@{who}>: {message.get('text', '')}{attached}"
+    text = str(message.get("text", ""))
+    return f"{when} <@{who}>: {quoted(text, QUOTED_CHARS) if quote else text}{attached}"
+
+
+def _ts(message: Mapping[str, Any]) -> float:
+    try:
+        return float(message.get("ts", 0))
+    except (TypeError, ValueError):
+        return 0.0
 
 
 class JiraChannel(Channel):
