@@ -100,3 +100,48 @@ def test_malformed_framing_gets_a_400_and_logs_never_carry_the_last_events_ids(t
     lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
     rejected = [line for line in lines if "forged" in json.dumps(line)]
     assert rejected and all("run_id" not in line and line.get("correlation_id") != "EvFirst" for line in rejected)
+
+
+def test_serve_takes_a_burst_lets_a_silent_client_go_and_answers_an_oversized_body(tmp_path: Path) -> None:
+    """Was: a listen backlog of 5 (40-60 % of 200 concurrent connections reset), no read timeout (one slow
+    client held a thread forever), and a 10 MB body dropped the connection instead of answering 413."""
+    import socket
+    import threading
+    from urllib.parse import urlparse
+
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    runtime = RuntimeConfig(workflows_dir=tmp_path, state_dir=tmp_path / "state", skills_dir=REPO / "skills",
+                            use_demo_model=True, sandbox_mode="off")  # fmt: skip
+    server = LocalServer(runtime, TriggerConfig.from_env(ENV), port=0).start()
+    where = urlparse(server.url)
+    server.read_timeout = 1.0
+    try:
+        statuses: list[int] = []
+
+        def unsigned() -> None:  # refused (401) by the webhook: what matters is that it is answered, not reset
+            request = urllib.request.Request(f"{server.url}/slack/events", data=b"{}", method="POST")
+            try:
+                urllib.request.urlopen(request, timeout=30)
+            except urllib.error.HTTPError as error:
+                statuses.append(error.code)
+            except OSError:
+                statuses.append(0)
+
+        burst = [threading.Thread(target=unsigned) for _ in range(200)]
+        for thread in burst:
+            thread.start()
+        for thread in burst:
+            thread.join(60)
+        assert statuses.count(0) == 0 and len(statuses) == 200
+
+        with socket.create_connection((where.hostname, where.port), timeout=10) as silent:
+            silent.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")  # then nothing
+            started = time.monotonic()
+            assert silent.recv(100) == b""  # let go, not held
+            assert time.monotonic() - started < 5
+
+        big = b"x" * (11 * 1024 * 1024)
+        answer = _raw_post(server.url, b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: %d" % len(big), big)
+        assert answer.startswith(b"HTTP/1.0 413") or answer.startswith(b"HTTP/1.1 413"), answer[:80]
+    finally:
+        server.close()

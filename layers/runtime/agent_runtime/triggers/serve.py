@@ -33,6 +33,13 @@ from .worker import Worker
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 10 * 1024 * 1024
+MAX_DRAINED_BYTES = 64 * 1024 * 1024  # a body over the limit is read and dropped up to this, so the 413 is heard
+READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must not hold a thread forever)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog (the default 5 reset connections under a burst of webhooks)
 
 
 class LocalServer:
@@ -64,7 +71,8 @@ class LocalServer:
             secrets=triggers.secret,
             wakeups=self.wakeups,
         )
-        self.http = ThreadingHTTPServer((host, port), _handler(self))
+        self.read_timeout = READ_TIMEOUT
+        self.http = _Server((host, port), _handler(self))
         self.outcomes: list[str] = []
         self._stop = threading.Event()
 
@@ -152,6 +160,7 @@ def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
                 return
             if int(raw) > MAX_BODY_BYTES:  # API Gateway's own payload limit
                 self.close_connection = True
+                self._drain(int(raw))  # a client still sending would see a reset, not the answer
                 self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
                 return
             body = self.rfile.read(int(raw))
@@ -159,6 +168,21 @@ def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
             server.webhook_log.clear_state()
             result = server.webhook.handle(event, _RequestContext())
             self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
+
+        def setup(self) -> None:
+            super().setup()
+            self.connection.settimeout(server.read_timeout)  # each read of the request: a silent client is let go
+
+        def _drain(self, size: int) -> None:
+            left = min(size, MAX_DRAINED_BYTES)
+            try:
+                while left > 0:
+                    chunk = self.rfile.read(min(left, 1 << 20))
+                    if not chunk:
+                        return
+                    left -= len(chunk)
+            except OSError:
+                return
 
         def _reply(self, status: int, text: str, headers: dict[str, str]) -> None:
             payload = text.encode()
