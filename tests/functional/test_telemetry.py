@@ -227,3 +227,29 @@ def test_a_failed_runs_span_says_the_error_not_the_endpoints_body(
     [run] = [s for s in spans if s.name.startswith("invoke_agent")]
     assert run.status.message == "ModelError (HTTP 400)"
     assert record.stop_reason is not None and len(record.stop_reason) < 1_200
+
+
+@pytest.mark.parametrize("collector", ["silent", "refusing"])
+def test_a_dead_collector_costs_a_handler_under_a_second(collector: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: flush() sat on the request's path for the exporter's timeout and retries: ~10 s for a collector that
+    accepts and never answers, ~7 s for one that refuses (Slack retries after 3 s, then disables the app)."""
+    import socket
+    import time
+
+    from agent_runtime import telemetry
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)  # accepts (the kernel does), never answers
+    port = listener.getsockname()[1]
+    if collector == "refusing":
+        listener.close()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    try:
+        with telemetry.tracer().start_as_current_span("receive slack"):
+            pass
+        started = time.monotonic()
+        telemetry.flush()
+        assert time.monotonic() - started < 1.0
+    finally:
+        listener.close()

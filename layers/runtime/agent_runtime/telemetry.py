@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .models import ContextLengthExceededError, ModelError, ModelResponse, ToolCall
     from .tools import ToolOutcome
 
+FLUSH_SECONDS = 0.8  # what a handler waits for its spans to leave, at most (the budget a dead collector costs)
+EXPORT_SECONDS = 5.0  # one export, retries included (OTEL_EXPORTER_OTLP_TIMEOUT overrides)
 EVENT_KINDS = ("compaction", "masking", "virtual_file", "approval_requested", "approval_decided", "subagent")
 _LOCK = threading.Lock()
 _PROVIDERS: dict[str, Any] = {}
@@ -48,15 +50,31 @@ def tracer() -> Any:
 
             name = os.environ.get("OTEL_SERVICE_NAME") or "agent-runtime"
             provider = TracerProvider(resource=Resource.create({"service.name": name}))
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            timeout = float(os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") or EXPORT_SECONDS)  # the SDK's: 10
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(timeout=timeout)))
             _PROVIDERS[endpoint] = provider
         return _PROVIDERS[endpoint].get_tracer("agent_runtime")
 
 
-def flush(timeout_millis: int = 5_000) -> None:
-    """Export what is buffered (call before a Lambda invocation returns); a no-op when tracing is off."""
-    for provider in list(_PROVIDERS.values()):
-        provider.force_flush(timeout_millis)
+def flush(seconds: float = FLUSH_SECONDS) -> None:
+    """Export what is buffered (call before a Lambda invocation returns), waiting ``seconds`` at most: the export
+    runs in a thread of its own, since the exporter's own timeout and retries (10 s for a collector that never
+    answers, 7 s for one that refuses) would otherwise sit on the request's path (Slack wants its answer in 3 s).
+    A no-op when tracing is off."""
+    providers = list(_PROVIDERS.values())
+    if not providers:
+        return
+    done = threading.Event()
+
+    def export() -> None:
+        try:
+            for provider in providers:
+                provider.force_flush(int(seconds * 1000))
+        finally:
+            done.set()
+
+    threading.Thread(target=export, name="otel-flush", daemon=True).start()
+    done.wait(seconds)
 
 
 def inject(carrier: MutableMapping[str, str]) -> None:
