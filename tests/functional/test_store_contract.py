@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -173,3 +174,28 @@ def test_runs_are_listed_newest_first_once_each(store: Store) -> None:
     assert [r["run_id"] for r in runs.list_runs(thread_id="T1")] == ["run-2", "run-0"]
     assert [r["run_id"] for r in runs.list_runs(status="failed")] == ["run-1"]
     assert [r["run_id"] for r in runs.list_runs(limit=1)] == ["run-2"]
+    assert [r["run_id"] for r in runs.list_runs(status="suspended")] == []  # run-2 completed since
+    assert [r["run_id"] for r in runs.list_runs(status="completed")] == ["run-2", "run-0"]
+
+
+def test_a_filtered_runs_listing_reads_only_its_index(store: Store) -> None:
+    """Was: --status and --thread read every run's summary (2,000 runs: ~8 s on moto)."""
+    from agent_runtime import RunRecord, RunStatus
+
+    runs = RunStore(store)
+    for number in range(300):
+        record = RunRecord(f"run-{number:03d}", "flow", "gpt-4o", status=RunStatus.COMPLETED)
+        record.started_at = f"2026-11-23T10:{number // 60:02d}:{number % 60:02d}.000+00:00"
+        runs.save_record(record, thread_id="T9" if number == 7 else None)
+    reads: list[str] = []
+    original = store.get_item
+
+    def counted(partition: str, name: str) -> Any:
+        reads.append(name)
+        return original(partition, name)
+
+    store.get_item = counted  # type: ignore[method-assign]
+    assert [r["run_id"] for r in runs.list_runs(thread_id="T9")] == ["run-007"]
+    assert len(reads) <= 2
+    reads.clear()
+    assert runs.list_runs(status="failed") == [] and reads == []

@@ -32,6 +32,7 @@ def thread_partition(thread_id: str) -> str:
 RUNS_INDEX = "runs"  # partition: a summary per run invocation, for `runs list`
 # Every item a run keeps in its partition is named here, and only here.
 CHECKPOINT, RECORD = "checkpoint", "record"
+SUMMARY = "summary"  # run item: the latest invocation's row of the runs index
 EVENT = "event"  # the trigger event, so a continuation knows where to answer
 REPLY = "reply"  # the answer's journal: posting → posted (a redelivery never posts twice)
 PROGRESS = "progress"  # the chat message that shows progress and becomes the answer
@@ -124,27 +125,45 @@ class RunStore:
                    "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
                    "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"],
                    "started_at": record.started_at, "ended_at": record.ended_at, "thread_id": thread_id}  # fmt: skip
-        self.store.put_latest(RUNS_INDEX, f"{record.started_at}#{record.run_id}", summary, ttl=self.ttl)
+        name = f"{record.started_at}#{record.run_id}"
+        self.store.put_latest(RUNS_INDEX, name, summary, ttl=self.ttl)
+        # The same row under its thread and its status: a filtered listing reads only those (was: every row).
+        if thread_id:
+            self.store.put_latest(f"{RUNS_INDEX}#thread#{thread_id}", name, summary, ttl=self.ttl)
+        self.store.put_latest(f"{RUNS_INDEX}#status#{data['status']}", name, summary, ttl=self.ttl)
+        self._put(record.run_id, SUMMARY, summary)  # the run's latest row: its status now
 
     def list_runs(
         self, *, limit: int = 20, thread_id: str | None = None, status: str | None = None
     ) -> list[dict[str, Any]]:
         """Newest first, one row per run (its latest invocation), filtered by thread and status."""
+        partition = RUNS_INDEX
+        if thread_id or status:  # the narrower index: a thread's runs, else the runs that ever had the status
+            partition += f"#thread#{thread_id}" if thread_id else f"#status#{status}"
         rows: list[dict[str, Any]] = []
         seen: set[str] = set()
-        for name in reversed(self.store.list_items(RUNS_INDEX)):
+        for name in reversed(self.store.list_items(partition)):
             run_id = name.split("#", 1)[1]
             if run_id in seen:
                 continue
             seen.add(run_id)
-            item = self.store.get_item(RUNS_INDEX, name)
-            row = item.data if item is not None else None
+            row = self._latest(partition, name, run_id, filtered=bool(status))
             if row is None or (thread_id and row.get("thread_id") != thread_id) or (status and row["status"] != status):
                 continue
             rows.append(row)
             if len(rows) >= limit:
                 break
         return rows
+
+    def _latest(self, partition: str, name: str, run_id: str, *, filtered: bool) -> dict[str, Any] | None:
+        """The run's row; with a status filter, its latest one (a run suspended, then completed, is listed once,
+        under its status now)."""
+        if filtered:
+            latest = self._get(run_id, SUMMARY)
+            if latest is not None:
+                return latest
+        item = self.store.get_item(partition, name)
+        return item.data if item is not None else None
 
     def load_record(self, run_id: str) -> dict[str, Any] | None:
         return self._get(run_id, RECORD)
