@@ -91,3 +91,15 @@ def test_a_restarted_http_server_gets_a_new_session_on_the_next_call(scripted: S
     before, after, created = (results(r)[0] for r in requests)
     assert "Webhook retries" in before and "Webhook retries" in after  # the same call, on a new session
     assert created == "created page 'T'"
+
+
+def test_a_stdio_server_that_cannot_start_is_explained_in_its_own_words(scripted: Start, tmp_path: Path) -> None:
+    """Was: its stderr (the only place saying why) went to the terminal, not to the run: the prompt and
+    `workflows validate` said only "Connection closed"."""
+    failing = [sys.executable, "-c", "import sys; sys.stderr.write('config /etc/notes.toml not found'); sys.exit(3)"]
+    flow = workflow(tmp_path, {"mcp": [{"name": "broken", "command": failing}]})
+    requests: list[ScriptedRequest] = []
+    server = scripted(seen_by(requests, reply("Answered without it.")))
+    record = agent_for(server, flow, tmp_path).run("Go.")
+    assert record.status is RunStatus.COMPLETED
+    assert "it said: config /etc/notes.toml not found" in requests[0].system_text()

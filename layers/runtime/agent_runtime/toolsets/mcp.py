@@ -11,6 +11,7 @@ import asyncio
 import base64
 import json
 import re
+import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -73,6 +74,7 @@ class McpSession:
         self._closing: asyncio.Event | None = None
         self._lock = threading.Lock()
         self._tools: list[mcp_types.Tool] | None = None
+        self._stderr: Any = None  # a stdio server's stderr: what it said when it could not start
 
     # Lifecycle
     def _open(self) -> Any:
@@ -115,7 +117,12 @@ class McpSession:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             program, *args = self.settings.command
-            streams = await stack.enter_async_context(stdio_client(StdioServerParameters(command=program, args=args)))
+            if self._stderr is not None:
+                self._stderr.close()
+            # Kept open past the transport: read when the server fails to start (closed with the next one).
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            params = StdioServerParameters(command=program, args=args)
+            streams = await stack.enter_async_context(stdio_client(params, errlog=self._stderr))
             return streams[0], streams[1]
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
@@ -128,6 +135,11 @@ class McpSession:
             streamable_http_client(url, http_client=client, max_sse_event_size=MAX_RESULT_BYTES)
         )
         return streams[0], streams[1]
+
+    def _said(self) -> str:
+        """The end of a stdio server's stderr, when it wrote any: why it did not start, in its own words."""
+        tail = _tail(self._stderr) if self._stderr is not None else ""
+        return f"; it said: {tail}" if tail else ""
 
     def close(self) -> None:
         closing, self._closing = self._closing, None
@@ -196,8 +208,9 @@ class McpSession:
                 raise SessionLostError(f"{where}: {self.redact(message)}", unsent=unsent) from None
             raise ToolError(f"{where}: {self.redact(message)}") from None
         except Exception as error:  # transport failures arrive wrapped in exception groups
+            said = self._said()
             self.close()
-            raise ToolSourceError(f"{where} is unreachable: {self.redact(_reason(error))}") from None
+            raise ToolSourceError(f"{where} is unreachable: {self.redact(_reason(error) + said)}") from None
 
 
 class SessionLostError(ToolSourceError):
@@ -214,6 +227,15 @@ class SessionLostError(ToolSourceError):
 _SESSION_LOST = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|connection closed|\b404\b",
                            re.IGNORECASE)  # fmt: skip
 _UNSENT = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|\b404\b", re.IGNORECASE)
+
+
+def _tail(handle: Any, chars: int = 500) -> str:
+    try:
+        handle.flush()
+        handle.seek(0)
+        return str(handle.read())[-chars:].strip()
+    except (OSError, ValueError):  # closed already
+        return ""
 
 
 def _reason(error: BaseException) -> str:
