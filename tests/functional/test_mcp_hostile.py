@@ -87,3 +87,37 @@ def test_an_endless_paginated_listing_stops(scripted: Start, tmp_path: Path) -> 
         record = agent_for(server, flow, tmp_path).run("Go.")
     assert record.status is RunStatus.COMPLETED
     assert len(pages) == 100  # MAX_PAGES
+
+
+def test_a_stdio_server_that_never_handshakes_costs_its_tools_and_its_process_ends(
+    scripted: Start, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Was: the run failed, and the silent process was left running."""
+    import os
+    import sys
+    import time
+
+    from agent_runtime.toolsets import mcp
+
+    monkeypatch.setattr(mcp, "CONNECT_TIMEOUT", 1.0)
+    pid_file = tmp_path / "pid"
+    silent = [sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+              "time.sleep(600)"]  # fmt: skip
+    flow = workflow(tmp_path, {"mcp": [{"name": "silent", "command": silent}]})
+    requests: list[ScriptedRequest] = []
+    server = scripted(seen_by(requests, reply("Answered without it.")))
+    started = time.monotonic()
+    record = agent_for(server, flow, tmp_path).run("Go.")
+    assert record.status is RunStatus.COMPLETED and time.monotonic() - started < 15
+    assert "Tools of the MCP server 'silent' are unavailable in this run" in requests[0].system_text()
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return  # gone
+        if Path(f"/proc/{pid}/status").exists() and "zombie" in Path(f"/proc/{pid}/status").read_text():
+            return  # ended, not yet reaped
+        time.sleep(0.1)
+    raise AssertionError("the silent server's process was left running")
