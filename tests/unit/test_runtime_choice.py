@@ -39,3 +39,17 @@ def test_another_runtime_is_built_from_a_copy_of_the_template(runtime: str, snap
     assert runtimes(copy) == {runtime}
     assert snapstart_default(copy) == snapstart
     assert copy.replace(runtime, "python3.13").replace('"false"  # SnapStart', '"true"  # SnapStart') == TEMPLATE
+
+
+@pytest.mark.parametrize("layer", ["runtime", "documents"])
+def test_plain_sam_build_gets_lambdas_python_version_without_make(layer: str) -> None:
+    """`sam build` run as users type it (no top Makefile, so no LAMBDA_VERSION in the environment): was
+    `--python-version` with no value (the runtime layer used the variable before defining it)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAMBDA_")}
+    target = f"build-{layer.capitalize()}Layer" if layer == "runtime" else "build-DocumentsLayer"
+    dry = subprocess.run(["make", "-n", "-s", "-C", str(REPO / "layers" / layer), target, "ARTIFACTS_DIR=/tmp/x"],
+                         capture_output=True, text=True, env=env, timeout=30)  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert "--python-version 3.13 " in dry.stdout
