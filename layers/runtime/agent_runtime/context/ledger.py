@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 from ..events import FileRead
-from ..files import FileMeta
+from ..files import FileMeta, is_text
 from ..state import Slot
 from .counter import TokenCounter
 from .coverage import add_interval
@@ -18,7 +18,6 @@ from .coverage import add_interval
 if TYPE_CHECKING:
     from ..loop import Run
 
-TEXT_MIMETYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "text/")
 STATUS_RESERVE = 400  # room kept for the status message itself
 _COUNT_BATCH = 2000  # lines per tokenizer call when sizing a file
 
@@ -35,10 +34,6 @@ class FileCoverage(TypedDict):
 
 
 FILES: Slot[dict[str, FileCoverage]] = Slot("files", dict, owner=__name__)
-
-
-def is_text(meta: FileMeta) -> bool:
-    return meta.mimetype.startswith(TEXT_MIMETYPES) or meta.source in ("virtual", "extracted", "archive")
 
 
 class RunLedger:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .exceptions import FileInputError, FileNotFoundInStoreError, FileRangeError
-from .store import EXTRACTED, FileMeta, FileStore, InMemoryFileStore, guess_mimetype
+from .store import EXTRACTED, FileMeta, FileStore, InMemoryFileStore, guess_mimetype, is_text
 
 __all__ = [
     "EXTRACTED",
@@ -14,4 +14,5 @@ __all__ = [
     "FileStore",
     "InMemoryFileStore",
     "guess_mimetype",
+    "is_text",
 ]

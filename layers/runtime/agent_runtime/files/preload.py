@@ -10,12 +10,12 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from ..context.ledger import is_text
 from ..hooks import Hook
 from ..messages import quoted, text_of
 from ..state import Slot
 from .images import IMAGE_TYPES
 from .settings import FileSettings
+from .store import is_text
 
 if TYPE_CHECKING:
     from ..loop import Run

@@ -38,6 +38,14 @@ class FileMeta:
         }
 
 
+TEXT_MIMETYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "text/")
+
+
+def is_text(meta: FileMeta) -> bool:
+    """Readable as text as it is (the runtime's own files are: virtual, extracted, archives)."""
+    return meta.mimetype.startswith(TEXT_MIMETYPES) or meta.source in ("virtual", "extracted", "archive")
+
+
 CHUNK_SIZE = 1 << 20
 # Run state: a document's id → the id of the text extracted from it (extract_file writes it, the status shows it).
 EXTRACTED: Slot[dict[str, str]] = Slot("extracted", dict, owner=__name__)
