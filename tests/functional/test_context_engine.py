@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from agent_runtime import Agent, ToolRegistry, tool
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
-from agent_runtime.files import InMemoryFileStore
+from agent_runtime.files import InMemoryFileStore, grep
 from agent_runtime.files import tools as file_tools
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, calls, reply
@@ -199,7 +199,7 @@ def test_file_read_by_bytes_and_errors(scripted: Start) -> None:
 
 
 def test_file_regex_stops_a_pathological_pattern(scripted: Start, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(file_tools, "REGEX_LINE_LIMIT", 0.3)
+    monkeypatch.setattr(grep, "REGEX_LINE_LIMIT", 0.3)
     files = InMemoryFileStore()
     meta = files.put(("a" * 40 + "b\n").encode() * 3, name="evil.txt")
     server = scripted(

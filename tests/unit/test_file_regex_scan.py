@@ -8,8 +8,7 @@ from collections import deque
 
 import pytest
 import regex
-from agent_runtime.files import InMemoryFileStore
-from agent_runtime.files import tools as file_tools
+from agent_runtime.files import InMemoryFileStore, grep
 from agent_runtime.run_context import RunContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -53,7 +52,7 @@ def chunked(text: bytes, pattern: str, max_matches: int, context: int) -> tuple[
     store = InMemoryFileStore()
     meta = store.put(text, name="t.txt")
     ctx = RunContext("run", "flow", store)
-    return file_tools._scan(ctx, meta.id, file_tools.compile_pattern(pattern, False), max_matches, context)
+    return grep.scan(ctx, meta.id, grep.compile_pattern(pattern, False), max_matches, context)
 
 
 lines = st.lists(st.text(alphabet="ab c\t1234\ré€", max_size=12), max_size=40)
@@ -73,7 +72,7 @@ def test_the_chunked_scan_equals_the_line_scan(rows, ending, trailing, pattern, 
     text = ending.join(rows) + (ending if trailing and rows else "")
     data = text.encode()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(file_tools, "SCAN_CHUNK_BYTES", chunk)
+        patch.setattr(grep, "SCAN_CHUNK_BYTES", chunk)
         assert chunked(data, pattern, max_matches, context) == line_by_line(data, pattern, max_matches, context)
 
 
