@@ -14,6 +14,7 @@ from .events import ContinuationEnqueued, ContinuationRefused
 from .hooks import Hook
 from .record import RunStatus
 from .state import Slot
+from .triggers.queued import ContinueMessage
 
 if TYPE_CHECKING:
     from .loop import Run
@@ -36,7 +37,7 @@ class ContinuationHook(Hook):
             run.record.stop_reason = f"the run was continued {done} times without finishing (max {self.max})"
             run.record.event(ContinuationRefused(continuations=done))
             return
-        body = {"type": "continue", "run_id": run.state.run_id, "thread_id": self.thread_id, "continuation": done + 1}
+        body = ContinueMessage(run.state.run_id, self.thread_id, done + 1).body()
         group = self.thread_id or run.state.run_id
         self.queue.send(body, group=group, dedup=f"{run.state.run_id}:continue:{done + 1}")
         run.record.event(ContinuationEnqueued(continuation=done + 1))

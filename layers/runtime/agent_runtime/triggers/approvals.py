@@ -11,7 +11,6 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..approvals import APPROVALS, ApprovalRequest, Decision
@@ -19,8 +18,9 @@ from ..approvals.gate import ApprovalEntry
 from ..stores import RunStore, ThreadStore
 from .channels import Channel
 from .event import TriggerEvent, run_id_for
-from .exceptions import InvalidMessageError, ReplyError
+from .exceptions import ReplyError
 from .outcome import Outcome
+from .queued import DecisionMessage
 
 if TYPE_CHECKING:
     from .queue import EventQueue
@@ -49,32 +49,6 @@ class ChannelApprover:
                 return Decision.DENIED, f"nobody: the approval could not be asked in {self.channel.name}"
             self.runs.save_approval_asked(request.run_id, request.call_id, where)
         return Decision.PENDING, None
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionMessage:
-    """A person's answer to an approval request, as queued for the worker."""
-
-    run_id: str
-    call_id: str
-    decision: str  # approved | denied
-    user: str
-
-    def to_message(self) -> dict[str, Any]:
-        return {"type": "decision", "run_id": self.run_id, "call_id": self.call_id,
-                "decision": self.decision, "user": self.user}  # fmt: skip
-
-    @classmethod
-    def from_message(cls, message: dict[str, Any]) -> DecisionMessage:
-        try:
-            decision = DecisionMessage(
-                str(message["run_id"]), str(message["call_id"]), str(message["decision"]), str(message["user"])
-            )
-        except KeyError as error:
-            raise InvalidMessageError(f"decision message without {error}") from None
-        if decision.decision not in (Decision.APPROVED, Decision.DENIED):
-            raise InvalidMessageError(f"unknown decision {decision.decision!r}")
-        return decision
 
 
 def may_decide(approvers: Sequence[str], user: str, requester: str) -> bool:

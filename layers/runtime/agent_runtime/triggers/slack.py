@@ -115,8 +115,8 @@ def parse_action(body: bytes) -> Action | Ignored:
     """An interactivity request (form-encoded ``payload``): Approve or Deny on an approval message."""
     from urllib.parse import parse_qs
 
-    from .approvals import DecisionMessage
     from .channels import APPROVE, DENY
+    from .queued import DecisionMessage
 
     try:
         raw = parse_qs(body.decode("utf-8"), max_num_fields=8)["payload"][0]
@@ -138,4 +138,4 @@ def parse_action(body: bytes) -> Action | Ignored:
     run_id, call_id, thread_id = parts
     decision = "approved" if action["action_id"] == APPROVE else "denied"
     dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
-    return Action(DecisionMessage(run_id, call_id, decision, user).to_message(), thread_id, dedup)
+    return Action(DecisionMessage(run_id, call_id, decision, user).body(), thread_id, dedup)

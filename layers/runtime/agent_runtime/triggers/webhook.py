@@ -32,6 +32,7 @@ from .exceptions import RejectedRequest
 from .idempotency import dynamodb_layer
 from .payload import parse_json
 from .queue import EventQueue, SqsQueue
+from .queued import EventMessage
 
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
 
@@ -160,9 +161,9 @@ def _idempotent_enqueue(
         data_keyword_argument="message", persistence_store=persistence, config=config
     )
     def enqueue(message: dict[str, Any]) -> dict[str, Any]:
-        event = message["event"]
-        body = {"type": "event", "event": event} | ({"trace": message["trace"]} if message.get("trace") else {})
-        message_id = queue.send(body, group=event["thread_id"], dedup=message["dedup_key"])
+        event = TriggerEvent.from_dict(message["event"])
+        body = EventMessage(event, message.get("trace") or None).body()
+        message_id = queue.send(body, group=event.thread_id, dedup=message["dedup_key"])
         return {"nonce": message["nonce"], "message_id": message_id}
 
     return enqueue, config

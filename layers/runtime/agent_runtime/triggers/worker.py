@@ -37,13 +37,14 @@ from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from ..toolsets.secrets import Secrets, env_secret
 from ..workflows import Workflow, load_workflow
-from .approvals import ApprovalDesk, ChannelApprover, DecisionMessage, pending
+from .approvals import ApprovalDesk, ChannelApprover, pending
 from .channels import Channel, Replies, channel_for
 from .event import TriggerEvent, run_id_for
 from .exceptions import InvalidMessageError, ReplyError
 from .outcome import Outcome
 from .progress import ProgressHook
 from .queue import EventQueue
+from .queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, parse
 from .wakeups import NoWakeups, Wakeups
 
 REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
@@ -93,42 +94,40 @@ class Worker:
         self.metrics = metrics
         self.skills = SkillLibrary(config.skills_dir)
 
-    def handle(self, message: dict[str, Any], *, deadline: Deadline) -> Outcome:
+    def handle(self, body: dict[str, Any], *, deadline: Deadline) -> Outcome:
         """Process one queue message: a new event, the continuation of a suspended run, a decision on a call
         that waits for approval, or the wake-up set for when that request expires."""
-        kind = message.get("type")
-        self.trace_parent = telemetry.extract(message.get("trace"))  # the webhook's trace, through the queue
-        if kind == "event":
-            event = TriggerEvent.from_dict(message["event"])
-            run_id = run_id_for(event)
+        message = parse(body)
+        self.trace_parent = telemetry.extract(message.trace if isinstance(message, EventMessage) else None)
+        if isinstance(message, EventMessage):
+            event, run_id = message.event, run_id_for(message.event)
             self.runs.save_event(run_id, event.to_dict())
-        elif kind == "decision" and self.runs.load_event(str(message.get("run_id"))) is None:
+        elif isinstance(message, DecisionMessage) and self.runs.load_event(message.run_id) is None:
             self.log.warning("a decision on a run this stack never saw: dropped")  # forged ids, or expired items
             return Outcome.IGNORED
-        elif kind in ("continue", "decision", "expire"):
-            run_id = str(message.get("run_id"))
-            event = self._saved_event(run_id)
         else:
-            raise InvalidMessageError(f"unknown message type {kind!r}")
+            run_id = message.run_id
+            event = self._saved_event(run_id)
         self.log.set_correlation_id(event.correlation_id)
         self.log.append_keys(run_id=run_id, workflow=event.workflow, source=event.source)
         if self.runs.reply_state(run_id) is not None:
             self.log.info("duplicate delivery: already answered")
             return Outcome.DUPLICATE
-        if kind == "decision":
-            refused = self.desk.record(event, DecisionMessage.from_message(message))
-            if refused is not None:
-                return refused
-        if kind == "expire":
-            waiting = self.desk.waiting(run_id) or {}
-            if not self.desk.expire(event, run_id, waiting):
-                self._wake_when_expired(event, run_id, waiting, again=True)  # early: again, if it still waits
-                return Outcome.IGNORED
-        if kind == "event":
-            deferred = self._defer_behind_active_run(event, run_id, message, deadline)
-            if deferred is not None:
-                return deferred
-        return self._run(event, run_id, continuation=kind == "continue", deadline=deadline)
+        match message:
+            case DecisionMessage():
+                refused = self.desk.record(event, message)
+                if refused is not None:
+                    return refused
+            case ExpireMessage():
+                waiting = self.desk.waiting(run_id) or {}
+                if not self.desk.expire(event, run_id, waiting):
+                    self._wake_when_expired(event, run_id, waiting, again=True)  # early: again, if it still waits
+                    return Outcome.IGNORED
+            case EventMessage():
+                deferred = self._defer_behind_active_run(event, run_id, body, deadline)
+                if deferred is not None:
+                    return deferred
+        return self._run(event, run_id, continuation=isinstance(message, ContinueMessage), deadline=deadline)
 
     def _workflow(self, event: TriggerEvent) -> Workflow:
         loaded = load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
@@ -244,8 +243,7 @@ class Worker:
             when = min(entry["expires_at"] for entry in waiting.values())
             key = f"{run_id}:{when}" + (f":again:{self.clock()}" if again else "")
             # The key in the body too: the queue deduplicates Scheduler's messages by content for five minutes.
-            message = {"type": "expire", "run_id": run_id, "wakeup": key}
-            self.wakeups.at(when + 1, message, group=event.thread_id, key=key)
+            self.wakeups.at(when + 1, ExpireMessage(run_id, key).body(), group=event.thread_id, key=key)
 
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)

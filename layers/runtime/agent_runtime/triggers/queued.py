@@ -1,0 +1,92 @@
+"""What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
+
+Four kinds, made in four places: an event (the webhook: a Slack message, a JIRA comment, a /runs request), the
+continuation of a suspended run (the continuation hook), a person's decision on a call that waits for approval
+(the webhook's interactivity route), and the wake-up set for when such a request expires (EventBridge Scheduler).
+The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
+``InvalidMessageError`` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .event import TriggerEvent
+from .exceptions import InvalidMessageError
+
+DECISIONS = ("approved", "denied")
+
+
+@dataclass(frozen=True, slots=True)
+class EventMessage:
+    event: TriggerEvent
+    trace: dict[str, str] | None = None  # the webhook's trace context (W3C traceparent)
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "event", "event": self.event.to_dict()} | ({"trace": self.trace} if self.trace else {})
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueMessage:
+    run_id: str
+    thread_id: str | None
+    continuation: int
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "continue", "run_id": self.run_id, "thread_id": self.thread_id,
+                "continuation": self.continuation}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionMessage:
+    """A person's answer to an approval request."""
+
+    run_id: str
+    call_id: str
+    decision: str  # approved | denied
+    user: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "decision", "run_id": self.run_id, "call_id": self.call_id, "decision": self.decision,
+                "user": self.user}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ExpireMessage:
+    """An approval request's time is up (or a wake-up came early: it is set again)."""
+
+    run_id: str
+    wakeup: str  # also in the body: the queue deduplicates Scheduler's messages by their content
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "expire", "run_id": self.run_id, "wakeup": self.wakeup}
+
+
+QueueMessage = EventMessage | ContinueMessage | DecisionMessage | ExpireMessage
+
+
+def parse(body: Any) -> QueueMessage:
+    """A queue body as its message; ``InvalidMessageError`` for anything else."""
+    if not isinstance(body, dict):
+        raise InvalidMessageError("a queue message must be a JSON object")
+    try:
+        match body.get("type"):
+            case "event":
+                return EventMessage(TriggerEvent.from_dict(body["event"]), body.get("trace") or None)
+            case "continue":
+                return ContinueMessage(str(body["run_id"]), body.get("thread_id"), int(body.get("continuation", 0)))
+            case "decision":
+                decision = DecisionMessage(str(body["run_id"]), str(body["call_id"]), str(body["decision"]),
+                                           str(body["user"]))  # fmt: skip
+                if decision.decision not in DECISIONS:
+                    raise InvalidMessageError(f"unknown decision {decision.decision!r}")
+                return decision
+            case "expire":
+                return ExpireMessage(str(body["run_id"]), str(body.get("wakeup", "")))
+            case kind:
+                raise InvalidMessageError(f"unknown message type {kind!r}")
+    except KeyError as error:
+        raise InvalidMessageError(f"a {body.get('type')} message without {error}") from None
+    except (TypeError, ValueError) as error:  # fields of the wrong shape (an event from another version)
+        raise InvalidMessageError(f"a malformed {body.get('type')} message ({error})") from None

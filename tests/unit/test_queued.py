@@ -1,0 +1,47 @@
+"""Queue messages, typed: each kind's body parses back to itself; anything else is an InvalidMessageError that
+says what is wrong (the worker reports it, and the message goes to the dead-letter queue, not a traceback)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from agent_runtime.triggers import TriggerEvent
+from agent_runtime.triggers.exceptions import InvalidMessageError
+from agent_runtime.triggers.queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, parse
+
+EVENT = TriggerEvent(source="slack", kind="app_mention", dedup_key="slack:Ev1", text="hi", user="U0DANA",
+                     thread_id="slack-T0-C0-1.0", correlation_id="Ev1", workflow="slack-helper")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        EventMessage(EVENT),
+        EventMessage(EVENT, {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}),
+        ContinueMessage("run-1", "slack-T0-C0-1.0", 2),
+        ContinueMessage("run-1", None, 1),
+        DecisionMessage("run-1", "call_7", "approved", "U0LEAD"),
+        ExpireMessage("run-1", "run-1:1763800000.0"),
+    ],
+)
+def test_every_kind_parses_back_to_itself_through_json(message: Any) -> None:
+    assert parse(json.loads(json.dumps(message.body()))) == message
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ([], "must be a JSON object"),
+        ({"run_id": "r"}, "unknown message type None"),
+        ({"type": "launch"}, "unknown message type 'launch'"),
+        ({"type": "continue"}, "a continue message without 'run_id'"),
+        ({"type": "decision", "run_id": "r", "call_id": "c", "decision": "maybe", "user": "U"}, "unknown decision"),
+        ({"type": "event", "event": {"source": "slack", "surprise": 1}}, "a malformed event message"),
+        ({"type": "continue", "run_id": "r", "continuation": "many"}, "a malformed continue message"),
+    ],
+)
+def test_anything_else_is_refused_with_why(body: Any, why: str) -> None:
+    with pytest.raises(InvalidMessageError, match=why):
+        parse(body)
