@@ -10,8 +10,8 @@ from typing import Any
 from agent_runtime import telemetry
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
+from agent_runtime.service.setup import worker_from_env
 from agent_runtime.triggers.queue import decode
-from agent_runtime.triggers.setup import worker_from_env
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord

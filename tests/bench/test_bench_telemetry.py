@@ -21,7 +21,7 @@ def _import_ms(env: dict[str, str], code: str) -> float:
 
 
 def _self_ms(env: dict[str, str], module: str) -> float:
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import agent_runtime.triggers.worker"],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import agent_runtime.service.worker"],
                           capture_output=True, text=True, env=env, check=True)  # fmt: skip
     found = re.findall(rf"import time:\s+\d+ \|\s+(\d+) \| +{re.escape(module)}$", done.stderr, re.MULTILINE)
     return int(found[0]) / 1000 if found else 0.0
@@ -30,7 +30,7 @@ def _self_ms(env: dict[str, str], module: str) -> float:
 def test_tracing_costs() -> None:
     off = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     on = off | {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
-    worker = [_import_ms(off, "import agent_runtime.triggers.worker") for _ in range(RUNS)]
+    worker = [_import_ms(off, "import agent_runtime.service.worker") for _ in range(RUNS)]
     share = statistics.median(_self_ms(off, "agent_runtime.telemetry") for _ in range(RUNS))
     sdk = [_import_ms(on, "from agent_runtime import telemetry; telemetry.tracer()") for _ in range(RUNS)]
     from agent_runtime import telemetry

@@ -347,9 +347,9 @@ def test_the_trace_shows_a_streamed_reply_as_it_is_written_and_slack_sees_it_mov
     import io
 
     from agent_runtime.runtime import build_agent
+    from agent_runtime.service.progress import ProgressHook
     from agent_runtime.testing.steps import Paced
     from agent_runtime.trace import TraceHook
-    from agent_runtime.triggers.progress import ProgressHook
 
     from tests.conftest import make_workflow, model_for
 

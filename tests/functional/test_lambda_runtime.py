@@ -190,7 +190,7 @@ import app  # init, as Lambda runs it before taking the snapshot
 from agent_runtime import snapstart
 from agent_runtime.models import RetryPolicy
 from agent_runtime.record import new_run_id
-from agent_runtime.triggers.setup import shared_client
+from agent_runtime.service.setup import shared_client
 
 def found(markers):
     # Every string reachable from any object the collector knows (module globals, objects' attributes, caches,

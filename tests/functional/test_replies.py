@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from agent_runtime.triggers.adf import to_adf
+from agent_runtime.chat.adf import to_adf
+from agent_runtime.chat.replies import JiraReplier, SlackReplier, chunk
 from agent_runtime.triggers.exceptions import ReplyError
-from agent_runtime.triggers.replies import JiraReplier, SlackReplier, chunk
 
 
 @contextmanager
@@ -91,7 +91,7 @@ def test_long_answers_are_chunked_on_line_boundaries_and_adf_keeps_structure() -
 
 
 def test_markdown_answers_become_slack_mrkdwn_outside_code() -> None:
-    from agent_runtime.triggers.mrkdwn import to_mrkdwn
+    from agent_runtime.chat.mrkdwn import to_mrkdwn
 
     answer = (
         "## Verdict\n**Not ready**: see [the handbook](https://wiki.example/h).\n- one\n  * two\n"

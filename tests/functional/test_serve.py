@@ -10,8 +10,8 @@ import urllib.request
 from pathlib import Path
 
 from agent_runtime.config import RuntimeConfig
+from agent_runtime.service.serve import LocalServer
 from agent_runtime.triggers.config import TriggerConfig
-from agent_runtime.triggers.serve import LocalServer
 
 from tests.conftest import REPO
 from tests.functional.test_triggers_e2e import WORKFLOW

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from agent_runtime import RunStatus
+from agent_runtime.chat.channels import Replies
+from agent_runtime.chat.replies import JiraReplier, SlackReplier
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
 from agent_runtime.runtime import build_agent
+from agent_runtime.service.worker import Worker
 from agent_runtime.stores import LocalStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsets import ToolEnv
-from agent_runtime.triggers.channels import Replies
 from agent_runtime.triggers.event import TriggerEvent
-from agent_runtime.triggers.replies import JiraReplier, SlackReplier
-from agent_runtime.triggers.worker import Worker
 from agent_runtime.workflows import load_workflow
 
 from tests.conftest import REPO, model_for

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 from agent_runtime.config import RuntimeConfig
+from agent_runtime.service.setup import replies_for
+from agent_runtime.service.wakeups import SchedulerWakeups
+from agent_runtime.service.worker import Worker
 from agent_runtime.stores import LocalStore, Store, ThreadStore
 from agent_runtime.stores.aws import AwsStore
 from agent_runtime.testing import Reply, ScriptedCall, ScriptedServer, reply, server_error
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
-from agent_runtime.triggers.setup import replies_for
-from agent_runtime.triggers.wakeups import SchedulerWakeups
 from agent_runtime.triggers.webhook import create_app
-from agent_runtime.triggers.worker import Worker
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 
@@ -269,9 +269,9 @@ def test_a_message_over_the_queue_limit_travels_by_claim_check(system, scripted)
 
 def test_a_new_turn_waits_behind_a_suspended_one_in_the_same_thread(tmp_path: Path, scripted) -> None:
     from agent_runtime.deadline import Deadline
+    from agent_runtime.service.worker import Replies
     from agent_runtime.triggers.queue import LocalQueue
     from agent_runtime.triggers.slack import parse
-    from agent_runtime.triggers.worker import Replies
 
     (tmp_path / "design-review.yaml").write_text(WORKFLOW)
     store = LocalStore(tmp_path / "state")
@@ -335,8 +335,8 @@ def test_a_turn_never_overwrites_a_thread_saved_after_it_started(tmp_path: Path,
     from dataclasses import replace
 
     from agent_runtime.deadline import Deadline
+    from agent_runtime.service.worker import Replies
     from agent_runtime.triggers.slack import parse
-    from agent_runtime.triggers.worker import Replies
 
     (tmp_path / "design-review.yaml").write_text(WORKFLOW)
     store = LocalStore(tmp_path / "state")

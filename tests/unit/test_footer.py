@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent_runtime.chat.adf import to_adf
 from agent_runtime.runtime import answer_footer
-from agent_runtime.triggers.adf import to_adf
 from agent_runtime.workflows import load_workflow
 
 REPO = Path(__file__).resolve().parents[2]

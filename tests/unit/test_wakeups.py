@@ -8,8 +8,8 @@ import time
 from queue import Empty
 
 import pytest
+from agent_runtime.service.wakeups import TimerWakeups, schedule_name
 from agent_runtime.triggers.queue import LocalQueue
-from agent_runtime.triggers.wakeups import TimerWakeups, schedule_name
 
 
 def received(queue: LocalQueue, timeout: float) -> dict[str, object] | None:

@@ -539,8 +539,8 @@ def _cmd_sandbox_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from .service.serve import LocalServer
     from .triggers.config import TriggerConfig
-    from .triggers.serve import LocalServer
 
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port).start()
     routes = "/slack/events, /slack/interactivity, /jira/webhook and /runs"

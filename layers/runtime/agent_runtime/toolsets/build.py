@@ -20,7 +20,7 @@ from .secrets import Redactor, Secrets, env_secret, expand, expand_headers
 from .settings import McpServerSettings, OpenApiSettings, ToolSettings
 
 if TYPE_CHECKING:
-    from ..triggers.replies import JiraReplier, SlackReplier
+    from ..chat.replies import JiraReplier, SlackReplier
     from ..workflows import Workflow
     from .mcp import McpSession
 
@@ -50,14 +50,14 @@ class ToolEnv:
 
 
 def _slack(env: Mapping[str, str]) -> SlackReplier | None:
-    from ..triggers.replies import SlackReplier
+    from ..chat.replies import SlackReplier
 
     token = env.get("SLACK_BOT_TOKEN")
     return SlackReplier(token, base_url=env.get("SLACK_API_URL") or "https://slack.com/api/") if token else None
 
 
 def _jira(env: Mapping[str, str]) -> JiraReplier | None:
-    from ..triggers.replies import JiraReplier
+    from ..chat.replies import JiraReplier
 
     url, email, token = env.get("JIRA_BASE_URL"), env.get("JIRA_EMAIL"), env.get("JIRA_API_TOKEN")
     return JiraReplier(url, email, token) if url and email and token else None

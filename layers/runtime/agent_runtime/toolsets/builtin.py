@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..chat.channels import slack_line
+from ..chat.replies import JiraReplier, SlackReplier
 from ..errors import ConfigError, ToolError
 from ..tools import Tool, tool
-from ..triggers.channels import slack_line
 from ..triggers.exceptions import ReplyError
 from ..triggers.jira import adf_text
-from ..triggers.replies import JiraReplier, SlackReplier
 
 THREAD_PAGE = 200
 SEARCH_PAGE = 50

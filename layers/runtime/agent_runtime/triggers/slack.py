@@ -14,6 +14,8 @@ from .event import Attachment, Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
 
+APPROVE, DENY = "approval_approve", "approval_deny"  # the approval buttons' action ids (chat draws them)
+
 _MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 # Message subtypes that are edits, deletions, joins or bots: nobody asked the agent anything.
 _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -115,7 +117,6 @@ def parse_action(body: bytes) -> Action | Ignored:
     """An interactivity request (form-encoded ``payload``): Approve or Deny on an approval message."""
     from urllib.parse import parse_qs
 
-    from .channels import APPROVE, DENY
     from .queued import DecisionMessage
 
     try:

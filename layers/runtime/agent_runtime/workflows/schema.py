@@ -22,8 +22,8 @@ from ..sections import check_keys, choice, flag, integer, mapping, number, text
 from ..skills.policy import SkillPolicy, parse_skills_section
 from ..subagents.settings import SubagentSettings, parse_subagents_section
 from ..toolsets.settings import ToolSettings, parse_tools_section
-from ..triggers.settings import TriggerSettings, parse_triggers_section
 from .exceptions import Problem, WorkflowError
+from .triggers import TriggerSettings, parse_triggers_section
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 TOP_KEYS: tuple[str, ...] = ("name", "description", "prompt", "prompt_file", "model", "limits")

@@ -16,12 +16,12 @@ from typing import Any
 from ..approvals import ApprovalRequest
 from ..messages import quoted
 from ..stores import RunStore
-from .event import TriggerEvent
-from .exceptions import ReplyError
+from ..triggers.event import TriggerEvent
+from ..triggers.exceptions import ReplyError
+from ..triggers.slack import APPROVE, DENY
 from .replies import JiraReplier, SlackReplier
 
 WORKING = ":hourglass_flowing_sand: Working on it…"
-APPROVE, DENY = "approval_approve", "approval_deny"  # the buttons' action ids
 EXPIRED = "expired: nobody decided in time, so it was not run"
 JIRA_INLINE_CHARS = 20_000  # of the arguments in the comment (JIRA's limit is 32,767 characters); the rest attached
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)

@@ -20,8 +20,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
+from ..triggers.exceptions import ReplyError
 from .adf import to_adf
-from .exceptions import ReplyError
 from .mrkdwn import to_mrkdwn
 
 SLACK_CHUNK = 3_500  # characters per message: long answers continue in the thread

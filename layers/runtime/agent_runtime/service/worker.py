@@ -18,6 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import telemetry
 from ..approvals.gate import ApprovalEntry
+from ..chat.channels import Channel, Replies, channel_for
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
@@ -36,15 +37,14 @@ from ..stores.hook import new_turn
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from ..toolsets.secrets import Secrets, env_secret
+from ..triggers.event import TriggerEvent, run_id_for
+from ..triggers.exceptions import InvalidMessageError, ReplyError
+from ..triggers.queue import EventQueue
+from ..triggers.queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, parse
 from ..workflows import Workflow, load_workflow
 from .approvals import ApprovalDesk, ChannelApprover, pending
-from .channels import Channel, Replies, channel_for
-from .event import TriggerEvent, run_id_for
-from .exceptions import InvalidMessageError, ReplyError
 from .outcome import Outcome
 from .progress import ProgressHook
-from .queue import EventQueue
-from .queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, parse
 from .wakeups import NoWakeups, Wakeups
 
 REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)

@@ -14,6 +14,8 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 
 from .. import snapstart
+from ..chat.channels import Replies
+from ..chat.replies import JiraReplier, SlackReplier
 from ..config import RuntimeConfig
 from ..context.encodings import encoding_for_model
 from ..errors import AgentRuntimeError
@@ -21,11 +23,9 @@ from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..stores import Store
 from ..toolsets import ToolEnv, close_sessions, declared_tools
+from ..triggers.config import SECRETS_MAX_AGE, TriggerConfig, store_for
+from ..triggers.queue import SqsQueue
 from ..workflows import available_workflows, load_workflow
-from .channels import Replies
-from .config import SECRETS_MAX_AGE, TriggerConfig, store_for
-from .queue import SqsQueue
-from .replies import JiraReplier, SlackReplier
 from .wakeups import SchedulerWakeups
 from .worker import Worker
 

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..approvals import APPROVALS, ApprovalRequest, Decision
 from ..approvals.gate import ApprovalEntry
+from ..chat.channels import Channel
 from ..stores import RunStore, ThreadStore
-from .channels import Channel
-from .event import TriggerEvent, run_id_for
-from .exceptions import ReplyError
+from ..triggers.event import TriggerEvent, run_id_for
+from ..triggers.exceptions import ReplyError
+from ..triggers.queued import DecisionMessage
 from .outcome import Outcome
-from .queued import DecisionMessage
 
 if TYPE_CHECKING:
-    from .queue import EventQueue
+    from ..triggers.queue import EventQueue
 
 JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
 EXPIRED_CLICK = "This request had expired before your answer: nothing was decided, and the call did not run."

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..sections import check_keys, flag
-from .event import TriggerEvent
 
 SLACK_KEYS = ("channels", "direct_messages")
 JIRA_KEYS = ("projects", "issue_types", "labels", "events")
@@ -28,12 +27,22 @@ class JiraTrigger:
     events: tuple[str, ...] = JIRA_EVENTS
 
 
+class Routed(Protocol):
+    """What routing reads of an incoming event (a ``triggers.TriggerEvent``): workflows sit below triggers."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def attributes(self) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TriggerSettings:
     slack: SlackTrigger | None = None
     jira: JiraTrigger | None = None
 
-    def matches(self, event: TriggerEvent) -> bool:
+    def matches(self, event: Routed) -> bool:
         facts = event.attributes
         if event.source == "slack" and self.slack is not None:
             if facts.get("direct_message"):

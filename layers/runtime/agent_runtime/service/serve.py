@@ -23,12 +23,12 @@ from ..deadline import Deadline
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..stores import LocalStore
-from .config import TriggerConfig, all_workflows
-from .idempotency import StorePersistenceLayer
-from .queue import LocalQueue, decode
+from ..triggers.config import TriggerConfig, all_workflows
+from ..triggers.idempotency import StorePersistenceLayer
+from ..triggers.queue import LocalQueue, decode
+from ..triggers.webhook import create_app
 from .setup import replies_for
 from .wakeups import TimerWakeups
-from .webhook import create_app
 from .worker import Worker
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from .queue import EventQueue
+from ..triggers.queue import EventQueue
 
 EARLIEST_SECONDS = 60  # Scheduler refuses a time in the past; a wake-up that is due already comes a minute later
 
