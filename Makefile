@@ -147,6 +147,10 @@ deploy-guided: build ## First deployment: asks for the stack name, region and pa
 deploy: build ## Deploy with the settings in samconfig.toml
 	$(TOOLS)/bin/sam deploy
 
+.PHONY: slack-manifest
+slack-manifest: ## Print the Slack app manifest with the deployed stack's URLs (paste it into api.slack.com/apps)
+	@scripts/slack-manifest
+
 .PHONY: lint
 lint: $(STAMP) ## Lint and check formatting (ruff)
 	$(BIN)/ruff check .
