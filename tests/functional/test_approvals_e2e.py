@@ -494,3 +494,52 @@ def test_a_jira_answer_decides_the_request_it_names(system, scripted, ops, tmp_p
     results = server.requests[-1].tool_results().values()
     assert [r.startswith("ERROR: not run: this drain_report call was denied") for r in results] == [True, False]
     assert "billing: 3 jobs in flight" in results
+
+
+def feedback_buttons(s: Any) -> dict[str, str]:
+    """The feedback buttons of the answer (its chat.update), by verdict: their values."""
+    [answer] = [u for u in s.apis.named("chat.update") if u.get("blocks")]
+    blocks = answer["blocks"] if isinstance(answer["blocks"], list) else json.loads(answer["blocks"])
+    [actions] = [b for b in blocks if b["type"] == "context_actions"]
+    [element] = actions["elements"]
+    assert element["type"] == "feedback_buttons"
+    return {"good": element["positive_button"]["value"], "bad": element["negative_button"]["value"]}
+
+
+def rate(s: Any, value: str, user: str, **sign: Any) -> dict[str, Any]:
+    """A click on a feedback button, as Slack sends it (block_actions; the action's type is feedback_buttons)."""
+    action = {"type": "feedback_buttons", "action_id": "answer_feedback", "block_id": "fb", "value": value,
+              "action_ts": str(time.time())}  # fmt: skip
+    payload = {"type": "block_actions", "user": {"id": user}, "trigger_id": f"trig-{time.time_ns()}",
+               "container": {"type": "message", "message_ts": "1763800100.000001"}, "actions": [action]}  # fmt: skip
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    signed_body, headers = slack_request(body, **sign)
+    return s.post("/slack/interactivity", signed_body, headers | {"Content-Type": "application/x-www-form-urlencoded"})
+
+
+def test_an_answer_can_be_rated_once_per_person_and_forged_ratings_are_refused(system, scripted, ops) -> None:  # noqa: F811
+    """Every answer carries Slack's feedback buttons; a click is verified like an approval click, stored with the
+    run (who, verdict, when; the latest per person), shown by runs show and runs list."""
+    ops()
+    server = scripted(reply("The payments service is up."))
+    s = system(server)
+    s.post("/slack/events", *slack_request(mention("Ev9", "is payments up?", "1763800009.0")))
+    assert s.deliver() == ["answered"]
+    values = feedback_buttons(s)
+    run_id = values["good"].split("|")[0]
+    assert rate(s, values["good"], "U0DANA")["statusCode"] == 200
+    assert rate(s, values["good"], "U0DANA")["statusCode"] == 200  # the same again: nothing changes
+    assert rate(s, values["bad"], "U0LEAD")["statusCode"] == 200
+    assert s.deliver() == ["rated", "rated", "rated"]
+    stored = s.worker.runs.load_record(run_id)
+    assert stored is not None
+    assert sorted((f["by"], f["verdict"]) for f in stored["feedback"]) == [("U0DANA", "good"), ("U0LEAD", "bad")]
+    assert rate(s, values["bad"], "U0DANA")["statusCode"] == 200  # a change of mind: the latest wins
+    assert s.deliver() == ["rated"]
+    stored = s.worker.runs.load_record(run_id)
+    assert sorted((f["by"], f["verdict"]) for f in stored["feedback"]) == [("U0DANA", "bad"), ("U0LEAD", "bad")]
+    assert rate(s, values["good"], "U0DANA", secret="not-the-signing-secret")["statusCode"] == 401  # forged
+    assert rate(s, values["good"], "U0DANA", at=time.time() - 3_600)["statusCode"] == 401  # stale
+    assert rate(s, f"run-nope|{values['good'].split('|')[1]}|good", "U0DANA")["statusCode"] == 200
+    assert s.deliver() == ["ignored"]  # a run this stack never saw
+    assert rate(s, "run-x|good", "U0DANA")["statusCode"] == 400  # malformed value

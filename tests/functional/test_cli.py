@@ -379,3 +379,10 @@ def test_runs_list_shows_the_stored_runs(scripted: Start, tmp_path: Path) -> Non
     rows = json.loads(run_cli("runs", "list", "--thread", "T-7", "--json", env=env).stdout)
     assert [r["thread_id"] for r in rows] == ["T-7"] and rows[0]["tokens"] > 0
     assert json.loads(run_cli("runs", "list", "--status", "failed", "--json", env=env).stdout) == []
+    from agent_runtime.stores import LocalStore, RunStore
+
+    RunStore(LocalStore(tmp_path / "state")).save_feedback(rows[0]["run_id"], "U0DANA", "good", 1.0)
+    rated = run_cli("runs", "list", "--thread", "T-7", env=env).stdout.splitlines()[1]
+    assert " +1/-0 " in rated
+    shown = json.loads(run_cli("runs", "show", rows[0]["run_id"], env=env).stdout)
+    assert [(f["by"], f["verdict"]) for f in shown["feedback"]] == [("U0DANA", "good")]

@@ -520,15 +520,20 @@ def _write_png(svg: str, target: Path) -> None:
 
 
 def _cmd_runs_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    rows = _runs_store(config).list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
+    runs = _runs_store(config)
+    rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
+    for row in rows:  # what people said of each answer (Slack's feedback buttons): +good/-bad
+        verdicts = [item["verdict"] for item in runs.feedback(row["run_id"])]
+        row["feedback"] = {"good": verdicts.count("good"), "bad": verdicts.count("bad")}
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8}  started")
+    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'rated':>6}  started")
     for row in rows:
         cost = "-" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
+        rated = f"+{row['feedback']['good']}/-{row['feedback']['bad']}" if any(row["feedback"].values()) else "-"
         print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
-              f"{row['tokens']:>9,} {cost:>8}  {row['started_at'][:19].replace('T', ' ')}")  # fmt: skip
+              f"{row['tokens']:>9,} {cost:>8} {rated:>6}  {row['started_at'][:19].replace('T', ' ')}")  # fmt: skip
     return 0
 
 

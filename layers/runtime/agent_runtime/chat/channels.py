@@ -48,8 +48,8 @@ class Channel:
     def progress(self, text: str) -> None:
         """Replace the progress message's text."""
 
-    def answer(self, text: str) -> None:
-        """Post the run's answer (once: the worker journals it)."""
+    def answer(self, text: str, *, feedback: bool = False) -> None:
+        """Post the run's answer (once: the worker journals it); ``feedback``: with buttons to rate it."""
 
     def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
         """Attach files to the answer; returns how many were attached. Raises ``ReplyError`` if refused."""
@@ -81,8 +81,10 @@ class SlackChannel(Channel):
 
     name = "slack"
 
-    def __init__(self, client: SlackReplier, target: dict[str, str], runs: RunStore, run_id: str) -> None:
-        self.client, self.runs, self.run_id = client, runs, run_id
+    def __init__(
+        self, client: SlackReplier, target: dict[str, str], runs: RunStore, run_id: str, thread_id: str = ""
+    ) -> None:
+        self.client, self.runs, self.run_id, self.thread_id = client, runs, run_id, thread_id
         self.channel, self.thread_ts = target["channel"], target["thread_ts"]
         self.ts: str | None = None  # the progress message, kept with the run: a resumed run edits the same one
 
@@ -96,8 +98,10 @@ class SlackChannel(Channel):
         if self.ts is not None:
             self.client.update(self.channel, self.ts, text)
 
-    def answer(self, text: str) -> None:
-        self.client.answer(self.channel, self.thread_ts, self.ts or self.runs.progress_message(self.run_id), text)
+    def answer(self, text: str, *, feedback: bool = False) -> None:
+        value = f"{self.run_id}|{self.thread_id}" if feedback and self.thread_id else None
+        progress = self.ts or self.runs.progress_message(self.run_id)
+        self.client.answer(self.channel, self.thread_ts, progress, text, feedback=value)
 
     def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
         self.client.upload(self.channel, self.thread_ts, files)
@@ -173,7 +177,7 @@ class JiraChannel(Channel):
     def __init__(self, client: JiraReplier, issue_key: str) -> None:
         self.client, self.issue_key = client, issue_key
 
-    def answer(self, text: str) -> None:
+    def answer(self, text: str, *, feedback: bool = False) -> None:
         self.client.comment(self.issue_key, text)
 
     def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
@@ -243,7 +247,7 @@ def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: s
     """The one place that maps an event's source to its surface."""
     target = dict(event.reply_to)
     if event.source == "slack" and replies.slack is not None:
-        return SlackChannel(replies.slack, target, runs, run_id)
+        return SlackChannel(replies.slack, target, runs, run_id, event.thread_id)
     if event.source == "jira" and replies.jira is not None:
         return JiraChannel(replies.jira, target["issue_key"])
     channel = Channel()

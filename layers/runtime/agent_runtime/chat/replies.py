@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from ..triggers.exceptions import ReplyError
+from ..triggers.slack import FEEDBACK
 from .adf import to_adf
 from .mrkdwn import to_mrkdwn
 
@@ -59,15 +60,28 @@ class SlackReplier:
         except SlackApiError as error:
             raise ReplyError(f"Slack chat.update failed: {error.response.get('error')}") from None
 
-    def answer(self, channel: str, thread_ts: str, progress_ts: str | None, text: str) -> None:
-        """The answer replaces the progress message; what does not fit follows in the thread."""
+    def update_blocks(self, channel: str, ts: str, blocks: list[dict[str, Any]], text: str) -> None:
+        try:
+            self.client.chat_update(channel=channel, ts=ts, blocks=blocks, text=text)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack chat.update failed: {error.response.get('error')}") from None
+
+    def answer(
+        self, channel: str, thread_ts: str, progress_ts: str | None, text: str, feedback: str | None = None
+    ) -> None:
+        """The answer replaces the progress message; what does not fit follows in the thread. ``feedback``: the
+        last message carries the feedback buttons, each with this value (and its verdict)."""
         chunks = chunk(to_mrkdwn(text), SLACK_CHUNK)
-        if progress_ts:
-            self.update(channel, progress_ts, chunks[0])
-        else:
-            self.post(channel, thread_ts, chunks[0])
-        for part in chunks[1:]:
-            self.post(channel, thread_ts, part)
+        for number, part in enumerate(chunks):
+            blocks = feedback_blocks(part, feedback) if feedback and number == len(chunks) - 1 else None
+            if number == 0 and progress_ts and blocks:
+                self.update_blocks(channel, progress_ts, blocks, part)
+            elif number == 0 and progress_ts:
+                self.update(channel, progress_ts, part)
+            elif blocks:
+                self.post_blocks(channel, thread_ts, blocks, part)
+            else:
+                self.post(channel, thread_ts, part)
 
     def upload(self, channel: str, thread_ts: str, files: Sequence[tuple[str, bytes]]) -> None:
         """Files into the thread (files.getUploadURLExternal, upload, completeUploadExternal: needs files:write)."""
@@ -139,6 +153,20 @@ class JiraReplier:
             raise ReplyError(f"attachment URL {url} is not on {self.base_url}")
         data, _ = fetch(url, {"Authorization": self.auth}, limit)
         return data
+
+
+def feedback_blocks(text: str, value: str) -> list[dict[str, Any]]:
+    """A message's text as sections (3,000 characters each at most), then Slack's feedback buttons in a
+    context_actions block; each button's value is ``value|good`` or ``value|bad``."""
+    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + 3_000]}}
+                for i in range(0, max(len(text), 1), 3_000)]  # fmt: skip
+
+    def button(label: str, verdict: str) -> dict[str, Any]:
+        return {"text": {"type": "plain_text", "text": label}, "value": f"{value}|{verdict}"}
+
+    buttons = {"type": "feedback_buttons", "action_id": FEEDBACK, "positive_button": button("Good answer", "good"),
+               "negative_button": button("Bad answer", "bad")}  # fmt: skip
+    return [*sections, {"type": "context_actions", "elements": [buttons]}]
 
 
 def chunk(text: str, size: int) -> list[str]:

@@ -40,7 +40,7 @@ from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.exceptions import InvalidMessageError, ReplyError
 from ..triggers.queue import EventQueue
-from ..triggers.queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, parse
+from ..triggers.queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, FeedbackMessage, parse
 from ..workflows import Workflow, load_workflow
 from .approvals import ApprovalDesk, ChannelApprover, pending
 from .outcome import Outcome
@@ -102,9 +102,11 @@ class Worker:
         if isinstance(message, EventMessage):
             event, run_id = message.event, run_id_for(message.event)
             self.runs.save_event(run_id, event.to_dict())
-        elif isinstance(message, DecisionMessage) and self.runs.load_event(message.run_id) is None:
-            self.log.warning("a decision on a run this stack never saw: dropped")  # forged ids, or expired items
+        elif isinstance(message, DecisionMessage | FeedbackMessage) and self.runs.load_event(message.run_id) is None:
+            self.log.warning("a click on a run this stack never saw: dropped")  # forged ids, or expired items
             return Outcome.IGNORED
+        elif isinstance(message, FeedbackMessage):  # an answered run's rating: no run, no duplicate check
+            return self._rate(message)
         else:
             run_id = message.run_id
             event = self._saved_event(run_id)
@@ -128,6 +130,17 @@ class Worker:
                 if deferred is not None:
                     return deferred
         return self._run(event, run_id, continuation=isinstance(message, ContinueMessage), deadline=deadline)
+
+    def _rate(self, message: FeedbackMessage) -> Outcome:
+        """Stored with the run (shown by runs show/list), and a span event when tracing is on."""
+        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
+        attributes: dict[str, str | int | bool] = {"agent_runtime.run_id": message.run_id,
+                                                   "agent_runtime.verdict": message.verdict,
+                                                   "agent_runtime.changed": changed}  # fmt: skip
+        with telemetry.span("feedback", attributes):
+            pass
+        self.log.info("feedback", extra={"verdict": message.verdict, "changed": changed})
+        return Outcome.RATED
 
     def _workflow(self, event: TriggerEvent) -> Workflow:
         loaded = load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
@@ -285,7 +298,7 @@ class Worker:
         if left_out:
             text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
             text += ", ".join(left_out) + "_"
-        self._reply(channel, record.run_id, text, outputs)
+        self._reply(channel, record.run_id, text, outputs, rated=answered)
         if record.state is not None:  # every ending: the next message of the thread goes on from this turn
             self._save_thread(event.thread_id, base, record.state)
         if not answered:
@@ -312,11 +325,13 @@ class Worker:
                 left_out.append(meta.name)
         return attached, left_out
 
-    def _reply(self, channel: Channel, run_id: str, text: str, outputs: list[tuple[str, bytes]]) -> None:
+    def _reply(
+        self, channel: Channel, run_id: str, text: str, outputs: list[tuple[str, bytes]], *, rated: bool = False
+    ) -> None:
         if not self.runs.claim_reply(run_id):
             self.log.warning("reply already being posted by another delivery")
             return
-        channel.answer(text)
+        channel.answer(text, feedback=rated)  # an answer can be rated; an apology cannot
         attached = self._attach(channel, outputs) if outputs else 0
         self.runs.mark_replied(run_id, chars=len(text), files=attached)
 

@@ -33,6 +33,7 @@ RUNS_INDEX = "runs"  # partition: a summary per run invocation, for `runs list`
 # Every item a run keeps in its partition is named here, and only here.
 CHECKPOINT, RECORD = "checkpoint", "record"
 SUMMARY = "summary"  # run item: the latest invocation's row of the runs index
+FEEDBACK = "feedback#"  # run items: one person's rating of the answer (feedback#<user>)
 EVENT = "event"  # the trigger event, so a continuation knows where to answer
 REPLY = "reply"  # the answer's journal: posting → posted (a redelivery never posts twice)
 PROGRESS = "progress"  # the chat message that shows progress and becomes the answer
@@ -166,7 +167,24 @@ class RunStore:
         return item.data if item is not None else None
 
     def load_record(self, run_id: str) -> dict[str, Any] | None:
-        return self._get(run_id, RECORD)
+        """The run's record, with the feedback people gave its answer since (``feedback``: by, verdict, at)."""
+        record = self._get(run_id, RECORD)
+        if record is not None:
+            record["feedback"] = self.feedback(run_id)
+        return record
+
+    def save_feedback(self, run_id: str, user: str, verdict: str, at: float) -> bool:
+        """A person's rating of the run's answer: one per person, the latest wins; False when nothing changed
+        (the same verdict again)."""
+        known = self._get(run_id, FEEDBACK + user)
+        if known is not None and known.get("verdict") == verdict:
+            return False
+        self._put(run_id, FEEDBACK + user, {"by": user, "verdict": verdict, "at": at})
+        return True
+
+    def feedback(self, run_id: str) -> list[dict[str, Any]]:
+        names = self.store.list_items(run_partition(run_id), FEEDBACK)
+        return [item for name in names if (item := self._get(run_id, name)) is not None]
 
 
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)

@@ -1,8 +1,9 @@
 """What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
 
-Four kinds, made in four places: an event (the webhook: a Slack message, a JIRA comment, a /runs request), the
-continuation of a suspended run (the continuation hook), a person's decision on a call that waits for approval
-(the webhook's interactivity route), and the wake-up set for when such a request expires (EventBridge Scheduler).
+Five kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), the continuation of a
+suspended run (the continuation hook), a person's decision on a call that waits for approval and a person's
+rating of an answer (the webhook's interactivity route), and the wake-up set for when an approval request
+expires (EventBridge Scheduler).
 The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
 ``InvalidMessageError`` naming what is wrong.
 """
@@ -16,6 +17,7 @@ from .event import TriggerEvent
 from .exceptions import InvalidMessageError
 
 DECISIONS = ("approved", "denied")
+VERDICTS = ("good", "bad")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +65,19 @@ class ExpireMessage:
         return {"type": "expire", "run_id": self.run_id, "wakeup": self.wakeup}
 
 
-QueueMessage = EventMessage | ContinueMessage | DecisionMessage | ExpireMessage
+@dataclass(frozen=True, slots=True)
+class FeedbackMessage:
+    """A person's rating of an answer (Slack's feedback buttons)."""
+
+    run_id: str
+    verdict: str  # good | bad
+    user: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "feedback", "run_id": self.run_id, "verdict": self.verdict, "user": self.user}
+
+
+QueueMessage = EventMessage | ContinueMessage | DecisionMessage | ExpireMessage | FeedbackMessage
 
 
 def parse(body: Any) -> QueueMessage:
@@ -84,6 +98,11 @@ def parse(body: Any) -> QueueMessage:
                 return decision
             case "expire":
                 return ExpireMessage(str(body["run_id"]), str(body.get("wakeup", "")))
+            case "feedback":
+                feedback = FeedbackMessage(str(body["run_id"]), str(body["verdict"]), str(body["user"]))
+                if feedback.verdict not in VERDICTS:
+                    raise InvalidMessageError(f"unknown verdict {feedback.verdict!r}")
+                return feedback
             case kind:
                 raise InvalidMessageError(f"unknown message type {kind!r}")
     except KeyError as error:

@@ -15,6 +15,7 @@ from .exceptions import RejectedRequest
 from .payload import parse_json
 
 APPROVE, DENY = "approval_approve", "approval_deny"  # the approval buttons' action ids (chat draws them)
+FEEDBACK = "answer_feedback"  # the feedback buttons' action id
 
 _MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 # Message subtypes that are edits, deletions, joins or bots: nobody asked the agent anything.
@@ -130,6 +131,8 @@ def parse_action(body: bytes) -> Action | Ignored:
     if not actions:
         return Ignored("not a button click")
     action = actions[0] if isinstance(actions[0], dict) else {}
+    if action.get("action_id") == FEEDBACK:
+        return _feedback(payload, action)
     if action.get("action_id") not in (APPROVE, DENY):
         return Ignored(f"not an approval button: {str(action.get('action_id'))[:40]!r}")
     parts = str(action.get("value", "")).split("|")
@@ -140,3 +143,16 @@ def parse_action(body: bytes) -> Action | Ignored:
     decision = "approved" if action["action_id"] == APPROVE else "denied"
     dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
     return Action(DecisionMessage(run_id, call_id, decision, user).body(), thread_id, dedup)
+
+
+def _feedback(payload: dict[str, Any], action: dict[str, Any]) -> Action:
+    """A click on an answer's feedback buttons: its value is ``run_id|thread_id|good`` (or ``bad``)."""
+    from .queued import VERDICTS, FeedbackMessage
+
+    parts = str(action.get("value", "")).split("|")
+    user = (payload.get("user") or {}).get("id")
+    if len(parts) != 3 or not all(parts) or parts[2] not in VERDICTS or not isinstance(user, str):
+        raise RejectedRequest(400, "malformed feedback button (value or user missing)")
+    run_id, thread_id, verdict = parts
+    dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
+    return Action(FeedbackMessage(run_id, verdict, user).body(), thread_id, dedup)

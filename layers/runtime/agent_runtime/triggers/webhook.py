@@ -115,7 +115,7 @@ def create_app(
         if isinstance(action, Ignored):
             return _json(200, {"status": "ignored", "reason": action.reason})
         queue.send(action.message, group=action.thread_id, dedup=action.dedup_key)
-        log.info("decision queued", extra={"decision": action.message["decision"]})
+        log.info("click queued", extra={"kind": action.message["type"]})
         return Response(200, "text/plain", "")  # acknowledged within Slack's 3 s; the worker updates the message
 
     app.post("/slack/interactivity")(interactivity)
