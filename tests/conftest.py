@@ -27,12 +27,14 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
     # What a warm process learned about an endpoint is keyed by its URL: a scripted server on a reused port is
     # another server, so no test inherits another's calibration.
+    from agent_runtime.chat import stream
     from agent_runtime.context import budget
     from agent_runtime.models import dialect, probe
 
     budget._LEARNED.clear()
     dialect.forget()
     probe.forget()
+    stream.forget()
 
 
 @pytest.fixture

@@ -129,6 +129,9 @@ class FakeApis:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.files: dict[str, bytes] = {}  # served to downloads, by path
         self.refuse: dict[str, str] = {}  # Slack method -> the error it answers with
+        # Slack's answer streams (chat.startStream ...): off unless a test turns them on, as in a workspace
+        # whose token may not stream (the error Slack gives then), so answers take the plain post/update path.
+        self.streams = False
         self.uploads: dict[str, bytes] = {}  # received: Slack upload URLs' bodies by file id, JIRA's by path
         self.threads: dict[str, list[dict[str, Any]]] = {}  # conversations.replies: messages by thread ts
         self.jira: dict[str, Any] = {}  # JIRA REST resources (GET) by path without the query
@@ -217,7 +220,9 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             return self._send(200, json.dumps(answer).encode())
         if method == "files.completeUploadExternal":
             return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
-        ts = self.apis.next_ts() if method == "chat.postMessage" else body.get("ts")
+        if method == "chat.startStream" and not self.apis.streams:
+            return self._send(200, json.dumps({"ok": False, "error": "not_allowed_token_type"}).encode())
+        ts = self.apis.next_ts() if method in ("chat.postMessage", "chat.startStream") else body.get("ts")
         self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
 
     def log_message(self, *args: object) -> None:

@@ -20,6 +20,10 @@ SCOPES = {
     "chat_postMessage": {"chat:write"},
     "chat_postEphemeral": {"chat:write"},
     "chat_update": {"chat:write"},
+    "chat_delete": {"chat:write"},
+    "chat_startStream": {"chat:write"},
+    "chat_appendStream": {"chat:write"},
+    "chat_stopStream": {"chat:write"},
     "files_upload_v2": {"files:write"},
     "conversations_replies": {"channels:history", "groups:history"},
 }
@@ -42,7 +46,8 @@ def test_the_manifest_subscribes_to_what_the_webhook_handles_and_has_the_scopes_
     ingress = (REPO / "layers/runtime/agent_runtime/triggers/slack.py").read_text()
     assert events == {"app_mention", "message.im"} and '"app_mention"' in ingress and '"im"' in ingress
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
-    client = (REPO / "layers/runtime/agent_runtime/chat/replies.py").read_text()
+    chat = REPO / "layers/runtime/agent_runtime/chat"
+    client = "".join((chat / name).read_text() for name in ("replies.py", "stream.py"))  # where the WebClient is
     called = set(re.findall(r"self\.client\.(\w+)\(", client))
     assert called <= set(SCOPES), f"a new Web API method: add its scope to the manifest and here: {called}"
     assert all(SCOPES[method] <= scopes for method in called)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +20,9 @@ from ..stores import RunStore
 from ..triggers.event import TriggerEvent
 from ..triggers.exceptions import ReplyError
 from ..triggers.slack import APPROVE, DENY
-from .replies import JiraReplier, SlackReplier
+from .mrkdwn import to_mrkdwn
+from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks
+from .stream import AnswerStream
 
 WORKING = ":hourglass_flowing_sand: Working on it…"
 EXPIRED = "expired: nobody decided in time, so it was not run"
@@ -82,11 +85,22 @@ class SlackChannel(Channel):
     name = "slack"
 
     def __init__(
-        self, client: SlackReplier, target: dict[str, str], runs: RunStore, run_id: str, thread_id: str = ""
+        self,
+        client: SlackReplier,
+        target: dict[str, str],
+        runs: RunStore,
+        run_id: str,
+        thread_id: str = "",
+        *,
+        team: str | None = None,
+        user: str | None = None,
     ) -> None:
         self.client, self.runs, self.run_id, self.thread_id = client, runs, run_id, thread_id
         self.channel, self.thread_ts = target["channel"], target["thread_ts"]
         self.ts: str | None = None  # the progress message, kept with the run: a resumed run edits the same one
+        # The answer streams into the thread as it is written (the plain path where Slack refuses streams).
+        self.stream = AnswerStream(client.client, channel=self.channel, thread_ts=self.thread_ts, team=team, user=user)
+        self.stream.on_start = self._streaming
 
     def begin(self) -> None:
         self.ts = self.runs.progress_message(self.run_id)
@@ -94,14 +108,32 @@ class SlackChannel(Channel):
             self.ts = self.client.post(self.channel, self.thread_ts, WORKING)
             self.runs.save_progress_message(self.run_id, self.ts)
 
+    def _streaming(self) -> None:
+        """The answer's stream began: the "working" message goes (the stream shows the work now)."""
+        working, self.ts = self.ts or self.runs.progress_message(self.run_id), None
+        if working:
+            with suppress(ReplyError):  # cosmetic: it stays, saying it was working
+                self.client.delete(self.channel, working)
+
     def progress(self, text: str) -> None:
+        if self.stream.started:
+            return
         if self.ts is not None:
             self.client.update(self.channel, self.ts, text)
 
     def answer(self, text: str, *, feedback: bool = False) -> None:
         value = f"{self.run_id}|{self.thread_id}" if feedback and self.thread_id else None
+        if len(text) <= SLACK_CHUNK and self._streamed(text, value):
+            return
         progress = self.ts or self.runs.progress_message(self.run_id)
         self.client.answer(self.channel, self.thread_ts, progress, text, feedback=value)
+
+    def _streamed(self, text: str, value: str | None) -> bool:
+        """The answer through the stream (started or not): the feedback buttons after its text."""
+        buttons = feedback_blocks("", value)[-1:] if value else None
+        mrkdwn = to_mrkdwn(text)
+        whole = (mrkdwn, feedback_blocks(mrkdwn, value) if value else None)
+        return self.stream.finish(text, buttons, whole)
 
     def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
         self.client.upload(self.channel, self.thread_ts, files)
@@ -247,7 +279,8 @@ def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: s
     """The one place that maps an event's source to its surface."""
     target = dict(event.reply_to)
     if event.source == "slack" and replies.slack is not None:
-        return SlackChannel(replies.slack, target, runs, run_id, event.thread_id)
+        team = str(event.attributes.get("team") or "") or None
+        return SlackChannel(replies.slack, target, runs, run_id, event.thread_id, team=team, user=event.user or None)
     if event.source == "jira" and replies.jira is not None:
         return JiraChannel(replies.jira, target["issue_key"])
     channel = Channel()

@@ -60,6 +60,12 @@ class SlackReplier:
         except SlackApiError as error:
             raise ReplyError(f"Slack chat.update failed: {error.response.get('error')}") from None
 
+    def delete(self, channel: str, ts: str) -> None:
+        try:
+            self.client.chat_delete(channel=channel, ts=ts)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack chat.delete failed: {error.response.get('error')}") from None
+
     def update_blocks(self, channel: str, ts: str, blocks: list[dict[str, Any]], text: str) -> None:
         try:
             self.client.chat_update(channel=channel, ts=ts, blocks=blocks, text=text)

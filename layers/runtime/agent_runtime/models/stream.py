@@ -29,6 +29,7 @@ class Progress:
     tool_calls: int  # calls begun so far
     prompt: tuple[int, int] | None = None  # (processed, total) prompt tokens, when the server says (llama.cpp)
     writing: str = ""  # "answer" or the name of the tool being called
+    delta: str = ""  # the reply's text since the last report (what a chat can stream as it is written)
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -55,6 +56,7 @@ class Assembler:
     tokens: int = 0
     first_token: float | None = None
     prompt: tuple[int, int] | None = None
+    reported: int = 0  # text pieces already handed out by progress()
 
     def add(self, chunk: dict[str, Any]) -> None:
         self.model = self.model or str(chunk.get("model") or "")
@@ -91,7 +93,8 @@ class Assembler:
 
     def progress(self) -> Progress:
         writing = next((c.name for c in reversed(self.calls.values()) if c.name), "answer" if self.text else "")
-        return Progress(time.monotonic() - self.started, self.tokens, len(self.calls), self.prompt, writing)
+        delta, self.reported = "".join(self.text[self.reported :]), len(self.text)
+        return Progress(time.monotonic() - self.started, self.tokens, len(self.calls), self.prompt, writing, delta)
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         calls = []

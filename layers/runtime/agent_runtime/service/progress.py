@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..events import ProgressUpdateFailed
 from ..hooks import Hook
+from ..record import RunStatus
 
 if TYPE_CHECKING:
     from ..loop import Run
+    from ..messages import Message
     from ..models import ToolCall
     from ..models.stream import Progress
     from ..tools import ToolOutcome
@@ -50,3 +52,36 @@ class ProgressHook(Hook):
         except Exception:  # progress is cosmetic: a failed update must not fail the run
             run.record.event(ProgressUpdateFailed())
         return True
+
+
+class AnswerStreamHook(Hook):
+    """Feeds a chat's answer stream: the model's text as it is written, each tool call as a task card."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream  # a chat.stream.AnswerStream (anything with text/task/close)
+        self._fresh = False  # a new model call began: its text is set apart from what came before
+
+    def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        self._fresh = True
+        return messages
+
+    def on_model_progress(self, run: Run, progress: Progress) -> None:
+        if not progress.delta:
+            return
+        delta = progress.delta
+        if self._fresh and self.stream.sent:
+            delta = "\n\n" + delta
+        self._fresh = False
+        self.stream.text(delta)
+
+    def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
+        self.stream.task(call.id, call.name, "in_progress")
+        return None
+
+    def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
+        self.stream.task(outcome.call.id, outcome.call.name, "error" if outcome.is_error else "complete")
+        return outcome
+
+    def on_run_end(self, run: Run) -> None:
+        if run.record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL):
+            self.stream.close()  # another invocation answers: what was said so far stays

@@ -18,7 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import telemetry
 from ..approvals.gate import ApprovalEntry
-from ..chat.channels import Channel, Replies, channel_for
+from ..chat.channels import Channel, Replies, SlackChannel, channel_for
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
@@ -44,7 +44,7 @@ from ..triggers.queued import ContinueMessage, DecisionMessage, EventMessage, Ex
 from ..workflows import Workflow, load_workflow
 from .approvals import ApprovalDesk, ChannelApprover, pending
 from .outcome import Outcome
-from .progress import ProgressHook
+from .progress import AnswerStreamHook, ProgressHook
 from .wakeups import NoWakeups, Wakeups
 
 REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
@@ -188,6 +188,8 @@ class Worker:
             message = self._message(event, channel, files, first=state is None)
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
+        if isinstance(channel, SlackChannel):  # the answer streams into the thread as the model writes it
+            hooks.append(AnswerStreamHook(channel.stream))
         if self.queue is not None:
             hooks.append(ContinuationHook(self.queue, thread_id=event.thread_id))
         with self.models(workflow) as model:
