@@ -50,12 +50,7 @@ def test_a_plain_answer_streams_and_ends_equal_to_the_answer(system, scripted, o
     assert s.apis.named("chat.delete")  # the "working" message went when the stream began
 
 
-def test_text_before_tool_calls_stays_said_and_the_message_ends_as_the_answer(
-    system,
-    scripted,
-    ops,
-    tmp_path: Path,  # noqa: F811
-) -> None:
+def test_text_said_before_tool_calls_is_replaced_by_the_answer(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
     from agent_runtime.testing import Reply, ScriptedCall
 
     ops()
@@ -88,3 +83,15 @@ def test_a_workspace_that_refuses_streams_gets_the_plain_path_and_is_remembered(
     assert len(s.apis.named("chat.startStream")) == 1  # tried once, then remembered for the workspace
     answers = [u["text"] for u in s.apis.named("chat.update")]
     assert any(a.startswith("One.") for a in answers) and any(a.startswith("Two.") for a in answers)
+
+
+def test_a_long_answer_under_way_ends_in_its_stream_not_posted_again(system, scripted, ops) -> None:  # noqa: F811
+    ops()
+    long = "A line of a long report. " * 400  # ~10,000 characters: more than one plain message
+    server = scripted(Paced(reply(long.strip()), interval=0.001))
+    s = system(server)
+    s.apis.streams = True
+    s.post("/slack/events", *slack_request(mention("Ev6", "report", "1763800006.0")))
+    assert s.deliver() == ["answered"]
+    assert streamed_text(s).startswith(long.strip()) and len(s.apis.named("chat.stopStream")) == 1
+    assert not [m for m in s.apis.named("chat.postMessage") if "A line of a long report" in str(m.get("text"))]

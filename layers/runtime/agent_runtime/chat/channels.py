@@ -123,7 +123,8 @@ class SlackChannel(Channel):
 
     def answer(self, text: str, *, feedback: bool = False) -> None:
         value = f"{self.run_id}|{self.thread_id}" if feedback and self.thread_id else None
-        if len(text) <= SLACK_CHUNK and self._streamed(text, value):
+        # A stream under way ends with the answer, however long; a long one not yet streamed goes in parts.
+        if (self.stream.started or len(text) <= SLACK_CHUNK) and self._streamed(text, value):
             return
         progress = self.ts or self.runs.progress_message(self.run_id)
         self.client.answer(self.channel, self.thread_ts, progress, text, feedback=value)
