@@ -27,7 +27,7 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
     # What a warm process learned about an endpoint is keyed by its URL: a scripted server on a reused port is
     # another server, so no test inherits another's calibration.
-    from agent_runtime.chat import stream
+    from agent_runtime.chat import pane, stream
     from agent_runtime.context import budget
     from agent_runtime.models import dialect, probe
 
@@ -35,6 +35,7 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     dialect.forget()
     probe.forget()
     stream.forget()
+    pane.forget()
 
 
 @pytest.fixture

@@ -200,7 +200,7 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             return self._send(201, json.dumps({"id": str(len(self.apis.named("jira.comment")))}).encode())
         from urllib.parse import parse_qsl
 
-        body = json.loads(raw) if "json" in kind else dict(parse_qsl(raw.decode()))
+        body = json.loads(raw) if "json" in kind else dict(parse_qsl(raw.decode(), keep_blank_values=True))
         method = self.path.rsplit("/", 1)[-1]
         self.apis.record(method, body)
         if method in self.apis.refuse:

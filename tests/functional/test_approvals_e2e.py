@@ -507,11 +507,23 @@ def feedback_buttons(s: Any) -> dict[str, str]:
 
 
 def rate(s: Any, value: str, user: str, **sign: Any) -> dict[str, Any]:
-    """A click on a feedback button, as Slack sends it (block_actions; the action's type is feedback_buttons)."""
+    """A click on a feedback button, as Slack sends it: a block_actions payload in the shape of Bolt for Python's
+    own fixtures (tests/scenario_tests/test_events_agent.py), the action's type feedback_buttons."""
     action = {"type": "feedback_buttons", "action_id": "answer_feedback", "block_id": "fb", "value": value,
               "action_ts": str(time.time())}  # fmt: skip
-    payload = {"type": "block_actions", "user": {"id": user}, "trigger_id": f"trig-{time.time_ns()}",
-               "container": {"type": "message", "message_ts": "1763800100.000001"}, "actions": [action]}  # fmt: skip
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user, "username": "dana", "name": "dana", "team_id": "T0TEAM"},
+        "api_app_id": "A0APP",
+        "token": "verification_token",
+        "container": {"type": "message", "message_ts": "1763800100.000001", "channel_id": "C0OPS",
+                      "is_ephemeral": False},
+        "channel": {"id": "C0OPS", "name": "ops"},
+        "team": {"id": "T0TEAM", "domain": "acme"},
+        "enterprise": None,
+        "trigger_id": f"{time.time_ns()}.111.xxx",
+        "actions": [action],
+    }  # fmt: skip
     body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
     signed_body, headers = slack_request(body, **sign)
     return s.post("/slack/interactivity", signed_body, headers | {"Content-Type": "application/x-www-form-urlencoded"})

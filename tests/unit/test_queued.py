@@ -8,8 +8,17 @@ from typing import Any
 
 import pytest
 from agent_runtime.triggers import TriggerEvent
+from agent_runtime.triggers.event import PaneEvent
 from agent_runtime.triggers.exceptions import InvalidMessageError
-from agent_runtime.triggers.queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, parse
+from agent_runtime.triggers.queued import (
+    ContinueMessage,
+    DecisionMessage,
+    EventMessage,
+    ExpireMessage,
+    FeedbackMessage,
+    PaneMessage,
+    parse,
+)
 
 EVENT = TriggerEvent(source="slack", kind="app_mention", dedup_key="slack:Ev1", text="hi", user="U0DANA",
                      thread_id="slack-T0-C0-1.0", correlation_id="Ev1", workflow="slack-helper")  # fmt: skip
@@ -24,6 +33,9 @@ EVENT = TriggerEvent(source="slack", kind="app_mention", dedup_key="slack:Ev1", 
         ContinueMessage("run-1", None, 1),
         DecisionMessage("run-1", "call_7", "approved", "U0LEAD"),
         ExpireMessage("run-1", "run-1:1763800000.0"),
+        FeedbackMessage("run-1", "good", "U0DANA"),
+        PaneMessage(PaneEvent("opened", "slack:Ev2", "T0", "D0APP", "U0DANA"), "slack-helper"),
+        PaneMessage(PaneEvent("context", "slack:Ev3", "T0", "D0APP", "U0DANA", "1.0", "C0OPS"), "slack-helper"),
     ],
 )
 def test_every_kind_parses_back_to_itself_through_json(message: Any) -> None:
@@ -40,6 +52,8 @@ def test_every_kind_parses_back_to_itself_through_json(message: Any) -> None:
         ({"type": "decision", "run_id": "r", "call_id": "c", "decision": "maybe", "user": "U"}, "unknown decision"),
         ({"type": "event", "event": {"source": "slack", "surprise": 1}}, "a malformed event message"),
         ({"type": "continue", "run_id": "r", "continuation": "many"}, "a malformed continue message"),
+        ({"type": "pane", "event": {"kind": "opened"}, "workflow": "w"}, "a malformed pane message"),
+        ({"type": "pane", "event": {}}, "a pane message without 'workflow'"),
     ],
 )
 def test_anything_else_is_refused_with_why(body: Any, why: str) -> None:

@@ -26,6 +26,9 @@ SCOPES = {
     "chat_stopStream": {"chat:write"},
     "files_upload_v2": {"files:write"},
     "conversations_replies": {"channels:history", "groups:history"},
+    "assistant_threads_setStatus": {"assistant:write"},
+    "assistant_threads_setTitle": {"assistant:write"},
+    "assistant_threads_setSuggestedPrompts": {"assistant:write"},
 }
 
 
@@ -44,7 +47,11 @@ def test_the_manifest_subscribes_to_what_the_webhook_handles_and_has_the_scopes_
     manifest = yaml.safe_load(MANIFEST)
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     ingress = (REPO / "layers/runtime/agent_runtime/triggers/slack.py").read_text()
-    assert events == {"app_mention", "message.im"} and '"app_mention"' in ingress and '"im"' in ingress
+    assert events == {"app_mention", "message.im", "app_home_opened"}
+    assert all(f'"{name}"' in ingress for name in ("app_mention", "im", "app_home_opened"))
+    # An app on Slack's older assistant view subscribes to these instead of app_home_opened (README):
+    assert '"assistant_thread_started"' in ingress and '"assistant_thread_context_changed"' in ingress
+    assert "agent_view" in manifest["features"]
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     chat = REPO / "layers/runtime/agent_runtime/chat"
     client = "".join((chat / name).read_text() for name in ("replies.py", "stream.py"))  # where the WebClient is

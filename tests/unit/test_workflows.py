@@ -219,3 +219,26 @@ def test_an_unknown_model_name_says_once_which_encoding_stands_in(caplog: pytest
         assert encoding_name_for("gemma-3-270m-test-only") == "o200k_base"
     said = [r for r in caplog.records if "gemma-3-270m-test-only" in r.getMessage()]
     assert len(said) == 1 and "counting with o200k_base" in said[0].getMessage()
+
+
+def test_suggested_prompts_are_strings_or_title_and_message_and_need_direct_messages(tmp_path: Path) -> None:
+    good = GOOD.format(name="flow") + (
+        "triggers:\n  slack:\n    direct_messages: true\n    suggested_prompts:\n"
+        "      - Summarise the open incidents\n"
+        "      - {title: Review a design, message: Review the design document I attach next}\n"
+    )
+    slack = load_workflow(str(_write(tmp_path, good)), tmp_path).triggers.slack
+    assert slack is not None and slack.suggested_prompts == (
+        ("Summarise the open incidents", "Summarise the open incidents"),
+        ("Review a design", "Review the design document I attach next"),
+    )
+    bad = GOOD.format(name="flow") + (
+        "triggers:\n  slack:\n    channels: [C1]\n    suggested_prompts:\n"
+        "      - ''\n      - {title: T}\n      - {title: T, message: M, extra: x}\n      - a\n      - b\n"
+    )
+    problems = _problems(tmp_path, bad)
+    assert any("suggested_prompts: Slack shows at most 4 prompts; 5 given" in p for p in problems)
+    assert sum("triggers.slack.suggested_prompts[" in p for p in problems) == 3  # the empty, the half, the extra
+    assert any("set direct_messages: true" in p for p in problems)
+    scalar = GOOD.format(name="flow") + "triggers:\n  slack:\n    direct_messages: true\n    suggested_prompts: hi\n"
+    assert any("must be a list of prompts" in p for p in _problems(tmp_path, scalar))

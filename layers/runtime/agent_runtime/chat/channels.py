@@ -51,6 +51,13 @@ class Channel:
     def progress(self, text: str) -> None:
         """Replace the progress message's text."""
 
+    def waiting(self, text: str) -> None:
+        """The run stops to wait for a person (an approval asked in the conversation): say so."""
+        self.progress(text)
+
+    def title(self, text: str) -> None:
+        """Name the conversation after its first message, where the surface names conversations."""
+
     def answer(self, text: str, *, feedback: bool = False) -> None:
         """Post the run's answer (once: the worker journals it); ``feedback``: with buttons to rate it."""
 
@@ -274,16 +281,3 @@ def approval_doc(request: ApprovalRequest, shown: str) -> dict[str, Any]:
                                           text(" or "), text("deny", "strong"),
                                           text(f" (with several requests waiting: approve {request.code}).")]},
     ]}  # fmt: skip
-
-
-def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: str) -> Channel:
-    """The one place that maps an event's source to its surface."""
-    target = dict(event.reply_to)
-    if event.source == "slack" and replies.slack is not None:
-        team = str(event.attributes.get("team") or "") or None
-        return SlackChannel(replies.slack, target, runs, run_id, event.thread_id, team=team, user=event.user or None)
-    if event.source == "jira" and replies.jira is not None:
-        return JiraChannel(replies.jira, target["issue_key"])
-    channel = Channel()
-    channel.name = event.source
-    return channel

@@ -66,6 +66,31 @@ class SlackReplier:
         except SlackApiError as error:
             raise ReplyError(f"Slack chat.delete failed: {error.response.get('error')}") from None
 
+    def set_status(self, channel: str, thread_ts: str, status: str) -> None:
+        """The app's "is working…" line under a direct-message thread (needs assistant:write); "" clears it.
+        Slack clears it too when the app posts in the thread, or after two minutes without a new status."""
+        try:
+            self.client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread_ts, status=status)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack assistant.threads.setStatus failed: {error.response.get('error')}") from None
+
+    def set_title(self, channel: str, thread_ts: str, title: str) -> None:
+        """An assistant thread's title in the app's history (the assistant view)."""
+        try:
+            self.client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts, title=title)
+        except SlackApiError as error:
+            raise ReplyError(f"Slack assistant.threads.setTitle failed: {error.response.get('error')}") from None
+
+    def suggest(self, channel: str, thread_ts: str | None, prompts: Sequence[tuple[str, str]]) -> None:
+        """Prompts a person can click to start with: in an assistant thread, or (``thread_ts`` None: the agent
+        view, where a thread_ts makes the call fail silently) in the conversation with the app."""
+        listed = [{"title": title, "message": message} for title, message in prompts]
+        try:
+            self.client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=thread_ts, prompts=listed)
+        except SlackApiError as error:
+            reason = error.response.get("error")
+            raise ReplyError(f"Slack assistant.threads.setSuggestedPrompts failed: {reason}") from None
+
     def update_blocks(self, channel: str, ts: str, blocks: list[dict[str, Any]], text: str) -> None:
         try:
             self.client.chat_update(channel=channel, ts=ts, blocks=blocks, text=text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -18,7 +19,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import telemetry
 from ..approvals.gate import ApprovalEntry
-from ..chat.channels import Channel, Replies, SlackChannel, channel_for
+from ..chat.channels import Channel, Replies, SlackChannel
+from ..chat.surface import channel_for
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
@@ -40,7 +42,15 @@ from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.exceptions import InvalidMessageError, ReplyError
 from ..triggers.queue import EventQueue
-from ..triggers.queued import ContinueMessage, DecisionMessage, EventMessage, ExpireMessage, FeedbackMessage, parse
+from ..triggers.queued import (
+    ContinueMessage,
+    DecisionMessage,
+    EventMessage,
+    ExpireMessage,
+    FeedbackMessage,
+    PaneMessage,
+    parse,
+)
 from ..workflows import Workflow, load_workflow
 from .approvals import ApprovalDesk, ChannelApprover, pending
 from .outcome import Outcome
@@ -96,11 +106,13 @@ class Worker:
 
     def handle(self, body: dict[str, Any], *, deadline: Deadline) -> Outcome:
         """Process one queue message: a new event, the continuation of a suspended run, a decision on a call
-        that waits for approval, or the wake-up set for when that request expires."""
+        that waits for approval, the wake-up set for when that request expires, a rating or the app's pane."""
         message = parse(body)
         self.trace_parent = telemetry.extract(message.trace if isinstance(message, EventMessage) else None)
+        if isinstance(message, PaneMessage):
+            return self._pane(message)
         if isinstance(message, EventMessage):
-            event, run_id = message.event, run_id_for(message.event)
+            event, run_id = self._in_pane(message.event), run_id_for(message.event)
             self.runs.save_event(run_id, event.to_dict())
         elif isinstance(message, DecisionMessage | FeedbackMessage) and self.runs.load_event(message.run_id) is None:
             self.log.warning("a click on a run this stack never saw: dropped")  # forged ids, or expired items
@@ -142,8 +154,38 @@ class Worker:
         self.log.info("feedback", extra={"verdict": message.verdict, "changed": changed})
         return Outcome.RATED
 
+    def _pane(self, message: PaneMessage) -> Outcome:
+        """Slack's pane: an assistant thread is marked as one (with the channel the person looks at beside it);
+        opened, it offers the workflow's suggested prompts. Cosmetic: a refusal is logged, never retried."""
+        pane = message.event
+        if pane.thread_ts is not None:
+            self.threads.save_pane(pane.thread_id, {"user": pane.user, "viewing": pane.viewing})
+        if pane.kind != "opened" or self.replies.slack is None:
+            return Outcome.NOTED
+        try:
+            slack = self._named(message.workflow).triggers.slack
+            if slack is not None and slack.suggested_prompts:
+                self.replies.slack.suggest(pane.channel, pane.thread_ts, slack.suggested_prompts)
+        except (ReplyError, AgentRuntimeError) as error:  # refused, or the workflow went since it was routed
+            self.log.warning("no suggested prompts", extra={"reason": str(error)})
+        return Outcome.NOTED
+
+    def _in_pane(self, event: TriggerEvent) -> TriggerEvent:
+        """A direct message in an assistant thread the pane opened: said so (its channel titles it), with the
+        channel the person has open beside it (the model is told)."""
+        pane = self.threads.pane(event.thread_id) if event.attributes.get("direct_message") else None
+        if pane is None:
+            return event
+        facts = {**event.attributes, "assistant_thread": True}
+        if pane.get("viewing"):
+            facts["viewing"] = pane["viewing"]
+        return replace(event, attributes=facts)
+
     def _workflow(self, event: TriggerEvent) -> Workflow:
-        loaded = load_workflow(str(event.workflow), self.config.workflows_dir, skill_names=self.skills.names())
+        return self._named(str(event.workflow))
+
+    def _named(self, name: str) -> Workflow:
+        loaded = load_workflow(name, self.config.workflows_dir, skill_names=self.skills.names())
         return deployed(loaded, self.config)
 
     def _saved_event(self, run_id: str) -> TriggerEvent:
@@ -186,6 +228,8 @@ class Worker:
         else:
             state = self._fresh_state(event, run_id, files)
             message = self._message(event, channel, files, first=state is None)
+            if state is None:  # the thread's first message names it (where a surface names conversations)
+                channel.title(event.text)
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel):  # the answer streams into the thread as the model writes it
@@ -216,7 +260,7 @@ class Worker:
         waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
         self.threads.mark_active(event.thread_id, record.run_id if waits else None)
         if record.status is RunStatus.AWAITING_APPROVAL:
-            channel.progress(f":raised_hand: Waiting for approval ({record.stop_reason}).")
+            channel.waiting(f":raised_hand: Waiting for approval ({record.stop_reason}).")
             self._wake_when_expired(event, run_id, pending(record.state.context) if record.state else {})
             return Outcome.AWAITING_APPROVAL
         if waits:
@@ -280,6 +324,8 @@ class Worker:
                 files.put(data, name=attachment.name, mimetype=attachment.mimetype)
             except (ReplyError, AgentRuntimeError) as error:
                 notes.append(f"[attachment {attachment.name} could not be added: {error}]")
+        if event.attributes.get("viewing"):  # an id Slack gave (checked when it came in), never free text
+            notes.append(f"[in Slack, the person has channel <#{event.attributes['viewing']}> open beside this chat]")
         return lead + "\n".join([event.text or "(no text)", *notes])
 
     def _finish(

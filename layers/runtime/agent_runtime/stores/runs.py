@@ -189,6 +189,7 @@ class RunStore:
 
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
 DEFERRED = "deferred"  # thread item: messages that arrived while a turn waited for approval
+PANE = "pane"  # thread item: a Slack assistant thread (the app's pane): who opened it, the channel they look at
 
 
 class ThreadStore:
@@ -228,6 +229,14 @@ class ThreadStore:
         """Forget the ``count`` oldest kept messages (those re-sent); one deferred meanwhile stays."""
         if count:
             self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": self.deferred(thread_id)[count:]})
+
+    def save_pane(self, thread_id: str, pane: dict[str, Any]) -> None:
+        """Mark the thread as one of the app's assistant threads, with what the person looks at beside it."""
+        self.store.put_latest(thread_partition(thread_id), PANE, pane)
+
+    def pane(self, thread_id: str) -> dict[str, Any] | None:
+        item = self.store.get_item(thread_partition(thread_id), PANE)
+        return None if item is None else item.data
 
     def load(self, thread_id: str) -> tuple[RunState | None, int | None]:
         item = self.store.get_item(thread_partition(thread_id), "state")

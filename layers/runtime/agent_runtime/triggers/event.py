@@ -45,6 +45,37 @@ class TriggerEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class PaneEvent:
+    """A person at the app's own pane in Slack (a direct message with the app: its agent or assistant view).
+
+    ``opened``: they opened it (the workflow's suggested prompts are due); ``context``: beside an assistant
+    thread, they opened another channel (kept with the thread, told to the model with the next message).
+    """
+
+    kind: str  # opened | context
+    dedup_key: str
+    team: str
+    channel: str  # the direct-message channel with the app
+    user: str
+    thread_ts: str | None = None  # the assistant thread (assistant view); None: the conversation (agent view)
+    viewing: str | None = None  # the channel the person has open beside the pane
+    source: str = "slack"
+
+    @property
+    def thread_id(self) -> str:
+        """The thread the pane's messages continue: one id with the messages' ``TriggerEvent.thread_id``."""
+        return f"slack-{self.team}-{self.channel}" + (f"-{self.thread_ts}" if self.thread_ts else "")
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        """What routing reads: a pane is a direct message with the app."""
+        return {"channel": self.channel, "direct_message": True, "team": self.team}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
 class Ignored:
     """A well-formed request that starts nothing (the bot's own message, an edit, an event type we skip)."""
 

@@ -1,9 +1,10 @@
 """What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
 
-Five kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), the continuation of a
-suspended run (the continuation hook), a person's decision on a call that waits for approval and a person's
-rating of an answer (the webhook's interactivity route), and the wake-up set for when an approval request
-expires (EventBridge Scheduler).
+Six kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
+pane in Slack (the webhook: opened, or looking at another channel), the continuation of a suspended run (the
+continuation hook), a person's decision on a call that waits for approval and a person's rating of an answer
+(the webhook's interactivity route), and the wake-up set for when an approval request expires (EventBridge
+Scheduler).
 The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
 ``InvalidMessageError`` naming what is wrong.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .event import TriggerEvent
+from .event import PaneEvent, TriggerEvent
 from .exceptions import InvalidMessageError
 
 DECISIONS = ("approved", "denied")
@@ -77,7 +78,18 @@ class FeedbackMessage:
         return {"type": "feedback", "run_id": self.run_id, "verdict": self.verdict, "user": self.user}
 
 
-QueueMessage = EventMessage | ContinueMessage | DecisionMessage | ExpireMessage | FeedbackMessage
+@dataclass(frozen=True, slots=True)
+class PaneMessage:
+    """A person at the app's pane, for the workflow that takes its direct messages (its suggested prompts)."""
+
+    event: PaneEvent
+    workflow: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "pane", "event": self.event.to_dict(), "workflow": self.workflow}
+
+
+QueueMessage = EventMessage | PaneMessage | ContinueMessage | DecisionMessage | ExpireMessage | FeedbackMessage
 
 
 def parse(body: Any) -> QueueMessage:
@@ -88,6 +100,9 @@ def parse(body: Any) -> QueueMessage:
         match body.get("type"):
             case "event":
                 return EventMessage(TriggerEvent.from_dict(body["event"]), body.get("trace") or None)
+            case "pane":
+                workflow = str(body["workflow"])
+                return PaneMessage(PaneEvent(**body["event"]), workflow)
             case "continue":
                 return ContinueMessage(str(body["run_id"]), body.get("thread_id"), int(body.get("continuation", 0)))
             case "decision":

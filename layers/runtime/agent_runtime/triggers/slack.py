@@ -10,7 +10,7 @@ from typing import Any
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
-from .event import Attachment, Challenge, Ignored, TriggerEvent
+from .event import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
 
@@ -20,6 +20,10 @@ FEEDBACK = "answer_feedback"  # the feedback buttons' action id
 _MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 # Message subtypes that are edits, deletions, joins or bots: nobody asked the agent anything.
 _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
+# The app's own pane: opened (agent view: the Messages tab; assistant view: a new assistant thread), and the
+# channel a person looks at beside an assistant thread.
+PANE_EVENTS = ("app_home_opened", "assistant_thread_started", "assistant_thread_context_changed")
+_SLACK_ID = re.compile(r"^[A-Z0-9]{2,40}$")
 
 
 def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now: float | None = None) -> None:
@@ -49,7 +53,7 @@ class _Clock(Clock):
         return self._now
 
 
-def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | Ignored | Challenge:
+def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | PaneEvent | Ignored | Challenge:
     payload = parse_json(body, "Slack body")
     if not isinstance(payload, dict):
         raise RejectedRequest(400, "Slack body is not a JSON object")
@@ -60,6 +64,8 @@ def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | Ignored | C
     event, event_id = payload["event"], payload.get("event_id")
     if not isinstance(event_id, str) or not event_id:
         raise RejectedRequest(400, "Slack event without event_id")
+    if event.get("type") in PANE_EVENTS:
+        return _pane(payload, event, event_id)
     reason = _skip_reason(event, bot_user_id)
     if reason:
         return Ignored(reason)
@@ -90,6 +96,9 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         if isinstance(f, dict) and f.get("url_private")
     ]
     is_dm = event.get("channel_type") == "im"
+    facts = {"channel": channel, "direct_message": is_dm, "team": team, "ts": str(event["ts"])}
+    if isinstance(event.get("assistant_thread"), dict):  # written in an assistant thread (the assistant view)
+        facts["assistant_thread"] = True
     return TriggerEvent(
         source="slack",
         kind="message" if is_dm else "app_mention",
@@ -99,9 +108,41 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         thread_id=f"slack-{team}-{channel}-{thread_ts}",
         correlation_id=event_id,
         reply_to={"channel": channel, "thread_ts": thread_ts},
-        attributes={"channel": channel, "direct_message": is_dm, "team": team, "ts": str(event["ts"])},
+        attributes=facts,
         attachments=tuple(files),
     )
+
+
+def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> PaneEvent | Ignored:
+    """``app_home_opened`` on the Messages tab (agent view), ``assistant_thread_started`` and
+    ``assistant_thread_context_changed`` (assistant view) as a :class:`PaneEvent`."""
+    team = str(payload.get("team_id") or "T")
+    if event["type"] == "app_home_opened":
+        if event.get("tab") != "messages":
+            return Ignored("the app's Home tab was opened")
+        channel, user, thread_ts, viewing = event.get("channel"), event.get("user"), None, None
+    else:
+        thread = _mapping(event.get("assistant_thread"))
+        context = _mapping(thread.get("context"))
+        channel, user, thread_ts = thread.get("channel_id"), thread.get("user_id"), thread.get("thread_ts")
+        viewing = context.get("channel_id")
+        if not isinstance(thread_ts, str) or not thread_ts:
+            return Ignored(f"{event['type']} without a thread")
+    if not all(isinstance(v, str) and _SLACK_ID.match(v) for v in (channel, user)):
+        return Ignored(f"{event['type']} without channel or user")
+    return PaneEvent(
+        kind="context" if event["type"] == "assistant_thread_context_changed" else "opened",
+        dedup_key=f"slack:{event_id}",
+        team=team,
+        channel=str(channel),
+        user=str(user),
+        thread_ts=thread_ts,
+        viewing=viewing if isinstance(viewing, str) and _SLACK_ID.match(viewing) else None,  # an id, or nothing
+    )
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,14 +25,15 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..stores.runs import check_thread_id
 from ..workflows import Workflow
+from ..workflows.triggers import Routed
 from . import jira, slack
 from .config import TriggerConfig, all_workflows, store_for
-from .event import Challenge, Ignored, TriggerEvent
+from .event import Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .idempotency import dynamodb_layer
 from .payload import parse_json
 from .queue import EventQueue, SqsQueue
-from .queued import EventMessage
+from .queued import EventMessage, PaneMessage
 
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
 
@@ -49,7 +50,7 @@ class Webhook:
         return self.app.resolve(event, context)
 
 
-def route(event: TriggerEvent, workflows: Sequence[Workflow]) -> str | None:
+def route(event: Routed, workflows: Sequence[Workflow]) -> str | None:
     """The first workflow (by name) whose ``triggers`` match the event."""
     for workflow in sorted(workflows, key=lambda w: w.name):
         if workflow.triggers.matches(event):
@@ -70,9 +71,11 @@ def create_app(
     log = logger or Logger(service="agent-runtime-webhook")
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
 
-    def accept(result: TriggerEvent | Ignored | Challenge) -> Response[str]:
+    def accept(result: TriggerEvent | PaneEvent | Ignored | Challenge) -> Response[str]:
         if isinstance(result, Challenge):
             return Response(200, "text/plain", result.challenge)
+        if isinstance(result, PaneEvent):
+            return _pane(result, workflows, queue, log)
         if isinstance(result, Ignored):
             log.info("ignored", extra={"reason": result.reason})
             return _json(200, {"status": "ignored", "reason": result.reason})
@@ -89,7 +92,7 @@ def create_app(
         log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
-    def guarded(handler: Callable[[], TriggerEvent | Ignored | Challenge]) -> Response[str]:
+    def guarded(handler: Callable[[], TriggerEvent | PaneEvent | Ignored | Challenge]) -> Response[str]:
         try:
             return accept(handler())
         except RejectedRequest as error:
@@ -122,7 +125,22 @@ def create_app(
     return Webhook(app, idempotency)
 
 
-def _slack(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | Ignored | Challenge:
+def _pane(event: PaneEvent, workflows: Sequence[Workflow], queue: EventQueue, log: Logger) -> Response[str]:
+    """For the worker (the Web API calls are its job), when there is something to do: the workflow's suggested
+    prompts to offer, or an assistant thread to mark (and the channel the person looks at beside it)."""
+    name = route(event, workflows)
+    workflow = next((w for w in workflows if w.name == name), None)
+    prompts = workflow.triggers.slack.suggested_prompts if workflow and workflow.triggers.slack else ()
+    if workflow is None or (event.kind == "opened" and event.thread_ts is None and not prompts):
+        reason = "no workflow takes direct messages" if workflow is None else "no suggested prompts"
+        log.info("ignored", extra={"reason": reason})
+        return _json(200, {"status": "ignored", "reason": reason})
+    queue.send(PaneMessage(event, workflow.name).body(), group=event.thread_id, dedup=event.dedup_key)
+    log.info("pane event queued", extra={"kind": event.kind, "workflow": workflow.name})
+    return _json(200, {"status": "queued", "workflow": workflow.name})
+
+
+def _slack(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | PaneEvent | Ignored | Challenge:
     body = _raw_body(raw)
     secret = config.secret("slack_signing_secret")
     if not secret:

@@ -8,7 +8,8 @@ from typing import Any, Protocol
 
 from ..sections import check_keys, flag
 
-SLACK_KEYS = ("channels", "direct_messages")
+SLACK_KEYS = ("channels", "direct_messages", "suggested_prompts")
+MAX_PROMPTS = 4  # Slack shows at most four suggested prompts
 JIRA_KEYS = ("projects", "issue_types", "labels", "events")
 JIRA_EVENTS = ("comment_created", "issue_created")
 
@@ -17,6 +18,8 @@ JIRA_EVENTS = ("comment_created", "issue_created")
 class SlackTrigger:
     channels: tuple[str, ...] = ()  # channel ids where a mention starts the workflow; "*" for any
     direct_messages: bool = False
+    # Offered when a person opens a direct message (the app's agent or assistant pane): (title, message) pairs.
+    suggested_prompts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +73,39 @@ def parse_triggers_section(data: Mapping[str, Any], report: Callable[[str, str],
 
 def _slack(data: Any, report: Callable[[str, str], None]) -> SlackTrigger:
     if not isinstance(data, Mapping):
-        report("triggers.slack", "must be a mapping (channels, direct_messages)")
+        report("triggers.slack", "must be a mapping (channels, direct_messages, suggested_prompts)")
         return SlackTrigger()
     check_keys("triggers.slack", data, SLACK_KEYS, report)
     dms = flag("triggers.slack", data, "direct_messages", report)
-    return SlackTrigger(_names(data, "channels", "triggers.slack", report), dms)
+    prompts = _prompts(data.get("suggested_prompts", []), report)
+    if prompts and not dms:
+        report("triggers.slack.suggested_prompts", "are offered in direct messages: set direct_messages: true")
+    return SlackTrigger(_names(data, "channels", "triggers.slack", report), dms, prompts)
+
+
+def _prompts(value: Any, report: Callable[[str, str], None]) -> tuple[tuple[str, str], ...]:
+    """Each prompt a string (its title and message) or a mapping with ``title`` and ``message``."""
+    where = "triggers.slack.suggested_prompts"
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        report(where, "must be a list of prompts (strings, or mappings with title and message)")
+        return ()
+    if len(value) > MAX_PROMPTS:
+        report(where, f"Slack shows at most {MAX_PROMPTS} prompts; {len(value)} given")
+    prompts = []
+    for number, item in enumerate(value[:MAX_PROMPTS]):
+        pair = (item, item) if isinstance(item, str) else _pair(item)
+        if pair is None or not all(part.strip() for part in pair):
+            report(f"{where}[{number}]", "must be a non-empty string or a mapping with non-empty title and message")
+            continue
+        prompts.append(pair)
+    return tuple(prompts)
+
+
+def _pair(item: Any) -> tuple[str, str] | None:
+    if not isinstance(item, Mapping) or set(item) != {"title", "message"}:
+        return None
+    title, message = item["title"], item["message"]
+    return (title, message) if isinstance(title, str) and isinstance(message, str) else None
 
 
 def _jira(data: Any, report: Callable[[str, str], None]) -> JiraTrigger:
