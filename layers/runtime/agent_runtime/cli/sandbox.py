@@ -10,10 +10,33 @@ from pathlib import Path
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from .client import SandboxFile, SandboxResult
-from .exceptions import SandboxError
-from .outputs import save_files
-from .tool import open_sandbox
+from ..sandbox import SandboxError, open_sandbox
+from ..sandbox.client import SandboxFile, SandboxResult
+from ..sandbox.outputs import save_files
+from .common import Commands
+
+
+def add(commands: Commands) -> None:
+    sandbox = commands.add_parser(
+        "sandbox", help="run Python in the sandbox", description="Sandboxed Python (AGENT_SANDBOX: local or lambda)."
+    )
+    sb_commands = sandbox.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
+    sb_run = sb_commands.add_parser(
+        "run",
+        help="run a Python file through the same path the python tool uses",
+        description="Run a Python file in the sandbox. Prints what it printed, then the value of its last "
+        "expression. Exits 0 when it ran to the end, 1 on an error, timeout or memory limit, 2 if the sandbox "
+        "is unavailable.",
+    )
+    sb_run.add_argument("path", metavar="FILE.py", help="the Python source")
+    sb_run.add_argument(
+        "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="an input file (repeatable)"
+    )
+    sb_run.add_argument("--out-dir", metavar="DIR", help="save the files the code wrote here")
+    sb_run.add_argument("--time-limit-seconds", type=int, default=30, metavar="S", help="default: 30")
+    sb_run.add_argument("--memory-mb", type=int, default=256, metavar="MB", help="default: 256")
+    sb_run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    sb_run.set_defaults(handler=run_file)
 
 
 def run_file(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -1,0 +1,78 @@
+"""``agent-runtime``: run workflows locally, check workflow files and skills, inspect runs, serve webhooks.
+
+One module per command group, each with ``add(commands)``. Exit codes: 0 completed, 1 the run failed, 2 bad
+usage or configuration, 3 stopped at the tool-call limit, 4 suspended at the deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..config import RuntimeConfig
+from ..errors import AgentRuntimeError, ConfigError
+from ..record import RunStatus
+from . import extract, run, runs, sandbox, serve, skills, workflows
+from .common import EXIT_CODES, EXIT_USAGE
+
+__all__ = ["EXIT_CODES", "EXIT_USAGE", "build_parser", "main"]
+
+DESCRIPTION = """\
+Serverless agent runtime: run LLM workflows with a context engine built for huge files.
+
+With neither OPENAI_API_KEY nor OPENAI_BASE_URL set, runs use the embedded demo model (a scripted
+OpenAI-compatible server on 127.0.0.1). Set OPENAI_BASE_URL (and OPENAI_API_KEY if the endpoint needs
+one) to use OpenAI, Azure-compatible gateways, Ollama, vLLM or LiteLLM."""
+
+ENV_HELP = """\
+environment:
+  OPENAI_BASE_URL, OPENAI_API_KEY   the model endpoint (read by the openai client)
+  AGENT_WORKFLOWS_DIR               where workflow names are looked up (default: the repo's workflows/)
+  AGENT_STATE_DIR                   the local store: threads, checkpoints, run records, files (./.agent-runtime)
+  AGENT_SKILLS_DIR                  the skills folder (default: the repo's skills/)
+  AGENT_WORKFLOWS_URL               browsable URL of the workflows folder, for the prompt link in replies
+  AGENT_LOG_PAYLOADS=1              show tool arguments in the trace (off by default)
+  AGENT_MODEL_MAX_ATTEMPTS          attempts per model call on 429/5xx/timeouts (default: 4)
+  AGENT_MODEL_TIMEOUT_SECONDS       timeout of one model call attempt (default: 120)
+  AGENT_DEADLINE_MARGIN_SECONDS     in Lambda, suspend this long before the invocation ends (default: 30)
+  AGENT_MODEL                       overrides every workflow's model.name (empty: each workflow's own)
+  AGENT_SANDBOX                     where the python tool runs code: local (default), lambda, off
+  AGENT_SANDBOX_FUNCTION            the sandbox Lambda function (name or ARN); implies AGENT_SANDBOX=lambda
+  AGENT_SANDBOX_DIR                 the local sandbox (default: the repo's functions/sandbox)"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-runtime",
+        description=DESCRIPTION,
+        epilog=ENV_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run.add(commands)
+    workflows.add(commands)
+    skills.add(commands)
+    extract.add(commands)
+    runs.add(commands)
+    sandbox.add(commands)
+    serve.add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        config = RuntimeConfig.from_env()
+        return int(args.handler(args, config))
+    except ConfigError as error:
+        print(f"agent-runtime: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except AgentRuntimeError as error:  # every error of the package is one line and an exit code, never a traceback
+        print(f"agent-runtime: error: {error}", file=sys.stderr)
+        return EXIT_CODES[RunStatus.FAILED]

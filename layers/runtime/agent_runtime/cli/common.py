@@ -1,0 +1,108 @@
+"""What the command groups share: exit codes, reading inputs, printing a run's outcome, the stores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeAlias
+
+from ..approvals import Approver
+from ..approvals.approvers import FixedApprover, TerminalApprover
+from ..config import RuntimeConfig
+from ..errors import ConfigError
+from ..files import FileInputError, FileStore
+from ..record import RunRecord, RunStatus
+from ..sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
+from ..sandbox.outputs import save_files, written_since
+from ..stores import RunStore
+from ..workflows import Workflow
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Handler = Callable[[argparse.Namespace, RuntimeConfig], int]
+
+EXIT_CODES = {
+    RunStatus.COMPLETED: 0,
+    RunStatus.FAILED: 1,
+    RunStatus.TOOL_CALL_LIMIT: 3,
+    RunStatus.SUSPENDED: 4,
+    RunStatus.AWAITING_APPROVAL: 4,
+}
+EXIT_USAGE = 2
+
+
+def load_files(paths: Sequence[str], store: FileStore) -> FileStore:
+    for raw in paths:
+        path = Path(raw)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise FileInputError(f"--file {raw}: {error.strerror or error}") from None
+        store.put(data, name=path.name)
+    return store
+
+
+def message_text(value: str) -> str:
+    if value == "-":
+        return sys.stdin.read()
+    if value.startswith("@") and len(value) > 1:
+        try:
+            return Path(value[1:]).read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise ConfigError(f"--message {value}: {error.strerror or error}") from None
+    return value
+
+
+def approver(choice: str | None) -> Approver:
+    if choice is not None:
+        return FixedApprover(choice == "all", f"--approve {choice}")
+    if sys.stdin.isatty():
+        return TerminalApprover(sys.stderr, sys.stdin)
+    return FixedApprover(False, "nobody: not interactive (pass --approve all to run such calls)")
+
+
+def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
+    outputs = [(meta.name, files.read(meta.id)) for meta in written_since(files, before)]
+    written, refused = save_files(outputs, folder)
+    for path in written:
+        print(f"agent-runtime: wrote {path} ({path.stat().st_size:,} bytes)", file=sys.stderr)
+    for name in refused:
+        print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
+
+
+@contextmanager
+def sandbox_for(workflow: Workflow, config: RuntimeConfig, *, warn: bool = True) -> Iterator[SandboxClient | None]:
+    """The sandbox when the workflow uses one; a missing local install drops the tool with a warning."""
+    if not workflow.sandbox.enabled:
+        yield None
+        return
+    with open_sandbox(config) as sandbox:
+        if isinstance(sandbox, LocalSandbox):
+            try:
+                sandbox.check()
+            except SandboxUnavailableError as error:
+                if warn:
+                    print(f"agent-runtime: warning: the python tool is not offered: {error}", file=sys.stderr)
+                sandbox = None
+        yield sandbox
+
+
+def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:
+    if as_json:
+        print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
+    elif record.final_answer is not None:
+        print(record.final_answer + (f"\n\n{footer}" if footer else ""))
+    if record.status is not RunStatus.COMPLETED:
+        print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
+    elif record.stop_reason:
+        print(f"agent-runtime: warning: {record.stop_reason}", file=sys.stderr)
+
+
+def runs_store(config: RuntimeConfig) -> RunStore:
+    """The local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set."""
+    from ..triggers.config import TriggerConfig, store_for
+
+    return RunStore(store_for(TriggerConfig.from_env(), config))

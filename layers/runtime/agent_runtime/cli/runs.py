@@ -1,0 +1,111 @@
+"""``agent-runtime runs show|chart|list``: stored run records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..config import RuntimeConfig
+from ..errors import ConfigError
+from ..record import RunStatus
+from .common import Commands, runs_store
+
+
+def add(commands: Commands) -> None:
+    runs = commands.add_parser(
+        "runs", help="inspect stored runs", description="Inspect runs stored in AGENT_STATE_DIR."
+    )
+    runs_commands = runs.add_subparsers(dest="runs_command", metavar="COMMAND", required=True)
+    runs_show = runs_commands.add_parser(
+        "show", help="print a stored run record as JSON", description="Print a stored run record as JSON."
+    )
+    runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
+    runs_show.set_defaults(handler=_cmd_show)
+    runs_chart = runs_commands.add_parser(
+        "chart",
+        help="draw how a run used its window (SVG, or PNG when FILE ends in .png)",
+        description="Draw a stored run: tokens by part of the request per model call (stacked), the window and the "
+        "compaction point, compactions and maskings, tool calls per turn. SVG; PNG when FILE ends in .png (needs "
+        "rsvg-convert or ImageMagick on the PATH).",
+    )
+    runs_chart.add_argument("run_id", metavar="RUN_ID")
+    runs_chart.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the chart")
+    runs_chart.set_defaults(handler=_cmd_chart)
+    runs_list = runs_commands.add_parser(
+        "list",
+        help="list stored runs, newest first",
+        description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate, "
+        "started. Reads the local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set.",
+    )
+    runs_list.add_argument("--thread", metavar="ID", help="only this thread's runs")
+    runs_list.add_argument("--status", choices=[str(s) for s in RunStatus], help="only runs that ended so")
+    runs_list.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    runs_list.add_argument("--json", action="store_true", help="one JSON array instead of a table")
+    runs_list.set_defaults(handler=_cmd_list)
+
+
+def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    record = runs_store(config).load_record(args.run_id)
+    if record is None:
+        raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
+    print(json.dumps(record, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_chart(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..chart import run_chart
+
+    record = runs_store(config).load_record(args.run_id)
+    if record is None:
+        raise ConfigError(f"no stored run {args.run_id!r}")
+    try:
+        svg = run_chart(record)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    target = Path(args.output)
+    if target.suffix.lower() == ".png":
+        _write_png(svg, target)
+    else:
+        target.write_text(svg, encoding="utf-8")
+    print(f"agent-runtime: wrote {target}", file=sys.stderr)
+    return 0
+
+
+def _write_png(svg: str, target: Path) -> None:
+    tool = shutil.which("rsvg-convert") or shutil.which("magick") or shutil.which("convert")
+    if tool is None:
+        raise ConfigError("a PNG needs rsvg-convert or ImageMagick on the PATH; write an .svg instead")
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as handle:
+        handle.write(svg)
+    command = (
+        [tool, handle.name, "-o", str(target)] if tool.endswith("rsvg-convert") else [tool, handle.name, str(target)]
+    )
+    try:
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+        raise ConfigError(f"{Path(tool).name} could not convert the chart: {error}") from None
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+
+
+def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    runs = runs_store(config)
+    rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
+    for row in rows:  # what people said of each answer (Slack's feedback buttons): +good/-bad
+        verdicts = [item["verdict"] for item in runs.feedback(row["run_id"])]
+        row["feedback"] = {"good": verdicts.count("good"), "bad": verdicts.count("bad")}
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'rated':>6}  started")
+    for row in rows:
+        cost = "-" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
+        rated = f"+{row['feedback']['good']}/-{row['feedback']['bad']}" if any(row["feedback"].values()) else "-"
+        print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
+              f"{row['tokens']:>9,} {cost:>8} {rated:>6}  {row['started_at'][:19].replace('T', ' ')}")  # fmt: skip
+    return 0

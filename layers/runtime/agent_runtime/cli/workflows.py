@@ -1,0 +1,76 @@
+"""``agent-runtime workflows list|validate``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..config import RuntimeConfig
+from ..errors import ConfigError
+from ..runtime import default_tools
+from ..skills import SkillLibrary
+from ..toolsets import ToolEnv, validate_tools
+from ..workflows import WorkflowError, available_workflows, load_workflow
+from .common import EXIT_USAGE, Commands
+
+
+def add(commands: Commands) -> None:
+    workflows = commands.add_parser(
+        "workflows", help="list or validate workflow files", description="List or validate workflow files."
+    )
+    wf_commands = workflows.add_subparsers(dest="workflows_command", metavar="COMMAND", required=True)
+    wf_list = wf_commands.add_parser(
+        "list",
+        help="list the workflows in the workflows folder",
+        description="List the workflows in the workflows folder (AGENT_WORKFLOWS_DIR) with their descriptions.",
+    )
+    wf_list.set_defaults(handler=_cmd_list)
+    wf_validate = wf_commands.add_parser(
+        "validate",
+        help="validate workflows; exit 2 with one line per problem (file: key: why)",
+        description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
+        "Prints one line per problem (file: key: why) on stderr and exits 2 if any workflow is invalid.",
+    )
+    wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
+    wf_validate.add_argument(
+        "--offline",
+        action="store_true",
+        help="check the tools section without reaching MCP servers or fetching remote OpenAPI documents",
+    )
+    wf_validate.set_defaults(handler=_cmd_validate)
+
+
+def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    names = SkillLibrary(config.skills_dir).names()
+    for name in available_workflows(config.workflows_dir):
+        try:
+            description = load_workflow(name, config.workflows_dir, skill_names=names).description
+        except WorkflowError:
+            description = "(invalid: run 'agent-runtime workflows validate')"
+        print(f"{name:<24} {description}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    refs = args.refs or available_workflows(config.workflows_dir)
+    if not refs:
+        raise ConfigError(f"no workflows found in {config.workflows_dir}")
+    failed = 0
+    library = SkillLibrary(config.skills_dir)
+    names = library.names()
+    for ref in refs:
+        try:
+            workflow = load_workflow(ref, config.workflows_dir, skill_names=names)
+        except WorkflowError as error:
+            failed += 1
+            print(error, file=sys.stderr)
+            continue
+        taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
+        problems = validate_tools(workflow, ToolEnv.from_env(), taken, offline=args.offline)
+        for problem in problems:
+            print(f"{workflow.path}: {problem}", file=sys.stderr)
+        if problems:
+            failed += 1
+            continue
+        print(f"ok  {workflow.path}")
+    return EXIT_USAGE if failed else 0
