@@ -23,7 +23,7 @@ from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
-from .sandbox import SandboxClient, python_tool
+from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .skills.tools import skill_files
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
@@ -127,6 +127,26 @@ def open_model(
             file=notice or sys.stderr,
         )
         yield OpenAIChatModel(name, client=server.client(), retry=retry)
+
+
+@contextmanager
+def workflow_sandbox(
+    workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | None = None
+) -> Iterator[SandboxClient | None]:
+    """The sandbox when the workflow uses one; a missing local install drops the python tool (said on
+    ``notice``)."""
+    if not workflow.sandbox.enabled:
+        yield None
+        return
+    with open_sandbox(config) as sandbox:
+        if isinstance(sandbox, LocalSandbox):
+            try:
+                sandbox.check()
+            except SandboxUnavailableError as error:
+                if notice is not None:
+                    print(f"agent-runtime: warning: the python tool is not offered: {error}", file=notice)
+                sandbox = None
+        yield sandbox
 
 
 def build_agent(

@@ -15,7 +15,7 @@ from .. import __version__
 from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ConfigError
 from ..record import RunStatus
-from . import extract, run, runs, sandbox, serve, skills, workflows
+from . import evals, extract, run, runs, sandbox, serve, skills, workflows
 from .common import EXIT_CODES, EXIT_USAGE
 
 __all__ = ["EXIT_CODES", "EXIT_USAGE", "build_parser", "main"]
@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add(commands)
     sandbox.add(commands)
     serve.add(commands)
+    evals.add(commands)
     return parser
 
 

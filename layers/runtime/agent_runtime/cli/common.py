@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
@@ -16,10 +15,8 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..files import FileInputError, FileStore
 from ..record import RunRecord, RunStatus
-from ..sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox
 from ..sandbox.outputs import save_files, written_since
 from ..stores import RunStore
-from ..workflows import Workflow
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler = Callable[[argparse.Namespace, RuntimeConfig], int]
@@ -71,23 +68,6 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
         print(f"agent-runtime: wrote {path} ({path.stat().st_size:,} bytes)", file=sys.stderr)
     for name in refused:
         print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
-
-
-@contextmanager
-def sandbox_for(workflow: Workflow, config: RuntimeConfig, *, warn: bool = True) -> Iterator[SandboxClient | None]:
-    """The sandbox when the workflow uses one; a missing local install drops the tool with a warning."""
-    if not workflow.sandbox.enabled:
-        yield None
-        return
-    with open_sandbox(config) as sandbox:
-        if isinstance(sandbox, LocalSandbox):
-            try:
-                sandbox.check()
-            except SandboxUnavailableError as error:
-                if warn:
-                    print(f"agent-runtime: warning: the python tool is not offered: {error}", file=sys.stderr)
-                sandbox = None
-        yield sandbox
 
 
 def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:

@@ -11,7 +11,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..hooks import Hook
 from ..record import new_run_id
-from ..runtime import answer_footer, build_agent, deployed, open_model
+from ..runtime import answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
 from ..stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.hook import new_turn
@@ -25,7 +25,6 @@ from .common import (
     load_files,
     message_text,
     print_outcome,
-    sandbox_for,
     save_outputs,
 )
 
@@ -102,7 +101,7 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     # The trace's last line leaves out why the run stopped: print_outcome says it, once.
     trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
     hooks: list[Hook] = [] if args.quiet else [trace]
-    with open_model(workflow, config) as model, sandbox_for(workflow, config) as sandbox:
+    with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=sys.stderr) as sandbox:
         agent = build_agent(
             workflow,
             model,

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
+from . import assistant
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 
 _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
@@ -23,7 +24,7 @@ _NOTE = re.compile(r"^NOTES (\S+) (\{.*\})$", re.MULTILINE)
 _ROW = re.compile(r"^\s*(\d+)[:\-\t]\t?(.*)$")
 _OPEN_MARK = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b")
 BIG_FILE = 20_000  # bytes: larger references are searched and read by section, not read whole
-MAX_DEMO_STEPS = 40
+MAX_DEMO_STEPS = 300  # a run's model calls: a long tool loop (an eval's 200 pages) fits
 HELPER_PROMPT_START = "You are a helper agent"
 STOP = {"design", "the", "and", "for", "with", "this", "that", "from", "must", "every", "have", "their"}
 
@@ -38,6 +39,8 @@ def respond(request: ScriptedRequest) -> Reply:
         return _summary(request)
     if request.system_text().startswith(HELPER_PROMPT_START):
         return _helper(request)
+    if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
+        return assistant.respond(request)
     files = [
         (fid, json.loads(f'"{name}"'), int(size.replace(",", "")))
         for fid, name, size in _FILE_ROW.findall(request.system_text())
@@ -226,8 +229,8 @@ def _summary(request: ScriptedRequest) -> Reply:
     request_line = next((line for line in transcript.splitlines() if line.startswith("[virtual file")), "")
     notes = "\n".join(m.group(0) for m in _NOTE.finditer(transcript))
     return Reply(
-        text=f"## Requests and intent\nReview the attached design against the approved ones and the handbook. "
-        f"{request_line[:200]}\n## Current work\nReading the documents; notes so far:\n{notes}"
+        text=f"## Requests and intent\nCarry on with the person's request. {request_line[:200]}\n"
+        f"## Current work\nReading what the request needs; notes so far:\n{notes}"
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .exceptions import Problem, WorkflowError
-from .loader import available_workflows, load_workflow, resolve_workflow_path
+from .loader import apply_overrides, available_workflows, load_workflow, resolve_workflow_path
 from .schema import Limits, ModelSettings, Workflow, parse_workflow
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "Problem",
     "Workflow",
     "WorkflowError",
+    "apply_overrides",
     "available_workflows",
     "load_workflow",
     "parse_workflow",

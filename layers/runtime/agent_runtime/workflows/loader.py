@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import copy
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,17 @@ def resolve_workflow_path(ref: str, directory: Path) -> Path:
     raise WorkflowError([Problem(str(directory / f"{ref}.yaml"), "(file)", f"no such workflow; available: {known}")])
 
 
-def load_workflow(ref: str, directory: Path, *, skill_names: Collection[str] | None = None) -> Workflow:
-    """Load and validate a workflow by name or path (``skill_names``: the skills that exist)."""
+def load_workflow(
+    ref: str,
+    directory: Path,
+    *,
+    skill_names: Collection[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Workflow:
+    """Load and validate a workflow by name or path (``skill_names``: the skills that exist).
+
+    ``overrides`` sets dotted keys before validation (``{"context.context_budget": 8000}``), as if the file said
+    so; ``None`` as a value removes the key. Evals use it to compare settings without editing the file."""
     path = resolve_workflow_path(ref, directory)
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)  # a SafeLoader subclass
@@ -66,7 +76,38 @@ def load_workflow(ref: str, directory: Path, *, skill_names: Collection[str] | N
         raise WorkflowError([Problem(str(path), where, f"invalid YAML: {reason}")]) from None
     except (OSError, UnicodeDecodeError) as error:
         raise WorkflowError([Problem(str(path), "(file)", f"cannot read: {error}")]) from None
+    if overrides:
+        data = apply_overrides(data, overrides, str(path))
     workflow = parse_workflow(data, file=str(path), base_dir=path.parent, skill_names=skill_names)
     if workflow.name != path.stem:
         raise WorkflowError([Problem(str(path), "name", f"must equal the file name {path.stem!r}")])
     return replace(workflow, path=path, prompt_path=workflow.prompt_path or path)
+
+
+def apply_overrides(data: Any, overrides: Mapping[str, Any], file: str) -> dict[str, Any]:
+    """A copy of the workflow document with each dotted key set (or removed when its value is None).
+
+    ``prompt`` and ``prompt_file`` exclude each other: setting one removes the other."""
+    if not isinstance(data, Mapping):
+        raise WorkflowError([Problem(file, "(document)", "must be a mapping of keys to values")])
+    result: dict[str, Any] = copy.deepcopy(dict(data))
+    for key, value in overrides.items():
+        parts = key.split(".")
+        if not all(parts):
+            raise WorkflowError(
+                [Problem(file, key, "an override's key is a dotted path, such as limits.max_tool_calls")]
+            )
+        if parts == ["prompt"] or parts == ["prompt_file"]:
+            result.pop("prompt_file" if parts == ["prompt"] else "prompt", None)
+        node = result
+        for i, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                where = ".".join(parts[: i + 1])
+                raise WorkflowError([Problem(file, key, f"cannot set inside {where}: it is not a mapping")])
+            node = child
+        if value is None:
+            node.pop(parts[-1], None)
+        else:
+            node[parts[-1]] = value
+    return result

@@ -1,0 +1,434 @@
+"""Eval cases: YAML files beside the workflows (``evals/<workflow>.yaml`` or ``evals/<workflow>/*.yaml``).
+
+A suite file holds ``cases:`` (and optional ``defaults:`` merged into each). A case gives what a person sends
+(``message``, or ``turns`` of one thread), ``files``, the ``origin`` to simulate, ``stubs`` standing in for the
+workflow's external tools, settings (``set``, ``matrix``), ``repeat``, and what must hold (``expect``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..sections import Report, check_keys, choice, integer, number, text
+from .exceptions import Problem, SuiteError
+
+CASE_KEYS = ("name", "message", "message_file", "turns", "files", "origin", "repeat", "set", "matrix", "stubs",
+             "approve", "expect", "tags", "workflow")  # fmt: skip
+EXPECT_KEYS = ("status", "contains", "not_contains", "matches", "identifiers", "tools_called", "tools_not_called",
+               "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema", "judge")  # fmt: skip
+STATUSES = ("completed", "failed", "tool_call_limit", "suspended", "awaiting_approval")
+ORIGINS = ("cli", "slack", "jira")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
+
+
+@dataclass(frozen=True)
+class ToolExpect:
+    """A tool that must be called; ``args``: argument name → a regex its value (as JSON text) must match."""
+
+    name: str
+    args: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return self.name + (f"({', '.join(f'{k}~{v}' for k, v in self.args.items())})" if self.args else "")
+
+
+@dataclass(frozen=True)
+class Judge:
+    """An LLM judge: ``rubric`` says what a good answer does; ``model`` defaults to the workflow's model."""
+
+    rubric: str
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    status: str = "completed"
+    contains: tuple[str, ...] = ()
+    not_contains: tuple[str, ...] = ()
+    matches: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    tools_called: tuple[ToolExpect, ...] = ()
+    tools_not_called: tuple[str, ...] = ()
+    max_tool_calls: int | None = None
+    max_model_calls: int | None = None
+    max_cost_usd: float | None = None
+    max_seconds: float | None = None
+    json_schema: Mapping[str, Any] | None = None
+    judge: Judge | None = None
+
+
+@dataclass(frozen=True)
+class StubRule:
+    """One canned answer: used when every ``when`` regex matches its argument (as JSON text)."""
+
+    returns: str
+    when: Mapping[str, str] = field(default_factory=dict)
+    error: bool = False
+
+
+@dataclass(frozen=True)
+class Stub:
+    """Stands in for a declared tool of the same name (MCP, OpenAPI, built-in), or adds one."""
+
+    name: str
+    rules: tuple[StubRule, ...]
+    description: str | None = None
+    parameters: Mapping[str, Any] | None = None  # None: the built-in's own, else any JSON object
+    mutating: bool = False
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """An attachment: a file beside the suite (``path``), or one made for the case (``generate``)."""
+
+    name: str
+    path: Path | None = None
+    generate: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    workflow: str
+    suite: Path
+    turns: tuple[str, ...]
+    expect: Expect
+    files: tuple[FileSpec, ...] = ()
+    origin: Mapping[str, str] = field(default_factory=lambda: {"source": "cli"})
+    repeat: int = 1
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    stubs: tuple[Stub, ...] = ()
+    approve: str = "none"
+    tags: tuple[str, ...] = ()
+    variant: str = ""  # the matrix cell, such as "context.context_budget=8000"
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}[{self.variant}]" if self.variant else self.name
+
+
+def suite_files(workflow: str, evals_dir: Path) -> list[Path]:
+    """A workflow's suite files: ``<workflow>.yaml`` and every YAML file in ``<workflow>/`` (sorted)."""
+    found = [evals_dir / f"{workflow}{suffix}" for suffix in (".yaml", ".yml")]
+    folder = evals_dir / workflow
+    nested = sorted(p for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml")) if folder.is_dir() else []
+    return [p for p in found if p.is_file()] + nested
+
+
+def load_cases(workflow: str, paths: Sequence[Path]) -> list[Case]:
+    """Every case of these suite files, matrices expanded; SuiteError lists every problem at once."""
+    problems: list[Problem] = []
+    cases: list[Case] = []
+    for path in paths:
+        cases += _load_file(path, workflow, problems)
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            problems.append(Problem(str(case.suite), f"cases.{case.name}", "two cases have this name"))
+        seen.add(case.id)
+    if problems:
+        raise SuiteError(problems)
+    return cases
+
+
+def _load_file(path: Path, workflow: str, problems: list[Problem]) -> list[Case]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(Problem(str(path), "(file)", f"cannot read: {error}"))
+        return []
+    except yaml.YAMLError as error:
+        problems.append(Problem(str(path), "(file)", f"invalid YAML: {getattr(error, 'problem', None) or error}"))
+        return []
+    if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
+        problems.append(Problem(str(path), "cases", "a suite is a mapping with a list of cases under 'cases'"))
+        return []
+    check_keys("", data, ("workflow", "defaults", "cases"), lambda k, w: problems.append(Problem(str(path), k, w)))
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, Mapping):
+        problems.append(Problem(str(path), "defaults", "must be a mapping of case keys"))
+        defaults = {}
+    out: list[Case] = []
+    for index, raw in enumerate(data["cases"]):
+        if not isinstance(raw, Mapping):
+            problems.append(Problem(str(path), f"cases[{index}]", "must be a mapping"))
+            continue
+        merged = {**defaults, **raw}
+        where = f"cases[{index}]" + (f" ({raw['name']})" if isinstance(raw.get("name"), str) else "")
+
+        def report(key: str, why: str, where: str = where) -> None:
+            problems.append(Problem(str(path), f"{where}.{key}" if key else where, why))
+
+        case = parse_case(merged, path, str(data.get("workflow") or workflow), report)
+        if case is not None:
+            out += expand_matrix(case, merged.get("matrix"), report)
+    return out
+
+
+def parse_case(data: Mapping[str, Any], suite: Path, workflow: str, report: Report) -> Case | None:
+    before = _Counter(report)
+    check_keys("", data, CASE_KEYS, before)
+    name = text("", data, "name", before) or ""
+    if name and not NAME.match(name):
+        before("name", "use letters, digits, '.', '_' and '-' (at most 80)")
+    turns = _turns(data, suite, before)
+    case = Case(
+        name=name,
+        workflow=str(data.get("workflow") or workflow),
+        suite=suite,
+        turns=turns,
+        expect=_expect(data.get("expect") or {}, before),
+        files=tuple(_files(data.get("files") or [], suite, before)),
+        origin=_origin(data.get("origin", "cli"), before),
+        repeat=integer("", data, "repeat", 1, before, low=1, high=100),
+        settings=_settings(data.get("set") or {}, "set", before),
+        stubs=tuple(_stubs(data.get("stubs") or {}, before)),
+        approve=choice("", data, "approve", ("none", "all"), "none", before) or "none",
+        tags=tuple(_strings(data.get("tags") or [], "tags", before)),
+    )
+    return None if before.count else case
+
+
+def expand_matrix(case: Case, matrix: Any, report: Report) -> list[Case]:
+    """One case per combination of the matrix's values (``{key: [values…]}``), each with those settings."""
+    if matrix is None:
+        return [case]
+    if not isinstance(matrix, Mapping) or not matrix or not all(isinstance(v, list) and v for v in matrix.values()):
+        report("matrix", "must map dotted workflow keys to non-empty lists of values")
+        return []
+    keys = list(matrix)
+    cells = []
+    for values in itertools.product(*(matrix[k] for k in keys)):
+        cell = dict(zip(keys, values, strict=True))
+        variant = ",".join(f"{k}={v}" for k, v in cell.items())
+        cells.append(replace(case, settings={**case.settings, **cell}, variant=variant))
+    return cells
+
+
+class _Counter:
+    """Counts the problems a case reports (to drop the case) while passing them on."""
+
+    def __init__(self, report: Report) -> None:
+        self.report, self.count = report, 0
+
+    def __call__(self, key: str, why: str) -> None:
+        self.count += 1
+        self.report(key, why)
+
+
+def _turns(data: Mapping[str, Any], suite: Path, report: Report) -> tuple[str, ...]:
+    if sum(key in data for key in ("message", "message_file", "turns")) != 1:
+        report("message", "give one of message, message_file (a file beside the suite) or turns (one thread)")
+        return ()
+    if "message" in data:
+        return (text("", data, "message", report) or "",)
+    if "message_file" in data:
+        relative = text("", data, "message_file", report) or ""
+        try:
+            return ((suite.parent / relative).read_text(encoding="utf-8"),) if relative else ()
+        except (OSError, UnicodeDecodeError) as error:
+            report("message_file", f"cannot read {suite.parent / relative}: {error}")
+            return ()
+    turns = data["turns"]
+    if not isinstance(turns, list) or not turns or not all(isinstance(t, str) and t.strip() for t in turns):
+        report("turns", "must be a non-empty list of non-empty messages")
+        return ()
+    return tuple(turns)
+
+
+def _strings(value: Any, key: str, report: Report) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+        report(key, "must be a string or a list of non-empty strings")
+        return []
+    return items
+
+
+def _patterns(value: Any, key: str, report: Report) -> list[str]:
+    good = []
+    for pattern in _strings(value, key, report):
+        try:
+            re.compile(pattern)
+            good.append(pattern)
+        except re.error as error:
+            report(key, f"{pattern!r} is not a regular expression: {error}")
+    return good
+
+
+def _settings(value: Any, key: str, report: Report) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and k for k in value):
+        report(key, "must map dotted workflow keys (such as context.context_budget) to values")
+        return {}
+    return dict(value)
+
+
+def _origin(value: Any, report: Report) -> dict[str, str]:
+    """``cli``, ``slack`` or ``jira``, or a mapping with ``source`` and what a trigger would carry (channel,
+    thread_ts, issue_key): the built-in tools default to that thread or issue."""
+    found = {"source": value} if isinstance(value, str) else value
+    if not isinstance(found, Mapping) or found.get("source") not in ORIGINS:
+        report("origin", f"must be one of {', '.join(ORIGINS)}, or a mapping with source: one of them")
+        return {"source": "cli"}
+    return {str(k): str(v) for k, v in found.items()}
+
+
+def _files(value: Any, suite: Path, report: Report) -> list[FileSpec]:
+    from .generate import check_generator  # the generators' own rules
+
+    if not isinstance(value, list):
+        report("files", "must be a list of paths (relative to the suite file) or {name, generate}")
+        return []
+    specs = []
+    for i, item in enumerate(value):
+        where = f"files[{i}]"
+        if isinstance(item, str):
+            path = (suite.parent / item).resolve()
+            if not path.is_file():
+                report(where, f"no such file: {path}")
+                continue
+            specs.append(FileSpec(path.name, path=path))
+        elif (
+            isinstance(item, Mapping)
+            and isinstance(item.get("name"), str)
+            and isinstance(item.get("generate"), Mapping)
+        ):
+            problems = check_generator(item["generate"])
+            for problem in problems:
+                report(f"{where}.generate", problem)
+            if not problems:
+                specs.append(FileSpec(item["name"], generate=dict(item["generate"])))
+        else:
+            report(where, "must be a path, or a mapping with name and generate")
+    return specs
+
+
+def _expect(data: Any, report: Report) -> Expect:
+    if not isinstance(data, Mapping):
+        report("expect", "must be a mapping of checks")
+        return Expect()
+    check_keys("expect", data, EXPECT_KEYS, report)
+    return Expect(
+        status=choice("expect", data, "status", STATUSES, "completed", report) or "completed",
+        contains=tuple(_strings(data.get("contains") or [], "expect.contains", report)),
+        not_contains=tuple(_strings(data.get("not_contains") or [], "expect.not_contains", report)),
+        matches=tuple(_patterns(data.get("matches") or [], "expect.matches", report)),
+        identifiers=tuple(_strings(data.get("identifiers") or [], "expect.identifiers", report)),
+        tools_called=tuple(_tool_expects(data.get("tools_called") or [], report)),
+        tools_not_called=tuple(_strings(data.get("tools_not_called") or [], "expect.tools_not_called", report)),
+        max_tool_calls=integer("expect", data, "max_tool_calls", 0, report, low=0)
+        if "max_tool_calls" in data
+        else None,
+        max_model_calls=integer("expect", data, "max_model_calls", 1, report) if "max_model_calls" in data else None,
+        max_cost_usd=number("expect", data, "max_cost_usd", 0.0, report, low=0, high=1e6)
+        if "max_cost_usd" in data
+        else None,
+        max_seconds=number("expect", data, "max_seconds", 0.0, report, low=0, high=86_400)
+        if "max_seconds" in data
+        else None,
+        json_schema=_schema(data.get("json_schema"), report),
+        judge=_judge(data.get("judge"), report),
+    )
+
+
+def _tool_expects(value: Any, report: Report) -> list[ToolExpect]:
+    if not isinstance(value, list):
+        report("expect.tools_called", "must be a list of tool names or {name, args: {argument: regex}}")
+        return []
+    found = []
+    for i, item in enumerate(value):
+        if isinstance(item, str) and item:
+            found.append(ToolExpect(item))
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            args = item.get("args") or {}
+            if not isinstance(args, Mapping):
+                report(f"expect.tools_called[{i}].args", "must map argument names to regular expressions")
+                continue
+            patterns = {
+                str(k): p for k, v in args.items() for p in _patterns(v, f"expect.tools_called[{i}].args", report)
+            }
+            found.append(ToolExpect(item["name"], patterns))
+        else:
+            report(f"expect.tools_called[{i}]", "must be a tool name or {name, args}")
+    return found
+
+
+def _schema(value: Any, report: Report) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        report("expect.json_schema", "must be a JSON Schema (a mapping)")
+        return None
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(value).check_schema(value)
+    except jsonschema.SchemaError as error:
+        report("expect.json_schema", f"not a valid JSON Schema: {error.message}")
+        return None
+    return value
+
+
+def _judge(value: Any, report: Report) -> Judge | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = {"rubric": value}
+    if not isinstance(value, Mapping):
+        report("expect.judge", "must be a rubric, or {rubric, model}")
+        return None
+    check_keys("expect.judge", value, ("rubric", "model"), report)
+    rubric = text("expect.judge", value, "rubric", report)
+    model = text("expect.judge", value, "model", report, required=False)
+    return Judge(rubric, model) if rubric else None
+
+
+def _stubs(value: Any, report: Report) -> list[Stub]:
+    if not isinstance(value, Mapping):
+        report("stubs", "must map tool names to what they return")
+        return []
+    return [stub for name, spec in value.items() if (stub := _stub(str(name), spec, report)) is not None]
+
+
+def _stub(name: str, spec: Any, report: Report) -> Stub | None:
+    where = f"stubs.{name}"
+    if isinstance(spec, str):
+        return Stub(name, (StubRule(spec),))
+    if isinstance(spec, list):
+        spec = {"rules": spec}
+    if not isinstance(spec, Mapping):
+        report(where, "must be the text it returns, a list of rules, or {returns | rules, description, parameters}")
+        return None
+    check_keys(where, spec, ("returns", "error", "rules", "description", "parameters", "mutating"), report)
+    raw_rules = spec.get("rules") or (
+        [{"returns": spec["returns"], "error": spec.get("error", False)}] if "returns" in spec else []
+    )
+    rules = [rule for i, r in enumerate(raw_rules) if (rule := _rule(r, f"{where}.rules[{i}]", report)) is not None]
+    if not rules:
+        report(where, "needs returns, or rules with returns")
+        return None
+    parameters = spec.get("parameters")
+    if parameters is not None and not (isinstance(parameters, Mapping) and parameters.get("type") == "object"):
+        report(f"{where}.parameters", "must be a JSON Schema of type object")
+        parameters = None
+    description = spec.get("description")
+    return Stub(name, tuple(rules), str(description) if description else None, parameters, spec.get("mutating") is True)
+
+
+def _rule(value: Any, where: str, report: Report) -> StubRule | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("returns"), str):
+        report(where, "must be a mapping with returns (text), and optional when: {argument: regex} and error")
+        return None
+    check_keys(where, value, ("returns", "when", "error"), report)
+    when = value.get("when") or {}
+    if not isinstance(when, Mapping):
+        report(f"{where}.when", "must map argument names to regular expressions")
+        return None
+    patterns = {str(k): p for k, v in when.items() for p in _patterns(str(v), f"{where}.when", report)}
+    return StubRule(value["returns"], patterns, value.get("error") is True)

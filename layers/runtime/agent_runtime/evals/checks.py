@@ -1,0 +1,149 @@
+"""The checks of a case: each one a name, a verdict and why, over what one attempt (all its turns) did."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import Message, system, user
+from .cases import Expect, Judge, ToolExpect
+
+JUDGE_PROMPT = """\
+You are grading an assistant's answer for an automated evaluation. Read the rubric, the request and the answer.
+Reply with one JSON object and nothing else: {"pass": true or false, "reason": "one sentence"}."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass
+class Observed:
+    """What an attempt did, for the checks: the last answer, every tool call with its arguments, the totals."""
+
+    status: str
+    answer: str | None
+    request: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # name, arguments, error
+    model_calls: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+
+
+Judging = Callable[[Judge, str, str], tuple[bool, str]]  # (judge, request, answer) → verdict, reason
+
+
+def evaluate(expect: Expect, seen: Observed, judge: Judging | None = None) -> list[CheckResult]:
+    answer = seen.answer or ""
+    folded = answer.casefold()
+    results = [CheckResult("status", seen.status == expect.status, f"{seen.status}, expected {expect.status}")]
+    results += [CheckResult(f"contains {t!r}", t.casefold() in folded) for t in expect.contains]
+    results += [CheckResult(f"not_contains {t!r}", t.casefold() not in folded) for t in expect.not_contains]
+    results += [CheckResult(f"matches /{p}/", re.search(p, answer, re.MULTILINE) is not None) for p in expect.matches]
+    results += [_identifier(i, answer) for i in expect.identifiers]
+    results += [_called(t, seen.tool_calls) for t in expect.tools_called]
+    results += [_not_called(name, seen.tool_calls) for name in expect.tools_not_called]
+    results += _limits(expect, seen)
+    if expect.json_schema is not None:
+        results.append(_json(expect.json_schema, answer))
+    if expect.judge is not None:
+        results.append(_judged(expect.judge, seen, judge))
+    return results
+
+
+def _identifier(token: str, answer: str) -> CheckResult:
+    """Exactly, as a whole token: ``PAY-81`` is not found inside ``PAY-812``."""
+    found = re.search(rf"(?<![\w-]){re.escape(token)}(?![\w-])", answer) is not None
+    return CheckResult(f"identifier {token}", found)
+
+
+def _called(expected: ToolExpect, calls: Sequence[Mapping[str, Any]]) -> CheckResult:
+    named = [c for c in calls if c["name"] == expected.name]
+    for call in named:
+        args = call.get("arguments") or {}
+        if all(re.search(p, _text(args.get(k))) for k, p in expected.args.items()):
+            return CheckResult(f"called {expected.label()}", True, f"{len(named)} call(s)")
+    detail = f"{len(named)} call(s) of {expected.name}, none with these arguments" if named else "never called"
+    return CheckResult(f"called {expected.label()}", False, detail)
+
+
+def _not_called(name: str, calls: Sequence[Mapping[str, Any]]) -> CheckResult:
+    count = sum(c["name"] == name for c in calls)
+    return CheckResult(f"not called {name}", count == 0, f"{count} call(s)" if count else "")
+
+
+def _limits(expect: Expect, seen: Observed) -> list[CheckResult]:
+    out = []
+    if expect.max_tool_calls is not None:
+        used = len(seen.tool_calls)
+        out.append(CheckResult(f"tool calls <= {expect.max_tool_calls}", used <= expect.max_tool_calls, str(used)))
+    if expect.max_model_calls is not None:
+        used = seen.model_calls
+        out.append(CheckResult(f"model calls <= {expect.max_model_calls}", used <= expect.max_model_calls, str(used)))
+    if expect.max_cost_usd is not None:
+        cost = seen.cost_usd
+        ok = cost is not None and cost <= expect.max_cost_usd
+        detail = "the model's price is unknown" if cost is None else f"${cost:.4f}"
+        out.append(CheckResult(f"cost <= ${expect.max_cost_usd}", ok, detail))
+    if expect.max_seconds is not None:
+        ok = seen.seconds <= expect.max_seconds
+        out.append(CheckResult(f"seconds <= {expect.max_seconds:g}", ok, f"{seen.seconds:.1f}"))
+    return out
+
+
+def _json(schema: Mapping[str, Any], answer: str) -> CheckResult:
+    import jsonschema
+
+    text = _fenced(answer)
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        return CheckResult("json_schema", False, f"the answer is not JSON: {error}")
+    problems = sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(value), key=str)
+    where = "; ".join(f"{'.'.join(map(str, e.absolute_path)) or '(answer)'}: {e.message[:120]}" for e in problems[:3])
+    return CheckResult("json_schema", not problems, where)
+
+
+def _fenced(answer: str) -> str:
+    """The JSON of an answer, inside a ```json fence when the model put it in one."""
+    fence = re.search(r"```(?:json)?\s*\n(.*?)\n```", answer, re.DOTALL)
+    return fence.group(1) if fence else answer.strip()
+
+
+def _judged(spec: Judge, seen: Observed, judge: Judging | None) -> CheckResult:
+    if judge is None:
+        return CheckResult("judge", False, "no judge model in this run")
+    if not seen.answer:
+        return CheckResult("judge", False, "no answer to judge")
+    verdict, reason = judge(spec, seen.request, seen.answer)
+    return CheckResult("judge", verdict, reason)
+
+
+def judge_messages(spec: Judge, request: str, answer: str) -> list[Message]:
+    return [system(JUDGE_PROMPT), user(f"# Rubric\n{spec.rubric}\n\n# Request\n{request[:4000]}\n\n# Answer\n{answer}")]
+
+
+def parse_verdict(text: str | None) -> tuple[bool, str]:
+    """The judge's JSON verdict; anything else fails the check, saying what came back."""
+    raw = _fenced(text or "")
+    start, end = raw.find("{"), raw.rfind("}")
+    try:
+        data = json.loads(raw[start : end + 1]) if start >= 0 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("pass"), bool):
+        return False, f"the judge's reply is not a verdict: {(text or '')[:200]!r}"
+    return data["pass"], str(data.get("reason") or "")[:500]
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

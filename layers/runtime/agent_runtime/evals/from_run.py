@@ -1,0 +1,166 @@
+"""``agent-runtime eval add WORKFLOW --from-run RUN_ID``: a stored run becomes a case to edit.
+
+What the person sent (every turn of the thread), the files they attached, what the workflow's external tools
+answered (as stubs, so the case replays offline), and the answer with its feedback as comments: a thumbs-down in
+Slack becomes a regression case in one step; its ``expect`` is what the person edits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config import RuntimeConfig
+from ..errors import ConfigError
+from ..files import FileStore
+from ..messages import text_of
+from ..runtime import default_tools
+from ..skills import SkillLibrary
+from ..stores import LocalStore, RunStore, StoreFileStore
+from ..stores.runs import run_partition, thread_partition
+from ..workflows import load_workflow
+
+POINTER = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
+KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
+
+
+def case_from_run(
+    workflow: str, run_id: str, evals_dir: Path, config: RuntimeConfig, *, name: str | None = None
+) -> Path:
+    runs = RunStore(LocalStore(config.state_dir))
+    record, checkpoint = runs.load_record(run_id), runs.load_checkpoint(run_id)
+    if record is None or checkpoint is None:
+        raise ConfigError(f"no stored run {run_id!r} with a checkpoint in {config.state_dir}")
+    if record["workflow"] != workflow:
+        raise ConfigError(f"run {run_id} ran workflow {record['workflow']!r}, not {workflow!r}")
+    row = runs.store.get_item(run_partition(run_id), "summary")
+    thread = (row.data.get("thread_id") if row else None) or None
+    files = StoreFileStore(runs.store, thread_partition(thread) if thread else run_partition(run_id))
+    name = name or f"from-{run_id}"
+    folder = evals_dir / workflow
+    target = folder / f"{name}.yaml"
+    if target.exists():
+        raise ConfigError(f"{target} exists: pass --name for another case name")
+    messages = checkpoint[0].messages
+    case: dict[str, Any] = {"name": name, **_turns(messages, files)}
+    attached = _attachments(record, files, folder / "files" / name)
+    if attached:
+        case["files"] = [str(path.relative_to(folder)) for path in attached]
+    own = _runtime_tools(workflow, config)
+    stubs = _stubs(messages, own)
+    if stubs:
+        case["stubs"] = stubs
+    case["expect"] = _expect(record, case, own, messages)
+    folder.mkdir(parents=True, exist_ok=True)
+    target.write_text(_header(record, run_id) + _dump({"cases": [case]}), encoding="utf-8")
+    return target
+
+
+def _turns(messages: list[Any], files: FileStore) -> dict[str, Any]:
+    from ..context.history import STATUS_MARK
+
+    said = []
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        text = text_of(message).split("\n\n" + STATUS_MARK, 1)[0]
+        if text.startswith(STATUS_MARK):
+            continue
+        pointer = POINTER.match(text)
+        if pointer:  # a long message the context engine kept as a file: the case gets it whole
+            text = files.read(pointer.group(1)).decode("utf-8", errors="replace")
+        said.append(text)
+    if not said:
+        raise ConfigError("the run's checkpoint holds no message from a person")
+    return {"message": said[0]} if len(said) == 1 else {"turns": said}
+
+
+def _attachments(record: dict[str, Any], files: FileStore, folder: Path) -> list[Path]:
+    written = []
+    for meta in record.get("files") or []:
+        if meta.get("source") != "attachment":
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / Path(str(meta["name"])).name
+        path.write_bytes(files.read(meta["id"]))
+        written.append(path)
+    return written
+
+
+def _runtime_tools(workflow: str, config: RuntimeConfig) -> set[str]:
+    library = SkillLibrary(config.skills_dir)
+    loaded = load_workflow(workflow, config.workflows_dir, skill_names=library.names())
+    return {*default_tools(loaded, library).names(), "python", "subagent"}
+
+
+def _stubs(messages: list[Any], own: set[str]) -> dict[str, Any]:
+    """Each external tool's answers in this run, keyed by its exact arguments."""
+    results = {m.get("tool_call_id"): text_of(m) for m in messages if m["role"] == "tool"}
+    stubs: dict[str, Any] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            name = call["function"]["name"]
+            if name in own or call["id"] not in results:
+                continue
+            try:
+                args = json.loads(call["function"]["arguments"] or "{}")
+            except ValueError:
+                continue
+            when = {k: f"^{re.escape(v if isinstance(v, str) else json.dumps(v))}$" for k, v in args.items()}
+            stub = stubs.setdefault(name, {"parameters": {"type": "object", "properties": {}}, "rules": []})
+            stub["parameters"]["properties"].update({k: {"type": _json_type(v)} for k, v in args.items()})
+            rules = stub["rules"]
+            rules.append({"when": when, "returns": results[call["id"]]} if when else {"returns": results[call["id"]]})
+    return stubs
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type of an argument the model sent (the stub's schema is inferred from its calls)."""
+    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"))
+    return next((kind for cls, kind in kinds if isinstance(value, cls)), "object")
+
+
+def _expect(record: dict[str, Any], case: dict[str, Any], own: set[str], messages: list[Any]) -> dict[str, Any]:
+    """What held in this run, to edit: its status, the keys of the request the answer named, the external tools it
+    used. A run rated bad gets no content checks: say what a good answer does (contains, judge…)."""
+    answer = record.get("final_answer") or ""
+    asked = " ".join(case.get("turns") or [case.get("message", "")])
+    expect: dict[str, Any] = {"status": "completed"}
+    bad = any(item.get("verdict") == "bad" for item in record.get("feedback") or [])
+    keys = sorted({k for k in KEY.findall(asked) if k in answer})
+    if keys and not bad:
+        expect["identifiers"] = keys
+    used = sorted({c["function"]["name"] for m in messages for c in m.get("tool_calls") or []} - own)
+    if used:
+        expect["tools_called"] = used
+    return expect
+
+
+def _header(record: dict[str, Any], run_id: str) -> str:
+    verdicts = ", ".join(f"{f['verdict']} by {f['by']}" for f in record.get("feedback") or []) or "none"
+    answer = (record.get("final_answer") or "(no answer)").splitlines()
+    lines = [f"# A case made from run {run_id} ({record['workflow']}, {record['model']}, {record['status']}).",
+             f"# Feedback on its answer: {verdicts}. Its answer was:"]  # fmt: skip
+    lines += [f"#   {line}" for line in answer[:60]] + (["#   […]"] if len(answer) > 60 else [])
+    lines += ["# Edit expect: what a good answer contains (contains, matches, identifiers) or a judge rubric."]
+    return "\n".join(lines) + "\n"
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _block)
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110)

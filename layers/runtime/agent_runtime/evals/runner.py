@@ -1,0 +1,256 @@
+"""Run a suite: each case (times ``repeat``) as normal stored runs, in parallel, then its checks.
+
+Every attempt's runs are ordinary runs in the local store (``runs show``/``runs chart`` work on them); a case with
+``turns`` is one thread. Nothing here knows the model: the demo model, a hosted one or a local server are the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..approvals.approvers import FixedApprover
+from ..config import RuntimeConfig
+from ..errors import AgentRuntimeError, ConfigError
+from ..events import Compaction, Masking
+from ..files import FileStore
+from ..hooks import Hook
+from ..models import ModelRequest
+from ..record import RunRecord, RunState, new_run_id
+from ..runtime import build_agent, deployed, open_model, workflow_sandbox
+from ..skills import SkillLibrary
+from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore
+from ..stores.hook import new_turn
+from ..stores.runs import run_partition, thread_partition
+from ..tools import Tool, ToolOutcome
+from ..toolsets import ToolEnv
+from ..workflows import Workflow, load_workflow
+from .cases import Case, Judge
+from .checks import CheckResult, Observed, evaluate, judge_messages, parse_verdict
+from .generate import generate
+from .stubs import stub_tools, without_stubbed
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    parallel: int = 4
+    repeat: int | None = None  # every case this many times (default: each case's own)
+    model: str | None = None  # instead of the workflow's model (and AGENT_MODEL)
+    settings: Mapping[str, Any] = field(default_factory=dict)  # dotted workflow keys, over each case's
+    judge_model: str | None = None  # instead of each judge's own, else the workflow's model
+
+
+@dataclass
+class Attempt:
+    """One run of a case (all its turns): what it did, what it cost, and its checks."""
+
+    case: Case
+    index: int
+    run_ids: list[str] = field(default_factory=list)
+    status: str = "failed"
+    answer: str | None = None
+    stop_reason: str | None = None
+    model: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+    compactions: int = 0
+    maskings: int = 0
+    checks: list[CheckResult] = field(default_factory=list)
+    error: str | None = None  # the case could not run (its workflow, a stub, a file)
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and all(check.passed for check in self.checks)
+
+    def add(self, record: RunRecord) -> None:
+        usage = record.usage_totals()
+        cost = record.cost_usd()
+        self.run_ids.append(record.run_id)
+        self.status, self.answer, self.stop_reason = str(record.status), record.final_answer, record.stop_reason
+        self.model = record.model
+        self.model_calls += len(record.model_calls)
+        self.prompt_tokens += usage["prompt_tokens"]
+        self.completion_tokens += usage["completion_tokens"]
+        self.cached_tokens += usage["cached_tokens"]
+        self.cost_usd = None if cost is None else (self.cost_usd or 0.0) + cost
+        self.compactions += len(record.events_of(Compaction))
+        self.maskings += len(record.events_of(Masking))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case": self.case.id,
+            "name": self.case.name,
+            "variant": self.case.variant,
+            "attempt": self.index,
+            "passed": self.passed,
+            "error": self.error,
+            "run_ids": self.run_ids,
+            "status": self.status,
+            "stop_reason": self.stop_reason,
+            "answer": self.answer,
+            "model": self.model,
+            "tool_calls": [{"name": c["name"], "error": c["error"]} for c in self.tool_calls],
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "seconds": round(self.seconds, 2),
+            "compactions": self.compactions,
+            "maskings": self.maskings,
+            "checks": [check.to_dict() for check in self.checks],
+        }
+
+
+class _Calls(Hook):
+    """Every tool call with its arguments (the run record keeps names only), for the tools_called checks."""
+
+    def __init__(self, sink: list[dict[str, Any]]) -> None:
+        self.sink = sink
+
+    def on_tool_result(self, run: Any, outcome: ToolOutcome) -> ToolOutcome:
+        try:
+            arguments = json.loads(outcome.call.arguments or "{}")
+        except ValueError:
+            arguments = {"(unparsed)": outcome.call.arguments}
+        self.sink.append({"name": outcome.call.name, "arguments": arguments, "error": outcome.is_error})
+        return outcome
+
+
+class Runner:
+    def __init__(
+        self, config: RuntimeConfig, options: EvalOptions, *, progress: Callable[[Attempt], None] | None = None
+    ):
+        self.options = options
+        self.config = dataclasses.replace(config, model_override=options.model) if options.model else config
+        self.skills = SkillLibrary(config.skills_dir)
+        self.store = LocalStore(self.config.state_dir)
+        self.progress = progress
+        self._generated: dict[str, bytes] = {}
+
+    def run(self, cases: Sequence[Case]) -> list[Attempt]:
+        jobs = [(case, i) for case in cases for i in range(self.options.repeat or case.repeat)]
+        with ThreadPoolExecutor(max_workers=max(1, self.options.parallel)) as pool:
+            return list(pool.map(lambda job: self._attempt(*job), jobs))
+
+    def _attempt(self, case: Case, index: int) -> Attempt:
+        attempt = Attempt(case, index)
+        started = time.monotonic()
+        try:
+            workflow = self._workflow(case)
+            self._turns(case, workflow, attempt)
+        except AgentRuntimeError as error:  # the case could not run: said in the report, the suite goes on
+            attempt.error = str(error).splitlines()[0][:500] if str(error) else type(error).__name__
+        attempt.seconds = time.monotonic() - started
+        if attempt.error is None:
+            seen = Observed(attempt.status, attempt.answer, case.turns[-1], attempt.tool_calls)
+            seen.model_calls, seen.cost_usd, seen.seconds = attempt.model_calls, attempt.cost_usd, attempt.seconds
+            attempt.checks = evaluate(case.expect, seen, self._judge(workflow))
+        if self.progress:
+            self.progress(attempt)
+        return attempt
+
+    def _workflow(self, case: Case) -> Workflow:
+        settings = {**case.settings, **self.options.settings}
+        loaded = load_workflow(
+            case.workflow, self.config.workflows_dir, skill_names=self.skills.names(), overrides=settings
+        )
+        return without_stubbed(deployed(loaded, self.config), case.stubs)
+
+    def _turns(self, case: Case, workflow: Workflow, attempt: Attempt) -> None:
+        threads = ThreadStore(self.store)
+        thread = f"eval-{_slug(case.id)}-{attempt.index}-{uuid.uuid4().hex[:8]}" if len(case.turns) > 1 else None
+        first = new_run_id()
+        files = StoreFileStore(self.store, thread_partition(thread) if thread else run_partition(first))
+        self._attach(case, files)
+        tools = stub_tools(workflow, case.stubs)
+        env = ToolEnv.from_env(origin=case.origin)
+        for number, message in enumerate(case.turns):
+            run_id = first if number == 0 else new_run_id()
+            state, version = threads.load(thread) if thread else (None, None)
+            record = self._one_run(workflow, message, files, state, run_id, thread, tools, env, attempt)
+            attempt.add(record)
+            if thread and record.state is not None:
+                threads.save(thread, record.state, expected_version=version)
+
+    def _one_run(
+        self,
+        workflow: Workflow,
+        message: str,
+        files: FileStore,
+        state: RunState | None,
+        run_id: str,
+        thread: str | None,
+        tools: list[Tool],
+        env: ToolEnv,
+        attempt: Attempt,
+    ) -> RunRecord:
+        approve = attempt.case.approve
+        approver = FixedApprover(approve == "all", f"the eval case (approve: {approve})")
+        with (
+            open_model(workflow, self.config, notice=io.StringIO()) as model,
+            workflow_sandbox(workflow, self.config) as sandbox,
+        ):
+            agent = build_agent(
+                workflow,
+                model,
+                files=files,
+                hooks=[_Calls(attempt.tool_calls)],
+                skills=self.skills,
+                config=self.config,
+                runs=RunStore(self.store),
+                sandbox=sandbox,
+                tool_env=env,
+                tools=tools,
+                approver=approver,
+                thread_id=thread,
+            )
+            return agent.run(message, state=new_turn(state, run_id), run_id=run_id)
+
+    def _attach(self, case: Case, files: FileStore) -> None:
+        for spec in case.files:
+            if spec.path is not None:
+                try:
+                    data = spec.path.read_bytes()
+                except OSError as error:
+                    raise ConfigError(f"{spec.path}: {error.strerror or error}") from None
+            else:
+                key = json.dumps(spec.generate, sort_keys=True)
+                if key not in self._generated:  # a matrix's cells and repeats share one generated file
+                    self._generated[key] = generate(spec.generate or {})
+                data = self._generated[key]
+            files.put(data, name=spec.name)
+
+    def _judge(self, workflow: Workflow) -> Callable[[Judge, str, str], tuple[bool, str]]:
+        def judge(spec: Judge, request: str, answer: str) -> tuple[bool, str]:
+            name = self.options.judge_model or spec.model or workflow.model.name
+            judged = dataclasses.replace(workflow, model=dataclasses.replace(workflow.model, name=name))
+            try:
+                with open_model(
+                    judged, dataclasses.replace(self.config, model_override=None), notice=io.StringIO()
+                ) as model:
+                    response = model.complete(
+                        ModelRequest(judge_messages(spec, request, answer), max_output_tokens=400)
+                    )
+            except AgentRuntimeError as error:
+                return False, f"the judge ({name}) failed: {error}"[:300]
+            return parse_verdict(response.text)
+
+        return judge
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:60].strip("-") or "case"
