@@ -87,6 +87,8 @@ def _document_lines(rng: random.Random, tokens: int, count: Callable[[str], list
         heading = f"## {section}. {TOPICS[(section - 1) % len(TOPICS)]}"
         lines += [heading, ""]
         for clause in range(1, rng.randint(3, 7)):
+            if used >= tokens:
+                break
             sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(18, 40)))
             line = f"{section}.{clause} {sentence[0].upper()}{sentence[1:]}."
             lines += [line, ""]

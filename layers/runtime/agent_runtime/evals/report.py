@@ -146,8 +146,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
     lines = [f"before: {_label(before)}", f"after:  {_label(after)}", "", head, "-" * len(head)]
     for case in [*old, *(c for c in new if c not in old)]:
         a, b = old.get(case), new.get(case)
-        lines.append(f"{case[:40]:<40} {_rate(a):>7} {_rate(b):>7}  {_change(a, b):<8} "
-                     f"{_delta(a, b, 'cost_usd', '${:+.4f}'):>9} {_delta(a, b, 'seconds', '{:+.1f}s'):>8}")  # fmt: skip
+        cost, seconds = _delta(a, b, "cost_usd", "{:+.4f}", "$"), _delta(a, b, "seconds", "{:+.1f}s")
+        lines.append(f"{case[:40]:<40} {_rate(a):>7} {_rate(b):>7}  {_change(a, b):<8} {cost:>9} {seconds:>8}")
     s1, s2 = before["summary"], after["summary"]
     lines += ["-" * len(head), f"pass rate {s1['pass_rate']:.0%} → {s2['pass_rate']:.0%} · cost "
               f"{_money(s1['cost_usd'])} → {_money(s2['cost_usd'])} · "
@@ -175,10 +175,11 @@ def _change(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
     return ""
 
 
-def _delta(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, key: str, form: str) -> str:
+def _delta(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, key: str, form: str, unit: str = "") -> str:
     if a is None or b is None or a.get(key) is None or b.get(key) is None:
         return "-"
-    return form.format(b[key] - a[key])
+    text = form.format(b[key] - a[key])
+    return text[0] + unit + text[1:]  # +$0.0100
 
 
 def _money(value: float | None) -> str:

@@ -252,7 +252,7 @@ def _judge(request: ScriptedRequest) -> Reply:
     text = request.last_user_text()
     rubric = text.split("# Request", 1)[0].removeprefix("# Rubric").strip()
     answer = text.split("# Answer", 1)[-1].lower()
-    words = sorted({_stem(w) for w in _terms(rubric)})
+    words = sorted({_stem(w.lower()) for w in _terms(rubric)})
     present = [w for w in words if w in answer]
     verdict = bool(words) and len(present) >= 0.6 * len(words)
     missing = sorted(set(words) - set(present))
