@@ -186,3 +186,21 @@ def test_eval_add_keeps_a_threads_turns_and_its_attachments(tmp_path: Path) -> N
     replay = tmp_path / "replay.json"
     ran = run_cli("eval", "document-feedback", "--dir", str(evals), "--json", str(replay), state=tmp_path / "b")
     assert ran.returncode == 0 and "77aa" in report_of(replay)["cases"][0]["runs"][0]["answer"]
+
+
+def test_the_context_fidelity_suite_holds_on_the_demo_model_at_every_window(tmp_path: Path) -> None:
+    """A detail deep in a 100k-token log, in a 300-page PDF (at the smallest window: the slowest case to build),
+    met early in a 30-call tool loop, said three turns ago: found at 8k, 32k and 128k, with cost per window."""
+    out = tmp_path / "fidelity.json"
+    pdf = "clause-in-a-300-page-pdf[context.context_budget=8000]"
+    result = run_cli(
+        "eval", "context-fidelity", "flagged-*", "early-*", "fact-*", pdf, "--json", str(out), state=tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = report_of(out)
+    assert report["summary"]["attempts"] == 10 and report["summary"]["pass_rate"] == 1.0
+    assert "by setting" in result.stdout and "context.context_budget=8000" in result.stdout
+    loop = {row["variant"]: row for row in report["cases"] if row["name"] == "early-detail-in-a-long-tool-loop"}
+    small, large = loop["context.context_budget=8000"], loop["context.context_budget=128000"]
+    assert small["compactions"] > 0 and large["compactions"] == 0  # the small window really was outgrown
+    assert small["tokens"] < large["tokens"]  # and cost less

@@ -112,7 +112,9 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _selected(name: str, case_id: str, tags: tuple[str, ...], args: argparse.Namespace) -> bool:
-    named = not args.cases or any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(case_id, p) for p in args.cases)
+    named = not args.cases or any(
+        case_id == p or fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(case_id, p) for p in args.cases
+    )
     return named and (not args.tags or bool(set(args.tags) & set(tags)))
 
 

@@ -71,6 +71,7 @@ class StubRule:
     returns: str
     when: Mapping[str, str] = field(default_factory=dict)
     error: bool = False
+    pad_tokens: int = 0  # filler text after the answer: a tool that returns a lot (a long tool loop's pages)
 
 
 @dataclass(frozen=True)
@@ -166,10 +167,17 @@ def _load_file(path: Path, workflow: str, problems: list[Problem]) -> list[Case]
         def report(key: str, why: str, where: str = where) -> None:
             problems.append(Problem(str(path), f"{where}.{key}" if key else where, why))
 
-        case = parse_case(merged, path, str(data.get("workflow") or workflow), report)
+        case = parse_case(merged, path, _workflow_ref(data.get("workflow"), path, workflow), report)
         if case is not None:
             out += expand_matrix(case, merged.get("matrix"), report)
     return out
+
+
+def _workflow_ref(value: Any, suite: Path, default: str) -> str:
+    """A suite's ``workflow:``: a name in the workflows folder, or a YAML path relative to the suite file."""
+    if not isinstance(value, str) or not value:
+        return default
+    return str((suite.parent / value).resolve()) if value.endswith((".yaml", ".yml")) else value
 
 
 def parse_case(data: Mapping[str, Any], suite: Path, workflow: str, report: Report) -> Case | None:
@@ -237,10 +245,28 @@ def _turns(data: Mapping[str, Any], suite: Path, report: Report) -> tuple[str, .
             report("message_file", f"cannot read {suite.parent / relative}: {error}")
             return ()
     turns = data["turns"]
-    if not isinstance(turns, list) or not turns or not all(isinstance(t, str) and t.strip() for t in turns):
-        report("turns", "must be a non-empty list of non-empty messages")
+    if not isinstance(turns, list) or not turns:
+        report("turns", "must be a non-empty list of messages")
         return ()
-    return tuple(turns)
+    said = [_turn(turn, f"turns[{i}]", report) for i, turn in enumerate(turns)]
+    return tuple(t for t in said if t) if all(said) else ()
+
+
+def _turn(turn: Any, where: str, report: Report) -> str:
+    """A message, or ``{message, generate}``: the message followed by a generated text (a long paste)."""
+    from .generate import check_generator, generate
+
+    if isinstance(turn, str) and turn.strip():
+        return turn
+    if isinstance(turn, Mapping) and isinstance(turn.get("message"), str) and isinstance(turn.get("generate"), Mapping):
+        found = check_generator(turn["generate"])
+        if turn["generate"].get("format", "txt") == "pdf":
+            found.append("a message is text: format txt or md")
+        for problem in found:
+            report(f"{where}.generate", problem)
+        return "" if found else turn["message"] + "\n" + generate(turn["generate"]).decode("utf-8")
+    report(where, "must be a non-empty message, or {message, generate}")
+    return ""
 
 
 def _strings(value: Any, key: str, report: Report) -> list[str]:
@@ -425,10 +451,11 @@ def _rule(value: Any, where: str, report: Report) -> StubRule | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("returns"), str):
         report(where, "must be a mapping with returns (text), and optional when: {argument: regex} and error")
         return None
-    check_keys(where, value, ("returns", "when", "error"), report)
+    check_keys(where, value, ("returns", "when", "error", "pad_tokens"), report)
+    pad = integer(where, value, "pad_tokens", 0, report, low=0, high=200_000)
     when = value.get("when") or {}
     if not isinstance(when, Mapping):
         report(f"{where}.when", "must map argument names to regular expressions")
         return None
     patterns = {str(k): p for k, v in when.items() for p in _patterns(str(v), f"{where}.when", report)}
-    return StubRule(value["returns"], patterns, value.get("error") is True)
+    return StubRule(value["returns"], patterns, value.get("error") is True, pad)

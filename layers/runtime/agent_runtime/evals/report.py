@@ -65,20 +65,42 @@ def _case_row(group: Sequence[Attempt]) -> dict[str, Any]:
 
 def table(report: Mapping[str, Any]) -> str:
     """One line per case, then what failed (each failing check once per case, with how often)."""
-    head = f"{'case':<44} {'pass':>7} {'tokens':>9} {'cached':>6} {'cost':>9} {'time':>7} {'compact':>7}"
+    width = min(80, max([30, *(len(row["case"]) for row in report["cases"])]))
+    head = f"{'case':<{width}} {'pass':>7} {'tokens':>9} {'cached':>6} {'cost':>9} {'time':>7} {'compact':>7}"
     lines = [head, "-" * len(head)]
     for row in report["cases"]:
         cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
         rate = f"{row['passed']:>3}/{row['attempts']:<3}"
-        lines.append(f"{row['case'][:44]:<44} {rate} {row['tokens']:>9,} {row['cached_share']:>6.0%} {cost:>9} "
+        lines.append(f"{row['case'][:width]:<{width}} {rate} {row['tokens']:>9,} {row['cached_share']:>6.0%} {cost:>9} "
                      f"{row['seconds']:>6.1f}s {row['compactions']:>7g}")  # fmt: skip
     summary = report["summary"]
     cost = "-" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     lines.append("-" * len(head))
     lines.append(f"{summary['passed']}/{summary['attempts']} passed ({summary['pass_rate']:.0%}) · "
                  f"{summary['tokens']:,} tokens · {cost} · {summary['seconds']:.1f}s of runs")  # fmt: skip
+    lines += _by_setting(report)
     lines += _failures(report)
     return "\n".join(lines)
+
+
+def _by_setting(report: Mapping[str, Any]) -> list[str]:
+    """With a matrix: accuracy against cost per setting (the numbers to choose a window or a model by)."""
+    cells: dict[str, list[Mapping[str, Any]]] = {}
+    for row in report["cases"]:
+        for part in row["variant"].split(",") if row["variant"] else []:
+            cells.setdefault(part, []).append(row)
+    if not cells:
+        return []
+    out = ["", f"{'by setting':<44} {'pass':>7} {'tokens/run':>10} {'cost/run':>9} {'time/run':>8}"]
+    for setting, rows in cells.items():
+        runs = [run for row in rows for run in row["runs"]]
+        passed = sum(run["passed"] for run in runs)
+        tokens = statistics.mean(run["prompt_tokens"] + run["completion_tokens"] for run in runs)
+        costs = [run["cost_usd"] for run in runs if run["cost_usd"] is not None]
+        cost = f"${statistics.mean(costs):.4f}" if costs else "-"
+        seconds = statistics.median(run["seconds"] for run in runs)
+        out.append(f"{setting[:44]:<44} {passed:>3}/{len(runs):<3} {tokens:>10,.0f} {cost:>9} {seconds:>7.1f}s")
+    return out
 
 
 def _failures(report: Mapping[str, Any]) -> list[str]:

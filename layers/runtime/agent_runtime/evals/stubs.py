@@ -68,8 +68,16 @@ def answer(stub: Stub, arguments: Mapping[str, Any]) -> str:
             text = Template(rule.returns).safe_substitute({k: _text(v) for k, v in arguments.items()})
             if rule.error:
                 raise ToolError(text)
-            return text
+            return text + (_filler(rule.pad_tokens, json.dumps(arguments, sort_keys=True)) if rule.pad_tokens else "")
     raise ToolError(f"no answer for these arguments ({json.dumps(arguments, ensure_ascii=False)[:300]})")
+
+
+def _filler(tokens: int, seed: str) -> str:
+    """Deterministic prose of about ``tokens`` tokens, different per call (seeded by its arguments)."""
+    from .generate import generate
+
+    seeded = sum(ord(c) for c in seed)
+    return "\n" + generate({"kind": "document", "tokens": tokens, "seed": seeded}).decode("utf-8")
 
 
 def _text(value: Any) -> str:

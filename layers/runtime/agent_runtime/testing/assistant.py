@@ -14,12 +14,16 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..context.history import STATUS_MARK
+from ..context.history import STATUS_MARK, SUMMARY_MARK
 from ..messages import text_of
 from .steps import Reply, ScriptedCall, ScriptedRequest
 
+ASKED = "The person asked: "  # how the demo's summaries keep the request (demo.py)
+
 FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("([^"]*)", ([\d,]+) bytes, (\w+)\)', re.MULTILINE)
 NOTE = re.compile(r"^NOTES evidence (\{.*\})$", re.MULTILINE)
+PROGRESS = re.compile(r"^NOTES progress (\{.*\})$", re.MULTILINE)
+REQUEST = re.compile(r"^NOTES request (\{.*\})$", re.MULTILINE)
 IDENT = re.compile(r"\b(?:[A-Z][A-Z0-9]+-\d+|[A-Z]{3,}(?:_[A-Z]+)*)\b")
 RANGE = re.compile(r"\bpages? (\d+) (?:to|-|\u2013|through) (\d+)\b", re.IGNORECASE)
 STOP = {"about", "after", "again", "also", "answer", "attached", "before", "could", "every", "first", "from", "have",
@@ -54,13 +58,23 @@ def respond(request: ScriptedRequest) -> Reply:
 
 
 def _answer(request: ScriptedRequest) -> Reply:
+    unread = _unread_summary(request)
+    if unread:  # the summary of what came before is in a file: read it before anything else
+        return Reply(calls=(ScriptedCall("file_read", {"id": unread}),))
     question = _question(request)
     terms = _terms(question)
     fresh = _fresh_evidence(request, terms)
     notes = "\n".join(f"NOTES evidence {json.dumps(item)}" for item in fresh)
     call = _next_call(request, question, terms)
     if call is not None:
-        return Reply(text=notes or None, calls=(call,))
+        values = list(call.arguments.values()) if isinstance(call.arguments, dict) else []
+        if RANGE.search(question) and len(values) == 1 and isinstance(values[0], int):
+            # Where it is in a long loop and what it was asked, noted so compaction keeps them (the calls and the
+            # question itself leave the window).
+            notes += f"\nNOTES progress {json.dumps({'tool': call.name, 'done': values[0]})}"
+            if not any(REQUEST.search(text_of(m)) for m in request.messages):
+                notes += f"\nNOTES request {json.dumps({'text': question})}"
+        return Reply(text=notes.strip() or None, calls=(call,))
     evidence = [*_noted(request), *fresh, *_thread_evidence(request, question, terms)]
     return Reply(text=_compose(request, evidence, terms))
 
@@ -87,7 +101,8 @@ def _arguments(spec: dict[str, Any], question: str, terms: list[str], request: S
     numbers = [p for p in required if props.get(p, {}).get("type") == "integer"]
     if numbers and pages:
         low, high = int(pages.group(1)), int(pages.group(2))
-        return [{numbers[0]: n} for n in range(low, min(high, low + 200) + 1)]
+        start = max(low, _progress(request, spec.get("name", "")) + 1)
+        return [{numbers[0]: n} for n in range(start, min(high, low + 200) + 1)]
     if not required:
         return [{}]
     args: dict[str, Any] = {}
@@ -102,6 +117,14 @@ def _arguments(spec: dict[str, Any], question: str, terms: list[str], request: S
     return [args]
 
 
+def _progress(request: ScriptedRequest, tool: str) -> int:
+    """The last value of a range already done, from the progress notes (in the window or a summary)."""
+    done = [json.loads(m)["done"] for message in request.messages
+            for m in PROGRESS.findall(_unnumbered(text_of(message)))
+            if json.loads(m).get("tool") == tool]  # fmt: skip
+    return max(done, default=0)
+
+
 def _found_ids(request: ScriptedRequest, terms: list[str]) -> list[str]:
     """Ids or URLs in earlier results, the lines sharing most terms with the question first."""
     scored = []
@@ -114,22 +137,46 @@ def _found_ids(request: ScriptedRequest, terms: list[str]) -> list[str]:
 
 
 def _file_call(request: ScriptedRequest, terms: list[str], done: set[tuple[str, str]]) -> ScriptedCall | None:
+    """Search each file: first for the question's phrases (two words side by side), then, if that found
+    nothing, for its distinctive words. A binary document is extracted first."""
     if "file_regex" not in request.tool_names:
         return None
-    pattern = "|".join(re.escape(t) for t in _distinctive(terms)[:4])
-    if not pattern:
-        return None
-    searched = {json.loads(args).get("id") for name, args in done if name == "file_regex"}
+    patterns = [p for p in (_phrases(_question(request)), "|".join(re.escape(t) for t in _distinctive(terms)[:4])) if p]
+    searches = _searches(request)
     extracted = {json.loads(args).get("id") for name, args in done if name == "extract_file"}
     for fid, _, mimetype, _, source in FILE_ROW.findall(request.system_text()) + _new_files(request):
-        if fid in searched or (source == "virtual" and fid in _question_files(request)):
+        if source == "virtual" and fid in _question_files(request):
             continue
         if not _textual(mimetype, source):
             if fid not in extracted and "extract_file" in request.tool_names:
                 return ScriptedCall("extract_file", {"id": fid})
             continue
-        return ScriptedCall("file_regex", {"id": fid, "pattern": pattern, "ignore_case": True, "max_matches": 20})
+        tried = searches.get(fid, [])
+        if len(tried) < len(patterns) and all(" 0 matching line" in result for result in tried):
+            args = {"id": fid, "pattern": patterns[len(tried)], "ignore_case": True, "max_matches": 20, "context": 1}
+            return ScriptedCall("file_regex", args)
     return None
+
+
+def _phrases(question: str) -> str:
+    """Adjacent content words of the question as phrases (``liability cap``), as a pattern."""
+    words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", question)
+    short = {"the", "and", "for", "was", "did", "you", "who", "are", "any", "its", "what", "which", "with"}
+    pairs = [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)
+             if not {a.lower(), b.lower()} & (STOP | short)]  # fmt: skip
+    return "|".join(re.escape(pair) for pair in dict.fromkeys(pairs))
+
+
+def _searches(request: ScriptedRequest) -> dict[str, list[str]]:
+    """The file_regex results so far, by file id (what the window still shows of them)."""
+    results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
+    found: dict[str, list[str]] = {}
+    for message in request.messages:
+        for call in message.get("tool_calls", []):
+            if call["function"]["name"] == "file_regex":
+                fid = json.loads(call["function"]["arguments"] or "{}").get("id", "")
+                found.setdefault(fid, []).append(results.get(call["id"], ""))
+    return found
 
 
 def _new_files(request: ScriptedRequest) -> list[tuple[str, str, str, str, str]]:
@@ -138,8 +185,8 @@ def _new_files(request: ScriptedRequest) -> list[tuple[str, str, str, str, str]]
     for text in _tool_texts(request):
         for fid in re.findall(r"\[extracted [^\]]*?file (file-[0-9a-f]+)", text):
             found.append((fid, "", "text/markdown", "0", "extracted"))
-    for message in request.messages:
-        for fid in re.findall(r"\b(file-[0-9a-f]{6,})\b.{0,40}(?:archive|masked|offloaded)", text_of(message)):
+    for message in request.messages:  # "full text in archive file-…": what compaction took out of the window
+        for fid in re.findall(r"\barchive (file-[0-9a-f]{6,})\b", text_of(message)):
             found.append((fid, "", "text/plain", "0", "archive"))
     return list(dict.fromkeys(found))
 
@@ -154,12 +201,26 @@ def _textual(mimetype: str, source: str) -> bool:
 def _fresh_evidence(request: ScriptedRequest, terms: list[str]) -> list[dict[str, Any]]:
     calls = {c["id"]: c["function"]["name"] for m in request.messages for c in m.get("tool_calls", [])}
     found = []
+    echo = _question(request)[:40].lower()
     for call_id, text in request.tool_results().items():
-        lines = [line.strip() for line in text.splitlines() if _score(line, terms) > 0 and _content(line)]
+        said = [line for raw in text.splitlines() for line in _said(raw)]
+        lines = [line for line in said if _score(line, terms) > 0 and _content(line) and echo not in line.lower()]
         best = sorted(lines, key=lambda line: -_score(line, terms))[:4]
         if best:
             found.append({"source": calls.get(call_id, "tool"), "lines": [line[:300] for line in best]})
     return found
+
+
+def _said(raw: str) -> list[str]:
+    """What a result line says: without a search's line number and cut marks; a note found in an archive gives
+    the lines it kept."""
+    line = re.sub(r"^\d+[:\-]\t", "", raw.strip())
+    line = re.sub(r"\[… \d+ chars\]", "", line).strip()
+    if ASKED in line:
+        return []
+    if "NOTES " in line:
+        return re.findall(r'"((?:[^"\\]|\\.){12,})"', line)
+    return [line] if line else []
 
 
 def _content(line: str) -> bool:
@@ -169,8 +230,9 @@ def _content(line: str) -> bool:
 
 
 def _noted(request: ScriptedRequest) -> list[dict[str, Any]]:
-    return [json.loads(m) for message in request.messages if message["role"] == "assistant"
-            for m in NOTE.findall(text_of(message))]  # fmt: skip
+    """Its own notes, and those a compaction summary carried (in the window or read back from its file)."""
+    return [json.loads(m) for message in request.messages if message["role"] != "system"
+            for m in NOTE.findall(_unnumbered(text_of(message)))]  # fmt: skip
 
 
 def _thread_evidence(request: ScriptedRequest, question: str, terms: list[str]) -> list[dict[str, Any]]:
@@ -265,19 +327,62 @@ def _judge(request: ScriptedRequest) -> Reply:
 # Helpers ----------------------------------------------------------------------------------------------------
 
 
+SUMMARY_FILE = re.compile(r"^\[virtual file (file-[0-9a-f]+): compaction summary")
+
+
+def _read_results(request: ScriptedRequest) -> dict[str, str]:
+    """What file_read returned, by file id (as far as the window still shows it)."""
+    results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
+    found: dict[str, str] = {}
+    for message in request.messages:
+        for call in message.get("tool_calls", []):
+            if call["function"]["name"] == "file_read" and call["id"] in results:
+                fid = json.loads(call["function"]["arguments"] or "{}").get("id", "")
+                found[fid] = found.get(fid, "") + _unnumbered(results[call["id"]])
+    return found
+
+
+def _unnumbered(text: str) -> str:
+    """file_read's text without its header and line numbers."""
+    lines = text.splitlines()[1:] if text.startswith("[") else text.splitlines()
+    return "\n".join(re.sub(r"^\d+\t", "", line) for line in lines)
+
+
+def _unread_summary(request: ScriptedRequest) -> str | None:
+    read = _read_results(request)
+    for message in request.messages:
+        match = SUMMARY_FILE.match(text_of(message)) if message["role"] == "user" else None
+        if match and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#")) and \
+                ASKED not in read.get(match.group(1), ""):  # fmt: skip
+            return match.group(1)
+    return None
+
+
 def _turns(request: ScriptedRequest) -> list[str]:
-    """The person's messages, oldest first, without the context status."""
+    """The person's messages, oldest first, without the context status; a compaction summary stands for the
+    request it kept."""
+
     out = []
     for message in request.messages:
         if message["role"] == "user":
             text = text_of(message).split("\n\n" + STATUS_MARK, 1)[0]
-            if not text.startswith(STATUS_MARK):
+            pointer = SUMMARY_FILE.match(text)
+            if pointer:
+                text = _read_results(request).get(pointer.group(1), "")
+            if text.startswith(SUMMARY_MARK) or pointer:
+                text = person_request(text)
+            if text and not text.startswith(STATUS_MARK):
                 out.append(text)
     return out
 
 
 def _question(request: ScriptedRequest) -> str:
+    kept = [
+        json.loads(m)["text"] for message in request.messages for m in REQUEST.findall(_unnumbered(text_of(message)))
+    ]
     turns = _turns(request)
+    if kept and (not turns or not RANGE.search(turns[-1])):
+        return str(kept[-1])
     return turns[-1].split("[the message to answer]\n", 1)[-1] if turns else ""
 
 
@@ -323,3 +428,17 @@ def _tool_texts(request: ScriptedRequest) -> list[str]:
 def _results_by_tool(request: ScriptedRequest) -> list[tuple[str, str]]:
     names = {c["id"]: c["function"]["name"] for m in request.messages for c in m.get("tool_calls", [])}
     return [(names.get(m.get("tool_call_id", ""), ""), text_of(m)) for m in request.messages if m["role"] == "tool"]
+
+
+_ASKED = re.compile(re.escape(ASKED) + r"(.*?)\n## Current work", re.DOTALL)
+_USER_SECTION = re.compile(r"^## \[\d+\] user\n(.*?)(?=^## \[\d+\] |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def person_request(text: str) -> str:
+    """The request an earlier summary kept, else the first message of the person in a transcript."""
+    text = re.sub(r"(?m)^\d+\t", "", text)  # as file_read shows it
+    kept = _ASKED.search(text)
+    if kept:
+        return kept.group(1).strip()
+    first = _USER_SECTION.search(text)
+    return first.group(1).split("\n\n[context status", 1)[0].strip() if first else ""

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..messages import text_of
 from . import assistant
+from .assistant import ASKED, person_request
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 
 _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
@@ -225,11 +226,11 @@ def _stem(word: str) -> str:
 
 
 def _summary(request: ScriptedRequest) -> Reply:
+    """Keeps the person's request word for word (as a careful summarizer does) and every NOTES line."""
     transcript = text_of(request.messages[-1])
-    request_line = next((line for line in transcript.splitlines() if line.startswith("[virtual file")), "")
     notes = "\n".join(m.group(0) for m in _NOTE.finditer(transcript))
     return Reply(
-        text=f"## Requests and intent\nCarry on with the person's request. {request_line[:200]}\n"
+        text=f"## Requests and intent\n{ASKED}{person_request(transcript)[:1500]}\n"
         f"## Current work\nReading what the request needs; notes so far:\n{notes}"
     )
 
