@@ -9,6 +9,7 @@ masked outputs and compaction archives) for it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -162,7 +163,7 @@ def _phrases(question: str) -> str:
     """Adjacent content words of the question as phrases (``liability cap``), as a pattern."""
     words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", question)
     short = {"the", "and", "for", "was", "did", "you", "who", "are", "any", "its", "what", "which", "with"}
-    pairs = [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(words)
              if not {a.lower(), b.lower()} & (STOP | short)]  # fmt: skip
     return "|".join(re.escape(pair) for pair in dict.fromkeys(pairs))
 
