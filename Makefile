@@ -113,6 +113,10 @@ $(REAL_STAMP): $(STAMP)
 test-real: $(REAL_STAMP) ## Functional tests against llama.cpp's real server and real models (Gemma 3 270M, SmolLM2 135M; from PyPI)
 	AGENT_REQUIRE_REAL=1 $(BIN)/python -m pytest tests/real
 
+.PHONY: eval-local
+eval-local: $(REAL_STAMP) ## The context-fidelity suite against llama.cpp's server on Gemma 3 270M (ARGS="--model smollm -- …")
+	$(BIN)/python scripts/eval_local.py $(ARGS)
+
 $(TOOLS_STAMP):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet --upgrade pip

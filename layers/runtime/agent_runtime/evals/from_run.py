@@ -20,7 +20,7 @@ from ..files import FileStore
 from ..messages import text_of
 from ..runtime import default_tools
 from ..skills import SkillLibrary
-from ..stores import LocalStore, RunStore, StoreFileStore
+from ..stores import RunStore, StoreFileStore
 from ..stores.runs import run_partition, thread_partition
 from ..workflows import load_workflow
 
@@ -31,7 +31,9 @@ KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
 def case_from_run(
     workflow: str, run_id: str, evals_dir: Path, config: RuntimeConfig, *, name: str | None = None
 ) -> Path:
-    runs = RunStore(LocalStore(config.state_dir))
+    from ..triggers.config import TriggerConfig, store_for  # the local store, or S3 + DynamoDB when configured
+
+    runs = RunStore(store_for(TriggerConfig.from_env(), config))
     record, checkpoint = runs.load_record(run_id), runs.load_checkpoint(run_id)
     if record is None or checkpoint is None:
         raise ConfigError(f"no stored run {run_id!r} with a checkpoint in {config.state_dir}")

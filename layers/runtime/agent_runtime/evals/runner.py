@@ -10,6 +10,7 @@ import dataclasses
 import io
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -140,6 +141,7 @@ class Runner:
         self.store = LocalStore(self.config.state_dir)
         self.progress = progress
         self._generated: dict[str, bytes] = {}
+        self._generating = threading.Lock()  # a matrix's cells start together: the 300-page PDF is made once
 
     def run(self, cases: Sequence[Case]) -> list[Attempt]:
         jobs = [(case, i) for case in cases for i in range(self.options.repeat or case.repeat)]
@@ -229,9 +231,10 @@ class Runner:
                     raise ConfigError(f"{spec.path}: {error.strerror or error}") from None
             else:
                 key = json.dumps(spec.generate, sort_keys=True)
-                if key not in self._generated:  # a matrix's cells and repeats share one generated file
-                    self._generated[key] = generate(spec.generate or {})
-                data = self._generated[key]
+                with self._generating:  # a matrix's cells and repeats share one generated file
+                    if key not in self._generated:
+                        self._generated[key] = generate(spec.generate or {})
+                    data = self._generated[key]
             files.put(data, name=spec.name)
 
     def _judge(self, workflow: Workflow) -> Callable[[Judge, str, str], tuple[bool, str]]:
