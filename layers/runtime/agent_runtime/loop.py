@@ -330,9 +330,8 @@ class Agent:
                 waiting.append(batch[0].id)  # effects stay in order: it runs after the one being decided
                 continue
             outcomes.extend(self._execute(run, self._approved(run, batch, waiting)))
-        for call in refused:  # every call gets a result, so the history never holds an orphan
-            reason = f"not run: the workflow's limit of {limit} tool calls (limits.max_tool_calls) was reached"
-            self._append(run, ToolOutcome(call=call, content=error_text(reason), is_error=True), counted=False)
+        if refused:
+            self._refuse_beyond_cap(run, refused, limit, ran=len(runnable))
         if waiting:
             return AwaitingApproval(tuple(waiting))
         if refused:
@@ -342,6 +341,30 @@ class Agent:
                 f"for more. {len(refused)} call(s) were not run.",
             )
         return RanTools(tuple(outcomes))
+
+    def _refuse_beyond_cap(self, run: Run, refused: list[ToolCall], limit: int, *, ran: int) -> None:
+        """The calls past the cap leave the assistant message but the first, whose one result says what did not
+        run: 1,000 refused calls cost a line, not 1,000 results (the window could not hold them). The record lists
+        each of them."""
+        index = len(run.state.messages) - 1 - _tail_results(run.state.messages)
+        message, gone = run.state.messages[index], {call.id for call in refused[1:]}
+        if message["role"] == "assistant" and gone:
+            kept = [call for call in message.get("tool_calls", []) if call["id"] not in gone]
+            run.state.messages[index] = {**message, "tool_calls": kept}
+        counts: dict[str, int] = {}
+        for call in refused:
+            counts[call.name] = counts.get(call.name, 0) + 1
+        names = ", ".join(f"{n} {name}" for name, n in counts.items())
+        reason = (
+            f"not run: this call and {len(refused) - 1} more ({names}): the workflow's limit of {limit} tool calls "
+            f"(limits.max_tool_calls) was reached after {ran} ran in this turn"
+            if len(refused) > 1
+            else f"not run: the workflow's limit of {limit} tool calls (limits.max_tool_calls) was reached"
+        )
+        self._append(run, ToolOutcome(call=refused[0], content=error_text(reason), is_error=True), counted=False)
+        for call in refused[1:]:  # audited, never sent again
+            run.record.tool_calls.append({"turn": run.state.turn, "executed": False, "id": call.id,
+                                          "name": call.name, "is_error": True, "refused": "limit"})  # fmt: skip
 
     def _batches(self, calls: list[ToolCall], alone: dict[str, str]) -> list[list[ToolCall]]:
         # Read-only calls run together; a mutating call runs alone, in order, so its effects stay ordered.
@@ -424,6 +447,16 @@ def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None)
     if child is not None:
         record.children.append(child)
     record.event(event)
+
+
+def _tail_results(messages: list[msgs.Message]) -> int:
+    """How many tool results follow the last assistant message."""
+    count = 0
+    for message in reversed(messages):
+        if message["role"] != "tool":
+            break
+        count += 1
+    return count
 
 
 def _cut_off(response: ModelResponse, cap: int | None, configured: int) -> str:

@@ -32,7 +32,7 @@ from ..state import Slot
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
 from .identifiers import extract, identifiers_in, missing_from
-from .ladder import Offloader, drop_oldest, naming, newest_outputs, offload_largest
+from .ladder import Offloader, drop_oldest, naming, newest_outputs, offload_arguments, offload_largest
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
 
@@ -212,6 +212,12 @@ class Compactor:
             count += more
         if count:
             rungs.append(f"offload:{count}")
+        if plan.measure(result) > plan.target:  # what the model wrote into its calls: a document as an argument
+            result, moved = offload_arguments(
+                result, measure=plan.measure, goal=plan.target, offloader=plan.offload, counter=self.counter
+            )
+            if moved:
+                rungs.append(f"arguments:{moved}")
         return result
 
     def _apply(self, run: Run, new: list[Message], plan: Plan, event: dict[str, Any]) -> dict[str, Any]:

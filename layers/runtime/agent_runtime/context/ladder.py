@@ -5,7 +5,9 @@ Each rung loses less than the next, and nothing leaves the window without a way 
 1. **offload** — the largest messages still inline (the newest, unused tool output; a pasted log; a long answer;
    an earlier summary) become virtual files, each with a preview sized to the room left, or only a pointer;
    previews of virtual files already in the window shrink to their pointer;
-2. **drop** — the oldest turns leave the window; one message names the archive that holds them verbatim.
+2. **arguments** — tool calls whose arguments alone are large keep their id and name; the arguments become a
+   virtual file;
+3. **drop** — the oldest turns leave the window; one message names the archive that holds them verbatim.
 
 Neither rung ever splits a tool call from its result: messages are replaced one for one, and turns are dropped
 whole.
@@ -13,6 +15,7 @@ whole.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -57,6 +60,28 @@ def offload_largest(
         result[index] = _offloaded(
             result, index, names, measure=measure, goal=goal, offloader=offloader, cap=preview_cap
         )
+    return result, count
+
+
+def offload_arguments(
+    messages: list[Message], *, measure: Measure, goal: int, offloader: Offloader, counter: TokenCounter
+) -> tuple[list[Message], int]:
+    """Tool calls whose arguments alone are large (a whole document passed to a tool, a thousand-line patch):
+    the largest become virtual files until the window measures ``goal``. The call keeps its id and name, so its
+    result stays paired; its arguments become a JSON object pointing at the file."""
+    result = list(messages)
+    sizes = [(counter.text(call["function"]["arguments"]), i, j) for i, message in enumerate(result)
+             for j, call in enumerate(_calls(message)) if message["role"] == "assistant"]  # fmt: skip
+    count = 0
+    for tokens, i, j in sorted(sizes, reverse=True):
+        if tokens < MIN_OFFLOAD_TOKENS or measure(result) <= goal:
+            break
+        calls = _calls(result[i])
+        function = calls[j]["function"]
+        stand_in = offloader(function["arguments"], f"arguments of {function['name']}", f"{function['name']}-args", 0)
+        calls[j] = {**calls[j], "function": {**function, "arguments": json.dumps({"arguments_in_file": stand_in})}}
+        result[i] = {**result[i], "tool_calls": calls}
+        count += 1
     return result, count
 
 
