@@ -77,6 +77,13 @@ class LimitReached(RunEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CostLimitReached(RunEvent):
+    kind = "cost_limit"
+    reason: str | None
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Failed(RunEvent):
     kind = "failed"
     error: str  # the exception's class name: never its message (it may quote a payload)

@@ -24,6 +24,7 @@ from .models import ContextLengthExceededError, Model, ModelError, ModelRequest,
 from .models.prices import prices_for
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
+from .spend import COST_NOTE, SpendLimit
 from .state import Slot
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments
@@ -107,6 +108,7 @@ class Run:
     context: RunContext
     deadline: Deadline
     output_cap: int | None = None  # the last model call's cap on its reply
+    spent_before: float = 0.0  # the thread's spend today before this run (limits.max_cost_per_thread_day)
 
 
 def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
@@ -139,8 +141,10 @@ class Agent:
         files: FileStore | None = None,
         prompt_sections: Sequence[str] = (),
         approvals: ApprovalGate | None = None,
+        spend: SpendLimit | None = None,
     ) -> None:
         self.workflow = workflow
+        self.spend = spend if spend else None  # limits.max_cost / max_cost_per_thread_day
         self.approvals = approvals  # None: no call waits for a person (tools that need approval run)
         self.prompt_sections = list(prompt_sections)
         self.model = model
@@ -161,6 +165,8 @@ class Agent:
         Pass ``state`` to resume a suspended run or continue a thread; ``message`` then adds a user turn.
         """
         run = self._start(message, state, deadline or Deadline.none(), run_id)
+        if self.spend is not None:
+            run.spent_before = self.spend.thread_spent(run.state.run_id)
         self.hooks.on_run_start(run)
         try:
             while True:
@@ -168,7 +174,7 @@ class Agent:
                 self.hooks.after_step(run)
                 if not isinstance(result, RanTools):
                     break
-            if isinstance(result, Stopped) and result.status is RunStatus.TOOL_CALL_LIMIT:
+            if isinstance(result, Stopped) and result.status in (RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT):
                 result = self._last_answer(run, result)
                 self.hooks.after_step(run)
             self._finish(run, result)
@@ -224,6 +230,10 @@ class Agent:
             return Final(msgs.text_of(last))
         if run.deadline.expired():
             return Suspended("the deadline was reached before the next model call")
+        if self.spend is not None:
+            why = self.spend.check(run.record, run.spent_before, self.workflow.model.max_output_tokens)
+            if why:
+                return Stopped(RunStatus.COST_LIMIT, f"Stopped: {why}.")
         run.state.turn += 1
         try:
             response = self._call_model(run)
@@ -299,10 +309,15 @@ class Agent:
         says the cap was reached."""
         if run.deadline.expired():
             return stopped
+        if stopped.status is RunStatus.COST_LIMIT:
+            if self.spend is None or self.spend.exhausted(run.record, run.spent_before):  # no room for an answer
+                return stopped
+            note = COST_NOTE.format(limit=self.spend.label())
+        else:
+            note = LIMIT_NOTE.format(limit=self.workflow.limits.max_tool_calls)
         run.state.turn += 1
-        limit = self.workflow.limits.max_tool_calls
         try:
-            response = self._call_model(run, note=LIMIT_NOTE.format(limit=limit))
+            response = self._call_model(run, note=note)
         except ModelError as error:
             run.record.event(ev.LastAnswerFailed(error=type(error).__name__))
             return stopped
@@ -439,7 +454,10 @@ class Agent:
             record.event(ev.AwaitingApproval(calls=list(result.calls), turn=run.state.turn))
         elif isinstance(result, Stopped):
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
-            record.event(ev.LimitReached(reason=result.reason, tool_calls=run.state.tool_calls_used))
+            if result.status is RunStatus.COST_LIMIT:
+                record.event(ev.CostLimitReached(reason=result.reason, cost_usd=record.cost_usd()))
+            else:
+                record.event(ev.LimitReached(reason=result.reason, tool_calls=run.state.tool_calls_used))
 
 
 def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None) -> None:

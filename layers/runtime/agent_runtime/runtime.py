@@ -15,7 +15,7 @@ from .approvals import ApprovalGate, Approver
 from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
 from .context import ContextEngine
-from .errors import ToolError
+from .errors import ConfigError, ToolError
 from .extract.tools import DOCUMENT_TOOLS
 from .files import FileStore
 from .files.preload import PreloadHook
@@ -23,9 +23,11 @@ from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
+from .models.prices import prices_for
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .skills.tools import skill_files
+from .spend import SpendLimit
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
@@ -223,7 +225,29 @@ def build_agent(
         timeout_hours=workflow.tools.approval_timeout_hours,
         clock=clock,
     )
-    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate)
+    spend = spend_limit(workflow, model, runs, thread_id)
+    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate,
+                 spend=spend)  # fmt: skip
+
+
+def spend_limit(workflow: Workflow, model: Model, runs: RunStore | None, thread_id: str | None) -> SpendLimit | None:
+    """The workflow's spend limits, with what the thread's other runs spent today (UTC); a limit on a model
+    whose price is unknown is a configuration error (AGENT_MODEL or an eval's --model can change the model)."""
+    limits = workflow.limits
+    if limits.max_cost is None and limits.max_cost_per_thread_day is None:
+        return None
+    own = workflow.model.prices if model.name == workflow.model.name else None
+    if prices_for(model.name, own) is None:
+        raise ConfigError(f"limits.max_cost needs the price of model {model.name!r}: set model.prices in the workflow")
+
+    def thread_spent(run_id: str) -> float:
+        if runs is None or thread_id is None or limits.max_cost_per_thread_day is None:
+            return 0.0
+        today = time.strftime("%Y-%m-%d", time.gmtime())
+        rows = runs.list_runs(limit=1_000, thread_id=thread_id)
+        return sum(r.get("cost_usd") or 0.0 for r in rows if r["run_id"] != run_id and r["started_at"][:10] == today)
+
+    return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

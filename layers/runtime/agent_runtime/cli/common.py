@@ -25,6 +25,7 @@ EXIT_CODES = {
     RunStatus.COMPLETED: 0,
     RunStatus.FAILED: 1,
     RunStatus.TOOL_CALL_LIMIT: 3,
+    RunStatus.COST_LIMIT: 5,
     RunStatus.SUSPENDED: 4,
     RunStatus.AWAITING_APPROVAL: 4,
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .. import telemetry
@@ -36,7 +37,8 @@ examples:
   agent-runtime run document-feedback --message "chart the latencies" --file log.txt --out-dir out/
 
 exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached (the model's
-last answer, made without tools, is printed), 4 suspended at the deadline"""
+last answer, made without tools, is printed), 4 suspended at the deadline, 5 spend limit reached (the same; a
+thread goes on from there)"""
 
 
 def add(commands: Commands) -> None:
@@ -77,6 +79,13 @@ def add(commands: Commands) -> None:
         help="calls that need approval (the workflow's tools.approval): run them all, or deny them all; "
         "default: ask y/n in a terminal, deny when not interactive",
     )
+    run.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="DOLLARS",
+        help="this run's spend limit instead of the workflow's limits.max_cost (to go on with a thread that "
+        "stopped at its limit: --thread ID --message 'go on' --max-cost 2)",
+    )
     run.set_defaults(handler=_cmd_run)
 
 
@@ -86,6 +95,10 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError("--message is empty: say what the workflow should do")
     skills = SkillLibrary(config.skills_dir)
     workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
+    if args.max_cost is not None:
+        if args.max_cost <= 0:
+            raise ConfigError("--max-cost is a positive number of dollars")
+        workflow = replace(workflow, limits=replace(workflow.limits, max_cost=args.max_cost))
     store = LocalStore(config.state_dir)
     threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)

@@ -23,7 +23,7 @@ CASE_KEYS = ("name", "message", "message_file", "turns", "files", "origin", "rep
              "approve", "expect", "tags", "workflow")  # fmt: skip
 EXPECT_KEYS = ("status", "contains", "not_contains", "matches", "identifiers", "tools_called", "tools_not_called",
                "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema", "judge")  # fmt: skip
-STATUSES = ("completed", "failed", "tool_call_limit", "suspended", "awaiting_approval")
+STATUSES = ("completed", "failed", "tool_call_limit", "cost_limit", "suspended", "awaiting_approval")
 ORIGINS = ("cli", "slack", "jira")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 

@@ -61,6 +61,7 @@ REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
 CUT_NOTE = "_This answer was cut off at the model's output limit._"
 CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
+COST_LIMIT_NOTE = "_{why} The thread keeps its work: raise the limit and reply to go on._"
 STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
 
 
@@ -331,12 +332,15 @@ class Worker:
     def _finish(
         self, event: TriggerEvent, channel: Channel, workflow: Workflow, record: RunRecord, files: StoreFileStore
     ) -> Outcome:
-        answered = bool(record.final_answer) and record.status in (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT)
+        stopped = (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT)
+        answered = bool(record.final_answer) and record.status in stopped
         text = (
             self._with_footer(record.final_answer or "", workflow) if answered else APOLOGY.format(run_id=record.run_id)
         )
         if answered and record.status is RunStatus.TOOL_CALL_LIMIT:
             text += f"\n\n{CAP_NOTE}"
+        elif record.status is RunStatus.COST_LIMIT:  # with or without a last answer: say why it stopped
+            text = (text + "\n\n" if answered else "") + COST_LIMIT_NOTE.format(why=record.stop_reason or "")
         elif answered and record.stop_reason:  # completed, but cut off at the output limit
             text += f"\n\n{CUT_NOTE}"
         base = self.runs.load_thread_base(record.run_id)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..context.settings import ContextSettings, parse_context_section
 from ..files.settings import FileSettings, parse_files_section
-from ..models.prices import Prices
+from ..models.prices import Prices, prices_for
 from ..sandbox.settings import SandboxSettings, parse_sandbox_section
 from ..sections import check_keys, choice, flag, integer, mapping, number, text
 from ..skills.policy import SkillPolicy, parse_skills_section
@@ -31,7 +31,7 @@ TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", "
 MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer", "prices")
 PRICE_KEYS = ("input", "cached_input", "output")  # USD per million tokens
 TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
-LIMIT_KEYS = ("max_tool_calls",)
+LIMIT_KEYS = ("max_tool_calls", "max_cost", "max_cost_per_thread_day")
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
 DEFAULT_MAX_TOOL_CALLS = 50
 
@@ -53,6 +53,8 @@ class ReportSettings:
 @dataclass(frozen=True, slots=True)
 class Limits:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    max_cost: float | None = None  # dollars per run (the price table's, or model.prices)
+    max_cost_per_thread_day: float | None = None  # dollars per thread and UTC day, across its runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,7 @@ def parse_workflow(
     model = _model(check, section("model"), "model" in data)
     limits_data = section("limits")
     check_keys("limits", limits_data, LIMIT_KEYS, check.add)
-    limits = Limits(integer("limits", limits_data, "max_tool_calls", DEFAULT_MAX_TOOL_CALLS, check.add, low=0))
+    limits = _limits(check, limits_data, model)
     context = parse_context_section(section("context"), check.add)
     skills = parse_skills_section(section("skills"), check.add, skill_names)
     subagents = parse_subagents_section(section("subagents"), check.add)
@@ -148,6 +150,26 @@ def parse_workflow(
         report,
         prompt_path=prompt_path,
     )
+
+
+def _limits(check: _Checker, data: Mapping[str, Any], model: ModelSettings) -> Limits:
+    def dollars(key: str) -> float | None:
+        return number("limits", data, key, 0.0, check.add, low=0.0001, high=100_000) if key in data else None
+
+    limits = Limits(
+        integer("limits", data, "max_tool_calls", DEFAULT_MAX_TOOL_CALLS, check.add, low=0),
+        dollars("max_cost"),
+        dollars("max_cost_per_thread_day"),
+    )
+    if (
+        (limits.max_cost or limits.max_cost_per_thread_day)
+        and model.name
+        and prices_for(model.name, model.prices) is None
+    ):
+        key = "max_cost" if limits.max_cost else "max_cost_per_thread_day"
+        check.add(f"limits.{key}", f"model {model.name!r} has no known price: set model.prices (USD per million "
+                  "tokens: input, cached_input, output) or remove the limit")  # fmt: skip
+    return limits
 
 
 def _prompt(check: _Checker, data: Mapping[str, Any], base_dir: Path | None) -> str:

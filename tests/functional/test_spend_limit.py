@@ -1,0 +1,139 @@
+"""The spend limit (issue 34, point 5): limits.max_cost stops a looping run at its limit, give or take one
+request, with a last answer made without tools; limits.max_cost_per_thread_day counts the thread's other runs
+today; the state is kept so the thread goes on when the limit is raised; a limit on an unpriced model is refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_runtime import build_agent
+from agent_runtime.errors import ConfigError
+from agent_runtime.models import OpenAIChatModel
+from agent_runtime.models.prices import prices_for
+from agent_runtime.record import RunRecord, RunStatus
+from agent_runtime.spend import next_request_cost
+from agent_runtime.stores import LocalStore, RunStore
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.tools import tool
+from agent_runtime.workflows import WorkflowError, parse_workflow
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: The key.
+    """
+    return f"{key}: " + "lorem ipsum " * 150  # ~300 tokens a result: each request costs more than the last
+
+
+def workflow(**limits: Any) -> Any:
+    model = {"name": "gpt-4.1", "context_window": 1_047_576, "max_output_tokens": 1024}
+    return parse_workflow({"name": "w", "description": "d", "prompt": "You look things up.", "model": model,
+                           "limits": {"max_tool_calls": 500, **limits}}, file="w.yaml")  # fmt: skip
+
+
+def forever(request: ScriptedRequest) -> Any:
+    """A model that never stops calling, until it is told it cannot."""
+    if request.body.get("tool_choice") == "none":
+        return reply("stopped at the limit: looked up what I could")
+    return call("lookup", {"key": f"k{request.index}"})
+
+
+def run(limits: dict[str, Any], runs: RunStore | None = None, thread: str | None = None) -> tuple[RunRecord, int]:
+    with ScriptedServer([forever] * 400) as server:
+        agent = build_agent(workflow(**limits), OpenAIChatModel("gpt-4.1", client=server.client()), runs=runs,
+                            thread_id=thread, tools=[lookup])  # fmt: skip
+        return agent.run("look everything up"), len(server.requests)
+
+
+@settings(max_examples=8, deadline=None)
+@given(limit=st.floats(0.02, 0.12))
+def test_a_looping_run_stops_at_its_limit_give_or_take_one_request(limit: float) -> None:
+    record, _ = run({"max_cost": limit})
+    assert record.status is RunStatus.COST_LIMIT
+    assert record.final_answer == "stopped at the limit: looked up what I could"
+    spent = record.cost_usd() or 0.0
+    one_request = next_request_cost(record, 1024)
+    assert limit - 2 * one_request <= spent <= limit + one_request  # stopped near the limit, never far past it
+    assert record.stop_reason is not None and f"spend limit of ${limit:g} (limits.max_cost)" in record.stop_reason
+    assert [e.kind for e in record.events][-1] == "cost_limit"
+    assert record.state is not None and record.state.messages[-1]["content"] == record.final_answer
+
+
+def test_a_thread_has_a_daily_limit_across_its_runs(tmp_path: Path) -> None:
+    runs = RunStore(LocalStore(tmp_path))
+    first, _ = run({"max_cost": 0.05, "max_cost_per_thread_day": 0.08}, runs, "T-1")
+    assert first.status is RunStatus.COST_LIMIT and "limits.max_cost)" in (first.stop_reason or "")
+    second, _ = run({"max_cost": 0.05, "max_cost_per_thread_day": 0.08}, runs, "T-1")
+    assert second.status is RunStatus.COST_LIMIT and "a day (limits.max_cost_per_thread_day)" in (
+        second.stop_reason or ""
+    )
+    assert (first.cost_usd() or 0) + (second.cost_usd() or 0) <= 0.08 + next_request_cost(second, 1024)
+    third, _ = run({"max_cost": 0.05, "max_cost_per_thread_day": 0.08}, runs, "T-1")
+    total = sum(r.cost_usd() or 0.0 for r in (first, second, third))
+    assert third.status is RunStatus.COST_LIMIT and total <= 0.08 + next_request_cost(third, 1024)
+    other, _ = run({"max_cost": 0.05, "max_cost_per_thread_day": 0.08}, runs, "T-2")
+    assert other.status is RunStatus.COST_LIMIT and "limits.max_cost)" in (other.stop_reason or "")  # its own day
+    spent, _ = run({"max_cost": 0.05}, runs, "T-3")
+    over, requests = run({"max_cost_per_thread_day": 0.03}, runs, "T-3")  # the day's budget is gone already
+    assert (spent.cost_usd() or 0) > 0.03 and requests == 0 and over.final_answer is None
+    assert over.status is RunStatus.COST_LIMIT and "a day" in (over.stop_reason or "")
+
+
+def test_a_limit_on_a_model_without_a_price_is_refused() -> None:
+    with pytest.raises(WorkflowError, match=r"limits\.max_cost: model 'my-local' has no known price"):
+        parse_workflow({"name": "w", "description": "d", "prompt": "p", "limits": {"max_cost": 1},
+                        "model": {"name": "my-local", "context_window": 8192}}, file="w.yaml")  # fmt: skip
+    prices = {"input": 0.1, "cached_input": 0.1, "output": 0.2}
+    model = {"name": "my-local", "context_window": 8192, "prices": prices}
+    priced = parse_workflow({"name": "w", "description": "d", "prompt": "p", "limits": {"max_cost": 1},
+                             "model": model}, file="w.yaml")  # fmt: skip
+    assert priced.limits.max_cost == 1
+    with ScriptedServer([]) as server, pytest.raises(ConfigError, match="needs the price of model 'qwen3-8b'"):
+        build_agent(workflow(max_cost=1), OpenAIChatModel("qwen3-8b", client=server.client()))
+    assert prices_for("gpt-4.1") is not None
+
+
+def test_the_cli_exits_5_and_the_thread_goes_on_when_the_limit_is_raised(tmp_path: Path) -> None:
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    (folder / "looper.yaml").write_text(
+        "name: looper\ndescription: d\nprompt: You look things up.\n"
+        "model: {name: gpt-4.1, context_window: 1047576, max_output_tokens: 1024}\n"
+        "limits: {max_cost: 0.03}\ntools: {python: ['lookups:lookup']}\n"
+    )
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "lookups.py").write_text(
+        "from agent_runtime.tools import tool\n\n\n@tool\ndef lookup(key: str) -> str:\n"
+        '    """Look a key up.\n\n    Args:\n        key: The key.\n    """\n'
+        '    return key + ": " + "lorem ipsum " * 150\n'
+    )
+    with ScriptedServer([forever] * 400) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENT_"))} | {
+            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "AGENT_WORKFLOWS_DIR": str(folder),
+            "AGENT_STATE_DIR": str(tmp_path / "state"), "AGENT_TOOLS_PATH": str(tmp_path / "tools")}  # fmt: skip
+
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "agent_runtime", "run", "looper", "-q", "--thread", "T-9",
+                                   *args], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+
+        first = cli("--message", "look everything up")
+        assert first.returncode == 5, first.stderr
+        assert "stopped at the limit" in first.stdout and "limits.max_cost" in first.stderr
+        calls_before = len(server.requests)
+        again = cli("--message", "go on", "--max-cost", "0.06")
+        assert again.returncode == 5 and len(server.requests) > calls_before + 1  # it went on, to the new limit
+        seen = server.requests[calls_before].messages
+        assert any("stopped at the limit" in str(m.get("content")) for m in seen)  # from where it stopped
+        assert cli("--message", "x", "--max-cost", "-1").returncode == 2
