@@ -24,6 +24,8 @@ from agent_runtime.workflows import WorkflowError, parse_workflow
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -65,7 +67,7 @@ def test_a_looping_run_stops_at_its_limit_give_or_take_one_request(limit: float)
     assert record.final_answer == "stopped at the limit: looked up what I could"
     spent = record.cost_usd() or 0.0
     one_request = next_request_cost(record, 1024)
-    assert limit - 2 * one_request <= spent <= limit + one_request  # stopped near the limit, never far past it
+    assert limit - 3 * one_request <= spent <= limit  # stopped near the limit, and the last answer fitted
     assert record.stop_reason is not None and f"spend limit of ${limit:g} (limits.max_cost)" in record.stop_reason
     assert [e.kind for e in record.events][-1] == "cost_limit"
     assert record.state is not None and record.state.messages[-1]["content"] == record.final_answer
@@ -79,10 +81,10 @@ def test_a_thread_has_a_daily_limit_across_its_runs(tmp_path: Path) -> None:
     assert second.status is RunStatus.COST_LIMIT and "a day (limits.max_cost_per_thread_day)" in (
         second.stop_reason or ""
     )
-    assert (first.cost_usd() or 0) + (second.cost_usd() or 0) <= 0.08 + next_request_cost(second, 1024)
+    assert (first.cost_usd() or 0) + (second.cost_usd() or 0) <= 0.08
     third, _ = run({"max_cost": 0.05, "max_cost_per_thread_day": 0.08}, runs, "T-1")
     total = sum(r.cost_usd() or 0.0 for r in (first, second, third))
-    assert third.status is RunStatus.COST_LIMIT and total <= 0.08 + next_request_cost(third, 1024)
+    assert third.status is RunStatus.COST_LIMIT and total <= 0.08
     other, _ = run({"max_cost": 0.05, "max_cost_per_thread_day": 0.08}, runs, "T-2")
     assert other.status is RunStatus.COST_LIMIT and "limits.max_cost)" in (other.stop_reason or "")  # its own day
     spent, _ = run({"max_cost": 0.05}, runs, "T-3")
@@ -137,3 +139,50 @@ def test_the_cli_exits_5_and_the_thread_goes_on_when_the_limit_is_raised(tmp_pat
         seen = server.requests[calls_before].messages
         assert any("stopped at the limit" in str(m.get("content")) for m in seen)  # from where it stopped
         assert cli("--message", "x", "--max-cost", "-1").returncode == 2
+
+
+LIMITED = """\
+name: assistant-desk
+description: Answers in the app's pane, within a budget.
+prompt: You help people in Slack.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+limits: {max_cost: 0.05, max_cost_per_thread_day: 0.03}
+tools: {approvers: [U0LEAD]}
+triggers:
+  slack:
+    direct_messages: true
+"""
+
+
+def slack_loop(request: ScriptedRequest) -> Any:
+    if request.body.get("tool_choice") == "none":
+        return reply("Stopped at the budget: here is what I have.")
+    return call("file_read", {"id": f"file-{request.index:012x}"})  # a model that keeps reading
+
+
+def test_in_slack_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any, tmp_path: Path) -> None:  # noqa: F811
+    from tests.functional.test_slack_pane import pane_message
+    from tests.triggers_support import slack_request
+
+    (tmp_path / "assistant-desk.yaml").write_text(LIMITED)
+    with ScriptedServer([slack_loop] * 300) as server:
+        s = system(server)
+
+        def say(event_id: str, text: str, ts: str, user: str) -> list[str]:
+            payload = pane_message(event_id, text, ts, token=True)
+            payload["event"]["user"] = user
+            s.post("/slack/events", *slack_request(payload))
+            return s.deliver()
+
+        assert say("Ev1", "read everything", "1726133801.0", "U0DANA") == ["answered"]
+        first = len(server.requests)
+        posted = [str(m.get("text")) for m in [*s.apis.named("chat.postMessage"), *s.apis.named("chat.update")]]
+        posted += [str(c) for c in s.apis.named("chat.appendStream")]
+        assert any("limits.max_cost_per_thread_day" in t and "continue with $N more" in t for t in posted)
+        say("Ev2", "continue with $0.05 more", "1726133802.0", "U0DANA")  # not an approver
+        assert [r.body.get("tool_choice") for r in server.requests[first:]] in ([], ["none"])  # an answer at most
+        first = len(server.requests)
+        told = [str(m.get("text")) for m in s.apis.named("chat.postEphemeral")]
+        assert any("Only the workflow's approvers can raise its spend limit" in t for t in told)
+        say("Ev3", "continue with $0.05 more", "1726133803.0", "U0LEAD")
+        assert len(server.requests) > first + 1  # it went on, within the new allowance

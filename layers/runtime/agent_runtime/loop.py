@@ -231,7 +231,9 @@ class Agent:
         if run.deadline.expired():
             return Suspended("the deadline was reached before the next model call")
         if self.spend is not None:
-            why = self.spend.check(run.record, run.spent_before, self.workflow.model.max_output_tokens)
+            why = self.spend.check(
+                run.record, run.spent_before, self.workflow.model.max_output_tokens, run.state.messages
+            )
             if why:
                 return Stopped(RunStatus.COST_LIMIT, f"Stopped: {why}.")
         run.state.turn += 1
@@ -310,7 +312,8 @@ class Agent:
         if run.deadline.expired():
             return stopped
         if stopped.status is RunStatus.COST_LIMIT:
-            if self.spend is None or self.spend.exhausted(run.record, run.spent_before):  # no room for an answer
+            cap = self.workflow.model.max_output_tokens
+            if self.spend is None or self.spend.exhausted(run.record, run.spent_before, cap, run.state.messages):
                 return stopped
             note = COST_NOTE.format(limit=self.spend.label())
         else:

@@ -28,7 +28,7 @@ from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_
 from .skills import SkillLibrary, skill_content, skill_tools
 from .skills.tools import skill_files
 from .spend import SpendLimit
-from .stores import PersistenceHook, RunStore, StoreSummaryMemo
+from .stores import PersistenceHook, RunStore, StoreSummaryMemo, ThreadStore
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
 from .toolsets import DeclaredTools, ToolEnv, ToolSettings, check_names, declared_tools
@@ -168,6 +168,7 @@ def build_agent(
     clock: Callable[[], float] = time.time,
     thread_id: str | None = None,
     trace_parent: Any = None,
+    granted: float = 0.0,
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
     first in the hook chain.
@@ -225,14 +226,17 @@ def build_agent(
         timeout_hours=workflow.tools.approval_timeout_hours,
         clock=clock,
     )
-    spend = spend_limit(workflow, model, runs, thread_id)
+    spend = spend_limit(workflow, model, runs, thread_id, granted=granted)
     return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate,
                  spend=spend)  # fmt: skip
 
 
-def spend_limit(workflow: Workflow, model: Model, runs: RunStore | None, thread_id: str | None) -> SpendLimit | None:
-    """The workflow's spend limits, with what the thread's other runs spent today (UTC); a limit on a model
-    whose price is unknown is a configuration error (AGENT_MODEL or an eval's --model can change the model)."""
+def spend_limit(
+    workflow: Workflow, model: Model, runs: RunStore | None, thread_id: str | None, *, granted: float = 0.0
+) -> SpendLimit | None:
+    """The workflow's spend limits, with what the thread's other runs spent today (UTC) and what approvers added
+    to it; ``granted`` (an approver's "continue with $N more" in this message) is this run's own limit. A limit
+    on a model whose price is unknown is a configuration error (AGENT_MODEL or an eval's --model can change it)."""
     limits = workflow.limits
     if limits.max_cost is None and limits.max_cost_per_thread_day is None:
         return None
@@ -241,13 +245,16 @@ def spend_limit(workflow: Workflow, model: Model, runs: RunStore | None, thread_
         raise ConfigError(f"limits.max_cost needs the price of model {model.name!r}: set model.prices in the workflow")
 
     def thread_spent(run_id: str) -> float:
+        """Today's spend of the thread's other runs, less what approvers added to today's limit."""
         if runs is None or thread_id is None or limits.max_cost_per_thread_day is None:
             return 0.0
         today = time.strftime("%Y-%m-%d", time.gmtime())
         rows = runs.list_runs(limit=1_000, thread_id=thread_id)
-        return sum(r.get("cost_usd") or 0.0 for r in rows if r["run_id"] != run_id and r["started_at"][:10] == today)
+        spent = sum(r.get("cost_usd") or 0.0 for r in rows if r["run_id"] != run_id and r["started_at"][:10] == today)
+        return spent - ThreadStore(runs.store).spend_raised(thread_id, today)
 
-    return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent)
+    per_run = granted if granted > 0 and limits.max_cost is not None else limits.max_cost
+    return SpendLimit(per_run, limits.max_cost_per_thread_day, thread_spent)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

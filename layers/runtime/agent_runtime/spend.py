@@ -1,20 +1,22 @@
 """The spend limit: ``limits.max_cost`` per run and ``limits.max_cost_per_thread_day`` per thread and UTC day,
 in dollars from the exact ledger and the price table, checked before each model request.
 
-A request that could take the run past its limit (its prompt at the last call's size, its reply at the cap) is
-not made with tools: the model answers once without them, as at the tool-call cap, so a run ends at its limit
-give or take that one request. Its state is kept: the next turn of the thread, with the limit raised, goes on
-where it stopped.
+When the limit leaves room for fewer than two more requests (each estimated at the last call's prompt and the
+longest reply so far, or the reply cap before the first), the model answers once without tools, as at the
+tool-call cap, if that answer fits; so a run ends at its limit give or take one request. Its state is kept: the
+next turn of the thread, with the limit raised, goes on where it stopped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .messages import Message
 from .models.prices import Prices
 from .record import RunRecord
 
+MIN_REPLY_ESTIMATE = 256  # tokens: a reply so far short says little about the next one
 COST_NOTE = (
     "The workflow's spend limit ({limit}) is reached: no more tools can run. Answer now with what you have, and "
     "say briefly what is left undone."
@@ -30,23 +32,31 @@ class SpendLimit:
     def __bool__(self) -> bool:
         return self.per_run is not None or self.per_thread_day is not None
 
-    def check(self, record: RunRecord, before_today: float, reply_cap: int) -> str | None:
-        """Why the next request must be the last (None: it may go ahead with tools)."""
+    def check(
+        self, record: RunRecord, before_today: float, reply_cap: int, messages: Sequence[Message] = ()
+    ) -> str | None:
+        """Why the next request must be the last (None: it may go ahead with tools). Room for two requests is
+        kept: the next one, and the last answer after it. The tighter limit is the one named."""
         spent = record.cost_usd() or 0.0
-        next_call = next_request_cost(record, reply_cap)
-        if self.per_run is not None and spent + next_call > self.per_run:
-            return f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent"
-        if self.per_thread_day is not None and before_today + spent + next_call > self.per_thread_day:
+        need = 2 * next_request_cost(record, reply_cap, messages)
+        run_left = None if self.per_run is None else self.per_run - spent
+        day_left = None if self.per_thread_day is None else self.per_thread_day - before_today - spent
+        if day_left is not None and day_left < need and (run_left is None or day_left <= run_left):
             total = before_today + spent
             return (f"the thread's spend limit of ${self.per_thread_day:g} a day (limits.max_cost_per_thread_day) is "
                     f"reached: ${total:.4f} spent today")  # fmt: skip
+        if run_left is not None and run_left < need:
+            return f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent"
         return None
 
-    def exhausted(self, record: RunRecord, before_today: float) -> bool:
-        """Nothing is left, not even for a last answer."""
+    def exhausted(
+        self, record: RunRecord, before_today: float, reply_cap: int, messages: Sequence[Message] = ()
+    ) -> bool:
+        """Not even a last answer fits."""
         spent = record.cost_usd() or 0.0
-        return (self.per_run is not None and spent >= self.per_run) or (
-            self.per_thread_day is not None and before_today + spent >= self.per_thread_day
+        last = spent + next_request_cost(record, reply_cap, messages)
+        return (self.per_run is not None and last > self.per_run) or (
+            self.per_thread_day is not None and before_today + last > self.per_thread_day
         )
 
     def label(self) -> str:
@@ -55,10 +65,17 @@ class SpendLimit:
         return " and ".join(p for p in parts if p)
 
 
-def next_request_cost(record: RunRecord, reply_cap: int) -> float:
-    """What the next request may cost: a prompt the size of the last one (cache ignored), a reply at the cap."""
+def next_request_cost(record: RunRecord, reply_cap: int, messages: Sequence[Message] = ()) -> float:
+    """What the next request may cost: a prompt the size of the last one (cache ignored), or before the run's
+    first call a rough count of its messages (4 characters a token); a reply as long as the longest so far (at
+    least 256 tokens), or at the cap before the first."""
     prices: Prices | None = record.prices
     if prices is None:
         return 0.0
-    last = next((c.get("usage") for c in reversed(record.model_calls) if c.get("usage")), None) or {}
-    return prices.cost({"prompt_tokens": int(last.get("prompt_tokens", 0)), "completion_tokens": reply_cap})
+    usages = [c["usage"] for c in record.model_calls if c.get("usage")]
+    prompt = (
+        int(usages[-1]["prompt_tokens"]) if usages else sum(len(str(m.get("content") or "")) for m in messages) // 4
+    )
+    longest = max((int(u.get("completion_tokens", 0)) for u in usages), default=reply_cap)
+    reply = min(reply_cap, max(longest, MIN_REPLY_ESTIMATE)) if usages else reply_cap
+    return prices.cost({"prompt_tokens": prompt, "completion_tokens": reply})

@@ -7,6 +7,7 @@ run's partition: a redelivery never posts twice; a crash between the two marks l
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -61,7 +62,11 @@ REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
 CUT_NOTE = "_This answer was cut off at the model's output limit._"
 CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
-COST_LIMIT_NOTE = "_{why} The thread keeps its work: raise the limit and reply to go on._"
+COST_LIMIT_NOTE = (
+    '_{why} The thread keeps its work: one of the workflow\'s approvers can reply "continue with $N more" to go on._'
+)
+CONTINUE_WITH = re.compile(r"\bcontinue with \$(\d{1,6}(?:\.\d{1,2})?) more\b", re.IGNORECASE)
+MAX_GRANT = 10_000.0  # dollars: one message cannot grant more
 STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
 
 
@@ -231,6 +236,7 @@ class Worker:
             message = self._message(event, channel, files, first=state is None)
             if state is None:  # the thread's first message names it (where a surface names conversations)
                 channel.title(event.text)
+        granted = self._granted(event, workflow, channel) if checkpoint is None else 0.0
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel):  # the answer streams into the thread as the model writes it
@@ -253,6 +259,7 @@ class Worker:
                     clock=self.clock,
                     thread_id=event.thread_id,
                     trace_parent=self.trace_parent,
+                    granted=granted,
                 )
             except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
                 return self._not_started(event, channel, workflow, run_id, model.name, error, files)
@@ -310,6 +317,21 @@ class Worker:
         # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
         self.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
         return new_turn(state, run_id)
+
+    def _granted(self, event: TriggerEvent, workflow: Workflow, channel: Channel) -> float:
+        """ "continue with $N more" from one of the workflow's approvers (anyone, when it lists none) raises the
+        thread's spend limit: N for this run, and N more for the thread today."""
+        asked = CONTINUE_WITH.search(event.text or "")
+        if asked is None or (workflow.limits.max_cost is None and workflow.limits.max_cost_per_thread_day is None):
+            return 0.0
+        approvers = workflow.tools.approvers
+        if approvers and event.user not in approvers:
+            channel.tell(event.user, "Only the workflow's approvers can raise its spend limit.")
+            return 0.0
+        dollars = min(float(asked.group(1)), MAX_GRANT)
+        self.threads.raise_spend(event.thread_id, time.strftime("%Y-%m-%d", time.gmtime()), dollars, event.user)
+        self.log.info("spend limit raised", extra={"dollars": dollars})
+        return dollars
 
     def _tool_env(self, event: TriggerEvent) -> ToolEnv:
         origin = {"source": event.source, **event.reply_to}

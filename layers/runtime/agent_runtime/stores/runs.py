@@ -189,6 +189,7 @@ class RunStore:
 
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
 DEFERRED = "deferred"  # thread item: messages that arrived while a turn waited for approval
+SPEND_RAISE = "spend-raise"  # thread item: what approvers added to today's spend limit ("continue with $N more")
 PANE = "pane"  # thread item: a Slack assistant thread (the app's pane): who opened it, the channel they look at
 
 
@@ -233,6 +234,17 @@ class ThreadStore:
     def save_pane(self, thread_id: str, pane: dict[str, Any]) -> None:
         """Mark the thread as one of the app's assistant threads, with what the person looks at beside it."""
         self.store.put_latest(thread_partition(thread_id), PANE, pane)
+
+    def raise_spend(self, thread_id: str, day: str, dollars: float, by: str) -> float:
+        """An approver's "continue with $N more": the thread may spend N more on ``day`` (UTC); returns the day's
+        total raise."""
+        raised = self.spend_raised(thread_id, day) + dollars
+        self.store.put_latest(thread_partition(thread_id), SPEND_RAISE, {"day": day, "dollars": raised, "by": by})
+        return raised
+
+    def spend_raised(self, thread_id: str, day: str) -> float:
+        item = self.store.get_item(thread_partition(thread_id), SPEND_RAISE)
+        return float(item.data["dollars"]) if item is not None and item.data.get("day") == day else 0.0
 
     def pane(self, thread_id: str) -> dict[str, Any] | None:
         item = self.store.get_item(thread_partition(thread_id), PANE)
