@@ -68,16 +68,25 @@ def new_run(window: int, settings: ContextSettings) -> tuple[ContextEngine, Run]
 # 1. Per-turn overhead -------------------------------------------------------------------------------------
 
 
+def varied(tokens: int, rng: random.Random, tag: str) -> str:
+    """Text tiktoken must really merge (random letters and digits, no word in the vocabulary), so the recount
+    baseline is not a dictionary lookup per word (``prose`` repeats 240 words: its recount was 7.5 ms at 1M)."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(4, 9))) for _ in range(int(tokens * 0.3))]
+    words.insert(len(words) // 2, tag)
+    return "\n".join(" ".join(words[i : i + 12]) for i in range(0, len(words), 12))
+
+
 def history_of(tokens: int, rng: random.Random) -> list[m.Message]:
     messages: list[m.Message] = []
-    n = 0
-    while sum(COUNTER.message(x) for x in messages) < tokens:
+    n, total = 0, 0
+    while total < tokens:
         n += 1
         call = ToolCall(f"call_{n}", "read_section", json.dumps({"n": n}))
-        messages += [
-            m.assistant(f"Notes on section {n - 1}.", [call.to_dict()]),
-            m.tool_result(call.id, prose(2_000, rng, f"ID-{n}")),
-        ]
+        pair = [m.assistant(f"Notes on section {n - 1}.", [call.to_dict()]),
+                m.tool_result(call.id, varied(2_000, rng, f"ID-{n}"))]  # fmt: skip
+        messages += pair
+        total += sum(COUNTER.message(x) for x in pair)
     return messages
 
 
@@ -92,7 +101,7 @@ def overhead(tokens: int, turns: int = 25) -> tuple[float, float]:
     ours, recount = [], []
     for turn in range(turns):
         call = ToolCall(f"new_{turn}", "read_section", json.dumps({"n": turn}))
-        output = prose(500, rng, f"NEW-{turn}")
+        output = varied(500, rng, f"NEW-{turn}")
         run.state.messages.append(m.assistant("next", [call.to_dict()]))
         started = time.perf_counter()
         outcome = engine.on_tool_result(run, ToolOutcome(call, output))
@@ -107,12 +116,17 @@ def overhead(tokens: int, turns: int = 25) -> tuple[float, float]:
 
 
 def test_per_turn_overhead() -> None:
-    print("\n\nPer-turn context-engine overhead (median of 25 turns; baseline recounts the whole window)")
+    print("\n\nPer-turn context-engine overhead (median of 25 turns; baseline: a fresh counter recounts the whole")
+    print("window, on text tiktoken must merge). Goal: <= 1 ms at 1M, and within 1.2x between 100k and 1M")
     print(f"{'history':>10} | {'engine ms':>10} | {'recount ms':>11} | {'speed-up':>9} | target")
-    for tokens in (100_000, 1_000_000):
+    measured = {}
+    for tokens in (10_000, 100_000, 1_000_000):
         ours, recount = overhead(tokens)
-        target = "-" if tokens < 1_000_000 else ("ok" if ours <= 2.0 and recount / ours >= 100 else "MISSED")
+        measured[tokens] = ours
+        flat = tokens < 1_000_000 or (ours <= 1.0 and ours <= 1.2 * measured[100_000])
+        target = "-" if tokens < 1_000_000 else ("ok" if flat else "MISSED")
         print(f"{tokens:>10,} | {ours:>10.3f} | {recount:>11.1f} | {recount / ours:>8.0f}x | {target}")
+    print(f"1M / 100k: {measured[1_000_000] / measured[100_000]:.2f}x (a per-turn scan of the history would show here)")
 
 
 # 2. Cost over a trajectory --------------------------------------------------------------------------------

@@ -255,10 +255,18 @@ class Compactor:
         """(index, tool name) of outputs worth masking: used (the model answered after them), not from a
         mutating tool, not already a pointer, and big enough to be worth a pointer."""
         last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
-        names = msgs.tool_names(messages)
+        return self.maskable_between(messages, 0, last_assistant, msgs.tool_names(messages))
+
+    def maskable_between(
+        self, messages: list[Message], start: int, end: int, names: dict[str, str]
+    ) -> list[tuple[int, str]]:
+        """:meth:`maskable` over ``messages[start:end]``, with the tool names of the calls seen so far (the
+        engine's rolling mask scans only what is new each turn)."""
         found = []
-        for index in range(last_assistant):
+        for index in range(start, end):
             message = messages[index]
+            for call in message.get("tool_calls", []):
+                names[call["id"]] = call["function"]["name"]
             name = names.get(message.get("tool_call_id", ""), "")
             kept = name in self.mutating or name in self.pinned or name in self.kept
             if message["role"] != "tool" or kept or text_of(message).startswith(MASK_MARK):

@@ -13,6 +13,7 @@ context reasons and never sends a request over the window by its calibrated coun
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
@@ -52,6 +53,15 @@ MAX_SUMMARY_TOKENS = 4_096
 SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
 
 
+@dataclass
+class _Scan:
+    cursor: int = 0  # messages before it have been scanned for maskable outputs
+    last: Message | None = None  # the message just before the cursor, when it was scanned
+    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name, of the calls scanned
+    found: list[tuple[int, str]] = field(default_factory=list)  # maskable outputs so far: (index, tool name)
+    tokens: int = 0  # their size
+
+
 class ContextEngine(Hook):
     """Plug into :class:`~agent_runtime.loop.Agent` as a hook (the runtime does this for every workflow)."""
 
@@ -83,6 +93,7 @@ class ContextEngine(Hook):
         self.squeezed: int | None = None  # this request's smaller reply cap, when it passes the input budget
         self._split: dict[str, int] = {}  # the last request's tokens by part (system, tools, history, ...)
         self.tally = WindowTally(self.counter)
+        self._scan = _Scan()  # the rolling mask's scan of the history, resumed each turn
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
         self.compactor = Compactor(
             self.counter,
@@ -215,6 +226,10 @@ class ContextEngine(Hook):
         """Tokens of a request made of ``messages``, with room for the status message."""
         return self.calibration.scaled(self.counter.messages(messages) + self.raw_tools_tokens) + self.status_reserve
 
+    def _measure_history(self, messages: list[Message]) -> int:
+        """:meth:`measure` of the history (or a copy of it) from the running tally: O(new messages)."""
+        return self.calibration.scaled(self.tally.update(messages).tokens + self.raw_tools_tokens) + self.status_reserve
+
     def used(self, run: Run) -> int:
         """Tokens of the history as it stands (O(new messages) per call)."""
         return self.calibration.scaled(self.tally.update(run.state.messages).tokens + self.raw_tools_tokens)
@@ -236,7 +251,7 @@ class ContextEngine(Hook):
             messages = self._rolling_mask(run, messages)
         trigger, self.squeezed = "threshold", None
         for _ in range(3):
-            if self.measure(messages) > self.compaction_at:
+            if self._measure_history(messages) > self.compaction_at:
                 self._compact(run, trigger)
                 messages = list(run.state.messages)
             status, total = self._with_status(run, messages)
@@ -273,18 +288,34 @@ class ContextEngine(Hook):
 
     def _rolling_mask(self, run: Run, messages: list[Message]) -> list[Message]:
         """Mask used outputs in one batch once they add up to ``mask_threshold_tokens``: one cache miss
-        buys a smaller prefix on every later turn."""
-        found = self.compactor.maskable(messages)
-        if sum(self.counter.message(messages[i]) for i, _ in found) < self.settings.mask_threshold_tokens:
+        buys a smaller prefix on every later turn. Only what is new since the last turn is scanned."""
+        found = self._maskable(messages)
+        if self._scan.tokens < self.settings.mask_threshold_tokens:
             return messages
         before = self.measure(messages)
         masked = self.compactor.mask(run, messages, enough=lambda _: False)
         check_history(masked, where="masking")
         run.state.messages[:] = masked
         self.tally.reset()
+        self._scan = _Scan()
         after = self.measure(masked)
         run.record.event(Masking(turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after))
         return list(masked)
+
+    def _maskable(self, messages: list[Message]) -> list[tuple[int, str]]:
+        """The maskable outputs, from a scan that resumes where the last turn's stopped: the history only grows
+        between maskings and compactions, which start the scan again (and anything else is noticed by the
+        identity of the last message scanned)."""
+        scan = self._scan
+        if scan.cursor > len(messages) or (scan.cursor and messages[scan.cursor - 1] is not scan.last):
+            scan = self._scan = _Scan()
+        end = next((i for i in range(len(messages) - 1, scan.cursor - 1, -1) if messages[i]["role"] == "assistant"),
+                   scan.cursor)  # fmt: skip
+        new = self.compactor.maskable_between(messages, scan.cursor, end, scan.names)
+        scan.found += new
+        scan.tokens += sum(self.counter.message(messages[i]) for i, _ in new)
+        scan.cursor, scan.last = end, messages[end - 1] if end else None
+        return list(scan.found)
 
     def on_model_error(self, run: Run, error: ModelError) -> bool:
         """A chat template that refuses a system message after the first (Qwen's, Mistral's) gets the status as
@@ -310,6 +341,7 @@ class ContextEngine(Hook):
         return True
 
     def _compact(self, run: Run, trigger: str) -> None:
+        self._scan = _Scan()  # compaction rewrites the history: the rolling mask scans it again
         turn = run.state.turn
         before = self.measure(run.state.messages)
         target = int(self.compaction_at * MASK_TARGET)
