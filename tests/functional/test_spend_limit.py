@@ -186,3 +186,22 @@ def test_in_slack_the_limit_is_said_and_only_an_approver_can_raise_it(system: An
         assert any("Only the workflow's approvers can raise its spend limit" in t for t in told)
         say("Ev3", "continue with $0.05 more", "1726133803.0", "U0LEAD")
         assert len(server.requests) > first + 1  # it went on, within the new allowance
+
+
+def test_a_grant_stays_with_its_run_when_it_resumes_and_ends_with_its_turn() -> None:
+    from agent_runtime.stores.hook import new_turn
+
+    def resumed(state: Any, granted: float = 0.0) -> RunRecord:
+        with ScriptedServer([forever] * 400) as server:
+            agent = build_agent(workflow(max_cost=0.01), OpenAIChatModel("gpt-4.1", client=server.client()),
+                                tools=[lookup], granted=granted)  # fmt: skip
+            return agent.run("go on" if state is not None else "look everything up", state=state)
+
+    first = resumed(None, granted=0.06)
+    assert first.status is RunStatus.COST_LIMIT and (first.cost_usd() or 0) > 0.03  # the grant, not the 0.01
+    assert first.state is not None
+    again = resumed(first.state)  # the same run, in another invocation: the grant is in its state
+    assert (again.cost_usd() or 0) > 0.03
+    assert again.state is not None
+    next_turn = resumed(new_turn(again.state, "run-next"))  # a new turn of the thread: back to the workflow's
+    assert (next_turn.cost_usd() or 0) <= 0.01

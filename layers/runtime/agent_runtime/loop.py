@@ -24,7 +24,7 @@ from .models import ContextLengthExceededError, Model, ModelError, ModelRequest,
 from .models.prices import prices_for
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
-from .spend import COST_NOTE, SpendLimit
+from .spend import COST_NOTE, GRANTED, SpendLimit
 from .state import Slot
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments
@@ -167,6 +167,7 @@ class Agent:
         run = self._start(message, state, deadline or Deadline.none(), run_id)
         if self.spend is not None:
             run.spent_before = self.spend.thread_spent(run.state.run_id)
+            self.spend = self._granted(run, self.spend)
         self.hooks.on_run_start(run)
         try:
             while True:
@@ -255,6 +256,14 @@ class Agent:
         result = self._run_tools(run, list(stored.tool_calls), refused)
         self._count_unrun(run, len(refused) == len(stored.tool_calls), refused)
         return result
+
+    def _granted(self, run: Run, spend: SpendLimit) -> SpendLimit:
+        """The run's grant: given now (kept in its state), or given before it suspended."""
+        grant = spend.granted or GRANTED.get(run.state.context)
+        if not grant:
+            return spend
+        GRANTED.set(run.state.context, grant)
+        return replace(spend, per_run=grant, granted=grant)
 
     def _count_unrun(self, run: Run, none_ran: bool, refused: dict[str, str]) -> None:
         """Unrunnable calls are answered but not counted; a model that writes only those, turn after turn, is

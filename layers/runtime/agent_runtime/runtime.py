@@ -253,8 +253,7 @@ def spend_limit(
         spent = sum(r.get("cost_usd") or 0.0 for r in rows if r["run_id"] != run_id and r["started_at"][:10] == today)
         return spent - ThreadStore(runs.store).spend_raised(thread_id, today)
 
-    per_run = granted if granted > 0 and limits.max_cost is not None else limits.max_cost
-    return SpendLimit(per_run, limits.max_cost_per_thread_day, thread_spent)
+    return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent, granted if granted > 0 else 0.0)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

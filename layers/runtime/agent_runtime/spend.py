@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from .messages import Message
 from .models.prices import Prices
 from .record import RunRecord
+from .state import Slot
+
+# An approver's grant ("continue with $N more") is the run's own limit, kept in the run's state so the run keeps it
+# when it suspends and resumes in another invocation; a new turn of the thread starts without it.
+GRANTED: Slot[float] = Slot("spend_granted", float, owner=__name__)
 
 MIN_REPLY_ESTIMATE = 256  # tokens: a reply so far short says little about the next one
 COST_NOTE = (
@@ -28,6 +33,7 @@ class SpendLimit:
     per_run: float | None = None
     per_thread_day: float | None = None
     thread_spent: Callable[[str], float] = lambda run_id: 0.0  # the thread's other runs today (once per run)
+    granted: float = 0.0  # an approver's "continue with $N more" in the message that started this run
 
     def __bool__(self) -> bool:
         return self.per_run is not None or self.per_thread_day is not None
