@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from agent_runtime.evals import (
     junit,
     load_cases,
 )
+from agent_runtime.evals.cases import argument_text
 from agent_runtime.evals.checks import parse_verdict
 from agent_runtime.evals.generate import check_generator, generate
 from agent_runtime.evals.stubs import answer, stub_tools, without_stubbed
@@ -152,6 +154,10 @@ def test_stub_rules_answer_in_order_with_arguments_substituted() -> None:
     with pytest.raises(ToolError, match="no answer for these arguments"):
         answer(Stub("t", (StubRule("x", {"q": "^a$"}),)), {"q": "b"})
     assert answer(Stub("t", (StubRule('{"json": $n}'),)), {"n": 3}) == '{"json": 3}'
+    # eval add keys a stub by the exact arguments of a call: non-ASCII lists match when replayed
+    exact = {"tags": ["café", "naïve"]}
+    replayed = Stub("t", (StubRule("hit", {"tags": f"^{re.escape(argument_text(exact['tags']))}$"}),))
+    assert answer(replayed, exact) == "hit"
 
 
 def test_stubs_keep_a_builtin_tools_schema_and_replace_whole_sources() -> None:

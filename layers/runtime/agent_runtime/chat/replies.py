@@ -35,67 +35,46 @@ class SlackReplier:
         handlers = [RateLimitErrorRetryHandler(max_retry_count=3), ConnectionErrorRetryHandler(max_retry_count=2)]
         self.client = WebClient(token=token, base_url=base_url, timeout=TIMEOUT, retry_handlers=handlers)
 
-    def post(self, channel: str, thread_ts: str, text: str) -> str:
+    def _api(self, method: str, **arguments: Any) -> Any:
+        """One Web API call (``chat.postMessage``) through the SDK's method of that name; Slack's error, by name,
+        as a ReplyError."""
         try:
-            return str(self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text)["ts"])
+            return getattr(self.client, method.replace(".", "_"))(**arguments)
         except SlackApiError as error:
-            raise ReplyError(f"Slack chat.postMessage failed: {error.response.get('error')}") from None
+            raise ReplyError(f"Slack {method} failed: {error.response.get('error')}") from None
+
+    def post(self, channel: str, thread_ts: str, text: str) -> str:
+        return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, text=text)["ts"])
 
     def post_blocks(self, channel: str, thread_ts: str, blocks: list[dict[str, Any]], text: str) -> str:
-        try:
-            reply = self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, blocks=blocks, text=text)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack chat.postMessage failed: {error.response.get('error')}") from None
-        return str(reply["ts"])
+        return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, blocks=blocks, text=text)["ts"])
 
     def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
-        try:
-            self.client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack chat.postEphemeral failed: {error.response.get('error')}") from None
+        self._api("chat.postEphemeral", channel=channel, user=user, text=text, thread_ts=thread_ts)
 
     def update(self, channel: str, ts: str, text: str) -> None:
-        try:
-            self.client.chat_update(channel=channel, ts=ts, text=text)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack chat.update failed: {error.response.get('error')}") from None
+        self._api("chat.update", channel=channel, ts=ts, text=text)
 
     def delete(self, channel: str, ts: str) -> None:
-        try:
-            self.client.chat_delete(channel=channel, ts=ts)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack chat.delete failed: {error.response.get('error')}") from None
+        self._api("chat.delete", channel=channel, ts=ts)
 
     def set_status(self, channel: str, thread_ts: str, status: str) -> None:
         """The app's "is working…" line under a direct-message thread (needs assistant:write); "" clears it.
         Slack clears it too when the app posts in the thread, or after two minutes without a new status."""
-        try:
-            self.client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread_ts, status=status)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack assistant.threads.setStatus failed: {error.response.get('error')}") from None
+        self._api("assistant.threads.setStatus", channel_id=channel, thread_ts=thread_ts, status=status)
 
     def set_title(self, channel: str, thread_ts: str, title: str) -> None:
         """An assistant thread's title in the app's history (the assistant view)."""
-        try:
-            self.client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts, title=title)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack assistant.threads.setTitle failed: {error.response.get('error')}") from None
+        self._api("assistant.threads.setTitle", channel_id=channel, thread_ts=thread_ts, title=title)
 
     def suggest(self, channel: str, thread_ts: str | None, prompts: Sequence[tuple[str, str]]) -> None:
         """Prompts a person can click to start with: in an assistant thread, or (``thread_ts`` None: the agent
         view, where a thread_ts makes the call fail silently) in the conversation with the app."""
         listed = [{"title": title, "message": message} for title, message in prompts]
-        try:
-            self.client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=thread_ts, prompts=listed)
-        except SlackApiError as error:
-            reason = error.response.get("error")
-            raise ReplyError(f"Slack assistant.threads.setSuggestedPrompts failed: {reason}") from None
+        self._api("assistant.threads.setSuggestedPrompts", channel_id=channel, thread_ts=thread_ts, prompts=listed)
 
     def update_blocks(self, channel: str, ts: str, blocks: list[dict[str, Any]], text: str) -> None:
-        try:
-            self.client.chat_update(channel=channel, ts=ts, blocks=blocks, text=text)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack chat.update failed: {error.response.get('error')}") from None
+        self._api("chat.update", channel=channel, ts=ts, blocks=blocks, text=text)
 
     def answer(
         self, channel: str, thread_ts: str, progress_ts: str | None, text: str, feedback: str | None = None
@@ -127,10 +106,7 @@ class SlackReplier:
         self, channel: str, thread_ts: str, *, cursor: str | None = None, limit: int = 100
     ) -> tuple[list[dict[str, Any]], str | None]:
         """One page of a thread's messages (conversations.replies; needs channels:history / groups:history)."""
-        try:
-            page = self.client.conversations_replies(channel=channel, ts=thread_ts, cursor=cursor, limit=limit)
-        except SlackApiError as error:
-            raise ReplyError(f"Slack conversations.replies failed: {error.response.get('error')}") from None
+        page = self._api("conversations.replies", channel=channel, ts=thread_ts, cursor=cursor, limit=limit)
         following = (page.get("response_metadata") or {}).get("next_cursor") or None
         return list(page.get("messages") or []), following
 

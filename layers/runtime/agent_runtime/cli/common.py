@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
@@ -19,7 +19,6 @@ from ..sandbox.outputs import save_files, written_since
 from ..stores import RunStore
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
-Handler = Callable[[argparse.Namespace, RuntimeConfig], int]
 
 EXIT_CODES = {
     RunStatus.COMPLETED: 0,

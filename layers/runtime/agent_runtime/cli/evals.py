@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import sys
 from pathlib import Path
@@ -148,8 +149,6 @@ def _progress(attempt: Attempt) -> None:
 
 
 def _write(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    import json
-
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"agent-runtime: wrote {args.json}", file=sys.stderr)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Message, system, user
-from .cases import Expect, Judge, ToolExpect
+from .cases import Expect, Judge, ToolExpect, argument_text
 
 JUDGE_PROMPT = """\
 You are grading an assistant's answer for an automated evaluation. Read the rubric, the request and the answer.
@@ -70,7 +70,7 @@ def _called(expected: ToolExpect, calls: Sequence[Mapping[str, Any]]) -> CheckRe
     named = [c for c in calls if c["name"] == expected.name]
     for call in named:
         args = call.get("arguments") or {}
-        if all(re.search(p, _text(args.get(k))) for k, p in expected.args.items()):
+        if all(re.search(p, argument_text(args.get(k))) for k, p in expected.args.items()):
             return CheckResult(f"called {expected.label()}", True, f"{len(named)} call(s)")
     detail = f"{len(named)} call(s) of {expected.name}, none with these arguments" if named else "never called"
     return CheckResult(f"called {expected.label()}", False, detail)
@@ -143,7 +143,3 @@ def parse_verdict(text: str | None) -> tuple[bool, str]:
     if not isinstance(data, dict) or not isinstance(data.get("pass"), bool):
         return False, f"the judge's reply is not a verdict: {(text or '')[:200]!r}"
     return data["pass"], str(data.get("reason") or "")[:500]
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -23,6 +23,7 @@ from ..skills import SkillLibrary
 from ..stores import RunStore, StoreFileStore
 from ..stores.runs import run_partition, thread_partition
 from ..workflows import load_workflow
+from .cases import argument_text
 
 POINTER = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
 KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
@@ -39,8 +40,7 @@ def case_from_run(
         raise ConfigError(f"no stored run {run_id!r} with a checkpoint in {config.state_dir}")
     if record["workflow"] != workflow:
         raise ConfigError(f"run {run_id} ran workflow {record['workflow']!r}, not {workflow!r}")
-    row = runs.store.get_item(run_partition(run_id), "summary")
-    thread = (row.data.get("thread_id") if row else None) or None
+    thread = (runs.summary(run_id) or {}).get("thread_id") or None
     files = StoreFileStore(runs.store, thread_partition(thread) if thread else run_partition(run_id))
     name = name or f"from-{run_id}"
     folder = evals_dir / workflow
@@ -112,7 +112,7 @@ def _stubs(messages: list[Any], own: set[str]) -> dict[str, Any]:
                 args = json.loads(call["function"]["arguments"] or "{}")
             except ValueError:
                 continue
-            when = {k: f"^{re.escape(v if isinstance(v, str) else json.dumps(v))}$" for k, v in args.items()}
+            when = {k: f"^{re.escape(argument_text(v))}$" for k, v in args.items()}
             stub = stubs.setdefault(name, {"parameters": {"type": "object", "properties": {}}, "rules": []})
             stub["parameters"]["properties"].update({k: {"type": _json_type(v)} for k, v in args.items()})
             rules = stub["rules"]

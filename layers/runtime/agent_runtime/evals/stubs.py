@@ -18,7 +18,7 @@ from ..errors import ToolError
 from ..tools import Tool
 from ..tools.decorator import external_tool
 from ..workflows import Workflow
-from .cases import Stub
+from .cases import Stub, argument_text
 
 
 def without_stubbed(workflow: Workflow, stubs: Sequence[Stub]) -> Workflow:
@@ -64,8 +64,8 @@ def _stub_tool(workflow: Workflow, stub: Stub) -> Tool:
 def answer(stub: Stub, arguments: Mapping[str, Any]) -> str:
     """The first rule whose ``when`` patterns all match; ``$argument`` in its text is replaced by the value."""
     for rule in stub.rules:
-        if all(re.search(pattern, _text(arguments.get(key))) for key, pattern in rule.when.items()):
-            text = Template(rule.returns).safe_substitute({k: _text(v) for k, v in arguments.items()})
+        if all(re.search(pattern, argument_text(arguments.get(key))) for key, pattern in rule.when.items()):
+            text = Template(rule.returns).safe_substitute({k: argument_text(v) for k, v in arguments.items()})
             if rule.error:
                 raise ToolError(text)
             return text + (_filler(rule.pad_tokens, json.dumps(arguments, sort_keys=True)) if rule.pad_tokens else "")
@@ -78,10 +78,6 @@ def _filler(tokens: int, seed: str) -> str:
 
     seeded = sum(ord(c) for c in seed)
     return "\n" + generate({"kind": "document", "tokens": tokens, "seed": seeded}).decode("utf-8")
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _builtin(name: str) -> Tool | None:

@@ -166,6 +166,10 @@ class RunStore:
         item = self.store.get_item(partition, name)
         return item.data if item is not None else None
 
+    def summary(self, run_id: str) -> dict[str, Any] | None:
+        """The run's row of the runs index as of its latest invocation (workflow, status, thread, cost)."""
+        return self._get(run_id, SUMMARY)
+
     def load_record(self, run_id: str) -> dict[str, Any] | None:
         """The run's record, with the feedback people gave its answer since (``feedback``: by, verdict, at)."""
         record = self._get(run_id, RECORD)

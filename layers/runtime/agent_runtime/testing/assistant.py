@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..context.history import STATUS_MARK, SUMMARY_MARK
-from ..messages import text_of
+from ..messages import text_of, tool_names
 from .steps import Reply, ScriptedCall, ScriptedRequest
 
 ASKED = "The person asked: "  # how the demo's summaries keep the request (demo.py)
@@ -170,14 +170,18 @@ def _phrases(question: str) -> str:
 
 def _searches(request: ScriptedRequest) -> dict[str, list[str]]:
     """The file_regex results so far, by file id (what the window still shows of them)."""
-    results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
     found: dict[str, list[str]] = {}
-    for message in request.messages:
-        for call in message.get("tool_calls", []):
-            if call["function"]["name"] == "file_regex":
-                fid = json.loads(call["function"]["arguments"] or "{}").get("id", "")
-                found.setdefault(fid, []).append(results.get(call["id"], ""))
+    for fid, result in _file_calls(request, "file_regex"):
+        found.setdefault(fid, []).append(result or "")
     return found
+
+
+def _file_calls(request: ScriptedRequest, tool: str) -> list[tuple[str, str | None]]:
+    """Each call of a file tool still in the window: the file id, and its result (None: no longer shown)."""
+    results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
+    return [(json.loads(call["function"]["arguments"] or "{}").get("id", ""), results.get(call["id"]))
+            for message in request.messages for call in message.get("tool_calls", [])
+            if call["function"]["name"] == tool]  # fmt: skip
 
 
 def _new_files(request: ScriptedRequest) -> list[tuple[str, str, str, str, str]]:
@@ -200,7 +204,7 @@ def _textual(mimetype: str, source: str) -> bool:
 
 
 def _fresh_evidence(request: ScriptedRequest, terms: list[str]) -> list[dict[str, Any]]:
-    calls = {c["id"]: c["function"]["name"] for m in request.messages for c in m.get("tool_calls", [])}
+    calls = tool_names(request.messages)
     found = []
     echo = _question(request)[:40].lower()
     for call_id, text in request.tool_results().items():
@@ -333,13 +337,10 @@ SUMMARY_FILE = re.compile(r"^\[virtual file (file-[0-9a-f]+): compaction summary
 
 def _read_results(request: ScriptedRequest) -> dict[str, str]:
     """What file_read returned, by file id (as far as the window still shows it)."""
-    results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
     found: dict[str, str] = {}
-    for message in request.messages:
-        for call in message.get("tool_calls", []):
-            if call["function"]["name"] == "file_read" and call["id"] in results:
-                fid = json.loads(call["function"]["arguments"] or "{}").get("id", "")
-                found[fid] = found.get(fid, "") + _unnumbered(results[call["id"]])
+    for fid, result in _file_calls(request, "file_read"):
+        if result is not None:
+            found[fid] = found.get(fid, "") + _unnumbered(result)
     return found
 
 
@@ -427,7 +428,7 @@ def _tool_texts(request: ScriptedRequest) -> list[str]:
 
 
 def _results_by_tool(request: ScriptedRequest) -> list[tuple[str, str]]:
-    names = {c["id"]: c["function"]["name"] for m in request.messages for c in m.get("tool_calls", [])}
+    names = tool_names(request.messages)
     return [(names.get(m.get("tool_call_id", ""), ""), text_of(m)) for m in request.messages if m["role"] == "tool"]
 
 
