@@ -1,7 +1,7 @@
 """A picture of how a run used its window: hand-written SVG from the run record.
 
 Tokens by part of the request (system, tools, summary, files inline, history) per model call as stacked areas,
-the window and the compaction point as lines, each compaction and masking marked with its tactic, the tool calls
+the window and the compaction point as lines, each compaction, masking and fold marked with its tactic, the tool calls
 of each turn along the bottom; one such panel for the run and one below it for each helper it started.
 Hand-written because a plotting library (matplotlib is ~40 MB with numpy) would outweigh everything else in the
 runtime layer for one chart; the numbers are also in the SVG as data attributes.
@@ -147,10 +147,10 @@ def _markers(events: Sequence[Mapping[str, Any]], points: list[dict[str, Any]], 
     index = {p["turn"]: i for i, p in enumerate(points)}
     rows = []
     for event in events:
-        if event.get("type") not in ("compaction", "masking") or event.get("turn") not in index:
+        if event.get("type") not in ("compaction", "masking", "folding") or event.get("turn") not in index:
             continue
         x = scale.x(index[event["turn"]])
-        tactic = str(event.get("tactic") or "masking")
+        tactic = str(event.get("tactic") or event["type"])
         rows.append(f'<g class="marker" data-type="{event["type"]}" data-turn="{event["turn"]}">'
                     f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{scale.y(0):.1f}" stroke="#555" '
                     f'stroke-dasharray="2 2"/><text x="{x + 3:.1f}" y="{TOP + 10}" fill="#555" '

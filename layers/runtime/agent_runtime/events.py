@@ -142,10 +142,23 @@ class VirtualFile(RunEvent):
 @dataclass(frozen=True, kw_only=True)
 class Masking(RunEvent):
     kind = "masking"
+    optional = ("cache",)
     turn: int
     outputs: int
     tokens_before: int
     tokens_after: int
+    cache: Mapping[str, Any] | None = None  # the estimate that the break pays (context/cache.py)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Folding(RunEvent):
+    kind = "folding"
+    turn: int
+    turns: int  # folded into one message of rows
+    messages: int  # that it replaced
+    tokens_before: int
+    tokens_after: int
+    cache: Mapping[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)

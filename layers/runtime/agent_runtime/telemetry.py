@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 FLUSH_SECONDS = 0.8  # what a handler waits for its spans to leave, at most (the budget a dead collector costs)
 EXPORT_SECONDS = 5.0  # one export, retries included (OTEL_EXPORTER_OTLP_TIMEOUT overrides)
-EVENT_KINDS = ("compaction", "masking", "virtual_file", "approval_requested", "approval_decided", "subagent")
+EVENT_KINDS = ("compaction", "masking", "folding", "virtual_file", "approval_requested", "approval_decided", "subagent")
 _LOCK = threading.Lock()
 _PROVIDERS: dict[str, Any] = {}
 _OPEN: dict[tuple[str, str], Any] = {}  # (run id, call id) → a running subagent call's span (its helper's parent)
@@ -210,6 +210,8 @@ class TelemetryHook(Hook):
             return
         for event in run.record.events[self._seen :]:
             data = event.to_dict()
+            nested = data.pop("cache", None)  # masking and folding: the cache-break estimate, flattened
+            data |= {f"cache.{k}": v for k, v in nested.items()} if isinstance(nested, dict) else {}
             if data["type"] in EVENT_KINDS:
                 attributes = {f"agent_runtime.{k}": v for k, v in data.items()
                               if k not in ("type", "at") and isinstance(v, str | int | float | bool)}  # fmt: skip

@@ -11,7 +11,16 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from .context.budget import WINDOW
-from .events import Compaction, EndpointAdapted, FileRead, Masking, RunEvent, ServerDescribed, VirtualFile
+from .events import (
+    Compaction,
+    EndpointAdapted,
+    FileRead,
+    Folding,
+    Masking,
+    RunEvent,
+    ServerDescribed,
+    VirtualFile,
+)
 from .hooks import Hook
 
 if TYPE_CHECKING:
@@ -131,6 +140,8 @@ def _describe(event: RunEvent) -> str | None:
         return f"      → virtual file {event.file} ({event.tokens:,} tokens, {event.lines:,} lines)"
     if isinstance(event, Masking):
         return f"  ⇣ masking: {event.outputs} used output(s), {event.tokens_before:,} → {event.tokens_after:,} tokens"
+    if isinstance(event, Folding):
+        return f"  ⇣ folding: {event.turns} old turn(s), {event.tokens_before:,} → {event.tokens_after:,} tokens"
     if isinstance(event, Compaction):
         return (
             f"  ⇣ compaction #{event.number} ({event.tactic}, {event.trigger}): "

@@ -26,13 +26,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from .. import messages as msgs
 from ..errors import ConfigError, RunError
 from ..events import CompactionFallback, CompactionReused
+from ..files.store import file_id_for
 from ..messages import Message, text_of
 from ..models import Model, ModelError, ModelRequest
 from ..state import Slot
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
-from .identifiers import extract, identifiers_in, missing_from
+from .identifiers import extract, fact_rank, identifiers_in, missing_from
 from .ladder import Offloader, drop_oldest, naming, newest_outputs, offload_arguments, offload_largest
+from .ledger import RunLedger
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
 
@@ -242,8 +244,19 @@ class Compactor:
     # Masking
     def mask(self, run: Run, messages: list[Message], *, enough: Callable[[list[Message]], bool]) -> list[Message]:
         """Replace used tool outputs, oldest first, with pointers to where they can be read again."""
+        return self.mask_these(run, messages, self.maskable(messages), enough=enough)
+
+    def mask_these(
+        self,
+        run: Run,
+        messages: list[Message],
+        outputs: list[tuple[int, str]],
+        *,
+        enough: Callable[[list[Message]], bool] = lambda _: False,
+    ) -> list[Message]:
+        """Replace the given outputs ((index, tool name), oldest first) with pointers."""
         result = list(messages)
-        for index, name in self.maskable(messages):
+        for index, name in outputs:
             message = result[index]
             pointer = self._pointer(run, message, name, self.counter.message(message))
             result[index] = msgs.tool_result(message.get("tool_call_id", ""), pointer)
@@ -275,12 +288,17 @@ class Compactor:
                 found.append((index, name))
         return found
 
-    def _pointer(self, run: Run, message: Message, tool: str, tokens: int) -> str:
+    def pointer_tokens(self, message: Message, tool: str) -> int:
+        """The size the output's pointer will have (nothing is stored): what masking it would save."""
+        pointer = self._pointer(None, message, tool, self.counter.message(message))
+        return self.counter.message(msgs.tool_result(message.get("tool_call_id", ""), pointer))
+
+    def _pointer(self, run: Run | None, message: Message, tool: str, tokens: int) -> str:
         """Where a masked output is, and the identifiers it named (ticket keys, ids, paths, numbers): the model
-        keeps sight of what it found without reading it again."""
+        keeps sight of what it found without reading it again. ``run`` None: the text only, nothing stored."""
         return naming(self._where(run, message, tool, tokens), identifiers_in(text_of(message)), MASK_NAMED)
 
-    def _where(self, run: Run, message: Message, tool: str, tokens: int) -> str:
+    def _where(self, run: Run | None, message: Message, tool: str, tokens: int) -> str:
         text = text_of(message)
         read = _READ_HEADER.match(text)
         if read:
@@ -293,12 +311,14 @@ class Compactor:
         if virtual:
             fid = virtual["id"]
             return f'{MASK_MARK}the preview of virtual file {fid}; again: file_read(id="{fid}")]'
-        name = f"{tool}-{message.get('tool_call_id', 'result')}.txt"
-        meta = run.context.files.put(text.encode("utf-8"), name=name, mimetype="text/plain", source="archive")
-        run.record.files.append(meta.to_dict())
-        return (
-            f'{MASK_MARK}the {tool} result, {tokens:,} tokens, now in file {meta.id}; again: file_read(id="{meta.id}")]'
-        )
+        name, data = f"{tool}-{message.get('tool_call_id', 'result')}.txt", text.encode("utf-8")
+        fid = file_id_for(name, data)
+        if run is not None:
+            meta = run.context.files.put(data, name=name, mimetype="text/plain", source="archive")
+            run.record.files.append(meta.to_dict())
+            if isinstance(run.context.ledger, RunLedger):
+                run.context.ledger.seen_whole(meta, text)
+        return f'{MASK_MARK}the {tool} result, {tokens:,} tokens, now in file {fid}; again: file_read(id="{fid}")]'
 
     # Summary
     def _remembered(
@@ -468,7 +488,7 @@ class Compactor:
 
 def _clip(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    return flat if len(flat) <= limit else flat[: limit + 1].rsplit(" ", 1)[0] + "…"  # a word's end: see prompts
 
 
 def _remember_facts(run: Run, span: list[Message]) -> list[str]:
@@ -481,6 +501,9 @@ def _pinned(missing: list[str], archive: Transcript, limit: int = MAX_PINNED) ->
     if not missing:
         return ""
     rows = []
+    if len(missing) > limit:  # the user's keys and words first, the engine's file ids, then dates and numbers
+        kept = set(sorted(missing, key=fact_rank)[:limit])
+        missing = [item for item in missing if item in kept] + [item for item in missing if item not in kept]
     for item in missing[:limit]:
         position = archive.text.find(item)
         where = f" (archive line {archive.text.count(chr(10), 0, position) + 1})" if position >= 0 else ""

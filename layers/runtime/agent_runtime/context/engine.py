@@ -13,12 +13,11 @@ context reasons and never sends a request over the window by its calibrated coun
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
 from ..errors import ConfigError
-from ..events import Calibrated, Compaction, Masking, ServerDescribed, StatusRoleFallback, VirtualFile
+from ..events import Calibrated, Compaction, ServerDescribed, StatusRoleFallback, VirtualFile
 from ..files import EXTRACTED, FileMeta
 from ..hooks import Hook
 from ..messages import Message
@@ -27,6 +26,7 @@ from ..models.exceptions import TEMPLATE_REFUSAL
 from ..state import Slot
 from ..tools import ToolOutcome, ToolRegistry
 from .budget import WINDOW, Calibration, Window
+from .cache import Prefix, cached_ratio, horizon
 from .compaction import COMPACTIONS, Compactor, Plan, SummaryMemo, load_custom
 from .counter import TokenCounter
 from .encodings import load_encoding
@@ -34,6 +34,7 @@ from .history import VIRTUAL_MARK, check_history
 from .identifiers import identifiers_in
 from .ladder import naming
 from .ledger import STATUS_RESERVE, RunLedger
+from .rolling import Pricing, RollingMask
 from .status import WindowNumbers, render_status
 from .tally import WindowTally
 from .virtual import offload
@@ -51,15 +52,6 @@ STATUS_MARGIN = 32  # tokens kept beyond the last status's size (a digit more, a
 STATUS_ROLE: Slot[str | None] = Slot("status_role", lambda: None, owner=__name__)
 MAX_SUMMARY_TOKENS = 4_096
 SUMMARY_PROMPT_RESERVE = 1_200  # the summary call's instructions (a workflow may add its own) and framing
-
-
-@dataclass
-class _Scan:
-    cursor: int = 0  # messages before it have been scanned for maskable outputs
-    last: Message | None = None  # the message just before the cursor, when it was scanned
-    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name, of the calls scanned
-    found: list[tuple[int, str]] = field(default_factory=list)  # maskable outputs so far: (index, tool name)
-    tokens: int = 0  # their size
 
 
 class ContextEngine(Hook):
@@ -93,7 +85,8 @@ class ContextEngine(Hook):
         self.squeezed: int | None = None  # this request's smaller reply cap, when it passes the input budget
         self._split: dict[str, int] = {}  # the last request's tokens by part (system, tools, history, ...)
         self.tally = WindowTally(self.counter)
-        self._scan = _Scan()  # the rolling mask's scan of the history, resumed each turn
+        self.prefix = Prefix(self.counter)  # what the previous request had: the server's cache
+        self._cached: int | None = None  # tokens of this request the server's cache should have
         custom, instructions = load_custom(self.settings.compactor, workflow.path.parent if workflow.path else None)
         self.compactor = Compactor(
             self.counter,
@@ -106,6 +99,9 @@ class ContextEngine(Hook):
             custom=custom,
             instructions=instructions,
             memo=memo,
+        )
+        self.rolling = RollingMask(
+            self.counter, self.compactor, threshold=self.settings.mask_threshold_tokens, prefix=self.prefix
         )
 
     # The window's numbers: the configured window, or the server's when it said it is smaller.
@@ -145,6 +141,8 @@ class ContextEngine(Hook):
             run, self.counter, remaining=lambda: self.read_budget(run), scale=lambda: self.calibration.scale
         )
         self.tally.update(run.state.messages)
+        self.prefix.restore(run.state.messages)
+        self.rolling.reset()
         self._learn_server(run)
         last = run.state.messages[-1]
         if last["role"] == "user" and isinstance(last.get("content"), str):
@@ -247,8 +245,12 @@ class ContextEngine(Hook):
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         tally = self.tally.update(messages)
         check_history(messages, where="preparing the request", problems=tally.check.result())
+        self.prefix.check(messages)
         if self.settings.mask_threshold_tokens:  # the cheap tactic first: it may make compaction unnecessary
-            messages = self._rolling_mask(run, messages)
+            rolled = self.rolling.apply(run, messages, self._pricing(run), self.measure)
+            if rolled is not messages:  # rewritten in the middle: the running tally starts again
+                self.tally.reset()
+            messages = rolled
         trigger, self.squeezed = "threshold", None
         for _ in range(3):
             if self._measure_history(messages) > self.compaction_at:
@@ -259,11 +261,23 @@ class ContextEngine(Hook):
             # the reserve follows the status's real size (a small window needs the 400 tokens of a first guess)
             self.status_reserve = self.calibration.scaled(self.counter.message(status)) + STATUS_MARGIN
             if fits:
-                return _placed(messages, status)
+                return self._sending(messages, status)
             trigger = "window"  # the status outgrew its reserve (many files): compact again with its real size
         # The last rung, in a tight window only: the reply's cap gives way (never below MIN_REPLY_TOKENS).
         self.squeezed = max(MIN_REPLY_TOKENS, self.window - total)
+        return self._sending(messages, status)
+
+    def _sending(self, messages: list[Message], status: Message) -> list[Message]:
+        """The request, noting how much of it the previous one had (the prefix a server's cache can serve)."""
+        shared = self.prefix.sending(messages)
+        fresh = sum(self.counter.message(message) for message in messages[shared:])
+        self._cached = self.tally.update(messages).tokens - fresh + self.raw_tools_tokens  # tiktoken's count
         return _placed(messages, status)
+
+    def _pricing(self, run: Run) -> Pricing:
+        limit = self.workflow.limits.max_tool_calls
+        left = None if limit is None else max(0, limit - run.state.tool_calls_used)
+        return Pricing(cached_ratio(run.record.prices), horizon(run.state.turn, left))
 
     def _with_status(self, run: Run, messages: list[Message]) -> tuple[Message, int]:
         raw = self.tally.update(messages).tokens + self.raw_tools_tokens
@@ -285,37 +299,6 @@ class ContextEngine(Hook):
             {"turn": run.state.turn, "used": total, "usable": self.usable, "estimated": raw + status_tokens},
         )
         return status, total
-
-    def _rolling_mask(self, run: Run, messages: list[Message]) -> list[Message]:
-        """Mask used outputs in one batch once they add up to ``mask_threshold_tokens``: one cache miss
-        buys a smaller prefix on every later turn. Only what is new since the last turn is scanned."""
-        found = self._maskable(messages)
-        if self._scan.tokens < self.settings.mask_threshold_tokens:
-            return messages
-        before = self.measure(messages)
-        masked = self.compactor.mask(run, messages, enough=lambda _: False)
-        check_history(masked, where="masking")
-        run.state.messages[:] = masked
-        self.tally.reset()
-        self._scan = _Scan()
-        after = self.measure(masked)
-        run.record.event(Masking(turn=run.state.turn, outputs=len(found), tokens_before=before, tokens_after=after))
-        return list(masked)
-
-    def _maskable(self, messages: list[Message]) -> list[tuple[int, str]]:
-        """The maskable outputs, from a scan that resumes where the last turn's stopped: the history only grows
-        between maskings and compactions, which start the scan again (and anything else is noticed by the
-        identity of the last message scanned)."""
-        scan = self._scan
-        if scan.cursor > len(messages) or (scan.cursor and messages[scan.cursor - 1] is not scan.last):
-            scan = self._scan = _Scan()
-        end = next((i for i in range(len(messages) - 1, scan.cursor - 1, -1) if messages[i]["role"] == "assistant"),
-                   scan.cursor)  # fmt: skip
-        new = self.compactor.maskable_between(messages, scan.cursor, end, scan.names)
-        scan.found += new
-        scan.tokens += sum(self.counter.message(messages[i]) for i, _ in new)
-        scan.cursor, scan.last = end, messages[end - 1] if end else None
-        return list(scan.found)
 
     def on_model_error(self, run: Run, error: ModelError) -> bool:
         """A chat template that refuses a system message after the first (Qwen's, Mistral's) gets the status as
@@ -341,8 +324,9 @@ class ContextEngine(Hook):
         return True
 
     def _compact(self, run: Run, trigger: str) -> None:
-        self._scan = _Scan()  # compaction rewrites the history: the rolling mask scans it again
+        self.rolling.reset()  # compaction rewrites the history: the rolling mask scans it again
         turn = run.state.turn
+        old = list(run.state.messages)
         before = self.measure(run.state.messages)
         target = int(self.compaction_at * MASK_TARGET)
         limit = self.compaction_at
@@ -361,6 +345,9 @@ class ContextEngine(Hook):
         )
         event = self.compactor.compact(run, plan)
         self.tally.reset()
+        new = run.state.messages
+        self.prefix.changed(new, next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a is not b),
+                                      min(len(old), len(new))))  # fmt: skip
         core = ("number", "trigger", "tactic", "tokens_before", "tokens_after", "archive_file")
         details = {key: value for key, value in event.items() if key not in core}
         run.record.event(Compaction(turn=turn, **{key: event[key] for key in core}, extra=details))
@@ -374,6 +361,10 @@ class ContextEngine(Hook):
         window = WINDOW.get(run.state.context)
         if response.usage is None or window is None:
             return
+        # The prompt cache: what the engine kept byte-stable for it, and what the server says it served.
+        usage = response.usage
+        share = round(usage.cached_tokens / usage.prompt_tokens, 4) if usage.prompt_tokens else 0.0
+        context["cache"] = {"prefix_tokens": self._cached, "cached_tokens": usage.cached_tokens, "cached_share": share}
         estimated = window["used"]
         context |= {"estimated_prompt_tokens": estimated, "drift": response.usage.prompt_tokens - estimated}
         if self.calibration.learn_usage(window["estimated"], response.usage.prompt_tokens):

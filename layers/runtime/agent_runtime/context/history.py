@@ -13,6 +13,7 @@ from ..messages import Message
 VIRTUAL_MARK = "[virtual file "
 SUMMARY_MARK = "[compacted context"
 MASK_MARK = "[masked: "
+FOLD_MARK = "[folded: "
 STATUS_MARK = "[context status"
 
 

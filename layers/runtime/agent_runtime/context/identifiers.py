@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 
 from ..messages import Message, text_of
-from .history import SUMMARY_MARK
+from .history import FOLD_MARK, SUMMARY_MARK, VIRTUAL_MARK
 
 _PATTERNS = {
     "url": re.compile(r"https?://[^\s)\]>\"'`]+"),
@@ -27,6 +27,7 @@ _PATTERNS = {
 }
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{3,200})[\"”]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")  # a dot inside an e-mail address or a version is no end
+_NAMED = "[named in it: "
 _RULE_WORD = re.compile(r"\b(?:must|never|always|do not|don't|only|required?)\b", re.IGNORECASE)
 _TASK = re.compile(r"^\s*(?:[-*]\s*\[ \]|TODO:?|\d+\.\s+TODO)\s*(.+)$", re.MULTILINE)
 MAX_ITEM_CHARS = 200
@@ -44,14 +45,49 @@ def extract(messages: Iterable[Message]) -> list[str]:
         text = text_of(message)
         if message["role"] not in ("user", "assistant") or text.startswith(SUMMARY_MARK):
             continue
-        sources = [text, *(c["function"]["arguments"] for c in message.get("tool_calls", []))]
+        said = _said_in_fold(text) if text.startswith(FOLD_MARK) else _without_stand_in(text)
+        sources = [said, *(c["function"]["arguments"] for c in message.get("tool_calls", []))]
         for source in sources:
             for item in _scan(source):
                 found.setdefault(item, None)
         if message["role"] == "user":
-            for item in _constraints(text):
+            for item in _constraints(said):
                 found.setdefault(item, None)
     return list(found)
+
+
+def _without_stand_in(text: str) -> str:
+    """An offloaded message's stand-in without the engine's own lines (its header, how to read on): what is
+    left is the preview and the identifiers it names, which are the message's."""
+    if not text.startswith(VIRTUAL_MARK):
+        return text
+    lines = text.split("\n")
+    return "\n".join(
+        line[len(_NAMED) : -1] if line.startswith(_NAMED) else line
+        for line in lines
+        if line.startswith(_NAMED) or not (line.startswith("[") and line.endswith("]"))
+    )
+
+
+_RANKS = {"url": 0, "email": 0, "ticket": 0, "path": 0, "id": 1}
+
+
+def fact_rank(item: str) -> int:
+    """Which facts a pinned list keeps first when it must be cut: the user's words and keys (rank 0), the
+    engine's and tools' ids (1), then dates, versions and numbers (2)."""
+    if " " in item:
+        return 0  # a constraint or an open task, in the user's words
+    for kind, pattern in _PATTERNS.items():
+        if pattern.fullmatch(item):
+            return _RANKS.get(kind, 2)
+    return 0
+
+
+def _said_in_fold(text: str) -> str:
+    """A fold's rows without their results (after " → "; small ones go on in indented lines): what the
+    assistant wrote and called, as before the fold."""
+    lines = text.split("\n")[1:]
+    return "\n".join(line.split(" → ", 1)[0] for line in lines if not line.startswith("    "))
 
 
 NAMING_KINDS = ("url", "email", "ticket", "path", "id")  # what a stand-in names; dates and numbers are noise there

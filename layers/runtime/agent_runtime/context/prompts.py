@@ -82,5 +82,6 @@ def deterministic_summary(span: list[Message], transcript: Transcript, *, mutati
 
 
 def _clip(text: str, limit: int = 300) -> str:
+    """At a word's end: a cut identifier would be taken for another one by the next compaction's checks."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + " …"
+    return flat if len(flat) <= limit else flat[: limit + 1].rsplit(" ", 1)[0] + " …"

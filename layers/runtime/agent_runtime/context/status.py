@@ -12,6 +12,7 @@ from .coverage import describe
 from .history import STATUS_MARK
 
 ARCHIVES_LISTED = 3
+VIRTUAL_LISTED = 5  # partly read virtual files: every row is paid in full on every request (the status is new)
 COMPACT_BELOW = 3_000  # input budgets under this get the short status (in 2k it would take a quarter of them)
 
 
@@ -56,8 +57,8 @@ def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mappin
         lines += [_file_line(meta, state) for meta, state in listed]
         if len(listed) < len(files):
             lines.append(
-                f"- … and {len(files) - len(listed)} more, fully read or archived: their ids are in the messages "
-                "that point at them"
+                f"- … and {len(files) - len(listed)} more, read, partly read or archived: their ids are in the "
+                "messages that point at them"
             )
     return "\n".join(lines)
 
@@ -66,11 +67,13 @@ def _worth_listing(
     files: Sequence[tuple[FileMeta, Mapping[str, Any]]], limit: int
 ) -> list[tuple[FileMeta, Mapping[str, Any]]]:
     """The status must not grow with the run: attachments and extracted files first; virtual files until they
-    are fully read, newest first; only the newest archives (masked outputs, compaction archives); at most
+    are fully read, the newest few; only the newest archives not read whole (compaction archives); at most
     ``limit`` rows in all (the rest are named in the messages that point at them)."""
-    archives = [(meta, state) for meta, state in files if meta.source == "archive"][-ARCHIVES_LISTED:]
+    archives = [(meta, state) for meta, state in files if meta.source == "archive" and not _fully_read(state)]
+    archives = archives[-ARCHIVES_LISTED:]  # masked outputs are read whole: their pointers name them
     first = [(meta, state) for meta, state in files if meta.source in ("attachment", "extracted")]
     virtual = [(meta, state) for meta, state in files if meta.source == "virtual" and not _fully_read(state)]
+    virtual = virtual[-VIRTUAL_LISTED:]
     ranked = {meta.id for meta, _ in [*first, *reversed(virtual), *reversed(archives)][: max(limit, 1)]}
     return [row for row in files if row[0].id in ranked]
 

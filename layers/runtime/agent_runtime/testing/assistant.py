@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..context.history import STATUS_MARK, SUMMARY_MARK
+from ..context.history import FOLD_MARK, STATUS_MARK, SUMMARY_MARK
 from ..messages import text_of, tool_names
 from .steps import Reply, ScriptedCall, ScriptedRequest
 
@@ -373,7 +373,7 @@ def _turns(request: ScriptedRequest) -> list[str]:
                 text = _read_results(request).get(pointer.group(1), "")
             if text.startswith(SUMMARY_MARK) or pointer:
                 text = person_request(text)
-            if text and not text.startswith(STATUS_MARK):
+            if text and not text.startswith((STATUS_MARK, FOLD_MARK)):  # a fold holds its own earlier turns
                 out.append(text)
     return out
 
@@ -414,12 +414,21 @@ def _stem(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
+FOLDED_CALL = re.compile(r"^- (\w+) (\{.*?\}) → ", re.MULTILINE)
+
+
 def _calls_made(request: ScriptedRequest) -> set[tuple[str, str]]:
+    """Its calls so far: in the window, and those folds list (``- tool {arguments} → …``)."""
     made = set()
     for message in request.messages:
-        for call in message.get("tool_calls", []):
-            args = json.loads(call["function"]["arguments"] or "{}")
-            made.add((call["function"]["name"], json.dumps(args, sort_keys=True)))
+        calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", [])]
+        if text_of(message).startswith(FOLD_MARK):
+            calls += FOLDED_CALL.findall(text_of(message))
+        for name, arguments in calls:
+            try:
+                made.add((name, json.dumps(json.loads(arguments or "{}"), sort_keys=True)))
+            except json.JSONDecodeError:
+                continue
     return made
 
 

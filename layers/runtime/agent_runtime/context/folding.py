@@ -1,0 +1,152 @@
+"""Folding: old turns whose results are all masked become rows of one message.
+
+Once its outputs are masked, an old turn is the model's note and calls plus one pointer per call: some 80
+tokens that every later request carries (at the cached price, but for the rest of the run: over a long run
+they cost more than the outputs did). Folded, the turn is one row of about half that. Nothing is lost: a row
+keeps the note verbatim, each call's name and arguments, and where its result is now (the pointer's file,
+size and the identifiers it named); a result too small to mask is kept verbatim.
+
+A row is the note verbatim, then a line per call: ``- tool {arguments} → where its result is``.
+A fold covers whole turns (an assistant message with calls, and all their results), so no call is parted from
+its result. It never covers an action (a mutating tool's turn), a pinned or kept result, a user message, an
+answer or a summary, and the newest turn (not read yet) stays as it is. A fold is one message that is never
+rewritten: the next fold is a new message after it, so the prefix before it stays cached.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .. import messages as msgs
+from ..messages import Message
+from .counter import TokenCounter
+from .history import FOLD_MARK, MASK_MARK
+
+MIN_FOLD_SAVED = 300  # tokens a fold must free: fewer, larger folds (each costs a header and a cache break)
+INLINE_RESULT_TOKENS = 200  # results this small are never masked (compaction.MIN_MASK_TOKENS): rows keep them
+HEADER = (
+    f"{FOLD_MARK}{{n}} earlier turns of yours: each note as you wrote it, then its calls as "
+    '"- tool {{arguments}} → where the result is now" (file_read reads one again)]'
+)
+_FILE = re.compile(r"\bfile-[0-9a-f]{6,}\b")
+_LINES = re.compile(r"\blines (\d+)-(\d+)")
+_NAMED = "\n[named in it: "
+
+
+@dataclass
+class FoldScan:
+    """The run of foldable turns that ends where the used history does, found by a scan resumed each turn."""
+
+    start: int = 0  # first message of the run
+    cursor: int = 0  # messages before it have been scanned
+    last: Message | None = None  # the message before the cursor, when it was scanned
+    turns: int = 0
+    rows: list[str] = field(default_factory=list)
+    tokens: int = 0  # of the messages start:cursor
+    row_tokens: int = 0  # of their rows
+
+
+class Folder:
+    def __init__(self, counter: TokenCounter, *, unfoldable: set[str]) -> None:
+        self.counter = counter
+        self.unfoldable = unfoldable  # mutating, pinned and kept tools: their turns stay whole
+        self.scan = FoldScan()
+
+    def reset(self) -> None:
+        self.scan = FoldScan()
+
+    def resume_after(self, index: int, fold: Message) -> None:
+        """A fold now stands at ``index``: what is before it is scanned, what is after it is next."""
+        self.scan = FoldScan(start=index + 1, cursor=index + 1, last=fold)
+
+    def advance(self, messages: list[Message], end: int) -> FoldScan:
+        """Extend the run of foldable turns up to ``end`` (the newest turn's assistant message, which stays).
+        Stops at a turn whose output waits to be masked; restarts after anything that can never fold."""
+        scan = self.scan
+        if scan.cursor > len(messages) or (scan.cursor and messages[scan.cursor - 1] is not scan.last):
+            scan = self.scan = FoldScan()
+        index = scan.cursor
+        while index < end:
+            stop = _turn_end(messages, index)
+            if stop is None or stop > end:
+                self._restart(index + 1)
+                index += 1
+                continue
+            row = self._row(messages[index], messages[index + 1 : stop])
+            if row == "wait":
+                break
+            if row is None:
+                self._restart(stop)
+            else:
+                self._add(row, messages[index:stop])
+            index = stop
+        scan = self.scan
+        scan.cursor, scan.last = index, messages[index - 1] if index else None
+        return scan
+
+    def estimate(self) -> int:
+        """Tokens the fold found so far would free (its header is ~25 tokens, one per row for the line)."""
+        return self.scan.tokens - self.scan.row_tokens - self.scan.turns - 25
+
+    def message(self) -> Message:
+        scan = self.scan
+        return msgs.user("\n".join([HEADER.format(n=scan.turns), *scan.rows]))
+
+    def _restart(self, at: int) -> None:
+        self.scan.start, self.scan.turns, self.scan.rows = at, 0, []
+        self.scan.tokens = self.scan.row_tokens = 0
+
+    def _add(self, row: str, turn: list[Message]) -> None:
+        scan = self.scan
+        scan.turns += 1
+        scan.rows.append(row)
+        scan.tokens += sum(self.counter.message(message) for message in turn)
+        scan.row_tokens += self.counter.text(row)
+
+    def _row(self, assistant: Message, results: list[Message]) -> str | None:
+        """The turn as one row; None if it can never fold; "wait" if an output is still to be masked."""
+        note = assistant.get("content")
+        calls = assistant.get("tool_calls") or []
+        if not isinstance(note, str | None) or any(call["function"]["name"] in self.unfoldable for call in calls):
+            return None
+        by_id = {result.get("tool_call_id"): result for result in results}
+        lines = [note.strip()] if note and note.strip() else []
+        for call in calls:
+            result = by_id.get(call["id"])
+            content = None if result is None else result.get("content")
+            if result is None or not isinstance(content, str):
+                return None
+            if not content.startswith(MASK_MARK) and self.counter.message(result) >= INLINE_RESULT_TOKENS:
+                return "wait"  # a used output the rolling mask has not masked yet
+            function = call["function"]
+            shown = _shown(content, function["arguments"])
+            lines.append(f"- {function['name']} {function['arguments']} → {shown}")
+        return "\n".join(lines)
+
+
+def _turn_end(messages: list[Message], index: int) -> int | None:
+    """The index after the turn that starts at ``index`` (an assistant message with calls and its results)."""
+    if messages[index]["role"] != "assistant" or not messages[index].get("tool_calls"):
+        return None
+    stop = index + 1
+    while stop < len(messages) and messages[stop]["role"] == "tool":
+        stop += 1
+    return stop
+
+
+def _shown(content: str, arguments: str) -> str:
+    """A result in a row: a pointer shortened to where the output is (no file id its call already names), or a
+    small result verbatim."""
+    if not content.startswith(MASK_MARK):
+        return content.replace("\n", "\n    ")
+    head, _, named = content.partition(_NAMED)
+    found = _FILE.search(head)
+    if found is None:  # a pointer of another shape: its words, without the brackets
+        return head[len(MASK_MARK) :].rstrip("]")
+    lines = _LINES.search(head)
+    where = found[0] if found[0] not in arguments else ""
+    if lines:
+        where = f"lines {lines[1]}-{lines[2]}" + (f" of {where}" if where else "")
+    where = where or "the same call reads it again"
+    return where + (f" · named: {named.rstrip(']')}" if named else "")
