@@ -22,7 +22,7 @@ from agent_runtime.context import ContextEngine, ContextSettings
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.models import ModelError, ModelRequest, OpenAIChatModel, RetryPolicy
-from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.testing import Reply, ScriptedRequest, ScriptedServer, call, reply
 
 from tests.conftest import make_workflow
 from tests.real.conftest import GEMMA3_TEMPLATE, Serve
@@ -145,6 +145,45 @@ def test_an_alternating_template_with_the_status_as_a_user_message(llama: Start)
     assert len(failed) == len(adapted)  # each refusal taught something; none was retried blindly
 
 
+def folded_start(files: InMemoryFileStore, window: int) -> tuple[RunState, Any]:
+    """A scripted model reads a log in 24 parts with a note each: masking and folding leave a fold (a user
+    message of rows) right after the request, then the last turns."""
+    doc = files.put(log_lines(480), name="delivery.log")
+    reads = [
+        Reply(text=f"Part {n}: timeouts noted.", calls=(call("file_read", {"id": doc.id, "start_line": 20 * n + 1,
+                                                                            "end_line": 20 * n + 20}).calls[0],))
+        for n in range(24)
+    ]  # fmt: skip
+    flow = make_workflow(window=window, output=256, max_tool_calls=40)
+    registry = ToolRegistry(list(FILE_TOOLS))
+    with ScriptedServer([*reads, reply("Read it all.")]) as server:
+        chat = OpenAIChatModel("scripted", client=server.client())
+        agent = Agent(flow, chat, tools=registry, hooks=[ContextEngine(flow, registry, model=chat)], files=files)
+        record = agent.run("Read delivery.log in parts of 20 lines.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert record.state is not None
+    return record.state, record
+
+
+@pytest.mark.parametrize("name", ["gemma3", "smollm2"])
+def test_a_thread_whose_old_turns_were_folded_goes_on(llama: Start, name: str) -> None:
+    """A fold is a user message among the turns, next to the request: Gemma 3's official template wants roles
+    alternating (neighbours are merged after one refusal) and SmolLM2's takes it as it is. The thread goes on
+    against the real server with its folded history and completes within the window."""
+    files = InMemoryFileStore()
+    state, first = folded_start(files, 8_192)
+    assert any(e["type"] == "folding" for e in first.events)
+    assert any(messages.text_of(m).startswith("[folded: ") for m in state.messages)
+    record = engine_agent(local(llama(serve(name, 8_192))), MODEL_NAMES[name], files, 8_192).run(
+        "Which deliveries failed last?", state=state
+    )
+    assert record.status in (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT), record.stop_reason
+    answered = [c for c in record.model_calls if c.get("usage")]
+    assert answered and all(c["usage"]["prompt_tokens"] + 256 <= 8_192 for c in answered)
+    adapted = [e["change"] for e in record.events if e["type"] == "endpoint_adapted"]
+    assert len(adapted) <= 2  # each refusal teaches one rule, once
+
+
 def test_a_slow_reply_streams_past_the_idle_timeout_and_a_stalled_one_is_closed(llama: Start) -> None:
     """Was: one 120 s limit per attempt, and an abandoned attempt kept llama.cpp's only slot generating for
     minutes. A 300-token reply takes seconds but never goes quiet for 1 s: it completes in one attempt. A
@@ -170,7 +209,10 @@ def test_a_slow_reply_streams_past_the_idle_timeout_and_a_stalled_one_is_closed(
     after = patient.complete(ModelRequest(messages=[messages.user("Hi.")], max_output_tokens=5))
     waited = time.monotonic() - started
     print(f"\nthe next request after a closed stall: {waited:.1f}s (behind an open one: ~22 s measured)")
-    assert after.usage is not None and waited < 12  # not behind 1,500 abandoned tokens
+    # Not behind 1,500 abandoned tokens: at this machine's speed (the slow reply's) they would take 5 x elapsed.
+    # What is left is the stalled prompt's reading, which llama.cpp finishes before it sees the closed stream
+    # (2-14 s seen, by machine); so the bound is half the abandoned tokens' time, not a fixed number of seconds.
+    assert after.usage is not None and waited < max(12, 2.5 * elapsed)
 
 
 def _timing(what: str, seconds: float, calls: list[dict[str, Any]]) -> None:

@@ -6,6 +6,7 @@ from collections import Counter
 
 from .. import messages as msgs
 from ..messages import Message, text_of
+from .history import FOLD_MARK
 from .transcript import Transcript
 
 SUMMARY_SYSTEM = """\
@@ -57,8 +58,10 @@ def summary_request(transcript: Transcript, *, archive_id: str, custom: str | No
 def deterministic_summary(span: list[Message], transcript: Transcript, *, mutating: set[str]) -> str:
     """A summary built without a model: used when no model is set, or when the summary call fails or is empty."""
     tool_names = msgs.tool_names(span)
-    users = [(i, text_of(m)) for i, m in enumerate(span) if m["role"] == "user"]
+    users = [(i, text_of(m)) for i, m in enumerate(span) if m["role"] == "user" and not _folded(m)]
     answers = [(i, text_of(m)) for i, m in enumerate(span) if m["role"] == "assistant" and text_of(m).strip()]
+    answers += [(i, text_of(m)) for i, m in enumerate(span) if _folded(m)]  # the assistant's own turns, as rows
+    answers.sort()
     calls = Counter(c["function"]["name"] for m in span for c in m.get("tool_calls", []))
     actions = [
         (i, tool_names.get(m.get("tool_call_id", ""), "?"), text_of(m))
@@ -79,6 +82,10 @@ def deterministic_summary(span: list[Message], transcript: Transcript, *, mutati
     lines.append("## Actions already taken (do not repeat)")
     lines += [f"- {name}: {_clip(text)} {ref(i)}" for i, name, text in actions] or ["- (none)"]
     return "\n".join(lines)
+
+
+def _folded(message: Message) -> bool:
+    return message["role"] == "user" and text_of(message).startswith(FOLD_MARK)
 
 
 def _clip(text: str, limit: int = 300) -> str:

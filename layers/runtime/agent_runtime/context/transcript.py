@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .. import messages as msgs
 from ..messages import Message, text_of
 from .counter import TokenCounter
+from .history import FOLD_MARK
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,8 @@ def _heading(index: int, message: Message, tool_names: dict[str, str]) -> str:
     if role == "tool":
         call_id = message.get("tool_call_id", "")
         return f"## [{index}] tool result of {tool_names.get(call_id, '?')} ({call_id})"
+    if role == "user" and text_of(message).startswith(FOLD_MARK):
+        return f"## [{index}] assistant's earlier turns, folded"  # the engine's message, not the person's
     calls = message.get("tool_calls", [])
     if calls:
         listed = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
