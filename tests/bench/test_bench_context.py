@@ -5,6 +5,7 @@
    0.5k-3k tokens): full history, a sliding window, a summarising manager and this engine (and without its
    folds), with OpenAI's prefix caching (from 1,024 tokens, in 128-token steps) at gpt-4.1 prices.
 3. 60 reads of a ledger through file_read, with a detail that must still be known at the end.
+4. A reply asking for 300 to 1,200 parallel calls, or for calls whose arguments outgrow the window.
 """
 
 from __future__ import annotations
@@ -371,3 +372,27 @@ def test_reads_trajectory_cost() -> None:
     defaults = results["ours (defaults)"][0]
     assert defaults.cost(window)["dollars"] / floor <= 1.3
     assert "INV-00451" in json.dumps(defaults.requests[-1])
+
+
+# 4. A reply asking for hundreds of parallel calls -----------------------------------------------------------
+
+
+def test_parallel_fan_out() -> None:
+    """One reply asks for 300, 1,000 or 1,200 calls (or 20 whose arguments alone outgrow the window) with a cap of
+    40 calls and a 16,000-token budget, through the real loop and a scripted server: the run must end in an
+    answer with every request within the budget (was: 'compaction freed too little', the run failed)."""
+    from tests.functional.test_parallel_calls import BUDGET, CAP
+    from tests.functional.test_parallel_calls import run as fan_out
+
+    print(f"\n\nParallel calls in one reply (cap {CAP} calls, budget {BUDGET:,} tokens)")
+    print(f"{'asked':>6} | {'argument chars':>14} | {'status':<16} | {'ran':>4} | {'refused':>7} | "
+          f"{'largest request':>15} | {'seconds':>7}")  # fmt: skip
+    for count, chars in ((300, 0), (1_000, 0), (1_200, 0), (20, 4_000)):
+        started = time.perf_counter()
+        record, _ = fan_out(count, chars)
+        seconds = time.perf_counter() - started
+        ran = sum(c["executed"] for c in record.tool_calls)
+        largest = max(c["usage"]["prompt_tokens"] for c in record.model_calls if c.get("usage"))
+        ok = record.final_answer is not None and largest <= BUDGET
+        print(f"{count:>6} | {chars:>14,} | {record.status:<16} | {ran:>4} | {count - ran:>7} | {largest:>15,} | "
+              f"{seconds:>7.2f} {'ok' if ok else 'FAILED'}")  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,13 @@ def run(limits: dict[str, Any], runs: RunStore | None = None, thread: str | None
         return agent.run("look everything up"), len(server.requests)
 
 
+def largest_request(record: RunRecord) -> float:
+    """The engine's estimate of a request at its largest in the run (the last prompt's size, uncached: a fold or a
+    masking just before the stop can make the last one much smaller than the one the stop was planned for)."""
+    calls = [c for c in record.model_calls if c.get("usage")]
+    return max(next_request_cost(replace(record, model_calls=calls[: k + 1]), 1024) for k in range(len(calls)))
+
+
 @settings(max_examples=8, deadline=None)
 @given(limit=st.floats(0.02, 0.12))
 def test_a_looping_run_stops_at_its_limit_give_or_take_one_request(limit: float) -> None:
@@ -66,7 +74,7 @@ def test_a_looping_run_stops_at_its_limit_give_or_take_one_request(limit: float)
     assert record.status is RunStatus.COST_LIMIT
     assert record.final_answer == "stopped at the limit: looked up what I could"
     spent = record.cost_usd() or 0.0
-    one_request = next_request_cost(record, 1024)
+    one_request = largest_request(record)
     assert limit - 3 * one_request <= spent <= limit  # stopped near the limit, and the last answer fitted
     assert record.stop_reason is not None and f"spend limit of ${limit:g} (limits.max_cost)" in record.stop_reason
     assert [e.kind for e in record.events][-1] == "cost_limit"

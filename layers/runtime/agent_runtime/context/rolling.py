@@ -57,6 +57,9 @@ class RollingMask:
     def apply(
         self, run: Run, messages: list[Message], pricing: Pricing, measure: Callable[[list[Message]], int]
     ) -> list[Message]:
+        scan = self._scan
+        if scan.cursor > len(messages) or (scan.cursor and messages[scan.cursor - 1] is not scan.last):
+            self.reset()  # replaced by someone else: scan it again (the identity of the last message scanned)
         end = self._newest_turn(messages)
         messages = self._mask(run, messages, end, pricing, measure)
         return self._fold(run, messages, end, pricing, measure)
@@ -111,12 +114,8 @@ class RollingMask:
 
     def _maskable(self, messages: list[Message], end: int) -> list[tuple[int, str]]:
         """The maskable outputs, from a scan that resumes where the last turn's stopped: the history only grows
-        between rewrites, which move the scan or start it again (anything else is noticed by the identity of
-        the last message scanned)."""
+        between rewrites, which move the scan or start it again."""
         scan = self._scan
-        if scan.cursor > len(messages) or (scan.cursor and messages[scan.cursor - 1] is not scan.last):
-            scan = self._scan = _Scan()
-            end = self._newest_turn(messages)
         new = self.compactor.maskable_between(messages, scan.cursor, end, scan.names)
         scan.found += new
         scan.tokens += sum(self.counter.message(messages[i]) for i, _ in new)
