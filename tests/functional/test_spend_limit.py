@@ -4,6 +4,7 @@ today; the state is kept so the thread goes on when the limit is raised; a limit
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -193,6 +194,44 @@ def test_in_slack_the_limit_is_said_and_only_an_approver_can_raise_it(system: An
         told = [str(m.get("text")) for m in s.apis.named("chat.postEphemeral")]
         assert any("Only the workflow's approvers can raise its spend limit" in t for t in told)
         say("Ev3", "continue with $0.05 more", "1726133803.0", "U0LEAD")
+        assert len(server.requests) > first + 1  # it went on, within the new allowance
+
+
+LIMITED_JIRA = """\
+name: ops-desk
+description: Answers on OPS tickets, within a budget.
+prompt: You help on tickets.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+limits: {max_cost: 0.05, max_cost_per_thread_day: 0.03}
+tools: {approvers: [5b10lead]}
+triggers:
+  jira: {projects: [OPS]}
+"""
+
+
+def test_in_jira_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any, tmp_path: Path) -> None:  # noqa: F811
+    from tests.functional.test_approvals_e2e import jira_says
+    from tests.triggers_support import jira_request
+
+    (tmp_path / "ops-desk.yaml").write_text(LIMITED_JIRA)
+    with ScriptedServer([slack_loop] * 300) as server:
+        s = system(server)
+
+        def say(text: str, comment_id: str, author: str) -> list[str]:
+            s.post("/jira/webhook", *jira_request(jira_says(text, comment_id, author)))
+            return s.deliver()
+
+        def comments() -> list[str]:
+            return [json.dumps(c["body"]) for c in s.apis.named("jira.comment")]
+
+        assert say("@agent read everything", "30001", "5b10dana") == ["answered"]
+        first = len(server.requests)
+        assert any("limits.max_cost_per_thread_day" in c and "continue with $N more" in c for c in comments())
+        say("@agent continue with $0.05 more", "30002", "5b10dana")  # not an approver
+        assert [r.body.get("tool_choice") for r in server.requests[first:]] in ([], ["none"])  # an answer at most
+        assert any("Only the workflow's approvers can raise its spend limit" in c for c in comments())
+        first = len(server.requests)
+        say("@agent continue with $0.05 more", "30003", "5b10lead")
         assert len(server.requests) > first + 1  # it went on, within the new allowance
 
 

@@ -3,8 +3,8 @@
 Once its outputs are masked, an old turn is the model's note and calls plus one pointer per call: some 80
 tokens that every later request carries (at the cached price, but for the rest of the run: over a long run
 they cost more than the outputs did). Folded, the turn is one row of about half that. Nothing is lost: a row
-keeps the note verbatim, each call's name and arguments, and where its result is now (the pointer's file,
-size and the identifiers it named); a result too small to mask is kept verbatim.
+keeps the note verbatim, each call's name and arguments, and where its result is now (the pointer's file, or
+its line range, and the identifiers it named); a result too small to mask is kept verbatim.
 
 A row is the note verbatim, then a line per call: ``- tool {arguments} → where its result is``.
 A fold covers whole turns (an assistant message with calls, and all their results), so no call is parted from
