@@ -249,9 +249,10 @@ def test_rolling_masking_keeps_the_window_small(scripted: Start) -> None:
 
 
 def test_by_default_used_reads_give_way_to_pointers_that_get_them_back(scripted: Start) -> None:
-    """Rolling masking is on by default: an early read becomes a pointer that names what it held and says how to
-    read it again; the model, needing the flagged invoice it saw there, reads it again and gets the exact lines."""
-    from agent_runtime.context.history import MASK_MARK
+    """Rolling masking is on by default: an early read becomes a pointer (or, once old, a row of a fold) that names
+    what it held and says how to read it again; the model, needing the flagged invoice it saw there, reads it
+    again and gets the exact lines."""
+    from agent_runtime.context.history import FOLD_MARK, MASK_MARK
     from agent_runtime.runtime import build_agent
 
     rows = [f"INV-{n:04d} customer cust-{n % 37:02d} amount {n * 13 % 997}.00 status ok" for n in range(1, 1201)]
@@ -263,6 +264,12 @@ def test_by_default_used_reads_give_way_to_pointers_that_get_them_back(scripted:
 
     def again(request: Any) -> Any:
         seen.append(request)
+        fold = next((text_of(m) for m in request.messages if text_of(m).startswith(FOLD_MARK)), "")
+        row = next((line for line in fold.splitlines() if "→ lines 1-150 · named: INV-0001" in line), None)
+        if row is not None:  # folded: the row is the call itself and where its result is
+            arguments = re.match(r"- file_read (\{.*\}) → ", row)[1]
+            assert json.loads(arguments)["id"] == ledger.id
+            return call("file_read", json.loads(arguments))
         masked = next(m for m in request.messages if m["role"] == "tool" and "lines 1-150" in m["content"])
         pointer = masked["content"]
         assert pointer.startswith(MASK_MARK) and "the same file_read call" in pointer, pointer

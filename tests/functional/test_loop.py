@@ -133,7 +133,7 @@ def test_the_status_tells_the_model_how_many_tool_calls_are_left(scripted: Start
     agent.hooks.hooks.append(ContextEngine(agent.workflow, ToolRegistry([lookup])))
     agent.run("go")
     statuses = [r.status_text() for r in server.requests]
-    assert "tool calls: 0 used of 5; 5 left." in statuses[0] and "tool calls: 1 used of 5; 4 left." in statuses[1]
+    assert "tool calls: 0 used of 5, 5 left" in statuses[0] and "tool calls: 1 used of 5, 4 left" in statuses[1]
 
 
 def test_deadline_suspends_before_calling_the_model(scripted: Start) -> None:

@@ -90,3 +90,21 @@ def test_the_break_rule_and_its_inputs() -> None:
     assert behind_kept.to_dict()["break_cost"] == 0.75 * 9_500 - 2_400
     assert cached_ratio(Prices(2.5, 1.25, 10)) == 0.5 and cached_ratio(None) == cached_ratio(Prices(0, 0, 0)) == 0.25
     assert horizon(1, None) == 1 and horizon(30, None) == 30 and horizon(30, 4) == 5 and horizon(30, 0) == 1
+
+
+def test_a_fold_names_what_a_result_named_unless_the_folds_own_words_already_do() -> None:
+    pointer = '[masked: the read result, 900 tokens; again: file_read(id="file-00000000000{n}")]\n[named in it: {ids}]'
+    messages = history(
+        turn(1, "Reading the queue.", [("read", pointer.format(n=1, ids="ID-1 · ID-10"))]),
+        turn(2, "Noted ID-1 from section 1.", [("read", pointer.format(n=2, ids="ID-2 · ID-1"))]),
+        turn(3, "Noted ID-2 and ID-30.", [("read", pointer.format(n=3, ids="ID-3 · PROJ-7"))]),
+        turn(4, "newest", [("read", "not read yet " * 400)]),
+    )
+    folder = Folder(COUNTER, unfoldable=set())
+    folder.advance(messages, end=len(messages) - 2)
+    rows = [line for line in m.text_of(folder.message()).splitlines() if line.startswith("- ")]
+    assert rows == [
+        '- read {"n": 1} → file-000000000001 · named: ID-10',  # ID-1 is in a later note; ID-10 is not ("ID-1" is)
+        '- read {"n": 2} → file-000000000002',
+        '- read {"n": 3} → file-000000000003 · named: ID-3 · PROJ-7',  # "ID-30" is not ID-3
+    ]

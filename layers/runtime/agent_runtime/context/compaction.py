@@ -318,7 +318,7 @@ class Compactor:
             run.record.files.append(meta.to_dict())
             if isinstance(run.context.ledger, RunLedger):
                 run.context.ledger.seen_whole(meta, text)
-        return f'{MASK_MARK}the {tool} result, {tokens:,} tokens, now in file {fid}; again: file_read(id="{fid}")]'
+        return f'{MASK_MARK}the {tool} result, {tokens:,} tokens; again: file_read(id="{fid}")]'
 
     # Summary
     def _remembered(

@@ -4,7 +4,8 @@ Once its outputs are masked, an old turn is the model's note and calls plus one 
 tokens that every later request carries (at the cached price, but for the rest of the run: over a long run
 they cost more than the outputs did). Folded, the turn is one row of about half that. Nothing is lost: a row
 keeps the note verbatim, each call's name and arguments, and where its result is now (the pointer's file, or
-its line range, and the identifiers it named); a result too small to mask is kept verbatim.
+its line range, and the identifiers it named that no note or call of the fold already names); a result too small
+to mask is kept verbatim.
 
 A row is the note verbatim, then a line per call: ``- tool {arguments} → where its result is``.
 A fold covers whole turns (an assistant message with calls, and all their results), so no call is parted from
@@ -23,15 +24,31 @@ from ..messages import Message
 from .counter import TokenCounter
 from .history import FOLD_MARK, MASK_MARK
 
-MIN_FOLD_SAVED = 300  # tokens a fold must free: fewer, larger folds (each costs a header and a cache break)
+MIN_FOLD_SAVED = 200  # tokens a fold must free: its header (~30) and its cache break (priced apart) need a batch
 INLINE_RESULT_TOKENS = 200  # results this small are never masked (compaction.MIN_MASK_TOKENS): rows keep them
 HEADER = (
-    f"{FOLD_MARK}{{n}} earlier turns of yours: each note as you wrote it, then its calls as "
-    '"- tool {{arguments}} → where the result is now" (file_read reads one again)]'
+    f"{FOLD_MARK}{{n}} earlier turns of yours: notes verbatim, calls as "
+    '"- tool {{arguments}} → where the result is now"]'
 )
 _FILE = re.compile(r"\bfile-[0-9a-f]{6,}\b")
 _LINES = re.compile(r"\blines (\d+)-(\d+)")
 _NAMED = "\n[named in it: "
+
+
+@dataclass(frozen=True)
+class Row:
+    """One turn: the model's words (its note, each call with where its result is) and, per call, what the result
+    named. Named identifiers that the fold's own words repeat are left out when the fold is written."""
+
+    lines: tuple[str, ...]
+    named: tuple[tuple[int, tuple[str, ...]], ...]  # (index in lines, identifiers the result named)
+
+    def text(self, said: str = "") -> str:
+        lines = list(self.lines)
+        for index, named in self.named:
+            fresh = [ident for ident in named if not _names(said, ident)]
+            lines[index] += f" · named: {' · '.join(fresh)}" if fresh else ""
+        return "\n".join(lines)
 
 
 @dataclass
@@ -42,7 +59,7 @@ class FoldScan:
     cursor: int = 0  # messages before it have been scanned
     last: Message | None = None  # the message before the cursor, when it was scanned
     turns: int = 0
-    rows: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     tokens: int = 0  # of the messages start:cursor
     row_tokens: int = 0  # of their rows
 
@@ -74,12 +91,12 @@ class Folder:
                 index += 1
                 continue
             row = self._row(messages[index], messages[index + 1 : stop])
-            if row == "wait":
-                break
-            if row is None:
-                self._restart(stop)
-            else:
+            if isinstance(row, Row):
                 self._add(row, messages[index:stop])
+            elif row == "wait":
+                break
+            else:
+                self._restart(stop)
             index = stop
         scan = self.scan
         scan.cursor, scan.last = index, messages[index - 1] if index else None
@@ -91,20 +108,21 @@ class Folder:
 
     def message(self) -> Message:
         scan = self.scan
-        return msgs.user("\n".join([HEADER.format(n=scan.turns), *scan.rows]))
+        said = "\n".join(line for row in scan.rows for line in row.lines)  # the notes and calls, not the named
+        return msgs.user("\n".join([HEADER.format(n=scan.turns), *(row.text(said) for row in scan.rows)]))
 
     def _restart(self, at: int) -> None:
         self.scan.start, self.scan.turns, self.scan.rows = at, 0, []
         self.scan.tokens = self.scan.row_tokens = 0
 
-    def _add(self, row: str, turn: list[Message]) -> None:
+    def _add(self, row: Row, turn: list[Message]) -> None:
         scan = self.scan
         scan.turns += 1
         scan.rows.append(row)
         scan.tokens += sum(self.counter.message(message) for message in turn)
-        scan.row_tokens += self.counter.text(row)
+        scan.row_tokens += self.counter.text(row.text())  # at most: the fold may leave some named out
 
-    def _row(self, assistant: Message, results: list[Message]) -> str | None:
+    def _row(self, assistant: Message, results: list[Message]) -> Row | str | None:
         """The turn as one row; None if it can never fold; "wait" if an output is still to be masked."""
         note = assistant.get("content")
         calls = assistant.get("tool_calls") or []
@@ -112,6 +130,7 @@ class Folder:
             return None
         by_id = {result.get("tool_call_id"): result for result in results}
         lines = [note.strip()] if note and note.strip() else []
+        named: list[tuple[int, tuple[str, ...]]] = []
         for call in calls:
             result = by_id.get(call["id"])
             content = None if result is None else result.get("content")
@@ -120,9 +139,10 @@ class Folder:
             if not content.startswith(MASK_MARK) and self.counter.message(result) >= INLINE_RESULT_TOKENS:
                 return "wait"  # a used output the rolling mask has not masked yet
             function = call["function"]
-            shown = _shown(content, function["arguments"])
+            shown, idents = _shown(content, function["arguments"])
+            named += [(len(lines), idents)] if idents else []
             lines.append(f"- {function['name']} {function['arguments']} → {shown}")
-        return "\n".join(lines)
+        return Row(tuple(lines), tuple(named))
 
 
 def _turn_end(messages: list[Message], index: int) -> int | None:
@@ -135,18 +155,22 @@ def _turn_end(messages: list[Message], index: int) -> int | None:
     return stop
 
 
-def _shown(content: str, arguments: str) -> str:
-    """A result in a row: a pointer shortened to where the output is (no file id its call already names), or a
-    small result verbatim."""
+def _names(text: str, ident: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w-])", text) is not None
+
+
+def _shown(content: str, arguments: str) -> tuple[str, tuple[str, ...]]:
+    """A result in a row: a pointer shortened to where the output is (no file id its call already names) and the
+    identifiers it named, or a small result verbatim."""
     if not content.startswith(MASK_MARK):
-        return content.replace("\n", "\n    ")
+        return content.replace("\n", "\n    "), ()
     head, _, named = content.partition(_NAMED)
     found = _FILE.search(head)
     if found is None:  # a pointer of another shape: its words, without the brackets
-        return head[len(MASK_MARK) :].rstrip("]")
+        return head[len(MASK_MARK) :].rstrip("]"), ()
     lines = _LINES.search(head)
     where = found[0] if found[0] not in arguments else ""
     if lines:
         where = f"lines {lines[1]}-{lines[2]}" + (f" of {where}" if where else "")
     where = where or "the same call reads it again"
-    return where + (f" · named: {named.rstrip(']')}" if named else "")
+    return where, tuple(named.rstrip("]").split(" · ")) if named else ()

@@ -30,7 +30,7 @@ class ContextSettings:
     compaction_threshold: float = 0.8  # fraction of the usable window that triggers compaction
     compaction_ratio: float = 0.7  # oldest fraction of the history that a summary replaces
     # Mask used tool outputs (with pointers that get them back) once they add up to this; 0: only when compacting.
-    mask_threshold_tokens: int = 2_000
+    mask_threshold_tokens: int = 1_000
     context_budget: int | None = None  # hard cap on input tokens, below the model's window
     status_role: str = "system"  # "user" for servers whose chat templates reject a late system message
     compactor: str | None = None  # "module:function" or a prompt file relative to the workflow

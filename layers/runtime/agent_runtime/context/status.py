@@ -37,30 +37,34 @@ def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mappin
     if n.usable < COMPACT_BELOW:
         return _compact(n, files)
     left = max(0, n.usable - n.used)
-    split = " · ".join(f"{name} {value:,}" for name, value in n.split.items())
+    split = " · ".join(f"{name} {value:,}" for name, value in n.split.items() if value)  # parts at 0 left out
     lines = [
         f"{STATUS_MARK} · turn {n.turn}]",
-        f"tokens: {n.used:,} used of {n.usable:,} available for input ({n.used / n.usable:.1%}); {left:,} left. "
-        f"Window {n.window:,}, {n.output_reserve:,} reserved for the answer.",
+        f"tokens: {n.used:,} used of {n.usable:,} available for input ({n.used / n.usable:.1%}), {left:,} left; "
+        f"{n.output_reserve:,} more reserved for the answer",
         f"split: {split}",
-        f"compaction: at {n.compaction_at:,} tokens, {max(0, n.compaction_at - n.used):,} to go; "
-        f"{n.compactions} so far.",
+        f"compaction at {n.compaction_at:,} tokens ({max(0, n.compaction_at - n.used):,} to go); "
+        f"{n.compactions} so far",
     ]
     if n.scale > 1.0:
         lines.append(f"(counts calibrated to the server's tokenizer: x{n.scale:.2f})")
     if n.tool_calls_limit is not None:
         left = max(0, n.tool_calls_limit - n.tool_calls_used)
-        lines.append(f"tool calls: {n.tool_calls_used} used of {n.tool_calls_limit}; {left} left.")
-    if files:
-        listed = _worth_listing(files, n.max_files)
-        lines.append(f"files ({len(files)}):")
-        lines += [_file_line(meta, state) for meta, state in listed]
-        if len(listed) < len(files):
-            lines.append(
-                f"- … and {len(files) - len(listed)} more, read, partly read or archived: their ids are in the "
-                "messages that point at them"
-            )
+        lines.append(f"tool calls: {n.tool_calls_used} used of {n.tool_calls_limit}, {left} left")
+    lines += _files_lines(files, n.max_files)
     return "\n".join(lines)
+
+
+def _files_lines(files: Sequence[tuple[FileMeta, Mapping[str, Any]]], limit: int) -> list[str]:
+    if not files:
+        return []
+    listed = _worth_listing(files, limit)
+    if not listed:  # every file read, partly read long ago or archived: one line, not a header and a row
+        return [f"files: {len(files)}, each named by the message that points at it"]
+    rows = [_file_line(meta, state) for meta, state in listed]
+    more = len(files) - len(listed)
+    more_row = [f"- … {more} more: ids in the messages that point at them"] if more else []
+    return [f"files ({len(files)}):", *rows, *more_row]
 
 
 def _worth_listing(
