@@ -6,7 +6,7 @@ from agent_runtime.context.status import WindowNumbers, render_status
 from agent_runtime.files import FileMeta
 
 NUMBERS = WindowNumbers(
-    turn=7, used=6_202, usable=27_904, window=32_000, output_reserve=4_096, compaction_at=22_323, compactions=1,
+    turn=7, used=6_202, usable=27_904, output_reserve=4_096, compaction_at=22_323, compactions=1,
     split={"system": 11, "tools": 451, "history": 5_740, "files inline": 0, "summary": 0},
     tool_calls_used=12, tool_calls_limit=50,
 )  # fmt: skip

@@ -432,7 +432,6 @@ class ContextEngine(Hook):
             turn=run.state.turn,
             used=used,
             usable=self.usable,
-            window=self.window,
             output_reserve=self.output_reserve,
             compaction_at=self.compaction_at,
             compactions=len(COMPACTIONS.get(run.state.context)),

@@ -21,7 +21,6 @@ class WindowNumbers:
     turn: int
     used: int
     usable: int  # input budget: window (or context_budget) minus the output reserve
-    window: int
     output_reserve: int
     compaction_at: int
     compactions: int
