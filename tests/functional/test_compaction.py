@@ -262,20 +262,13 @@ def test_by_default_used_reads_give_way_to_pointers_that_get_them_back(scripted:
     reads = [call("file_read", {"id": ledger.id, "start_line": a, "end_line": a + 149}) for a in range(1, 1200, 150)]
     seen: list[Any] = []
 
-    def again(request: Any) -> Any:
+    def again(request: Any) -> Any:  # by now the first read is a row of a fold: the call itself and where it is
         seen.append(request)
-        fold = next((text_of(m) for m in request.messages if text_of(m).startswith(FOLD_MARK)), "")
-        row = next((line for line in fold.splitlines() if "→ lines 1-150 · named: INV-0001" in line), None)
-        if row is not None:  # folded: the row is the call itself and where its result is
-            arguments = re.match(r"- file_read (\{.*\}) → ", row)[1]
-            assert json.loads(arguments)["id"] == ledger.id
-            return call("file_read", json.loads(arguments))
-        masked = next(m for m in request.messages if m["role"] == "tool" and "lines 1-150" in m["content"])
-        pointer = masked["content"]
-        assert pointer.startswith(MASK_MARK) and "the same file_read call" in pointer, pointer
-        assert "INV-0001" in pointer and ledger.id in pointer  # it names what it held (the first of many ids)
-        [same] = [c for m in request.messages for c in m.get("tool_calls") or [] if c["id"] == masked["tool_call_id"]]
-        return call("file_read", json.loads(same["function"]["arguments"]))
+        fold = next(text_of(m) for m in request.messages if text_of(m).startswith(FOLD_MARK))
+        row = next(line for line in fold.splitlines() if "→ lines 1-150 · named: INV-0001" in line)
+        arguments = json.loads(re.match(r"- file_read (\{.*\}) → ", row)[1])
+        assert arguments["id"] == ledger.id
+        return call("file_read", arguments)
 
     def answer(request: Any) -> Any:
         seen.append(request)
@@ -286,5 +279,9 @@ def test_by_default_used_reads_give_way_to_pointers_that_get_them_back(scripted:
     record = agent.run("Check every invoice; at the end, name the flagged one.")
     assert record.status.value == "completed"
     assert any(e["type"] == "masking" for e in record.events)
+    results = [text_of(m) for r in server.requests for m in r.messages if m["role"] == "tool"]
+    pointer = next(text for text in results if text.startswith(MASK_MARK) and "lines 1-150" in text)
+    assert "the same file_read call" in pointer, pointer  # before the fold, the read was a pointer
+    assert "INV-0001" in pointer and ledger.id in pointer  # it names what it held (the first of many ids)
     [back] = seen[1].tool_results().values()
     assert "42\tINV-0042 customer cust-05 amount 9999.00 status FLAGGED duplicate payment" in back
