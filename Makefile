@@ -152,8 +152,8 @@ deploy: build ## Deploy with the settings in samconfig.toml
 	$(TOOLS)/bin/sam deploy
 
 .PHONY: slack-manifest
-slack-manifest: ## Print the Slack app manifest with the deployed stack's URLs (paste it into api.slack.com/apps)
-	@scripts/slack-manifest
+slack-manifest: ## Print the Slack app manifest with the deployed stack's URLs (OUTPUTS=file.json: without AWS)
+	@scripts/slack-manifest $(OUTPUTS)
 
 .PHONY: lint
 lint: $(STAMP) ## Lint and check formatting (ruff)

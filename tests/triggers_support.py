@@ -222,11 +222,19 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
         if method == "chat.startStream" and not self.apis.streams:
             return self._send(200, json.dumps({"ok": False, "error": "not_allowed_token_type"}).encode())
+        if method in ("chat.startStream", "chat.appendStream") and _too_long(body.get("chunks")):
+            return self._send(200, json.dumps({"ok": False, "error": "msg_too_long"}).encode())
         ts = self.apis.next_ts() if method in ("chat.postMessage", "chat.startStream") else body.get("ts")
         self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+def _too_long(chunks: Any) -> bool:
+    """Slack's limit on one markdown_text chunk: 12,000 characters."""
+    parsed = json.loads(chunks) if isinstance(chunks, str) else chunks or []
+    return any(len(str(chunk.get("text") or "")) > 12_000 for chunk in parsed if isinstance(chunk, dict))
 
 
 @contextmanager

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from agent_runtime.errors import ConfigError
 from agent_runtime.models import OpenAIChatModel
 from agent_runtime.models.prices import prices_for
 from agent_runtime.record import RunRecord, RunStatus
-from agent_runtime.spend import next_request_cost
+from agent_runtime.spend import estimate_next
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.tools import tool
@@ -65,7 +64,7 @@ def largest_request(record: RunRecord) -> float:
     """The engine's estimate of a request at its largest in the run (the last prompt's size, uncached: a fold or a
     masking just before the stop can make the last one much smaller than the one the stop was planned for)."""
     calls = [c for c in record.model_calls if c.get("usage")]
-    return max(next_request_cost(replace(record, model_calls=calls[: k + 1]), 1024) for k in range(len(calls)))
+    return max(estimate_next(record.prices, calls[: k + 1]).cost(1024) for k in range(len(calls)))
 
 
 @settings(max_examples=8, deadline=None)
@@ -189,7 +188,9 @@ def test_in_slack_the_limit_is_said_and_only_an_approver_can_raise_it(system: An
         posted += [str(c) for c in s.apis.named("chat.appendStream")]
         assert any("limits.max_cost_per_thread_day" in t and "continue with $N more" in t for t in posted)
         say("Ev2", "continue with $0.05 more", "1726133802.0", "U0DANA")  # not an approver
-        assert [r.body.get("tool_choice") for r in server.requests[first:]] in ([], ["none"])  # an answer at most
+        # Nothing was granted: what is left of the day's limit pays for a short request and a last answer at most
+        # (the reply cap shrinks to what is left; it was the whole cap, twice, before the ledger's reservation).
+        assert len(server.requests) - first <= 2
         first = len(server.requests)
         told = [str(m.get("text")) for m in s.apis.named("chat.postEphemeral")]
         assert any("Only the workflow's approvers can raise its spend limit" in t for t in told)
@@ -228,7 +229,9 @@ def test_in_jira_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any
         first = len(server.requests)
         assert any("limits.max_cost_per_thread_day" in c and "continue with $N more" in c for c in comments())
         say("@agent continue with $0.05 more", "30002", "5b10dana")  # not an approver
-        assert [r.body.get("tool_choice") for r in server.requests[first:]] in ([], ["none"])  # an answer at most
+        # Nothing was granted: what is left of the day's limit pays for a short request and a last answer at most
+        # (the reply cap shrinks to what is left; it was the whole cap, twice, before the ledger's reservation).
+        assert len(server.requests) - first <= 2
         assert any("Only the workflow's approvers can raise its spend limit" in c for c in comments())
         first = len(server.requests)
         say("@agent continue with $0.05 more", "30003", "5b10lead")

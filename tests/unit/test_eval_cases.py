@@ -225,7 +225,8 @@ def test_reports_sum_up_write_junit_and_compare_case_by_case() -> None:
     after = build_report("w", [attempt("a", True, cost=0.02, seconds=3), attempt("b", False), attempt("c", True),
                                attempt("c", True, index=1), attempt("new", True)], {"model": "m2"})  # fmt: skip
     assert before["summary"] | {"seconds": 0} == {"cases": 4, "attempts": 5, "passed": 3, "pass_rate": 0.6,
-                                                "cost_usd": 0.05, "tokens": 550, "seconds": 0}  # fmt: skip
+                                                "cost_usd": 0.05, "tokens": 550, "seconds": 0,
+                                                "judge": {"calls": 0, "cost_usd": None}}  # fmt: skip
     assert before["cases"][2]["passed"] == 0 and before["cases"][2]["attempts"] == 2
     assert before["cases"][0]["cached_share"] == 0.5
     rows = {line.split()[0]: line.split()[1:] for line in compare(before, after).splitlines()[5:10]}

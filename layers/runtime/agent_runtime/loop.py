@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from . import events as ev
@@ -22,9 +23,10 @@ from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
 from .models.prices import prices_for
+from .models.stream import Progress
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
-from .spend import COST_NOTE, GRANTED, SpendLimit
+from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, estimate_usage, last_answer_cap, request_cap
 from .state import Slot
 from .tools import ToolOutcome, ToolRegistry, error_text
 from .tools.registry import parse_arguments
@@ -108,7 +110,6 @@ class Run:
     context: RunContext
     deadline: Deadline
     output_cap: int | None = None  # the last model call's cap on its reply
-    spent_before: float = 0.0  # the thread's spend today before this run (limits.max_cost_per_thread_day)
 
 
 def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
@@ -165,9 +166,9 @@ class Agent:
         Pass ``state`` to resume a suspended run or continue a thread; ``message`` then adds a user turn.
         """
         run = self._start(message, state, deadline or Deadline.none(), run_id)
-        if self.spend is not None:
-            run.spent_before = self.spend.thread_spent(run.state.run_id)
-            self.spend = self._granted(run, self.spend)
+        if self.spend is not None:  # the run's ledger carries its limit (its helpers' ledgers find it there)
+            run.record.ledger.before_today = self.spend.thread_spent(run.state.run_id)
+            run.record.ledger.limit = self._granted(run, self.spend)
         self.hooks.on_run_start(run)
         try:
             while True:
@@ -205,13 +206,14 @@ class Agent:
             state.messages.append(msgs.user(message))
         if len(state.messages) < 2 and not msgs.pending_tool_calls(state.messages):
             raise ConfigError("a run needs a user message (pass message=...)")
-        own = self.workflow.model.prices if self.model.name == self.workflow.model.name else None
-        record = RunRecord(
-            state.run_id, self.workflow.name, self.model.name, state=state, prices=prices_for(self.model.name, own)
-        )
+        # model.prices are the prices of the model the run uses (AGENT_MODEL, --model and helpers included).
+        prices = prices_for(self.model.name, self.workflow.model.prices)
+        record = RunRecord(state.run_id, self.workflow.name, self.model.name, state=state, prices=prices)
+        record.ledger = Ledger(state.context)  # from what earlier invocations of this run spent
         record.files = [f.to_dict() for f in files]
         record.event(ev.RunStarted(resumed=state.turn > 0, turn=state.turn))
         context = RunContext(state.run_id, self.workflow.name, self.files, deadline, state=state.context)
+        context.spend = record.ledger
         run = Run(self.workflow, state, record, context, deadline)
         context.report = lambda event, child=None: _report(record, event, child)
         context.budget = ToolBudget(
@@ -231,15 +233,12 @@ class Agent:
             return Final(msgs.text_of(last))
         if run.deadline.expired():
             return Suspended("the deadline was reached before the next model call")
-        if self.spend is not None:
-            why = self.spend.check(
-                run.record, run.spent_before, self.workflow.model.max_output_tokens, run.state.messages
-            )
-            if why:
-                return Stopped(RunStatus.COST_LIMIT, f"Stopped: {why}.")
+        allowed = request_cap(run.record, run.state.messages, self.workflow.model.max_output_tokens)
+        if isinstance(allowed, str):
+            return Stopped(RunStatus.COST_LIMIT, f"Stopped: {allowed}.")
         run.state.turn += 1
         try:
-            response = self._call_model(run)
+            response = self._call_model(run, cap=allowed)
         except ModelError:
             if run.deadline.expired():  # cut off by our own deadline: nothing was appended, so suspend
                 run.state.turn -= 1
@@ -279,18 +278,18 @@ class Agent:
                 f"the model's tool calls could not run {count} turns in a row (last: {why.split(';')[0]})"
             )
 
-    def _call_model(self, run: Run, *, note: str | None = None) -> ModelResponse:
+    def _call_model(self, run: Run, *, cap: int, note: str | None = None) -> ModelResponse:
         overflows, adapted = 0, False
         while True:
             messages = self.hooks.before_model_call(run, list(run.state.messages))
-            run.output_cap = self.hooks.max_output_tokens(run, self.workflow.model.max_output_tokens)
+            run.output_cap = self.hooks.max_output_tokens(run, cap)
             request = ModelRequest(
                 messages=messages if note is None else msgs.with_user_text(messages, note),
                 tools=self.tools.specs(),
                 max_output_tokens=run.output_cap,
                 timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
                 tool_choice=None if note is None else "none",
-                on_progress=lambda progress: self.hooks.on_model_progress(run, progress),
+                on_progress=lambda progress: self.hooks.on_model_progress(run, self._named(progress)),
             )
             try:
                 response = self.model.complete(request)
@@ -310,9 +309,16 @@ class Agent:
             run.record.attempts(run.state.turn, response.failures)
             for change in response.adapted:
                 run.record.event(ev.EndpointAdapted(change=change))
-            run.record.model_calls.append({"turn": run.state.turn, **response.to_record()})
+            estimate = partial(estimate_usage, request.messages, response.text, response.tool_calls,
+                               self.model.name, self.workflow.model.tokenizer)  # fmt: skip
+            run.record.add_call({"turn": run.state.turn, **response.to_record()}, estimate=estimate)
             self.hooks.after_model_call(run, response)
             return response
+
+    def _named(self, progress: Progress) -> Progress:
+        """Progress names only the tools the run has: a streamed name is the model's text until it is checked."""
+        known = progress.writing in ("", "answer") or self.tools.get(progress.writing) is not None
+        return progress if known else replace(progress, writing="an unknown tool")
 
     def _last_answer(self, run: Run, stopped: Stopped) -> Stopped:
         """At the tool-call cap the model gets one more request, with the tools offered but none callable (the
@@ -320,16 +326,17 @@ class Agent:
         says the cap was reached."""
         if run.deadline.expired():
             return stopped
-        if stopped.status is RunStatus.COST_LIMIT:
-            cap = self.workflow.model.max_output_tokens
-            if self.spend is None or self.spend.exhausted(run.record, run.spent_before, cap, run.state.messages):
-                return stopped
-            note = COST_NOTE.format(limit=self.spend.label())
+        cap = last_answer_cap(run.record, run.state.messages, self.workflow.model.max_output_tokens)
+        if isinstance(cap, str):  # not even a last answer fits: the reason says what it needed
+            return replace(stopped, reason=f"Stopped: {cap}.") if stopped.status is RunStatus.COST_LIMIT else stopped
+        limit = run.record.ledger.root().limit
+        if stopped.status is RunStatus.COST_LIMIT and limit is not None:
+            note = COST_NOTE.format(limit=limit.label())
         else:
             note = LIMIT_NOTE.format(limit=self.workflow.limits.max_tool_calls)
         run.state.turn += 1
         try:
-            response = self._call_model(run, note=note)
+            response = self._call_model(run, cap=cap, note=note)
         except ModelError as error:
             run.record.event(ev.LastAnswerFailed(error=type(error).__name__))
             return stopped

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from .events import Custom, RunEvent, now_iso
 from .messages import Message
 from .models.prices import Prices
+from .spend.ledger import BAD_USAGE, Ledger, usage_problem
 
 E = TypeVar("E", bound=RunEvent)
 
@@ -83,6 +84,7 @@ class RunRecord:
     files: list[dict[str, Any]] = field(default_factory=list)
     children: list[dict[str, Any]] = field(default_factory=list)  # records of sub-agent runs
     prices: Prices | None = field(default=None, repr=False)  # for the cost estimate (None: unknown model)
+    ledger: Ledger = field(default_factory=Ledger, repr=False, compare=False)  # the run's spend, helpers' included
     # The state to resume or continue from. Holds payloads, so it is never part of to_dict().
     state: RunState | None = field(default=None, repr=False)
 
@@ -97,16 +99,34 @@ class RunRecord:
         """The failed attempts of a model call (each is a call the server may have billed, or worked on)."""
         self.model_calls.extend({"turn": turn, **extra, **failure} for failure in failures)
 
+    def add_call(
+        self, entry: dict[str, Any], *, source: str = "run", estimate: Callable[[], dict[str, int]] | None = None
+    ) -> dict[str, Any]:
+        """Record a model call and charge it to the ledger at this run's prices. A call without usage, or with
+        usage that is not whole non-negative numbers, is charged ``estimate()`` and marked ``usage_estimated``."""
+        problem = BAD_USAGE if entry.pop("usage_invalid", False) else usage_problem(entry.get("usage"))
+        if problem is not None and estimate is not None:
+            entry["usage"], entry["usage_estimated"] = estimate(), problem
+        cost = None if self.prices is None or (problem and estimate is None) else self.prices.cost(entry["usage"])
+        entry["cost_usd"] = None if cost is None else round(cost, 8)
+        self.model_calls.append(entry)
+        if cost is not None:
+            self.ledger.charge(cost, source=source, estimated=problem is not None)
+        return entry
+
     def usage_totals(self) -> dict[str, int]:
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0}
         for call in self.model_calls:
-            for key, value in (call.get("usage") or {}).items():
-                totals[key] = totals.get(key, 0) + value
+            if usage_problem(call.get("usage")) is None:
+                for key, value in call["usage"].items():
+                    totals[key] = totals.get(key, 0) + int(value)
         return totals
 
     def cost_usd(self) -> float | None:
-        """This run's input and output tokens at its prices (cached input at the cached rate); None: unknown."""
-        return None if self.prices is None else self.prices.cost(self.usage_totals())
+        """What the run has cost so far, in all its invocations: its calls (cached input at the cached rate), its
+        compaction summaries and its helpers' calls. None: nothing priced (a model with no known price)."""
+        total = self.ledger.total()
+        return None if self.prices is None and not total else total
 
     def to_dict(self) -> dict[str, Any]:
         cost = self.cost_usd()
@@ -115,6 +135,7 @@ class RunRecord:
             "workflow": self.workflow,
             "model": self.model,
             "cost_usd": None if cost is None else round(cost, 6),
+            "cost": self.ledger.breakdown(),
             "status": str(self.status),
             "final_answer": self.final_answer,
             "stop_reason": self.stop_reason,

@@ -97,3 +97,4 @@ class RunContext:
     budget: ToolBudget | None = None  # the tool-call cap, for tools that spend calls of their own
     # Adds an event to the run's record, and a helper's own record as a child: report(event, child=record_dict).
     report: Reporter | None = None
+    spend: Any = None  # the run's spend ledger (spend.Ledger): a helper's ledger charges it as the helper spends

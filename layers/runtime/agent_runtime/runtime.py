@@ -181,8 +181,10 @@ def build_agent(
     denied."""
     registry = default_tools(workflow, skills)
     declared = declared_tools(workflow, tool_env or ToolEnv.from_env()) if workflow.tools else DeclaredTools()
-    check_names([*declared.tools, *tools], registry.names())
-    for item in [*declared.tools, *tools]:
+    stubs = {item.name: item for item in tools if item.stub}  # an eval's stand-ins replace the tools they name
+    own = [item for item in [*declared.tools, *tools] if item.name not in stubs]
+    check_names(own, registry.names())
+    for item in own:
         registry.register(item)
     if workflow.sandbox.enabled and sandbox is not None:
         reader = skill_files(skills, workflow.skills) if skills is not None else None
@@ -193,7 +195,7 @@ def build_agent(
         # Helpers use the parent's read-only declared and given tools (the same sessions and credentials). Not the
         # others: a helper runs inside one tool call, with no checkpoint of its own (a resumed parent runs it
         # again, so a mutating call could run twice) and no way to wait for an approval.
-        helper_tools = [item for item in [*declared.tools, *tools] if not (item.mutating or item.needs_approval())]
+        helper_tools = [item for item in [*own, *stubs.values()] if not (item.mutating or item.needs_approval())]
 
         def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
             """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
@@ -210,6 +212,8 @@ def build_agent(
             )
 
         registry.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
+    for stub in stubs.values():  # last: a stub stands in for any tool of its name, the runtime's own included
+        registry.replace(stub)
     engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
     # Checkpoints right after the engine, so every step is durable before anything else can fail.
     mutating = {t.name for t in registry if t.mutating}
@@ -240,8 +244,7 @@ def spend_limit(
     limits = workflow.limits
     if limits.max_cost is None and limits.max_cost_per_thread_day is None:
         return None
-    own = workflow.model.prices if model.name == workflow.model.name else None
-    if prices_for(model.name, own) is None:
+    if prices_for(model.name, workflow.model.prices) is None:
         raise ConfigError(f"limits.max_cost needs the price of model {model.name!r}: set model.prices in the workflow")
 
     def thread_spent(run_id: str) -> float:

@@ -198,6 +198,8 @@ class TelemetryHook(Hook):
         self._run.set_attribute("gen_ai.usage.input_tokens", totals["prompt_tokens"])
         self._run.set_attribute("gen_ai.usage.output_tokens", totals["completion_tokens"])
         self._run.set_attribute("agent_runtime.status", str(run.record.status))
+        for part, dollars in run.record.ledger.breakdown().items():  # the run's cost: total, helpers, estimated...
+            self._run.set_attribute(f"agent_runtime.cost_usd.{part}", dollars)
         if run.record.status.value == "failed":
             from opentelemetry.trace import Status, StatusCode
 

@@ -22,6 +22,7 @@ from .events import (
     VirtualFile,
 )
 from .hooks import Hook
+from .spend import describe
 
 if TYPE_CHECKING:
     from .loop import Run
@@ -100,7 +101,8 @@ class TraceHook(Hook):
         detail = f" · {record.stop_reason}" if record.stop_reason and self.reason else ""
         cached = totals["cached_tokens"] / totals["prompt_tokens"] if totals["prompt_tokens"] else 0.0
         cost = record.cost_usd()
-        money = f" ({cached:.0%} of input cached) · ~${cost:.4f}" if cost is not None else f" ({cached:.0%} cached)"
+        spent = f" · ~{describe(record.ledger.breakdown())}" if cost is not None else ""
+        money = f" ({cached:.0%} of input cached){spent}"
         self._write(
             f"■ {record.status} · {run.state.turn} turn(s) · {len(record.tool_calls)} tool call(s)"
             f" · {totals['total_tokens']:,} tokens{money}{detail}"

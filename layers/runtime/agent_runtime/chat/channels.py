@@ -20,7 +20,6 @@ from ..stores import RunStore
 from ..triggers.event import TriggerEvent
 from ..triggers.exceptions import ReplyError
 from ..triggers.slack import APPROVE, DENY
-from .mrkdwn import to_mrkdwn
 from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks
 from .stream import AnswerStream
 
@@ -139,9 +138,7 @@ class SlackChannel(Channel):
     def _streamed(self, text: str, value: str | None) -> bool:
         """The answer through the stream (started or not): the feedback buttons after its text."""
         buttons = feedback_blocks("", value)[-1:] if value else None
-        mrkdwn = to_mrkdwn(text)
-        whole = (mrkdwn, feedback_blocks(mrkdwn, value) if value else None)
-        return self.stream.finish(text, buttons, whole)
+        return self.stream.finish(text, buttons)
 
     def attach(self, files: Sequence[tuple[str, bytes]]) -> int:
         self.client.upload(self.channel, self.thread_ts, files)

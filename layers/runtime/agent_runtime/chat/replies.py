@@ -23,6 +23,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 from ..triggers.exceptions import ReplyError
 from ..triggers.slack import FEEDBACK
 from .adf import to_adf
+from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
 
 SLACK_CHUNK = 3_500  # characters per message: long answers continue in the thread
@@ -81,7 +82,7 @@ class SlackReplier:
     ) -> None:
         """The answer replaces the progress message; what does not fit follows in the thread. ``feedback``: the
         last message carries the feedback buttons, each with this value (and its verdict)."""
-        chunks = chunk(to_mrkdwn(text), SLACK_CHUNK)
+        chunks = chunk(to_mrkdwn(neutralise(text)), SLACK_CHUNK)  # model text: no special mention notifies
         for number, part in enumerate(chunks):
             blocks = feedback_blocks(part, feedback) if feedback and number == len(chunks) - 1 else None
             if number == 0 and progress_ts and blocks:

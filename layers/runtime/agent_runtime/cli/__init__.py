@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -70,10 +71,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         config = RuntimeConfig.from_env()
-        return int(args.handler(args, config))
+        code = int(args.handler(args, config))
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then an error this function catches
+        return code
     except ConfigError as error:
         print(f"agent-runtime: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except AgentRuntimeError as error:  # every error of the package is one line and an exit code, never a traceback
         print(f"agent-runtime: error: {error}", file=sys.stderr)
         return EXIT_CODES[RunStatus.FAILED]
+    except BrokenPipeError:  # `agent-runtime runs list | head -3`: the reader has what it wanted (as git, grep)
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    """Python flushes stdout at exit: onto a closed pipe that is one more BrokenPipeError, and a traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

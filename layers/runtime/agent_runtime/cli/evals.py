@@ -15,7 +15,7 @@ import yaml
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..evals import Attempt, EvalOptions, Runner, build_report, compare, junit, load_cases, load_report, suite_files
-from ..evals.report import table
+from ..evals.report import DEMO_ENDPOINT, table
 from .common import Commands
 
 ENV_EVALS_DIR = "AGENT_EVALS_DIR"
@@ -102,7 +102,9 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
         return 0
     if not 0 <= args.threshold <= 1:
         raise ConfigError("--threshold is a pass rate from 0 to 1")
-    options = EvalOptions(max(1, args.parallel), args.repeat, args.model, _settings(args.settings), args.judge_model)
+    if args.repeat is not None and not 1 <= args.repeat <= MAX_REPEAT:
+        raise ConfigError(f"--repeat is 1 to {MAX_REPEAT}")
+    options = EvalOptions(args.parallel, args.repeat, args.model, _settings(args.settings), args.judge_model)
     attempts = Runner(config, options, progress=None if args.quiet else _progress).run(cases)
     report = build_report(args.workflow, attempts, _meta(options, config, attempts))
     print(table(report))
@@ -110,6 +112,9 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.compare:
         print("\n" + compare(load_report(Path(args.compare)), report))
     return 0 if report["summary"]["pass_rate"] >= args.threshold else 1
+
+
+MAX_REPEAT = 1_000  # attempts of one case (cases x repeat is bounded again by the runner)
 
 
 def _selected(name: str, case_id: str, tags: tuple[str, ...], args: argparse.Namespace) -> bool:
@@ -136,7 +141,7 @@ def _meta(options: EvalOptions, config: RuntimeConfig, attempts: list[Attempt]) 
     models = sorted({a.model for a in attempts if a.model})
     return {
         "model": ", ".join(models) or options.model or config.model_override or "(the workflow's)",
-        "endpoint": "embedded demo model" if config.use_demo_model else os.environ.get("OPENAI_BASE_URL", "OpenAI"),
+        "endpoint": DEMO_ENDPOINT if config.use_demo_model else os.environ.get("OPENAI_BASE_URL", "OpenAI"),
         "settings": dict(options.settings),
         "repeat": options.repeat,
     }

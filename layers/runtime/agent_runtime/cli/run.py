@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -11,6 +12,7 @@ from .. import telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..hooks import Hook
+from ..models.prices import unpriced_warning
 from ..record import new_run_id
 from ..runtime import answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
@@ -96,9 +98,12 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     skills = SkillLibrary(config.skills_dir)
     workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
     if args.max_cost is not None:
-        if args.max_cost <= 0:
-            raise ConfigError("--max-cost is a positive number of dollars")
+        if not (math.isfinite(args.max_cost) and args.max_cost > 0):
+            raise ConfigError(f"--max-cost is a positive number of dollars, got {args.max_cost}")
         workflow = replace(workflow, limits=replace(workflow.limits, max_cost=args.max_cost))
+    warning = unpriced_warning(workflow.model.name, workflow.model.prices)
+    if warning and not args.quiet:
+        print(f"agent-runtime: warning: {warning}", file=sys.stderr)
     store = LocalStore(config.state_dir)
     threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)

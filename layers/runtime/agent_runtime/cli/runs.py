@@ -39,7 +39,8 @@ def add(commands: Commands) -> None:
     runs_list = runs_commands.add_parser(
         "list",
         help="list stored runs, newest first",
-        description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate, "
+        description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate (all "
+        "the run caused: its calls, compaction summaries and helpers), the helpers' share of it, "
         "started. Reads the local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set.",
     )
     runs_list.add_argument("--thread", metavar="ID", help="only this thread's runs")
@@ -102,10 +103,14 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'rated':>6}  started")
-    for row in rows:
+    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
+          f"{'rated':>6}  started")  # fmt: skip
+    for row in rows:  # cost: everything the run caused; helpers: its sub-agents' share of it
         cost = "-" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
+        helpers = (row.get("cost") or {}).get("helpers")
+        shared = f"${helpers:.4f}" if helpers else "-"
         rated = f"+{row['feedback']['good']}/-{row['feedback']['bad']}" if any(row["feedback"].values()) else "-"
+        started = row["started_at"][:19].replace("T", " ")
         print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
-              f"{row['tokens']:>9,} {cost:>8} {rated:>6}  {row['started_at'][:19].replace('T', ' ')}")  # fmt: skip
+              f"{row['tokens']:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
     return 0

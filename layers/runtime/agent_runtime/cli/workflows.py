@@ -7,6 +7,7 @@ import sys
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
+from ..models.prices import unpriced_warning
 from ..runtime import default_tools
 from ..skills import SkillLibrary
 from ..toolsets import ToolEnv, validate_tools
@@ -73,4 +74,7 @@ def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
             failed += 1
             continue
         print(f"ok  {workflow.path}")
+        warning = unpriced_warning(workflow.model.name, workflow.model.prices)
+        if warning:
+            print(f"{workflow.path}: warning: {warning}", file=sys.stderr)
     return EXIT_USAGE if failed else 0

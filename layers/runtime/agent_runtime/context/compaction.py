@@ -28,7 +28,7 @@ from ..errors import ConfigError, RunError
 from ..events import CompactionFallback, CompactionReused
 from ..files.store import file_id_for
 from ..messages import Message, text_of
-from ..models import Model, ModelError, ModelRequest
+from ..models import Model, ModelError, ModelRequest, ModelResponse
 from ..state import Slot
 from .counter import TokenCounter
 from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK, check_history
@@ -479,11 +479,17 @@ class Compactor:
             raise
         run.record.attempts(run.state.turn, response.failures, purpose="compaction")
         entry = {"turn": run.state.turn, "purpose": "compaction", **response.to_record()}
-        run.record.model_calls.append(entry)
+        run.record.add_call(entry, source="compaction", estimate=lambda: _estimate_of(self.counter, request, response))
         text = response.text or ""
         if not text.strip() or response.tool_calls:
             return fallback, "fallback", entry["usage"]
         return text, "summary", entry["usage"]
+
+
+def _estimate_of(counter: TokenCounter, request: ModelRequest, response: ModelResponse) -> dict[str, int]:
+    """A summary call's usage, counted, for an endpoint that reports none."""
+    prompt, reply = counter.messages(request.messages), counter.text(response.text or "")
+    return {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply, "cached_tokens": 0}
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,12 @@ EXPECT_KEYS = ("status", "contains", "not_contains", "matches", "identifiers", "
                "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema", "judge")  # fmt: skip
 STATUSES = ("completed", "failed", "tool_call_limit", "cost_limit", "suspended", "awaiting_approval")
 ORIGINS = ("cli", "slack", "jira")
+MAX_CELLS = 1_000  # cases a matrix may expand to (checked before any is built)
+MAX_JOBS = 10_000  # attempts one eval may run: cases x repeat (checked before any runs)
+MAX_NODES = 100_000  # values a suite's YAML may hold, aliases expanded (an alias bomb is refused, not walked)
+MAX_FILE_BYTES = 100 << 20  # a file a case attaches
+MAX_MESSAGE_BYTES = 5 << 20  # a message_file
+PATTERN_SECONDS = 2.0  # what one expect.matches, tools_called.args or stub `when` pattern may take on one text
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 
 
@@ -154,6 +161,9 @@ def _load_file(path: Path, workflow: str, problems: list[Problem]) -> list[Case]
     except yaml.YAMLError as error:
         problems.append(Problem(str(path), "(file)", f"invalid YAML: {getattr(error, 'problem', None) or error}"))
         return []
+    if not _bounded(data, MAX_NODES):
+        problems.append(Problem(str(path), "(file)", f"more than {MAX_NODES:,} values once its aliases are expanded"))
+        return []
     if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
         problems.append(Problem(str(path), "cases", "a suite is a mapping with a list of cases under 'cases'"))
         return []
@@ -179,6 +189,51 @@ def _load_file(path: Path, workflow: str, problems: list[Problem]) -> list[Case]
     return out
 
 
+def _bounded(data: Any, limit: int) -> bool:
+    """At most ``limit`` values, counting each use of a shared (aliased) one: stops counting at the limit."""
+    stack, seen = [data], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > limit:
+            return False
+        if isinstance(node, Mapping):
+            stack.extend(node.values())
+            stack.extend(node.keys())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
+def root_of(suite: Path) -> Path:
+    """The folder a suite's file references must stay in: its project (the nearest folder above it with a
+    ``workflows`` folder or ``.git``), else the suite's own folder."""
+    for folder in suite.resolve().parents:
+        if (folder / "workflows").is_dir() or (folder / ".git").exists():
+            return folder
+    return suite.resolve().parent
+
+
+def inside(suite: Path, relative: str, key: str, report: Report, limit: int) -> Path | None:
+    """``relative`` resolved from the suite's folder, if it names a regular file of at most ``limit`` bytes inside
+    the suite's project; else None, with the reason reported (an absolute path, ``../../etc/passwd``, a device, a
+    FIFO, a symlink out: all refused before anything is read)."""
+    if Path(relative).is_absolute():
+        report(key, f"{relative!r}: give a path relative to the suite file, not an absolute one")
+        return None
+    path, root = (suite.parent / relative).resolve(), root_of(suite)
+    if not path.is_relative_to(root):
+        report(key, f"{relative!r} is outside the suite's project ({root})")
+        return None
+    if not path.is_file():
+        report(key, f"no such file: {path}" if not path.exists() else f"{path} is not a regular file")
+        return None
+    if path.stat().st_size > limit:
+        report(key, f"{path} is {path.stat().st_size:,} bytes; at most {limit:,}")
+        return None
+    return path
+
+
 def _workflow_ref(value: Any, suite: Path, default: str) -> str:
     """A suite's ``workflow:``: a name in the workflows folder, or a YAML path relative to the suite file."""
     if not isinstance(value, str) or not value:
@@ -190,7 +245,7 @@ def parse_case(data: Mapping[str, Any], suite: Path, workflow: str, report: Repo
     before = _Counter(report)
     check_keys("", data, CASE_KEYS, before)
     name = text("", data, "name", before) or ""
-    if name and not NAME.match(name):
+    if name and not NAME.fullmatch(name):
         before("name", "use letters, digits, '.', '_' and '-' (at most 80)")
     turns = _turns(data, suite, before)
     case = Case(
@@ -218,6 +273,10 @@ def expand_matrix(case: Case, matrix: Any, report: Report) -> list[Case]:
         report("matrix", "must map dotted workflow keys to non-empty lists of values")
         return []
     keys = list(matrix)
+    count = math.prod(len(v) for v in matrix.values())
+    if count > MAX_CELLS:
+        report("matrix", f"expands to {count:,} cases; at most {MAX_CELLS:,}")
+        return []
     cells = []
     for values in itertools.product(*(matrix[k] for k in keys)):
         cell = dict(zip(keys, values, strict=True))
@@ -245,10 +304,11 @@ def _turns(data: Mapping[str, Any], suite: Path, report: Report) -> tuple[str, .
         return (text("", data, "message", report) or "",)
     if "message_file" in data:
         relative = text("", data, "message_file", report) or ""
+        path = inside(suite, relative, "message_file", report, MAX_MESSAGE_BYTES) if relative else None
         try:
-            return ((suite.parent / relative).read_text(encoding="utf-8"),) if relative else ()
+            return (path.read_text(encoding="utf-8"),) if path else ()
         except (OSError, UnicodeDecodeError) as error:
-            report("message_file", f"cannot read {suite.parent / relative}: {error}")
+            report("message_file", f"cannot read {path}: {error}")
             return ()
     turns = data["turns"]
     if not isinstance(turns, list) or not turns:
@@ -284,14 +344,31 @@ def _strings(value: Any, key: str, report: Report) -> list[str]:
 
 
 def _patterns(value: Any, key: str, report: Report) -> list[str]:
+    """Patterns vetted as file_regex's are (length, and counted repeats that would take gigabytes to compile)."""
+    from ..errors import ToolError
+    from ..files.grep import compile_pattern
+
     good = []
     for pattern in _strings(value, key, report):
         try:
-            re.compile(pattern)
+            compile_pattern(pattern, False)
             good.append(pattern)
-        except re.error as error:
-            report(key, f"{pattern!r} is not a regular expression: {error}")
+        except ToolError as error:
+            report(key, str(error))
     return good
+
+
+def search(pattern: str, text: str, *, multiline: bool = False) -> bool:
+    """``pattern`` found in ``text``, within PATTERN_SECONDS (a pattern that backtracks catastrophically, such as
+    ``^(a+)+$`` on 35 characters, raises TimeoutError instead of running for minutes)."""
+    import regex
+
+    try:
+        return regex.search(pattern, text, regex.MULTILINE if multiline else 0, timeout=PATTERN_SECONDS) is not None
+    except TimeoutError:
+        raise TimeoutError(
+            f"the pattern ran past {PATTERN_SECONDS:g} s (catastrophic backtracking): simplify it"
+        ) from None
 
 
 def _settings(value: Any, key: str, report: Report) -> dict[str, Any]:
@@ -308,7 +385,10 @@ def _origin(value: Any, report: Report) -> dict[str, str]:
     if not isinstance(found, Mapping) or found.get("source") not in ORIGINS:
         report("origin", f"must be one of {', '.join(ORIGINS)}, or a mapping with source: one of them")
         return {"source": "cli"}
-    return {str(k): str(v) for k, v in found.items()}
+    if not all(isinstance(k, str) and isinstance(v, str | int | float | bool) for k, v in found.items()):
+        report("origin", "its values are ids and names: strings or numbers, not lists or mappings")
+        return {"source": "cli"}
+    return {k: str(v) for k, v in found.items()}
 
 
 def _files(value: Any, suite: Path, report: Report) -> list[FileSpec]:
@@ -321,11 +401,9 @@ def _files(value: Any, suite: Path, report: Report) -> list[FileSpec]:
     for i, item in enumerate(value):
         where = f"files[{i}]"
         if isinstance(item, str):
-            path = (suite.parent / item).resolve()
-            if not path.is_file():
-                report(where, f"no such file: {path}")
-                continue
-            specs.append(FileSpec(path.name, path=path))
+            path = inside(suite, item, where, report, MAX_FILE_BYTES)
+            if path is not None:
+                specs.append(FileSpec(path.name, path=path))
         elif (
             isinstance(item, Mapping)
             and isinstance(item.get("name"), str)

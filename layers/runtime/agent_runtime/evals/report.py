@@ -14,6 +14,7 @@ from .exceptions import Problem, SuiteError
 from .runner import Attempt
 
 FORMAT = "agent-runtime-eval/1"
+DEMO_ENDPOINT = "embedded demo model"
 
 
 def build_report(workflow: str, attempts: Sequence[Attempt], meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -23,6 +24,7 @@ def build_report(workflow: str, attempts: Sequence[Attempt], meta: Mapping[str, 
     rows = [_case_row(group) for group in cases.values()]
     passed = sum(a.passed for a in attempts)
     costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
+    judged = [a.judge_cost_usd for a in attempts if a.judge_cost_usd is not None]
     return {
         "format": FORMAT,
         "workflow": workflow,
@@ -33,7 +35,11 @@ def build_report(workflow: str, attempts: Sequence[Attempt], meta: Mapping[str, 
             "attempts": len(attempts),
             "passed": passed,
             "pass_rate": round(passed / len(attempts), 4) if attempts else 0.0,
-            "cost_usd": round(sum(costs), 6) if costs else None,
+            "cost_usd": round(sum(costs), 6) if costs else None,  # the runs' (helpers and compaction included)
+            "judge": {
+                "calls": sum(a.judge_calls for a in attempts),
+                "cost_usd": round(sum(judged), 6) if judged else None,
+            },
             "tokens": sum(a.prompt_tokens + a.completion_tokens for a in attempts),
             "seconds": round(sum(a.seconds for a in attempts), 2),
         },
@@ -67,7 +73,7 @@ def table(report: Mapping[str, Any]) -> str:
     """One line per case, then what failed (each failing check once per case, with how often)."""
     width = min(80, max([30, *(len(row["case"]) for row in report["cases"])]))
     head = f"{'case':<{width}} {'pass':>7} {'tokens':>9} {'cached':>6} {'cost':>9} {'time':>7} {'compact':>7}"
-    lines = [head, "-" * len(head)]
+    lines = [*_ran_on(report), head, "-" * len(head)]
     for row in report["cases"]:
         cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
         rate = f"{row['passed']:>3}/{row['attempts']:<3}"
@@ -76,11 +82,24 @@ def table(report: Mapping[str, Any]) -> str:
     summary = report["summary"]
     cost = "-" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     lines.append("-" * len(head))
+    judge = summary.get("judge") or {}
+    judged = f" · judge: {judge['calls']} call(s), {_money(judge.get('cost_usd'))}" if judge.get("calls") else ""
     lines.append(f"{summary['passed']}/{summary['attempts']} passed ({summary['pass_rate']:.0%}) · "
-                 f"{summary['tokens']:,} tokens · {cost} · {summary['seconds']:.1f}s of runs")  # fmt: skip
+                 f"{summary['tokens']:,} tokens · {cost} · {summary['seconds']:.1f}s of runs{judged}")  # fmt: skip
     lines += _by_setting(report)
     lines += _failures(report)
     return "\n".join(lines)
+
+
+def _ran_on(report: Mapping[str, Any]) -> list[str]:
+    """Which model and endpoint answered: a table that passed on the embedded demo model says so first."""
+    if "endpoint" not in report:
+        return []
+    line = f"model {report.get('model')} · endpoint {report['endpoint']}"
+    if report["endpoint"] == DEMO_ENDPOINT:
+        line += (" — canned answers, not the named model's: set OPENAI_BASE_URL (and OPENAI_API_KEY) to evaluate "
+                 "a real model")  # fmt: skip
+    return [line, ""]
 
 
 def _by_setting(report: Mapping[str, Any]) -> list[str]:
@@ -202,6 +221,10 @@ def _delta(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, key: str, f
         return "-"
     text = form.format(b[key] - a[key])
     return text[0] + unit + text[1:]  # +$0.0100
+
+
+def _total(values: Sequence[float]) -> float | None:
+    return round(sum(values), 6) if values else None
 
 
 def _money(value: float | None) -> str:

@@ -24,20 +24,25 @@ from ..errors import AgentRuntimeError, ConfigError
 from ..events import Compaction, Masking
 from ..files import FileStore
 from ..hooks import Hook
-from ..models import ModelRequest
+from ..messages import Message
+from ..models import ModelRequest, ModelResponse
+from ..models.prices import Prices, prices_for
 from ..record import RunRecord, RunState, new_run_id
 from ..runtime import build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
+from ..spend import estimate_usage, usage_problem
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore
 from ..stores.hook import new_turn
 from ..stores.runs import run_partition, thread_partition
 from ..tools import Tool, ToolOutcome
 from ..toolsets import ToolEnv
 from ..workflows import Workflow, load_workflow
-from .cases import Case, Judge
+from .cases import MAX_JOBS, Case, Judge
 from .checks import CheckResult, Observed, evaluate, judge_messages, parse_verdict
 from .generate import generate
 from .stubs import stub_tools, without_stubbed
+
+MAX_PARALLEL = 64  # attempts at once (each holds a model connection and a run's memory)
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,8 @@ class Attempt:
     seconds: float = 0.0
     compactions: int = 0
     maskings: int = 0
+    judge_calls: int = 0  # the judge's model calls: reported apart from what the case's runs cost
+    judge_cost_usd: float | None = None
     checks: list[CheckResult] = field(default_factory=list)
     error: str | None = None  # the case could not run (its workflow, a stub, a file)
 
@@ -113,6 +120,7 @@ class Attempt:
             "compactions": self.compactions,
             "maskings": self.maskings,
             "checks": [check.to_dict() for check in self.checks],
+            "judge": {"calls": self.judge_calls, "cost_usd": _rounded(self.judge_cost_usd)},
         }
 
 
@@ -144,8 +152,15 @@ class Runner:
         self._generating = threading.Lock()  # a matrix's cells start together: the 300-page PDF is made once
 
     def run(self, cases: Sequence[Case]) -> list[Attempt]:
-        jobs = [(case, i) for case in cases for i in range(self.options.repeat or case.repeat)]
-        with ThreadPoolExecutor(max_workers=max(1, self.options.parallel)) as pool:
+        """Every case ``repeat`` times, ``parallel`` at a time; the count is checked before anything runs, and
+        the jobs are made as the pool takes them."""
+        total = sum(self.options.repeat or case.repeat for case in cases)
+        if total > MAX_JOBS:
+            raise ConfigError(f"{total:,} attempts ({len(cases):,} cases with their repeats); at most {MAX_JOBS:,}")
+        if not 1 <= self.options.parallel <= MAX_PARALLEL:
+            raise ConfigError(f"--parallel is 1 to {MAX_PARALLEL}")
+        jobs = ((case, i) for case in cases for i in range(self.options.repeat or case.repeat))
+        with ThreadPoolExecutor(max_workers=self.options.parallel) as pool:
             return list(pool.map(lambda job: self._attempt(*job), jobs))
 
     def _attempt(self, case: Case, index: int) -> Attempt:
@@ -160,7 +175,7 @@ class Runner:
         if attempt.error is None:
             seen = Observed(attempt.status, attempt.answer, case.turns[-1], attempt.tool_calls)
             seen.model_calls, seen.cost_usd, seen.seconds = attempt.model_calls, attempt.cost_usd, attempt.seconds
-            attempt.checks = evaluate(case.expect, seen, self._judge(workflow))
+            attempt.checks = evaluate(case.expect, seen, self._judge(workflow, attempt))
         if self.progress:
             self.progress(attempt)
         return attempt
@@ -237,22 +252,40 @@ class Runner:
                     data = self._generated[key]
             files.put(data, name=spec.name)
 
-    def _judge(self, workflow: Workflow) -> Callable[[Judge, str, str], tuple[bool, str]]:
+    def _judge(self, workflow: Workflow, attempt: Attempt) -> Callable[[Judge, str, str], tuple[bool, str]]:
         def judge(spec: Judge, request: str, answer: str) -> tuple[bool, str]:
             name = self.options.judge_model or spec.model or workflow.model.name
             judged = dataclasses.replace(workflow, model=dataclasses.replace(workflow.model, name=name))
+            messages = judge_messages(spec, request, answer)
             try:
                 with open_model(
                     judged, dataclasses.replace(self.config, model_override=None), notice=io.StringIO()
                 ) as model:
-                    response = model.complete(
-                        ModelRequest(judge_messages(spec, request, answer), max_output_tokens=400)
-                    )
+                    response = model.complete(ModelRequest(messages, max_output_tokens=400))
             except AgentRuntimeError as error:
                 return False, f"the judge ({name}) failed: {error}"[:300]
+            own = workflow.model.prices if name == workflow.model.name else None
+            _charge_judge(attempt, response, messages, prices_for(name, own), name)
             return parse_verdict(response.text)
 
         return judge
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _charge_judge(
+    attempt: Attempt, response: ModelResponse, messages: list[Message], prices: Prices | None, model: str
+) -> None:
+    """The judge's call, priced (estimated when the endpoint reports no usage), on the attempt's judge line."""
+    attempt.judge_calls += 1
+    if prices is None:
+        return
+    usage = response.to_record()["usage"]
+    if usage_problem(usage) is not None or response.usage_invalid:
+        usage = estimate_usage(messages, response.text, response.tool_calls, model)
+    attempt.judge_cost_usd = (attempt.judge_cost_usd or 0.0) + prices.cost(usage)
 
 
 def _slug(text: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Mapping, Sequence
 from string import Template
 from typing import Any, cast
@@ -18,7 +17,7 @@ from ..errors import ToolError
 from ..tools import Tool
 from ..tools.decorator import external_tool
 from ..workflows import Workflow
-from .cases import Stub, argument_text
+from .cases import Stub, argument_text, search
 
 
 def without_stubbed(workflow: Workflow, stubs: Sequence[Stub]) -> Workflow:
@@ -58,18 +57,25 @@ def _stub_tool(workflow: Workflow, stub: Stub) -> Tool:
         return answer(stub, arguments)
 
     made = external_tool(stub.name, description, parameters, call, mutating=stub.mutating)
-    return dataclasses.replace(made, approval=workflow.tools.approval_for(stub.name))
+    return dataclasses.replace(made, approval=workflow.tools.approval_for(stub.name), stub=True)
 
 
 def answer(stub: Stub, arguments: Mapping[str, Any]) -> str:
     """The first rule whose ``when`` patterns all match; ``$argument`` in its text is replaced by the value."""
     for rule in stub.rules:
-        if all(re.search(pattern, argument_text(arguments.get(key))) for key, pattern in rule.when.items()):
+        if all(_when(pattern, argument_text(arguments.get(key))) for key, pattern in rule.when.items()):
             text = Template(rule.returns).safe_substitute({k: argument_text(v) for k, v in arguments.items()})
             if rule.error:
                 raise ToolError(text)
             return text + (_filler(rule.pad_tokens, json.dumps(arguments, sort_keys=True)) if rule.pad_tokens else "")
     raise ToolError(f"no answer for these arguments ({json.dumps(arguments, ensure_ascii=False)[:300]})")
+
+
+def _when(pattern: str, text: str) -> bool:
+    try:
+        return search(pattern, text)
+    except TimeoutError as error:
+        raise ToolError(f"the stub's pattern {pattern!r}: {error}") from None
 
 
 def _filler(tokens: int, seed: str) -> str:

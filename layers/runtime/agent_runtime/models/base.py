@@ -56,6 +56,7 @@ class ModelResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage | None = None
+    usage_invalid: bool = False  # the server sent usage that is not whole non-negative numbers (None above)
     model: str = ""
     attempts: int = 1
     latency_ms: float = 0.0
@@ -76,6 +77,7 @@ class ModelResponse:
             "attempts": self.attempts,
             "latency_ms": round(self.latency_ms, 1),
             "usage": None if self.usage is None else asdict(self.usage),
+            **({"usage_invalid": True} if self.usage_invalid else {}),
         } | ({} if self.first_token_ms is None else {"first_token_ms": round(self.first_token_ms, 1)})
 
 

@@ -30,6 +30,7 @@ from .exceptions import ContextLengthExceededError, ModelError
 from .overflow import is_context_overflow, overflow_numbers
 from .probe import ServerInfo, count_tokens, probe
 from .retry import RetryPolicy, is_retryable, retry_after_seconds
+from .sse import Bounds, OversizedReplyError, SilentStreamError, events, read_body
 from .stream import Assembler, MalformedReplyError
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ CONNECT_TIMEOUT = 10.0
 MAX_ADAPTATIONS = 4  # request shapes tried per call after refusals (each dialect change happens once)
 MAX_ERROR_CHARS = 200  # of a failed attempt's error, in the run record
 MAX_MESSAGE_CHARS = 1_000  # of a failed call's error, in its reason (a server's body can be 200 KB)
+MAX_ATTEMPT_FACTOR = 15  # an attempt ends within this many idle timeouts (30 min at the default 120 s)
 
 
 class OpenAIChatModel:
@@ -114,23 +116,40 @@ class OpenAIChatModel:
             self._sleep(delay)
 
     def _attempt(self, body: dict[str, Any], reply: Assembler, request: ModelRequest, remaining: float) -> None:
-        """One request; ``reply`` holds what arrived, also when it fails part way."""
+        """One request, read within bounds (``sse.py``); ``reply`` holds what arrived, also when it fails part way.
+        The attempt as a whole ends within MAX_ATTEMPT_FACTOR idle timeouts, also for a run with no deadline."""
         quiet = min(self._timeout, max(remaining, 0.001))
         timeout = openai.Timeout(quiet, connect=min(quiet, CONNECT_TIMEOUT))
+        bounds = Bounds.for_reply(request.max_output_tokens, quiet)
+        limit = min(remaining, self._timeout * MAX_ATTEMPT_FACTOR)
         if not body.get("stream"):
-            reply.add(_whole(self._client.chat.completions.create(**body, timeout=timeout)))
+            self._whole_reply(body, reply, timeout, bounds, limit)
             return
         stream = self._client.chat.completions.create(**body, timeout=timeout)
+        response = stream.response
         # Closing the response is what stops the server: on the deadline (from another thread), on any error.
-        with stream, _closed_after(remaining, stream.response.close):
-            if "event-stream" not in stream.response.headers.get("content-type", ""):  # the server did not stream
-                reply.add(_whole(json.loads(stream.response.read() or b"null")))
+        with stream, _closed_after(limit, response.close):
+            if "event-stream" not in response.headers.get("content-type", ""):  # the server did not stream
+                reply.add(_whole(json.loads(read_body(_bytes(response), bounds.max_bytes) or b"null")))
                 return
-            for chunk in stream:
-                reply.add(chunk.to_dict())
-                _report(request, reply)
+            try:
+                for chunk in events(_bytes(response), bounds):
+                    _check_error(chunk, response)
+                    reply.add(chunk if isinstance(chunk, dict) else {})
+                    _report(request, reply)
+            except SilentStreamError as error:
+                raise openai.APITimeoutError(request=response.request) from error
         if reply.finish_reason is None and reply.content() is None and not reply.calls:
             raise MalformedReplyError("the stream ended without a reply")
+
+    def _whole_reply(
+        self, body: dict[str, Any], reply: Assembler, timeout: openai.Timeout, bounds: Bounds, limit: float
+    ) -> None:
+        """A request the endpoint answers whole (streaming off in its dialect), its body read within bounds."""
+        raw_reply = self._client.chat.completions.with_streaming_response.create(**body, timeout=timeout)
+        with raw_reply as raw, _closed_after(limit, raw.http_response.close):
+            data = read_body(_bytes(raw.http_response), bounds.max_bytes)
+        reply.add(_whole(json.loads(data or b"null")))
 
     def _response(
         self, reply: Assembler, attempt: int, started: float, failures: list[dict[str, Any]], adapted: list[str]
@@ -140,6 +159,7 @@ class OpenAIChatModel:
             tool_calls=reply.tool_calls(),
             finish_reason=reply.finish_reason or "stop",
             usage=reply.usage,
+            usage_invalid=reply.usage_invalid,
             model=reply.model,
             attempts=attempt,
             latency_ms=(time.monotonic() - started) * 1000,
@@ -169,6 +189,8 @@ class OpenAIChatModel:
         return self.dialect.adapt(error, body)
 
     def _should_retry(self, error: Exception, attempt: int, remaining: float) -> float | None:
+        if isinstance(error, OversizedReplyError):  # the endpoint would do it again
+            return None
         retryable = isinstance(error, MalformedReplyError) or is_retryable(error)
         if not retryable or attempt >= self._retry.max_attempts:
             return None
@@ -194,6 +216,10 @@ class OpenAIChatModel:
         where = f"HTTP {status}" if status else type(error).__name__
         if isinstance(error, openai.APITimeoutError):
             where = f"no reply for {self._timeout:.0f}s (AGENT_MODEL_TIMEOUT_SECONDS) or the run's deadline"
+        elif isinstance(error, openai.APIConnectionError):
+            where = (f"cannot connect to {self.endpoint} (check OPENAI_BASE_URL, and that the server runs and "
+                     "listens there)")  # fmt: skip
+            said = str(error.__cause__ or said)[:MAX_MESSAGE_CHARS]
         return ModelError(
             f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint.get(status or 0, '')}: {said}",
             status_code=status,
@@ -213,6 +239,27 @@ def _whole(completion: Any) -> dict[str, Any]:
     if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
         raise MalformedReplyError("the reply has no message (no choices, or a null message)")
     return dict(data)
+
+
+def _bytes(response: Any) -> Iterator[bytes]:
+    """The response's bytes; its transport's errors become the client's own (retried and said as before)."""
+    from openai._httpx2 import request_exceptions, timeout_exceptions  # the client's own mapping
+
+    try:
+        yield from response.iter_bytes()
+    except timeout_exceptions() as error:
+        raise openai.APITimeoutError(request=response.request) from error
+    except request_exceptions() as error:
+        raise openai.APIConnectionError(request=response.request) from error
+
+
+def _check_error(chunk: Any, response: Any) -> None:
+    """A chunk that carries an error (a server that fails mid-stream) ends the attempt with it."""
+    if isinstance(chunk, dict) and chunk.get("error"):
+        error = chunk["error"]
+        message = error.get("message") if isinstance(error, dict) else None
+        raise openai.APIError(str(message or "the server failed mid-stream")[:MAX_MESSAGE_CHARS],
+                              request=response.request, body=error)  # fmt: skip
 
 
 def _report(request: ModelRequest, reply: Assembler) -> None:

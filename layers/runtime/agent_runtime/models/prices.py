@@ -7,6 +7,7 @@ here, a negotiated rate or a self-hosted one (zero). Cached input is what the en
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,8 +24,8 @@ class Prices:
         return per_token + usage.get("completion_tokens", 0) * self.output / 1e6
 
 
-# OpenAI list prices, USD per million tokens (input, cached input, output); names match by longest prefix, so a
-# dated snapshot ("gpt-4.1-2025-04-14") prices like its family.
+# OpenAI list prices, USD per million tokens (input, cached input, output). A name matches exactly or as a dated
+# snapshot ("gpt-4.1-2025-04-14" prices like gpt-4.1); nothing else does: "gpt-4.1-mnii" is not gpt-4.1.
 LIST_PRICES: dict[str, Prices] = {
     "gpt-4.1": Prices(2.00, 0.50, 8.00),
     "gpt-4.1-mini": Prices(0.40, 0.10, 1.60),
@@ -35,11 +36,24 @@ LIST_PRICES: dict[str, Prices] = {
     "o3-mini": Prices(1.10, 0.55, 4.40),
     "o4-mini": Prices(1.10, 0.275, 4.40),
 }
+SNAPSHOT = re.compile(r"(?P<name>.+?)-\d{4}-\d{2}-\d{2}")
 
 
 def prices_for(model: str, override: Prices | None = None) -> Prices | None:
-    """The workflow's prices, else the list price of the longest matching name, else None (unknown)."""
+    """The workflow's prices (they are the prices of the model the workflow runs on), else the list price of the
+    name or of the snapshot's family, else None (unknown)."""
     if override is not None:
         return override
-    matches = [name for name in LIST_PRICES if model == name or model.startswith(name + "-")]
-    return LIST_PRICES[max(matches, key=len)] if matches else None
+    if model in LIST_PRICES:
+        return LIST_PRICES[model]
+    snapshot = SNAPSHOT.fullmatch(model)
+    return LIST_PRICES.get(snapshot["name"]) if snapshot else None
+
+
+def unpriced_warning(model: str, override: Prices | None = None) -> str | None:
+    """What to tell a person whose model has no price: its runs' cost is not counted."""
+    if prices_for(model, override) is not None:
+        return None
+    return (f"model {model!r} has no known price (the table knows {', '.join(LIST_PRICES)} and their dated "
+            "snapshots): its cost is not counted; set model.prices in the workflow (USD per million tokens, "
+            "0 for a self-hosted model)")  # fmt: skip

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -31,9 +32,15 @@ from .dialect import OPENAI_HOSTS
 
 logger = logging.getLogger(__name__)
 PROBE_TIMEOUT = 3.0  # per request; a server that is slower than this to describe itself is asked nothing more
+PROBE_BYTES = 1 << 20  # a describing answer (a model list, props) at most
+COUNT_BYTES = 32 << 20  # a counting answer (a templated prompt, its tokens) at most
 OLLAMA_DEFAULT_CTX = 4096
 _KNOWN: dict[str, ServerInfo] = {}
 _LOCK = threading.Lock()
+
+
+class SlowServer(Exception):
+    """A describing request got no answer within PROBE_TIMEOUT."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +70,15 @@ def count_tokens(client: openai.OpenAI, info: ServerInfo, model: str, messages: 
     try:
         if info.kind == "llama.cpp":
             body: dict[str, Any] = {"messages": messages} | ({"tools": tools} if tools else {})
-            prompt = _json(client.post(f"{root}/apply-template", cast_to=str, body=body, options=_OPTIONS))["prompt"]
-            tokens = _json(client.post(f"{root}/tokenize", cast_to=str, body={"content": prompt}, options=_OPTIONS))
+            prompt = _fetch(client, "POST", f"{root}/apply-template", body, limit=COUNT_BYTES)["prompt"]
+            tokens = _fetch(client, "POST", f"{root}/tokenize", {"content": prompt}, limit=COUNT_BYTES)
             return len(tokens["tokens"])
         if info.kind == "vllm":
             body = {"model": model, "messages": messages} | ({"tools": tools} if tools else {})
-            return int(_json(client.post(f"{root}/tokenize", cast_to=str, body=body, options=_OPTIONS))["count"])
-    except (openai.APIError, ValueError, KeyError, TypeError) as error:
+            return int(_fetch(client, "POST", f"{root}/tokenize", body, limit=COUNT_BYTES)["count"])
+    except (openai.APIError, SlowServer, ValueError, KeyError, TypeError) as error:
         logger.debug("error=<%s> | the server could not count a request", type(error).__name__)
     return 0
-
-
-_OPTIONS: Any = {"timeout": PROBE_TIMEOUT}
 
 
 def _ask(client: openai.OpenAI, model: str) -> ServerInfo:
@@ -86,7 +90,7 @@ def _ask(client: openai.OpenAI, model: str) -> ServerInfo:
     for ask in (_llama_cpp, _models_list, _lm_studio, _ollama):
         try:
             found = ask(client, root, base, model)
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, SlowServer):
             break  # a server this slow to describe itself is not asked more
         except (openai.APIError, ValueError, KeyError, TypeError, AttributeError):
             continue
@@ -96,13 +100,13 @@ def _ask(client: openai.OpenAI, model: str) -> ServerInfo:
 
 
 def _llama_cpp(client: openai.OpenAI, root: str, base: str, model: str) -> ServerInfo | None:
-    props = _json(client.get(f"{root}/props", cast_to=str, options=_OPTIONS))
+    props = _fetch(client, "GET", f"{root}/props")
     window = props["default_generation_settings"]["n_ctx"]
     return ServerInfo("llama.cpp", int(window), "GET /props default_generation_settings.n_ctx")
 
 
 def _models_list(client: openai.OpenAI, root: str, base: str, model: str) -> ServerInfo | None:
-    entries = _json(client.get(f"{base}/models", cast_to=str, options=_OPTIONS)).get("data") or []
+    entries = _fetch(client, "GET", f"{base}/models").get("data") or []
     entry = next((e for e in entries if e.get("id") == model), entries[0] if len(entries) == 1 else None)
     if isinstance(entry, dict) and isinstance(entry.get("max_model_len"), int):
         return ServerInfo("vllm", entry["max_model_len"], "GET /v1/models max_model_len")
@@ -110,7 +114,7 @@ def _models_list(client: openai.OpenAI, root: str, base: str, model: str) -> Ser
 
 
 def _lm_studio(client: openai.OpenAI, root: str, base: str, model: str) -> ServerInfo | None:
-    entries = _json(client.get(f"{root}/api/v0/models", cast_to=str, options=_OPTIONS)).get("data") or []
+    entries = _fetch(client, "GET", f"{root}/api/v0/models").get("data") or []
     entry = next((e for e in entries if e.get("id") == model), entries[0] if len(entries) == 1 else None)
     if not isinstance(entry, dict):
         return None
@@ -121,7 +125,7 @@ def _lm_studio(client: openai.OpenAI, root: str, base: str, model: str) -> Serve
 
 
 def _ollama(client: openai.OpenAI, root: str, base: str, model: str) -> ServerInfo | None:
-    shown = _json(client.post(f"{root}/api/show", cast_to=str, body={"model": model}, options=_OPTIONS))
+    shown = _fetch(client, "POST", f"{root}/api/show", {"model": model})
     if not isinstance(shown, dict) or not ("model_info" in shown or "parameters" in shown):
         return None
     for line in str(shown.get("parameters") or "").splitlines():
@@ -141,8 +145,29 @@ def _root(base: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path.rstrip("/"), "", ""))
 
 
-def _json(text: Any) -> Any:
-    return json.loads(text) if isinstance(text, str) else text
+def _fetch(client: openai.OpenAI, method: str, url: str, body: Any = None, *, limit: int = PROBE_BYTES) -> Any:
+    """One describing request through the client's own HTTP connection pool and headers, its body read up to
+    ``limit`` bytes: a server that answers with an endless stream or a huge page is not read whole (ValueError,
+    as for any answer that is not the JSON asked for). A slow one is ``SlowServer``."""
+    from openai._httpx2 import request_exceptions, timeout_exceptions  # the client's own transport errors
+
+    headers = {k: v for k, v in client.default_headers.items() if isinstance(v, str)}
+    try:
+        with client._client.stream(method, url, json=body, headers=headers, timeout=PROBE_TIMEOUT) as response:
+            if response.status_code != 200:
+                raise ValueError(f"{method} {url}: HTTP {response.status_code}")
+            data, until = bytearray(), time.monotonic() + PROBE_TIMEOUT  # the whole answer, not each read
+            for piece in response.iter_bytes():
+                data += piece
+                if len(data) > limit:
+                    raise ValueError(f"{method} {url}: the answer passed {limit:,} bytes")
+                if time.monotonic() > until:
+                    raise SlowServer(f"{method} {url}: the answer took over {PROBE_TIMEOUT:g}s")
+    except timeout_exceptions() as error:
+        raise SlowServer(f"{method} {url}: no answer in {PROBE_TIMEOUT:g}s") from error
+    except request_exceptions() as error:
+        raise ValueError(f"{method} {url}: {type(error).__name__}") from error
+    return json.loads(bytes(data))
 
 
 def forget() -> None:

@@ -51,6 +51,7 @@ class Assembler:
     calls: dict[int, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage | None = None
+    usage_invalid: bool = False  # the server sent usage that is not whole non-negative numbers: it is estimated
     model: str = ""
     id: str = ""
     tokens: int = 0
@@ -63,6 +64,7 @@ class Assembler:
         self.id = self.id or str(chunk.get("id") or "")
         if isinstance(chunk.get("usage"), dict):
             self.usage = usage_of(chunk["usage"])
+            self.usage_invalid = self.usage is None
         progress = chunk.get("prompt_progress")
         if isinstance(progress, dict) and isinstance(progress.get("total"), int):
             self.prompt = (int(progress.get("processed") or 0), int(progress["total"]))
@@ -112,11 +114,22 @@ class Assembler:
         return None if self.first_token is None else (self.first_token - self.started) * 1000
 
 
-def usage_of(data: dict[str, Any]) -> Usage:
+def usage_of(data: dict[str, Any]) -> Usage | None:
+    """The usage a server reported; None when it is not whole non-negative numbers (negative, fractional, text:
+    gateways that rewrite bodies send all three), so the call is charged an estimate instead."""
     details = data.get("prompt_tokens_details") or {}
-    return Usage(
-        prompt_tokens=int(data.get("prompt_tokens") or 0),
-        completion_tokens=int(data.get("completion_tokens") or 0),
-        total_tokens=int(data.get("total_tokens") or 0),
-        cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
-    )
+    values = [data.get("prompt_tokens"), data.get("completion_tokens"), data.get("total_tokens"),
+              details.get("cached_tokens") if isinstance(details, dict) else 0]  # fmt: skip
+    counts = [0 if value is None else _count(value) for value in values]
+    if any(count is None for count in counts):
+        return None
+    prompt, completion, total, cached = (int(count or 0) for count in counts)
+    if cached > prompt:
+        return None
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, cached_tokens=cached)
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if value >= 0 and value == int(value) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,14 @@ if TYPE_CHECKING:
     from ..tools import ToolOutcome
 
 
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")  # what a function name may be (OpenAI's rule, and MCP's dots)
+
+
+def tool_label(name: str) -> str:
+    """A tool's name as a chat shows it: one line, never a model's invention of 60,000 characters."""
+    return name if TOOL_NAME.fullmatch(name) else "an unknown tool"
+
+
 class ProgressHook(Hook):
     """Calls ``show(text)`` after steps, at most every ``interval`` seconds (Slack allows ~1 update/s/channel)."""
 
@@ -27,7 +36,7 @@ class ProgressHook(Hook):
         self._tools: list[str] = []
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
-        self._tools.append(call.name)
+        self._tools.append(tool_label(call.name))
         return None
 
     def after_step(self, run: Run) -> None:
@@ -39,7 +48,9 @@ class ProgressHook(Hook):
     def on_model_progress(self, run: Run, progress: Progress) -> None:
         """While a slow model writes (a local server on CPU): what it writes, so the thread sees it move."""
         if progress.tokens:
-            writing = "the answer" if progress.writing in ("", "answer") else f"a call to {progress.writing}"
+            writing = (
+                "the answer" if progress.writing in ("", "answer") else f"a call to {tool_label(progress.writing)}"
+            )
             self._update(run, f"writing {writing} ({progress.tokens:,} tokens so far)")
 
     def _update(self, run: Run, doing: str) -> bool:
@@ -58,28 +69,22 @@ class AnswerStreamHook(Hook):
     """Feeds a chat's answer stream: the model's text as it is written, each tool call as a task card."""
 
     def __init__(self, stream: Any) -> None:
-        self.stream = stream  # a chat.stream.AnswerStream (anything with text/task/close)
-        self._fresh = False  # a new model call began: its text is set apart from what came before
+        self.stream = stream  # a chat.stream.AnswerStream (anything with new_call/text/task/close)
 
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
-        self._fresh = True
+        self.stream.new_call()  # its text is set apart from what earlier calls said
         return messages
 
     def on_model_progress(self, run: Run, progress: Progress) -> None:
-        if not progress.delta:
-            return
-        delta = progress.delta
-        if self._fresh and self.stream.sent:
-            delta = "\n\n" + delta
-        self._fresh = False
-        self.stream.text(delta)
+        if progress.delta:
+            self.stream.text(progress.delta)
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
-        self.stream.task(call.id, call.name, "in_progress")
+        self.stream.task(call.id, tool_label(call.name), "in_progress")
         return None
 
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
-        self.stream.task(outcome.call.id, outcome.call.name, "error" if outcome.is_error else "complete")
+        self.stream.task(outcome.call.id, tool_label(outcome.call.name), "error" if outcome.is_error else "complete")
         return outcome
 
     def on_run_end(self, run: Run) -> None:

@@ -34,6 +34,7 @@ from ..runtime import answer_footer, build_agent, deployed
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files, written_since
 from ..skills import SkillLibrary
+from ..spend import describe
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn
@@ -63,7 +64,8 @@ APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{
 CUT_NOTE = "_This answer was cut off at the model's output limit._"
 CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
 COST_LIMIT_NOTE = (
-    '_{why} The thread keeps its work: one of the workflow\'s approvers can reply "continue with $N more" to go on._'
+    "_{why} This run cost {cost}. The thread keeps its work: one of the workflow's approvers can reply "
+    '"continue with $N more" to go on._'
 )
 CONTINUE_WITH = re.compile(r"\bcontinue with \$(\d{1,6}(?:\.\d{1,2})?) more\b", re.IGNORECASE)
 MAX_GRANT = 10_000.0  # dollars: one message cannot grant more
@@ -236,7 +238,7 @@ class Worker:
             message = self._message(event, channel, files, first=state is None)
             if state is None:  # the thread's first message names it (where a surface names conversations)
                 channel.title(event.text)
-        granted = self._granted(event, workflow, channel) if checkpoint is None else 0.0
+        granted = self._granted(event, workflow, channel, run_id) if checkpoint is None else 0.0
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel):  # the answer streams into the thread as the model writes it
@@ -318,9 +320,10 @@ class Worker:
         self.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
         return new_turn(state, run_id)
 
-    def _granted(self, event: TriggerEvent, workflow: Workflow, channel: Channel) -> float:
+    def _granted(self, event: TriggerEvent, workflow: Workflow, channel: Channel, run_id: str) -> float:
         """ "continue with $N more" from one of the workflow's approvers (anyone, when it lists none) raises the
-        thread's spend limit: N for this run, and N more for the thread today."""
+        thread's spend limit: N for this run, and N more for the thread today, once per message (the run it
+        starts), however often it is delivered."""
         asked = CONTINUE_WITH.search(event.text or "")
         if asked is None or (workflow.limits.max_cost is None and workflow.limits.max_cost_per_thread_day is None):
             return 0.0
@@ -329,7 +332,10 @@ class Worker:
             channel.tell(event.user, "Only the workflow's approvers can raise its spend limit.")
             return 0.0
         dollars = min(float(asked.group(1)), MAX_GRANT)
-        self.threads.raise_spend(event.thread_id, time.strftime("%Y-%m-%d", time.gmtime()), dollars, event.user)
+        if not dollars > 0:  # "$0 more" grants nothing (and a zero limit would stop the run before it starts)
+            return 0.0
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        self.threads.raise_spend(event.thread_id, day, dollars, event.user, key=run_id)
         self.log.info("spend limit raised", extra={"dollars": dollars})
         return dollars
 
@@ -362,7 +368,8 @@ class Worker:
         if answered and record.status is RunStatus.TOOL_CALL_LIMIT:
             text += f"\n\n{CAP_NOTE}"
         elif record.status is RunStatus.COST_LIMIT:  # with or without a last answer: say why it stopped
-            text = (text + "\n\n" if answered else "") + COST_LIMIT_NOTE.format(why=record.stop_reason or "")
+            cost = describe(record.ledger.breakdown())
+            text = (text + "\n\n" if answered else "") + COST_LIMIT_NOTE.format(why=record.stop_reason or "", cost=cost)
         elif answered and record.stop_reason:  # completed, but cut off at the output limit
             text += f"\n\n{CUT_NOTE}"
         base = self.runs.load_thread_base(record.run_id)

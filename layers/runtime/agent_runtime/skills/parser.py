@@ -115,7 +115,7 @@ def _check(data: dict[str, Any], folder: Path, where: str, body: str, *, strict:
     if not isinstance(name, str) or not name:
         problems.append(Problem(where, "name", "is required"))
     else:
-        if len(name) > 64 or not NAME.match(name):
+        if len(name) > 64 or not NAME.fullmatch(name):
             problems.append(Problem(where, "name", "use 1-64 lowercase letters, digits and single hyphens (a-z, 0-9)"))
         if name != folder.name:
             problems.append(Problem(where, "name", f"must equal the folder name {folder.name!r}"))

@@ -15,7 +15,7 @@ from ..events import MutationReplayed, MutationUnknown
 from ..hooks import Hook
 from ..models import ToolCall
 from ..record import RunState
-from ..spend import GRANTED
+from ..spend import GRANTED, SPENT
 from ..state import Slot
 from ..tools import ToolOutcome, error_text
 from .exceptions import StoreError, VersionConflictError
@@ -48,6 +48,7 @@ def new_turn(state: RunState | None, run_id: str) -> RunState | None:
         return None
     VERSION.clear(state.context)
     GRANTED.clear(state.context)  # an approver's grant was for the turn it came with
+    SPENT.clear(state.context)  # a new run's ledger starts at zero (the thread's day adds the runs up)
     return replace(state, run_id=run_id, tool_calls_used=0)
 
 

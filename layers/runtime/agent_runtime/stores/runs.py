@@ -16,7 +16,7 @@ RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threa
 
 
 def check_thread_id(thread_id: str) -> str:
-    if not _THREAD_ID.match(thread_id):
+    if not _THREAD_ID.fullmatch(thread_id):
         raise ConfigError(f"thread id {thread_id!r}: use up to 200 letters, digits, '.', '_', ':' or '-'")
     return thread_id
 
@@ -124,7 +124,7 @@ class RunStore:
         # The index `runs list` reads: one item per invocation, named to sort by time (newest last).
         summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
                    "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
-                   "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"],
+                   "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"], "cost": data["cost"],
                    "started_at": record.started_at, "ended_at": record.ended_at, "thread_id": thread_id}  # fmt: skip
         name = f"{record.started_at}#{record.run_id}"
         self.store.put_latest(RUNS_INDEX, name, summary, ttl=self.ttl)
@@ -239,11 +239,17 @@ class ThreadStore:
         """Mark the thread as one of the app's assistant threads, with what the person looks at beside it."""
         self.store.put_latest(thread_partition(thread_id), PANE, pane)
 
-    def raise_spend(self, thread_id: str, day: str, dollars: float, by: str) -> float:
+    def raise_spend(self, thread_id: str, day: str, dollars: float, by: str, *, key: str) -> float:
         """An approver's "continue with $N more": the thread may spend N more on ``day`` (UTC); returns the day's
-        total raise."""
-        raised = self.spend_raised(thread_id, day) + dollars
-        self.store.put_latest(thread_partition(thread_id), SPEND_RAISE, {"day": day, "dollars": raised, "by": by})
+        total raise. ``key`` names the decision (the run it started): a redelivered message raises nothing more."""
+        item = self.store.get_item(thread_partition(thread_id), SPEND_RAISE)
+        data: dict[str, Any] = item.data if item is not None and item.data.get("day") == day else {"dollars": 0.0}
+        keys = list(data.get("keys") or [])
+        if key in keys:
+            return float(data["dollars"])
+        raised = float(data["dollars"]) + dollars
+        self.store.put_latest(thread_partition(thread_id), SPEND_RAISE,
+                              {"day": day, "dollars": raised, "by": by, "keys": [*keys, key][-100:]})  # fmt: skip
         return raised
 
     def spend_raised(self, thread_id: str, day: str) -> float:

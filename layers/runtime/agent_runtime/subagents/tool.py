@@ -19,6 +19,7 @@ from ..hooks import Hook
 from ..record import RunStatus
 from ..run_context import SUBAGENTS, Ledger, RunContext, SubagentSummary
 from ..skills import SkillLibrary, SkillPolicy
+from ..spend import Ledger as SpendLedger
 from ..tools import Tool, tool
 from ..workflows import Limits, ModelSettings, Workflow
 from .scoped_files import ScopedFileStore
@@ -68,6 +69,17 @@ class LedgerBridge(Hook):
     ) -> None:
         if self.parent is not None and file_id in self.shared:
             self.parent.record_read(file_id, tool=f"subagent/{tool}", lines=lines, bytes_=bytes_)
+
+
+class SpendBridge(Hook):
+    """Links the child's spend ledger to the parent's: every call the child makes is charged to the parent's run
+    as it happens, and the child's requests are checked against the parent's spend limit."""
+
+    def __init__(self, parent: SpendLedger | None) -> None:
+        self.parent = parent
+
+    def on_run_start(self, run: Run) -> None:
+        run.record.ledger.parent = self.parent
 
 
 Spawn = Callable[[Workflow, FileStore, Sequence[Hook]], "Agent"]  # the runtime's build_agent, one level deeper
@@ -148,7 +160,13 @@ def _child_workflow(
         name=f"{parent.name}.subagent",
         description=f"helper of {parent.name}",
         prompt=PROMPT,
-        model=ModelSettings(model, window, min(parent.model.max_output_tokens, window // 4), parent.model.tokenizer),
+        model=ModelSettings(
+            model,
+            window,
+            min(parent.model.max_output_tokens, window // 4),
+            parent.model.tokenizer,
+            prices=parent.model.prices if model == parent.model.name else None,
+        ),
         limits=Limits(max_tool_calls=calls),
         skills=SkillPolicy(required=tuple(skills), allowed=tuple(skills)),
         path=None,
@@ -162,6 +180,7 @@ def _run_child(
     from ..trace import TraceHook
 
     hooks: list[Hook] = [LedgerBridge(ctx.ledger, shared), TokenBudget(child.subagents.max_tokens)]
+    hooks.append(SpendBridge(ctx.spend))
     if trace is not None:
         hooks.append(TraceHook(trace, indent="    │ "))
     agent = spawn(child, ScopedFileStore(ctx.files, shared), hooks)
@@ -184,6 +203,8 @@ def _result(ctx: RunContext, record: Any, executed: int) -> str:
         ctx.report(SubagentRan(**summary), child=record.to_dict())
     if record.status is RunStatus.TOOL_CALL_LIMIT and record.final_answer:
         return f"{record.final_answer}\n\n[the helper reached its tool-call limit: its answer may be incomplete]"
+    if record.status is RunStatus.COST_LIMIT and record.final_answer:
+        return f"{record.final_answer}\n\n[the helper stopped at the run's spend limit: its answer may be incomplete]"
     if record.status is not RunStatus.COMPLETED or record.final_answer is None:
         raise ToolError(f"the helper stopped ({record.status}): {record.stop_reason}")
     if any(event["type"] == AnswerTruncated.kind for event in record.events):  # its reason says which limit

@@ -36,6 +36,9 @@ RUNTIME_TOOLS = {"file_read", "file_regex", "extract_file", "load_file", "peek_f
                  "subagent", "load_skill_file"}  # fmt: skip
 
 
+LIMIT_MARK = "The workflow's "  # the loop's notes at a limit (tool calls, spend): "... no more tools can run"
+
+
 def handles(request: ScriptedRequest) -> bool:
     """Requests this module answers (the rest are document reviews)."""
     if request.system_text().startswith(JUDGE_START) or "jira_issue" in request.tool_names:
@@ -317,8 +320,12 @@ def _triage_text(request: ScriptedRequest, key: str, summary: str, issue: str, s
 def _judge(request: ScriptedRequest) -> Reply:
     """Passes when most of the rubric's content words appear in the answer: crude, but it reads both."""
     text = request.last_user_text()
-    rubric = text.split("# Request", 1)[0].removeprefix("# Rubric").strip()
-    answer = text.split("# Answer", 1)[-1].lower()
+    rubric, _, quoted = text.partition("\n\n# ")
+    rubric = rubric.removeprefix("# Rubric").strip()
+    try:  # the request and the answer, quoted as one JSON object after its heading line
+        answer = str(json.loads(quoted.split("\n", 1)[1]).get("answer", "")).lower()
+    except (IndexError, ValueError, AttributeError):
+        answer = ""
     words = sorted({_stem(w.lower()) for w in _terms(rubric)})
     present = [w for w in words if w in answer]
     verdict = bool(words) and len(present) >= 0.6 * len(words)
@@ -373,6 +380,7 @@ def _turns(request: ScriptedRequest) -> list[str]:
                 text = _read_results(request).get(pointer.group(1), "")
             if text.startswith(SUMMARY_MARK) or pointer:
                 text = person_request(text)
+            text = text.split(LIMIT_MARK, 1)[0].rstrip()  # the runtime's "answer now" note is no one's request
             if text and not text.startswith((STATUS_MARK, FOLD_MARK)):  # a fold holds its own earlier turns
                 out.append(text)
     return out

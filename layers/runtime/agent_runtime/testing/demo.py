@@ -41,7 +41,10 @@ def respond(request: ScriptedRequest) -> Reply:
     if request.system_text().startswith(HELPER_PROMPT_START):
         return _helper(request)
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
-        return assistant.respond(request)
+        reply = assistant.respond(request)
+        if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
+            return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
+        return reply
     files = [
         (fid, json.loads(f'"{name}"'), int(size.replace(",", "")))
         for fid, name, size in _FILE_ROW.findall(request.system_text())
@@ -53,11 +56,17 @@ def respond(request: ScriptedRequest) -> Reply:
         return Reply(text="(demo model) This workflow offers no file tools, so I cannot read the files.")
     fresh = _new_notes(request, ticket.group(1) if ticket else None, files)
     notes = {**_notes(request), **{key: value for key, value in fresh}}
-    calls = _next_calls(notes, files, ticket.group(1) if ticket else None, request.tool_names)
+    calls = [] if _told_to_answer(request) else _next_calls(notes, files, ticket.group(1) if ticket else None,
+                                                             request.tool_names)  # fmt: skip
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     if calls:
         return Reply(text=lines or None, calls=tuple(calls))
     return Reply(text=_review(notes, files))
+
+
+def _told_to_answer(request: ScriptedRequest) -> bool:
+    """``tool_choice: none``: the run's last answer (a limit was reached): answer with what is known."""
+    return request.body.get("tool_choice") == "none"
 
 
 # What has been learned --------------------------------------------------------------------------------------
@@ -197,7 +206,7 @@ def _helper(request: ScriptedRequest) -> Reply:
     notes = {"doc:task": {"words": words}, **_notes(request), **{key: value for key, value in fresh}}
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     call = next((c for fid, _, _ in files if (c := _next_section(notes, fid)) is not None), None)
-    if call is not None:
+    if call is not None and not _told_to_answer(request):
         return Reply(text=lines or None, calls=(call,))
     rules = [(n["heading"], rule) for key, n in notes.items() if key.startswith("section:") for rule in n["rules"]]
     answer = "\n".join(f"RULE {heading} :: {rule}" for heading, rule in rules)

@@ -49,9 +49,13 @@ class ScriptedServer:
         token_counter: Callable[[dict[str, Any]], int] = rough_token_count,
         intercept: Callable[[ScriptedRequest], Reply | Fail | None] | None = None,
         kind: ServerKind | None = None,
+        usage: bool | Callable[[dict[str, Any]], Any] = True,
     ) -> None:
         """``intercept`` sees every request first; when it answers, the script is not consumed (use it for side
-        calls such as compaction summaries, whose timing depends on token counts rather than on turns)."""
+        calls such as compaction summaries, whose timing depends on token counts rather than on turns).
+        ``usage``: False for an endpoint that never reports usage; a function to report something else instead
+        (negative counts, fractions, text: what broken gateways send)."""
+        self.usage = usage
         self.model = model
         self.kind = kind  # dressed as llama.cpp, vLLM, LM Studio or Ollama: their describing routes and window
         self.overflowed: list[int] = []  # requests refused as over the kind's window (index into requests)
@@ -189,13 +193,17 @@ class ScriptedServer:
                     "finish_reason": step.finish_reason or ("tool_calls" if tool_calls else "stop"),
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            },
-        }
+        } | self._usage({
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        })  # fmt: skip
+
+    def _usage(self, usage: dict[str, Any]) -> dict[str, Any]:
+        if self.usage is True:
+            return {"usage": usage}
+        return {} if self.usage is False else {"usage": self.usage(usage)}
 
     def _cached(self, body: dict[str, Any]) -> int:
         """OpenAI's prefix caching: the tools and the messages this request shares with the previous one, from
@@ -236,7 +244,7 @@ def sse_chunks(completion: dict[str, Any], *, usage: bool) -> list[dict[str, Any
             piece = {"index": index, "function": {"arguments": arguments[start : start + 8]}}
             chunks.append(chunk({"tool_calls": [piece]}))
     chunks.append(chunk({}, choice["finish_reason"]))
-    if usage:
+    if usage and "usage" in completion:
         chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": completion["usage"]})
     return chunks
 

@@ -63,6 +63,10 @@ class ToolRegistry:
             raise ConfigError(f"two tools are named {item.name!r}")
         self._tools[item.name] = item
 
+    def replace(self, item: Tool) -> None:
+        """Put ``item`` in place of the tool of its name (an eval's stub), or add it."""
+        self._tools[item.name] = item
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 

@@ -103,7 +103,7 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
     )
     python = _names(data, "python", "tools", report)
     for ref in python:
-        if not PYTHON_REF.match(ref):
+        if not PYTHON_REF.fullmatch(ref):
             report("tools.python", f"{ref!r}: use 'package.module:function'")
     builtin = _names(data, "builtin", "tools", report)
     for name in builtin:
@@ -149,7 +149,7 @@ def _names(data: Mapping[str, Any], key: str, where: str, report: Report) -> tup
 
 def _common(item: Mapping[str, Any], where: str, report: Report) -> dict[str, Any]:
     name = text(where, item, "name", report) or ""
-    if name and not SOURCE_NAME.match(name):
+    if name and not SOURCE_NAME.fullmatch(name):
         report(f"{where}.name", "use 1-24 lowercase letters, digits or '_', starting with a letter")
     headers = mapping(where, item, "headers", report)
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):

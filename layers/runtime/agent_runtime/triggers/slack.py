@@ -23,7 +23,7 @@ _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
 # The app's own pane: opened (agent view: the Messages tab; assistant view: a new assistant thread), and the
 # channel a person looks at beside an assistant thread.
 PANE_EVENTS = ("app_home_opened", "assistant_thread_started", "assistant_thread_context_changed")
-_SLACK_ID = re.compile(r"^[A-Z0-9]{2,40}$")
+_SLACK_ID = re.compile(r"[A-Z0-9]{2,40}")  # used with fullmatch: "C0VIEW\n" is not an id
 
 
 def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now: float | None = None) -> None:
@@ -128,7 +128,7 @@ def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> Pane
         viewing = context.get("channel_id")
         if not isinstance(thread_ts, str) or not thread_ts:
             return Ignored(f"{event['type']} without a thread")
-    if not all(isinstance(v, str) and _SLACK_ID.match(v) for v in (channel, user)):
+    if not all(isinstance(v, str) and _SLACK_ID.fullmatch(v) for v in (channel, user)):
         return Ignored(f"{event['type']} without channel or user")
     return PaneEvent(
         kind="context" if event["type"] == "assistant_thread_context_changed" else "opened",
@@ -137,7 +137,7 @@ def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> Pane
         channel=str(channel),
         user=str(user),
         thread_ts=thread_ts,
-        viewing=viewing if isinstance(viewing, str) and _SLACK_ID.match(viewing) else None,  # an id, or nothing
+        viewing=viewing if isinstance(viewing, str) and _SLACK_ID.fullmatch(viewing) else None,  # an id, or nothing
     )
 
 

@@ -79,15 +79,16 @@ class Workflow:
 
     def with_model(self, name: str) -> Workflow:
         """The same workflow on another model (``AGENT_MODEL``, a deployment's choice): its helpers use that model
-        too (the names under ``subagents.models`` are for another endpoint), and prices given for the named
-        model no longer apply. The window and output settings stay: the server's own window is learned."""
+        too (the names under ``subagents.models`` are for another endpoint). ``model.prices`` stay: they are
+        the prices of the model the workflow runs on, whichever that is (a self-hosted model's own rate). The
+        window and output settings stay: the server's own window is learned."""
         if name == self.model.name:
             return self
         helpers = self.subagents
         if helpers.models:
             window = max(helpers.models.values())
             helpers = replace(helpers, models=MappingProxyType({name: window}))
-        return replace(self, model=replace(self.model, name=name, prices=None), subagents=helpers)
+        return replace(self, model=replace(self.model, name=name), subagents=helpers)
 
 
 class _Checker:
@@ -112,7 +113,7 @@ def parse_workflow(
         raise WorkflowError([Problem(file, "(document)", "must be a mapping of keys to values")])
     check_keys("", data, TOP_KEYS, check.add)
     name = text("", data, "name", check.add) or ""
-    if name and not NAME_PATTERN.match(name):
+    if name and not NAME_PATTERN.fullmatch(name):
         check.add("name", "use lowercase letters, digits and single hyphens (e.g. document-feedback)")
     description = text("", data, "description", check.add) or ""
     prompt = _prompt(check, data, base_dir)

@@ -1,0 +1,20 @@
+"""Spend: one ledger for everything a run causes (``ledger``) and the limits checked against it (``limit``)."""
+
+from __future__ import annotations
+
+from .ledger import BAD_USAGE, NO_USAGE, SPENT, Ledger, describe, estimate_usage, usage_problem
+from .limit import (
+    COST_NOTE,
+    GRANTED,
+    HOW_TO_GO_ON,
+    MIN_REPLY,
+    Estimate,
+    SpendLimit,
+    estimate_next,
+    last_answer_cap,
+    request_cap,
+)
+
+__all__ = ["BAD_USAGE", "COST_NOTE", "GRANTED", "HOW_TO_GO_ON", "MIN_REPLY", "NO_USAGE", "SPENT", "Estimate",
+           "Ledger", "SpendLimit", "describe", "estimate_next", "estimate_usage", "last_answer_cap", "request_cap",
+           "usage_problem"]  # fmt: skip

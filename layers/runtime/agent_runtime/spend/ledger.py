@@ -1,0 +1,111 @@
+"""One ledger for everything a run causes: its own model calls, its compaction summaries and its helpers' calls.
+
+Each call is priced when it is recorded, at the prices of the model that made it; a call whose endpoint reported
+no usage (or usage that is not non-negative whole numbers) is charged an estimate — the prompt counted with the
+model's tokenizer, the reply from its text — and marked so. A helper's ledger forwards every charge to its
+parent's as it happens, so a spend limit sees a sub-agent's calls while it works, not after it returns. A run
+that suspends and resumes in another invocation starts its ledger from what it had spent (kept in its state).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..messages import Message
+from ..state import Slot
+
+if TYPE_CHECKING:
+    from .limit import SpendLimit
+
+# What the run spent so far, by source, across its invocations; a new turn of a thread starts at zero.
+SPENT: Slot[dict[str, float]] = Slot("spent_usd", dict, owner=__name__)
+SOURCES = ("run", "compaction", "helpers")  # where a charge comes from; "estimated" sums the estimated ones
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens")
+NO_USAGE = "no usage reported"
+BAD_USAGE = "usage not valid"
+
+
+class Ledger:
+    """The run's spend in dollars. Thread-safe: helpers charge from the threads their tool calls run in.
+
+    The root ledger (the run's) carries the spend limit and what the thread spent today before this run; a
+    helper's ledger finds both through its parent."""
+
+    def __init__(self, state: MutableMapping[str, Any] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._state = state
+        before = SPENT.get(state) if state is not None else {}
+        self._sums: dict[str, float] = {k: float(v) for k, v in before.items() if isinstance(v, int | float)}
+        self.parent: Ledger | None = None
+        self.limit: SpendLimit | None = None  # set on the root by the agent that owns the limit
+        self.before_today = 0.0  # the thread's spend today before this run (limits.max_cost_per_thread_day)
+
+    def charge(self, dollars: float, *, source: str, estimated: bool = False) -> None:
+        with self._lock:
+            self._sums[source] = self._sums.get(source, 0.0) + dollars
+            if estimated:
+                self._sums["estimated"] = self._sums.get("estimated", 0.0) + dollars
+            if self._state is not None:  # the checkpoint carries it to the next invocation
+                SPENT.set(self._state, dict(self._sums))
+        if self.parent is not None:
+            self.parent.charge(dollars, source="helpers", estimated=estimated)
+
+    def total(self) -> float:
+        with self._lock:
+            return sum(value for key, value in self._sums.items() if key != "estimated")
+
+    def breakdown(self) -> dict[str, float]:
+        """Dollars by source (run, compaction, helpers), the estimated part, and the total."""
+        with self._lock:
+            parts = {key: round(value, 6) for key, value in self._sums.items()}
+        return parts | {"total": round(sum(v for k, v in parts.items() if k != "estimated"), 6)}
+
+    def root(self) -> Ledger:
+        ledger = self
+        while ledger.parent is not None:
+            ledger = ledger.parent
+        return ledger
+
+
+def describe(breakdown: Mapping[str, float]) -> str:
+    """``$0.1083 (helpers $0.0589, compaction $0.0012; $0.0040 estimated)``: the total and what is not the run's
+    own calls."""
+    parts = [f"{key} ${breakdown[key]:.4f}" for key in ("helpers", "compaction") if breakdown.get(key)]
+    estimated = breakdown.get("estimated") or 0.0
+    detail = ", ".join(parts) + (f"; ${estimated:.4f} estimated" if estimated else "")
+    return f"${breakdown.get('total', 0.0):.4f}" + (f" ({detail})" if detail else "")
+
+
+def usage_problem(usage: Any) -> str | None:
+    """Why a reported usage cannot be priced (None: it can): missing, or not non-negative whole numbers."""
+    if not isinstance(usage, Mapping):
+        return NO_USAGE
+    for key in USAGE_KEYS:
+        value = usage.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            return BAD_USAGE
+        if value < 0 or value != int(value):
+            return BAD_USAGE
+    return BAD_USAGE if usage.get("cached_tokens", 0) > usage.get("prompt_tokens", 0) else None
+
+
+def estimate_usage(
+    messages: Sequence[Message], text: str | None, calls: Sequence[Any], model: str, tokenizer: str | None = None
+) -> dict[str, int]:
+    """What a call would have reported: the prompt and the reply counted with the model's encoding, as the
+    context engine counts (the tools' schemas left out: an estimate, marked as one)."""
+    counter = _counter(model, tokenizer)
+    prompt = counter.messages(messages)
+    reply = counter.text(text or "") + sum(3 + counter.text(f"{c.name}{c.arguments}") for c in calls)
+    return {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply, "cached_tokens": 0}
+
+
+def _counter(model: str, tokenizer: str | None) -> Any:
+    """A fresh counter (its cache holds the messages it counted; a worker lives long), on the cached encoding."""
+    from ..context.counter import TokenCounter
+    from ..context.encodings import encoding_for_model, load_encoding
+
+    return TokenCounter(model, encoding=load_encoding(tokenizer) if tokenizer else encoding_for_model(model))

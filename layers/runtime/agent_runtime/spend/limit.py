@@ -1,0 +1,138 @@
+"""The spend limit: ``limits.max_cost`` per run and ``limits.max_cost_per_thread_day`` per thread and UTC day,
+in dollars from the run's ledger (its own calls, compaction summaries and helpers) and the price table.
+
+Before each request the limit says how long a reply the run can still afford: room is kept for the request and a
+last answer after it, each a prompt the size of the next one and a reply at the cap, so the reply cap shrinks as
+the limit nears (as the answer reserve shrinks for small windows). When not even a short reply fits twice, the
+model answers once without tools, if that answer fits; so a run ends at its limit give or take one request. Its
+state is kept: the next turn of the thread, with the limit raised, goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..messages import Message
+from ..models.prices import Prices
+from ..state import Slot
+
+if TYPE_CHECKING:
+    from ..record import RunRecord
+
+# An approver's grant ("continue with $N more") is the run's own limit, kept in the run's state so the run keeps it
+# when it suspends and resumes in another invocation; a new turn of the thread starts without it.
+GRANTED: Slot[float] = Slot("spend_granted", float, owner=__name__)
+
+MIN_REPLY = 256  # tokens: the shortest reply worth asking for (a tool call, or a few sentences of an answer)
+COST_NOTE = (
+    "The workflow's spend limit ({limit}) is reached: no more tools can run. Answer now with what you have, and "
+    "say briefly what is left undone."
+)
+HOW_TO_GO_ON = "raise the limit to go on (run --max-cost, or an approver's 'continue with $N more' in the thread)"
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What the next request may cost before its reply: its prompt, in tokens and dollars."""
+
+    prompt_tokens: int
+    prompt_usd: float
+    per_reply_token: float  # dollars
+
+    def cost(self, reply_tokens: int) -> float:
+        return self.prompt_usd + reply_tokens * self.per_reply_token
+
+    def affordable(self, dollars: float) -> int:
+        """The longest reply ``dollars`` pays for with this prompt (a large number when replies are free)."""
+        if dollars < self.prompt_usd:
+            return 0
+        return 1 << 30 if self.per_reply_token <= 0 else int((dollars - self.prompt_usd) / self.per_reply_token)
+
+
+@dataclass(frozen=True, slots=True)
+class SpendLimit:
+    per_run: float | None = None
+    per_thread_day: float | None = None
+    thread_spent: Callable[[str], float] = lambda run_id: 0.0  # the thread's other runs today (once per run)
+    granted: float = 0.0  # an approver's "continue with $N more" in the message that started this run
+
+    def __bool__(self) -> bool:
+        return self.per_run is not None or self.per_thread_day is not None
+
+    def room(self, spent: float, before_today: float) -> tuple[float, str]:
+        """Dollars left under the tighter limit, and the sentence that names it."""
+        run_left = None if self.per_run is None else self.per_run - spent
+        day_left = None if self.per_thread_day is None else self.per_thread_day - before_today - spent
+        if day_left is not None and (run_left is None or day_left <= run_left):
+            total = before_today + spent
+            return day_left, (f"the thread's spend limit of ${self.per_thread_day:g} a day "
+                              f"(limits.max_cost_per_thread_day) is reached: ${total:.4f} spent today")  # fmt: skip
+        assert run_left is not None
+        return run_left, f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent"
+
+    def reply_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate) -> int | str:
+        """The reply cap of the next request, with room kept for a last answer after it; or why it must be the
+        last."""
+        left, why = self.room(spent, before_today)
+        tokens = estimate.affordable(left / 2)
+        if tokens >= min(cap, MIN_REPLY):
+            return min(cap, tokens)
+        return f"{why}; the next request and a last answer need about ${2 * estimate.cost(min(cap, MIN_REPLY)):.4f}"
+
+    def last_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate) -> int | str:
+        """The reply cap of a last answer; or, when not even that fits, what was reserved and how to go on."""
+        left, why = self.room(spent, before_today)
+        tokens = estimate.affordable(left)
+        if tokens >= min(cap, MIN_REPLY):
+            return min(cap, tokens)
+        need = estimate.cost(min(cap, MIN_REPLY))
+        return (f"{why}; not even a last answer fits: a request of about {estimate.prompt_tokens:,} prompt tokens "
+                f"and a reply of {min(cap, MIN_REPLY)} tokens needs about ${need:.4f}, and ${max(left, 0):.4f} "
+                f"is left: {HOW_TO_GO_ON}")  # fmt: skip
+
+    def label(self) -> str:
+        parts = [f"${self.per_run:g} per run" if self.per_run is not None else "",
+                 f"${self.per_thread_day:g} per thread a day" if self.per_thread_day is not None else ""]  # fmt: skip
+        return " and ".join(p for p in parts if p)
+
+
+def estimate_next(
+    prices: Prices | None, calls: Sequence[dict[str, object]], messages: Sequence[Message] = ()
+) -> Estimate:
+    """The next request's prompt: the last call's prompt and reply plus what joined the history after it (the tool
+    results, 4 characters a token), uncached; before the run's first call, its messages at 4 characters a token."""
+    usages = [c["usage"] for c in calls if isinstance(c.get("usage"), dict) and c.get("purpose") != "compaction"]
+    tail = 0
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            break
+        tail += len(str(message.get("content") or ""))
+    if usages:
+        last: dict[str, int] = usages[-1]  # type: ignore[assignment]
+        prompt = int(last.get("prompt_tokens", 0)) + int(last.get("completion_tokens", 0)) + tail // 4
+    else:
+        prompt = sum(len(str(m.get("content") or "")) for m in messages) // 4
+    if prices is None:
+        return Estimate(prompt, 0.0, 0.0)
+    return Estimate(prompt, prices.cost({"prompt_tokens": prompt}), prices.output / 1e6)
+
+
+def request_cap(record: RunRecord, messages: Sequence[Message], cap: int) -> int | str:
+    """The reply cap of the run's next request under the spend limit of the run it belongs to (a helper's is its
+    parent's, checked against everything the parent's run has spent), or why it must be the last."""
+    ledger = record.ledger.root()
+    if ledger.limit is None:
+        return cap
+    estimate = estimate_next(record.prices, record.model_calls, messages)
+    return ledger.limit.reply_cap(ledger.total(), ledger.before_today, cap, estimate)
+
+
+def last_answer_cap(record: RunRecord, messages: Sequence[Message], cap: int) -> int | str:
+    """The reply cap of a last answer without tools, or why not even that fits (what it needs, how to go on)."""
+    ledger = record.ledger.root()
+    if ledger.limit is None:
+        return cap
+    estimate = estimate_next(record.prices, record.model_calls, messages)
+    return ledger.limit.last_cap(ledger.total(), ledger.before_today, cap, estimate)

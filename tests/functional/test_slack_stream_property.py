@@ -1,0 +1,85 @@
+"""The streamed answer's invariant (issue 40, point 2), driven across shapes with hypothesis: whatever the model
+says — text before tool calls or none, several calls, text in deltas of any size, flushes at any moment, answers
+of any length, special mentions — the message Slack ends with is exactly what was said, model calls apart by a
+blank line, and then the rest of the answer (its footer); no chunk is over 12,000 characters; nothing is
+rewritten. Through slack_sdk's real WebClient over HTTP to the fake Slack API."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+
+import pytest
+from agent_runtime.chat.mentions import neutralise
+from agent_runtime.chat.stream import AnswerStream, forget
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from slack_sdk import WebClient
+
+from tests.triggers_support import FakeApis, fake_apis
+
+FOOTER = "\n\n_Answered by the ops workflow_"
+WORDS = st.sampled_from(["word ", "line\n", "<!here> ", "<", "!", "``` ", "`code` ", "é ", "x" * 700, "\n\n"])
+
+
+@pytest.fixture(scope="module")
+def slack() -> Iterator[tuple[FakeApis, str]]:
+    with fake_apis() as found:
+        found[0].streams = True
+        yield found
+
+
+def sent(apis: FakeApis) -> tuple[str, list[int]]:
+    texts = []
+    for method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+        for body in apis.named(method):
+            raw = body.get("chunks")
+            parsed = json.loads(raw) if isinstance(raw, str) else raw or []
+            texts += [c["text"] for c in parsed if c["type"] == "markdown_text"]
+    return "".join(texts), [len(t) for t in texts]
+
+
+call_shape = st.tuples(st.lists(st.lists(WORDS, max_size=6).map("".join), max_size=5), st.integers(0, 2))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=st.lists(call_shape, min_size=1, max_size=4), answer=st.lists(WORDS, max_size=40).map("".join),
+       long=st.booleans(), ticks=st.lists(st.floats(0, 2), min_size=1, max_size=50))  # fmt: skip
+def test_the_streamed_message_is_what_was_said_then_the_answer(
+    slack: tuple[FakeApis, str], calls: list[tuple[list[str], int]], answer: str, long: bool, ticks: list[float]
+) -> None:
+    apis, url = slack
+    apis.calls.clear()
+    forget()
+    steps = itertools.cycle(ticks)
+    now = [0.0]
+
+    def clock() -> float:  # time moves by the drawn steps: flushes land anywhere
+        now[0] += next(steps)
+        return now[0]
+
+    stream = AnswerStream(WebClient(token="xoxb-test", base_url=url + "/"), channel="C1", thread_ts="1.0",
+                          team="T1", user=None, clock=clock)  # fmt: skip
+    answer = (answer + ("A very long report line.\n" * 1200 if long else "")) or "done"
+    said: list[str] = []
+    for deltas, tools in calls:  # earlier model calls: text (maybe), then tool calls (maybe)
+        stream.new_call()
+        for delta in deltas:
+            stream.text(delta)
+        said.append("".join(deltas))
+        for number in range(tools):
+            stream.task(f"call-{len(said)}-{number}", "lookup", "in_progress")
+            stream.task(f"call-{len(said)}-{number}", "lookup", "complete")
+    stream.new_call()  # the last call writes the answer, in pieces
+    for start in range(0, len(answer), 97):
+        stream.text(answer[start : start + 97])
+    assert stream.finish(answer + FOOTER, None)
+    text, sizes = sent(apis)
+    expected = ""
+    for part in [*said, answer]:  # each call's text after a blank line, once something was said
+        expected += ("\n\n" if expected.strip() and part else "") + part
+    assert text == neutralise(expected + FOOTER)
+    assert max(sizes) <= 12_000
+    assert "<!here>" not in text.replace("```", "\0").split("\0")[0]  # outside the first fence, never a mention
+    assert not apis.named("chat.update") and len(apis.named("chat.stopStream")) == 1
