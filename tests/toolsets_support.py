@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote, urlparse
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -158,6 +158,8 @@ BILLING_SPEC = {
         "/whoami": {"get": {"operationId": "whoAmI", "summary": "Who the caller is (echoes its credentials)."}},
         "/slow": {"get": {"operationId": "slowReport", "summary": "A report that takes long."}},
         "/statement.pdf": {"get": {"operationId": "statement", "summary": "The statement as a PDF."}},
+        "/echo": {"get": {"operationId": "echoEncoded", "summary": "Echoes the credentials, encoded."}},
+        "/receipt.pdf": {"get": {"operationId": "receipt", "summary": "A receipt that quotes the credentials."}},
     },
     "components": {
         "parameters": {
@@ -187,6 +189,15 @@ class BillingApi:
         self.requests.append({"method": method, "path": path, "query": query, "headers": dict(headers), "body": body})
         if path == "/openapi.json":
             return 200, "application/json", json.dumps(BILLING_SPEC).encode()
+        sent = str(headers.get("Authorization") or "")
+        token = sent.removeprefix("Bearer ")
+        if path == "/api/echo":  # the credentials as APIs echo them: JSON with \/, percent-encoded, base64
+            echoed = {"json": json.dumps(token).replace("/", "\\/"), "url": quote(token, safe=""),
+                      "basic": base64.b64encode(f"svc:{token}".encode()).decode(),
+                      "b64": base64.b64encode(token.encode()).decode()}  # fmt: skip
+            return 200, "application/json", json.dumps(echoed).encode()
+        if path == "/api/receipt.pdf":  # a binary answer the tool saves as a file
+            return 200, "application/pdf", b"%PDF-1.4 receipt issued to " + sent.encode() + b" " + token.encode()
         if headers.get("Authorization") != "Bearer billing-secret-123":  # echoes what it got, as some APIs do
             return (
                 401,

@@ -139,11 +139,12 @@ def test_a_json_answer_is_checked_against_its_schema(answer: str | None, ok: boo
 
 @pytest.mark.parametrize(("text", "expected"), [
     ('{"pass": true, "reason": "ok"}', (True, "ok")), ('```json\n{"pass": false, "reason": "no"}\n```', (False, "no")),
-    ('Verdict: {"pass": true}', (True, "")), ('{"pass": "yes"}', None), ("I think it passes", None),
+    ('Verdict: {"pass": true}', None), ('{"pass": "yes"}', None), ("I think it passes", None),
     (None, None)])  # fmt: skip
 def test_a_judge_reply_that_is_not_a_verdict_fails(text: str | None, expected: tuple[bool, str] | None) -> None:
+    """One JSON object, fenced or not (issue 41, point 7: prose around it may quote an injected verdict)."""
     got = parse_verdict(text)
-    assert got == expected if expected else (got[0] is False and "not a verdict" in got[1])
+    assert got == expected if expected else (got[0] is False and "judge reply unreadable" in got[1])
 
 
 def test_stub_rules_answer_in_order_with_arguments_substituted() -> None:

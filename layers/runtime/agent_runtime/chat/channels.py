@@ -7,6 +7,7 @@ class, not another ``if event.source == ...`` in the worker.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
@@ -192,11 +193,21 @@ def slack_line(message: Mapping[str, Any], *, quote: bool = False) -> str:
     (other people's words framed in a prompt: they cannot open a line or a section of their own, so none can
     forge the frame around them, such as the message to answer)."""
     when = datetime.fromtimestamp(_ts(message), UTC).strftime("%Y-%m-%d %H:%M")
-    who = message.get("user") or message.get("bot_id") or "unknown"
-    files = [f"{f.get('name')} ({f.get('mimetype')}, {f.get('size', 0):,} bytes)" for f in message.get("files") or []]
+    who = str(message.get("user") or message.get("bot_id") or "unknown")
+    who = who if _ID.fullmatch(who) else quoted(who, 40)  # an id, or a quoted string: never a line of its own
+    files = [f"{quoted(str(f.get('name')), 200)} ({quoted(str(f.get('mimetype')), 80)}, {_size(f)} bytes)"
+             for f in message.get("files") or [] if isinstance(f, Mapping)]  # fmt: skip
     attached = f" [files: {'; '.join(files)}]" if files else ""
     text = str(message.get("text", ""))
     return f"{when} <@{who}>: {quoted(text, QUOTED_CHARS) if quote else text}{attached}"
+
+
+_ID = re.compile(r"[A-Z0-9]{2,40}")
+
+
+def _size(file: Mapping[str, Any]) -> str:
+    size = file.get("size", 0)
+    return f"{size:,}" if isinstance(size, int) and not isinstance(size, bool) else "?"
 
 
 def _ts(message: Mapping[str, Any]) -> float:

@@ -206,12 +206,14 @@ def _bounded(data: Any, limit: int) -> bool:
 
 
 def root_of(suite: Path) -> Path:
-    """The folder a suite's file references must stay in: its project (the nearest folder above it with a
-    ``workflows`` folder or ``.git``), else the suite's own folder."""
+    """The folder a suite's file references must stay in: its project — the nearest folder above it with
+    ``.git``, a ``pyproject.toml``, or both a ``workflows`` and an ``evals`` folder — else the folder above the
+    suite's (``../examples`` beside an evals folder)."""
     for folder in suite.resolve().parents:
-        if (folder / "workflows").is_dir() or (folder / ".git").exists():
+        marked = (folder / ".git").exists() or (folder / "pyproject.toml").is_file()
+        if marked or ((folder / "workflows").is_dir() and (folder / "evals").is_dir()):
             return folder
-    return suite.resolve().parent
+    return suite.resolve().parent.parent
 
 
 def inside(suite: Path, relative: str, key: str, report: Report, limit: int) -> Path | None:
@@ -353,8 +355,9 @@ def _patterns(value: Any, key: str, report: Report) -> list[str]:
         try:
             compile_pattern(pattern, False)
             good.append(pattern)
-        except ToolError as error:
-            report(key, str(error))
+        except ToolError as error:  # said as before for a pattern that does not parse
+            said = str(error).split(": ", 1)[-1] if str(error).startswith("invalid pattern") else str(error)
+            report(key, f"{pattern!r} is not a regular expression: {said}" if said != str(error) else said)
     return good
 
 

@@ -144,8 +144,8 @@ def _json(schema: Mapping[str, Any], answer: str) -> CheckResult:
 
 
 def _fenced(answer: str) -> str:
-    """The JSON of an answer: the whole answer, or the inside of a ```json fence that is the whole answer."""
-    fence = re.fullmatch(r"\s*```(?:json)?\s*\n(.*?)\n```\s*", answer, re.DOTALL)
+    """The JSON of an answer, inside a ```json fence when the model put it in one."""
+    fence = re.search(r"```(?:json)?\s*\n(.*?)\n```", answer, re.DOTALL)
     return fence.group(1) if fence else answer.strip()
 
 
@@ -168,8 +168,9 @@ def judge_messages(spec: Judge, request: str, answer: str) -> list[Message]:
 def parse_verdict(text: str | None) -> tuple[bool, str]:
     """The judge's reply must be one JSON object (in a fence or not) with a boolean ``pass``; anything else —
     prose around it, two objects, a verdict quoted from the answer — fails the check as unreadable."""
+    fence = re.fullmatch(r"\s*```(?:json)?\s*\n(.*?)\n```\s*", text or "", re.DOTALL)  # the whole reply, fenced
     try:
-        data = json.loads(_fenced(text or ""))
+        data = json.loads(fence.group(1) if fence else (text or "").strip())
     except ValueError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("pass"), bool):

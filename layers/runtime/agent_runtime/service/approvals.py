@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..approvals import APPROVALS, ApprovalRequest, Decision
 from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel
+from ..messages import pending_tool_calls
 from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.exceptions import ReplyError
@@ -120,7 +121,8 @@ class ApprovalDesk:
             # Decided already: a second click, or this decision delivered again after an invocation died before
             # its run went on. The run's checkpoint says which: a call it still waits for resumes it (once: its
             # checkpoint moves on, and a mutating call's journal never runs it twice).
-            return None if decision.call_id in waiting else Outcome.DUPLICATE
+            unfinished = decision.call_id in waiting or self._started(decision.run_id, decision.call_id)
+            return None if unfinished else Outcome.DUPLICATE
         tool = waiting[decision.call_id]["tool"] if decision.call_id in waiting else "the call"
         channel.approval_decided(asked, tool, decision.decision, decision.user)
         return None
@@ -166,6 +168,13 @@ class ApprovalDesk:
         self.threads.defer(event.thread_id, message)
         self.channel(event, run_id_for(event)).note("I will answer this once the request above is decided.")
         return Outcome.DEFERRED
+
+    def _started(self, run_id: str, call_id: str) -> bool:
+        """The approved call is still unanswered in the run's checkpoint: the worker died inside it (its journal
+        says it started). The run resumes and reports the call's outcome as unknown, never running it again."""
+        checkpoint = self.runs.load_checkpoint(run_id)
+        pending = pending_tool_calls(checkpoint[0].messages) if checkpoint is not None else []
+        return any(call["id"] == call_id for call in pending)
 
     def release(self, thread_id: str, queue: EventQueue | None) -> None:
         """Messages that waited behind an approval go back to the queue, in order, once the run has ended; each is

@@ -133,8 +133,7 @@ class Worker:
         self.log.set_correlation_id(event.correlation_id)
         self.log.append_keys(run_id=run_id, workflow=event.workflow, source=event.source)
         if self.runs.reply_state(run_id) is not None:
-            self.log.info("duplicate delivery: already answered")
-            return Outcome.DUPLICATE
+            return self._answered_already(event)
         match message:
             case DecisionMessage():
                 refused = self.desk.record(event, message)
@@ -150,6 +149,14 @@ class Worker:
                 if deferred is not None:
                     return deferred
         return self._run(event, run_id, continuation=isinstance(message, ContinueMessage), deadline=deadline)
+
+    def _answered_already(self, event: TriggerEvent) -> Outcome:
+        """A duplicate delivery. The messages that waited behind the run go out again if they may still be
+        waiting (a release cut short by a failed send; each is sent once, under its own dedup id)."""
+        self.log.info("duplicate delivery: already answered")
+        if self.threads.active(event.thread_id) is None:
+            self.desk.release(event.thread_id, self.queue)
+        return Outcome.DUPLICATE
 
     def _rate(self, message: FeedbackMessage) -> Outcome:
         """Stored with the run (shown by runs show/list), and a span event when tracing is on."""

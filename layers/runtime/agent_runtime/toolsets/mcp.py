@@ -294,7 +294,7 @@ def _tool(settings: McpServerSettings, session: McpSession, listed: mcp_types.To
 
     def call(arguments: dict[str, Any], ctx: RunContext | None) -> str:
         result = session.call(listed.name, arguments, retry=not mutating)
-        return render(result, ctx, name)
+        return render(result, ctx, name, session.redact.data)
 
     return external_tool(name, description, schema, call, mutating=mutating, redact=session.redact)
 
@@ -321,8 +321,11 @@ def tool_name(source: str, tool: str) -> str:
     return name
 
 
-def render(result: mcp_types.CallToolResult, ctx: RunContext | None, name: str) -> str:
-    """Text parts as text; images, audio and binary resources saved as files the model can open by id."""
+def render(
+    result: mcp_types.CallToolResult, ctx: RunContext | None, name: str, scrub: Callable[[bytes], bytes] = bytes
+) -> str:
+    """Text parts as text; images, audio and binary resources saved as files the model can open by id, with the
+    source's secrets taken out of their bytes (``scrub``) as they are out of its text."""
     import mcp_types
 
     parts: list[str] = []
@@ -330,13 +333,13 @@ def render(result: mcp_types.CallToolResult, ctx: RunContext | None, name: str) 
         if isinstance(block, mcp_types.TextContent):
             parts.append(block.text)
         elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            parts.append(_saved(ctx, base64.b64decode(block.data), f"{name}-{number}", block.mime_type))
+            parts.append(_saved(ctx, scrub(base64.b64decode(block.data)), f"{name}-{number}", block.mime_type))
         elif isinstance(block, mcp_types.EmbeddedResource):
             resource = block.resource
             if isinstance(resource, mcp_types.TextResourceContents):
                 parts.append(resource.text)
             else:
-                parts.append(_saved(ctx, base64.b64decode(resource.blob), str(resource.uri), resource.mime_type))
+                parts.append(_saved(ctx, scrub(base64.b64decode(resource.blob)), str(resource.uri), resource.mime_type))
         elif isinstance(block, mcp_types.ResourceLink):
             parts.append(f"[resource {block.uri}" + (f": {block.description}]" if block.description else "]"))
     if not parts and result.structured_content is not None:

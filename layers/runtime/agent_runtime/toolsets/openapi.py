@@ -220,6 +220,7 @@ def _first_server(spec: dict[str, Any], settings: OpenApiSettings, where: str) -
 
 
 METADATA_HOSTS = ("metadata.google.internal", "metadata", "instance-data", "instance-data.ec2.internal")
+METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"))
 
 
 def _check_target(url: str, allow_http: bool, where: str) -> None:
@@ -231,9 +232,36 @@ def _check_target(url: str, allow_http: bool, where: str) -> None:
     loopback = bool(addresses) and all(address.is_loopback for address in addresses)
     if parts.scheme != "https" and not (parts.scheme == "http" and (allow_http or loopback)):
         raise ConfigError(f"{where}: {url}: use https (or allow_http: true, where plain http is meant)")
-    metadata = host in METADATA_HOSTS or host == "100.100.100.200"
-    if metadata or any(address.is_link_local for address in addresses):
+    if host in METADATA_HOSTS or any(_forbidden(address) for address in addresses):
         raise ConfigError(f"{where}: {url}: a link-local or metadata address is never a tool's target")
+
+
+def _forbidden(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Link-local (169.254.169.254 and fe80::) or a cloud's metadata address (AWS's IPv6 fd00:ec2::254 is not
+    link-local), also as an IPv4-mapped IPv6 address."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    return any(a.is_link_local or a in METADATA_ADDRESSES for a in (address, *([mapped] if mapped else [])))
+
+
+def pinned(url: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The URL to connect to for one call: its host resolved now and checked (a name that resolved to a public
+    address when the workflow was built may resolve to the metadata address now: DNS rebinding), then the
+    connection made to that very address, with the name kept for the Host header and TLS (SNI and the
+    certificate's check)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    addresses = _addresses(host)
+    if not addresses:
+        raise ToolError(f"{host}: the name does not resolve")
+    bad = [str(a) for a in addresses if _forbidden(a)]
+    if bad or host.lower() in METADATA_HOSTS:
+        raise ToolError(f"{host} resolves to {', '.join(bad) or host}: a link-local or metadata address is never "
+                        "a tool's target")  # fmt: skip
+    address = addresses[0]
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    netloc = literal + (f":{parts.port}" if parts.port else "")
+    extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc)), {"Host": parts.netloc}, extensions
 
 
 def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -301,10 +329,13 @@ class _Client:
 
     def _request(self, method: str, url: str, query: dict[str, Any], headers: dict[str, str], body: bytes | None,
                  ctx: RunContext | None) -> str:  # fmt: skip
+        target, host, extensions = pinned(url)  # checked for this call, and connected to as checked
         try:
             with (
                 httpx2.Client(timeout=self.timeout) as client,
-                client.stream(method, url, params=query, headers=headers, content=body) as response,
+                client.stream(
+                    method, target, params=query, headers=headers | host, content=body, extensions=extensions
+                ) as response,  # fmt: skip
             ):
                 data = _read_capped(response)
                 kind = response.headers.get("content-type", "")
@@ -320,7 +351,7 @@ class _Client:
             raise ToolError(self.redact(f"HTTP {status}: {(text or kind)[:2000]}"))
         if text is not None:
             return text or f"HTTP {status} (no content)"
-        return _saved(ctx, data, urllib.parse.urlparse(url).path, kind)
+        return _saved(ctx, self.redact.data(data), urllib.parse.urlparse(url).path, kind)
 
 
 def _read_capped(response: httpx2.Response) -> bytes:
