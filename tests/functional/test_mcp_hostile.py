@@ -121,3 +121,32 @@ def test_a_stdio_server_that_never_handshakes_costs_its_tools_and_its_process_en
             return  # ended, not yet reaped
         time.sleep(0.1)
     raise AssertionError("the silent server's process was left running")
+
+
+def test_a_stdio_server_never_outlives_the_process_that_started_it(tmp_path: Path) -> None:
+    """Issue 41, point 13: the handshake's task was cancelled but not awaited, so a CLI that exited right after
+    left the server running (in its own session, nothing ended it). Now the cancel is awaited, bounded, and the
+    sessions close at exit."""
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "pid"
+    silent = [sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+              "time.sleep(600)"]  # fmt: skip
+    script = f"""
+from agent_runtime.toolsets import mcp
+mcp.CONNECT_TIMEOUT = 1.0
+from agent_runtime.toolsets import ToolEnv, validate_tools
+from agent_runtime.workflows import parse_workflow
+flow = parse_workflow({{"name": "w", "description": "d", "prompt": "p", "tools": {{"mcp": [{{"name": "silent",
+                       "command": {silent!r}}}]}}, "model": {{"name": "gpt-4.1", "context_window": 8192}}}},
+                      file="w.yaml")
+print(validate_tools(flow, ToolEnv(), []))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "silent" in done.stdout, done.stderr[-800:]
+    pid = int(pid_file.read_text())
+    time.sleep(0.2)
+    status = Path(f"/proc/{pid}/status")
+    assert not status.exists() or "zombie" in status.read_text(), "the server outlived the process that started it"

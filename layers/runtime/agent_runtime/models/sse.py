@@ -18,9 +18,9 @@ from typing import Any
 
 from .stream import MalformedReplyError
 
-MAX_REPLY_BYTES = 8 << 20  # a streamed reply at most (4,096 tokens stream in ~2 MB of chunks)
-MIN_REPLY_BYTES = 1 << 20
-BYTES_PER_TOKEN = 600  # a chunk per token, each a JSON object of a few hundred bytes
+MAX_REPLY_BYTES = 16 << 20  # a streamed reply at most (4,096 tokens stream in about 1-2 MB of chunks)
+MIN_REPLY_BYTES = 4 << 20  # room for servers that send more per token (or ignore the cap a little)
+BYTES_PER_TOKEN = 1024  # a chunk per token, each a JSON object of a few hundred bytes: 3-4x that
 MAX_LINE_BYTES = 1 << 20  # one SSE line (one chunk's JSON)
 
 
@@ -40,7 +40,7 @@ class Bounds:
 
     @classmethod
     def for_reply(cls, reply_cap: int | None, idle: float) -> Bounds:
-        """Bytes from the reply's cap (a few MB at most)."""
+        """Bytes from the reply's cap: 4 to 16 MB."""
         wanted = (reply_cap or 8192) * BYTES_PER_TOKEN
         return cls(max(MIN_REPLY_BYTES, min(MAX_REPLY_BYTES, wanted)), idle)
 

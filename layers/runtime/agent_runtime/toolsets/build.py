@@ -6,6 +6,7 @@ made per run, since built-ins close over the run's origin (the Slack thread or J
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
 import os
@@ -182,7 +183,11 @@ def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offlin
     return [f"tools.mcp {name!r}: {why}" for name, why in {**found.unreachable, **found.left_out}.items()]
 
 
-def close_sessions() -> None:
-    """Forget every MCP session (a SnapStart restore leaves their connections dead); the next use reconnects."""
+def close_sessions(*, wait: float = 0.0) -> None:
+    """Forget every MCP session (a SnapStart restore leaves their connections dead); the next use reconnects.
+    ``wait``: seconds each transport may take to close (at exit: stdio servers end with the process)."""
     while _SESSIONS:
-        _SESSIONS.popitem()[1].close()
+        _SESSIONS.popitem()[1].close(wait=wait)
+
+
+atexit.register(close_sessions, wait=4.0)  # no stdio server outlives the CLI or the worker (mcp.CLOSE_SECONDS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import re
 import tempfile
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 MAX_TOOLS_WITHOUT_ALLOW = 64  # a server listing more must be narrowed with allow: the schemas cost every request
 CONNECT_TIMEOUT = 15.0
+CLOSE_SECONDS = 4.0  # a transport's close at most (the mcp client gives a stdio server 2 s, then terminates it)
 MAX_PAGES = 100  # of a tool listing
 MAX_LISTED = 10_000  # tools, in all pages
 MAX_SCHEMA_DEPTH = 32  # a tool whose input schema nests deeper is left out
@@ -75,6 +77,7 @@ class McpSession:
         self._lock = threading.Lock()
         self._tools: list[mcp_types.Tool] | None = None
         self._stderr: Any = None  # a stdio server's stderr: what it said when it could not start
+        self._owner: asyncio.Task[None] | None = None  # the task that holds the transport (a stdio server's process)
 
     # Lifecycle
     def _open(self) -> Any:
@@ -87,11 +90,12 @@ class McpSession:
     async def _start(self) -> Any:
         ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._closing = asyncio.Event()
-        owner = asyncio.get_running_loop().create_task(self._own(ready, self._closing))
+        owner = self._owner = asyncio.get_running_loop().create_task(self._own(ready, self._closing))
         try:
             return await asyncio.wait_for(ready, CONNECT_TIMEOUT)
-        except BaseException:  # no handshake in time: unwind the transport (a stdio server's process ends)
-            owner.cancel()
+        except BaseException:  # no handshake in time: unwind the transport and wait for it, bounded (a stdio
+            owner.cancel()  # server's process ends with it, not after the CLI has exited)
+            await asyncio.wait({owner}, timeout=CLOSE_SECONDS)
             raise
 
     async def _own(self, ready: asyncio.Future[Any], closing: asyncio.Event) -> None:
@@ -141,11 +145,17 @@ class McpSession:
         tail = _tail(self._stderr) if self._stderr is not None else ""
         return f"; it said: {tail}" if tail else ""
 
-    def close(self) -> None:
+    def close(self, *, wait: float = 0.0) -> None:
+        """Ends the session; with ``wait``, waits that long at most for its transport to close (a stdio server's
+        process to end: at exit, so none outlives the process that started it)."""
         closing, self._closing = self._closing, None
+        owner, self._owner = self._owner, None
         if closing is not None:
             _Loop.get().loop.call_soon_threadsafe(closing.set)
         self._session = None
+        if wait and owner is not None and not owner.done():
+            with contextlib.suppress(Exception):
+                _Loop.get().run(asyncio.wait({owner}, timeout=wait), wait + 1)
 
     # Requests
     def tools(self) -> list[mcp_types.Tool]:
