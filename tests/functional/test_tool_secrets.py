@@ -142,7 +142,13 @@ def test_every_encoding_of_a_secret_is_kept_out_of_requests_threads_and_saved_fi
     stored = [p.read_bytes().decode("utf-8", errors="replace") for p in (tmp_path / "state").rglob("*") if p.is_file()]
     saved = [files.read(meta.id).decode("latin-1") for meta in files.list()]
     assert saved and all("receipt issued to" in text for text in saved)
-    texts = [*seen, json.dumps(record.to_dict()), *stored, *saved]
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.evals.from_run import case_from_run
+
+    config = RuntimeConfig(workflows_dir=tmp_path, state_dir=tmp_path / "state")  # tooled.yaml is in tmp_path
+    case = case_from_run("tooled", record.run_id, tmp_path / "evals", config).read_text()
+    assert "stubs:" in case and "billing_echoEncoded" in case  # what eval add writes: the answers, as stubs
+    texts = [*seen, json.dumps(record.to_dict()), *stored, *saved, case]
     logged = [logging.Formatter().format(r) for r in caplog.records]
     for form in forms:
         assert not any(form in text for text in texts), form
