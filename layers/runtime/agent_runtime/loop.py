@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from . import events as ev
 from . import messages as msgs
-from .approvals.gate import APPROVALS, ApprovalGate, Decision, refusal
+from .approvals.gate import ApprovalGate
 from .deadline import Deadline
-from .errors import ConfigError, RunError, ToolError
+from .errors import ConfigError, RunError
 from .events import now_iso
 from .files import FileMeta, FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
@@ -27,89 +26,31 @@ from .models.stream import Progress
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, estimate_usage, last_answer_cap, request_cap
-from .state import Slot
-from .tools import ToolOutcome, ToolRegistry, error_text
-from .tools.registry import parse_arguments
+from .steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
+from .tool_calls import ToolCalls
+from .tools import ToolRegistry
+from .turns import (
+    CUT_BY_SERVER,
+    CUT_BY_WINDOW,
+    TRUNCATED,
+    UnrunnableCallsError,
+    count_unrun,
+    cut_off,
+    issued,
+    remember_ids,
+    storable,
+    unique_call_ids,
+)
 from .workflows import Workflow
 
+__all__ = ["CUT_BY_SERVER", "CUT_BY_WINDOW", "TRUNCATED", "Agent", "AwaitingApproval", "Final", "RanTools", "Run",
+           "StepResult", "Stopped", "Suspended", "UnrunnableCallsError", "system_prompt"]  # fmt: skip
 logger = logging.getLogger(__name__)
-MAX_PARALLEL_TOOLS = 4
 MAX_OVERFLOW_RETRIES = 3  # each retry follows a harder compaction; past this the server's window is not ours
-# Turns in a row whose every call could not run (cut off, arguments not JSON): such calls do not count against
-# the cap, so this bounds a model that keeps writing calls it cannot finish.
-MAX_UNRUN_TURNS = 3
-TRUNCATED = "the answer was cut off at the output limit (model.max_output_tokens)"
-CUT_BY_WINDOW = (
-    "the answer was cut off at the output limit of {cap:,} tokens: what the server's smaller window leaves for "
-    "an answer (model.max_output_tokens is {configured:,})"
-)
-CUT_BY_SERVER = (
-    "the answer was cut off by the server after {completion:,} tokens, below the output limit of {cap:,}: its "
-    "context window was full ({total:,} tokens with the prompt) or it has an output limit of its own "
-    "(llama.cpp's -n)"
-)
-CUT_OFF = (
-    "not run: your reply was cut off at the output limit while writing tool calls; "
-    "call again, with shorter arguments or fewer calls at once"
-)
 LIMIT_NOTE = (
     "The workflow's limit of {limit} tool calls (limits.max_tool_calls) is reached: no more tools can run. "
     "Answer now with what you have, and say briefly what is left undone."
 )
-
-
-class UnrunnableCallsError(RunError):
-    """The model's tool calls could not run several turns in a row (cut off, or arguments that are not JSON)."""
-
-
-# Consecutive turns none of whose calls could run (kept with the state: a resumed run goes on counting).
-UNRUN_TURNS: Slot[int] = Slot("unrun_turns", int, owner=__name__)
-# Every tool-call id issued in this run or thread (ids must never repeat: approvals and the journal key on them).
-ISSUED: Slot[list[str]] = Slot("call_ids", list, owner=__name__)
-MAX_ISSUED = 5_000
-
-
-@dataclass(frozen=True, slots=True)
-class Final:
-    answer: str
-    truncated: str | None = None  # why the answer stopped short (finish_reason "length"): which limit
-
-
-@dataclass(frozen=True, slots=True)
-class RanTools:
-    outcomes: tuple[ToolOutcome, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Suspended:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class AwaitingApproval:
-    calls: tuple[str, ...]  # ids of the calls that wait for a decision (later mutating calls wait behind them)
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    status: RunStatus
-    reason: str
-    answer: str | None = None  # the model's last answer, when it gave one (at the tool-call cap)
-
-
-StepResult = Final | RanTools | Suspended | AwaitingApproval | Stopped
-
-
-@dataclass(slots=True)
-class Run:
-    """One invocation's live objects, handed to hooks."""
-
-    workflow: Workflow
-    state: RunState
-    record: RunRecord
-    context: RunContext
-    deadline: Deadline
-    output_cap: int | None = None  # the last model call's cap on its reply
 
 
 def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
@@ -151,6 +92,7 @@ class Agent:
         self.model = model
         self.tools = tools if tools is not None else ToolRegistry()
         self.hooks = HookChain(hooks)
+        self.calls = ToolCalls(self.tools, self.hooks, approvals)  # a turn's tool calls: run, refused or waiting
         self.files = files if files is not None else InMemoryFileStore()
 
     def run(
@@ -227,7 +169,7 @@ class Agent:
     def _step(self, run: Run) -> StepResult:
         pending = msgs.pending_tool_calls(run.state.messages)
         if pending:  # a suspended run left calls unanswered: finish them before asking the model again
-            return self._run_tools(run, [ToolCall.from_dict(call) for call in pending])
+            return self.calls.run(run, [ToolCall.from_dict(call) for call in pending])
         last = run.state.messages[-1]
         if last["role"] == "assistant":  # resumed after its final answer was checkpointed: it is done
             return Final(msgs.text_of(last))
@@ -244,16 +186,16 @@ class Agent:
                 run.state.turn -= 1
                 return Suspended("the deadline was reached during a model call")
             raise
-        response = _unique_call_ids(response, run.state.turn, _issued(run.state))
-        _remember_ids(run.state, response.tool_calls)
-        stored, refused = _storable(response)
+        response = unique_call_ids(response, run.state.turn, issued(run.state))
+        remember_ids(run.state, response.tool_calls)
+        stored, refused = storable(response)
         run.state.messages.append(stored.to_message())
         if not response.tool_calls:
             cap, configured = run.output_cap, self.workflow.model.max_output_tokens
-            cut = _cut_off(response, cap, configured) if response.finish_reason == "length" else None
+            cut = cut_off(response, cap, configured) if response.finish_reason == "length" else None
             return Final(response.text or "", truncated=cut)
-        result = self._run_tools(run, list(stored.tool_calls), refused)
-        self._count_unrun(run, len(refused) == len(stored.tool_calls), refused)
+        result = self.calls.run(run, list(stored.tool_calls), refused)
+        count_unrun(run, len(refused) == len(stored.tool_calls), refused)
         return result
 
     def _granted(self, run: Run, spend: SpendLimit) -> SpendLimit:
@@ -263,20 +205,6 @@ class Agent:
             return spend
         GRANTED.set(run.state.context, grant)
         return replace(spend, per_run=grant, granted=grant)
-
-    def _count_unrun(self, run: Run, none_ran: bool, refused: dict[str, str]) -> None:
-        """Unrunnable calls are answered but not counted; a model that writes only those, turn after turn, is
-        stopped here (its history stays valid: every call has its answer)."""
-        count = UNRUN_TURNS.get(run.state.context) + 1 if none_ran else 0
-        if count == 0:
-            UNRUN_TURNS.clear(run.state.context)
-            return
-        UNRUN_TURNS.set(run.state.context, count)
-        if count >= MAX_UNRUN_TURNS:
-            why = next(iter(refused.values()), "")
-            raise UnrunnableCallsError(
-                f"the model's tool calls could not run {count} turns in a row (last: {why.split(';')[0]})"
-            )
 
     def _call_model(self, run: Run, *, cap: int, note: str | None = None) -> ModelResponse:
         overflows, adapted = 0, False
@@ -344,118 +272,6 @@ class Agent:
         run.state.messages.append(msgs.assistant(text))  # any tool calls a server sent anyway are not run
         return Stopped(stopped.status, stopped.reason, answer=text or None)
 
-    def _run_tools(self, run: Run, calls: list[ToolCall], broken: dict[str, str] | None = None) -> StepResult:
-        limit = self.workflow.limits.max_tool_calls
-        allowed = max(0, limit - run.state.tool_calls_used)
-        runnable, refused = calls[:allowed], calls[allowed:]
-        broken = broken or {}
-        outcomes: list[ToolOutcome] = []
-        waiting: list[str] = []
-        if run.context.budget is not None:  # allowed, not yet counted: helpers must not spend them
-            run.context.budget.pending = len(runnable)
-        for batch in self._batches(runnable, broken):
-            if batch[0].id in broken:  # cut off, or arguments not JSON: answered with the reason, in call order
-                error = ToolOutcome(call=batch[0], content=error_text(broken[batch[0].id]), is_error=True)
-                outcomes.append(self._append(run, error, counted=False))  # not run: not counted
-                continue
-            if run.deadline.expired():
-                return Suspended(f"the deadline was reached with {len(calls) - len(outcomes)} tool call(s) pending")
-            if waiting and self._is_mutating(batch[0]):
-                waiting.append(batch[0].id)  # effects stay in order: it runs after the one being decided
-                continue
-            outcomes.extend(self._execute(run, self._approved(run, batch, waiting)))
-        if refused:
-            self._refuse_beyond_cap(run, refused, limit, ran=len(runnable))
-        if waiting:
-            return AwaitingApproval(tuple(waiting))
-        if refused:
-            return Stopped(
-                RunStatus.TOOL_CALL_LIMIT,
-                f"Stopped: the workflow allows {limit} tool calls (limits.max_tool_calls) and the model asked "
-                f"for more. {len(refused)} call(s) were not run.",
-            )
-        return RanTools(tuple(outcomes))
-
-    def _refuse_beyond_cap(self, run: Run, refused: list[ToolCall], limit: int, *, ran: int) -> None:
-        """The calls past the cap leave the assistant message but the first, whose one result says what did not
-        run: 1,000 refused calls cost a line, not 1,000 results (the window could not hold them). The record lists
-        each of them."""
-        index = len(run.state.messages) - 1 - _tail_results(run.state.messages)
-        message, gone = run.state.messages[index], {call.id for call in refused[1:]}
-        if message["role"] == "assistant" and gone:
-            kept = [call for call in message.get("tool_calls", []) if call["id"] not in gone]
-            run.state.messages[index] = {**message, "tool_calls": kept}
-        counts: dict[str, int] = {}
-        for call in refused:
-            counts[call.name] = counts.get(call.name, 0) + 1
-        names = ", ".join(f"{n} {name}" for name, n in counts.items())
-        reason = (
-            f"not run: this call and {len(refused) - 1} more ({names}): the workflow's limit of {limit} tool calls "
-            f"(limits.max_tool_calls) was reached after {ran} ran in this turn"
-            if len(refused) > 1
-            else f"not run: the workflow's limit of {limit} tool calls (limits.max_tool_calls) was reached"
-        )
-        self._append(run, ToolOutcome(call=refused[0], content=error_text(reason), is_error=True), counted=False)
-        for call in refused[1:]:  # audited, never sent again
-            run.record.tool_calls.append({"turn": run.state.turn, "executed": False, "id": call.id,
-                                          "name": call.name, "is_error": True, "refused": "limit"})  # fmt: skip
-
-    def _batches(self, calls: list[ToolCall], alone: dict[str, str]) -> list[list[ToolCall]]:
-        # Read-only calls run together; a mutating call runs alone, in order, so its effects stay ordered.
-        batches: list[list[ToolCall]] = []
-        for call in calls:
-            apart = call.id in alone or (batches and batches[-1][0].id in alone)
-            if not batches or apart or self._is_mutating(call) or self._is_mutating(batches[-1][0]):
-                batches.append([call])
-            else:
-                batches[-1].append(call)
-        return batches
-
-    def _execute(self, run: Run, batch: list[ToolCall]) -> list[ToolOutcome]:
-        answered = {call.id: self.hooks.before_tool_call(run, call) for call in batch}
-        todo = [call for call in batch if answered[call.id] is None]
-        if len(todo) <= 1:
-            ran = [self.tools.execute(call, run.context) for call in todo]
-        else:
-            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_TOOLS, len(todo))) as pool:
-                ran = list(pool.map(lambda call: self.tools.execute(call, run.context), todo))
-        by_id = {outcome.call.id: outcome for outcome in ran}
-        return [self._append(run, answered[call.id] or by_id[call.id]) for call in batch]
-
-    def _approved(self, run: Run, batch: list[ToolCall], waiting: list[str]) -> list[ToolCall]:
-        """The calls of a batch that may run now: approved ones, and those that need no approval. A denied or
-        expired call is answered with why; an undecided one waits (unanswered) and the run will say so."""
-        if self.approvals is None:
-            return batch
-        runnable = []
-        for call in batch:
-            tool = self.tools.get(call.name)
-            asked = tool is not None and tool.needs_approval()
-            decision, who = self.approvals.check(run, call) if asked else (Decision.APPROVED, None)
-            if decision is Decision.APPROVED:
-                runnable.append(call)
-            elif decision is Decision.PENDING:
-                waiting.append(call.id)
-            else:
-                text = error_text(refusal(call.name, decision, who))
-                refused = ToolOutcome(call=call, content=text, is_error=True, mutating=self._is_mutating(call))
-                self._append(run, refused, counted=False)
-        return runnable
-
-    def _is_mutating(self, call: ToolCall) -> bool:
-        tool = self.tools.get(call.name)
-        return tool is not None and tool.mutating
-
-    def _append(self, run: Run, outcome: ToolOutcome, *, counted: bool = True) -> ToolOutcome:
-        outcome = self.hooks.on_tool_result(run, outcome)
-        run.state.messages.append(msgs.tool_result(outcome.call.id, outcome.content))
-        run.record.tool_calls.append({"turn": run.state.turn, "executed": counted, **outcome.to_record()})
-        run.state.tool_calls_used += int(counted)
-        budget = run.context.budget
-        if counted and budget is not None and budget.pending > 0:
-            budget.pending -= 1
-        return outcome
-
     def _finish(self, run: Run, result: StepResult) -> None:
         record = run.record
         if isinstance(result, Final):
@@ -484,77 +300,3 @@ def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None)
     if child is not None:
         record.children.append(child)
     record.event(event)
-
-
-def _tail_results(messages: list[msgs.Message]) -> int:
-    """How many tool results follow the last assistant message."""
-    count = 0
-    for message in reversed(messages):
-        if message["role"] != "tool":
-            break
-        count += 1
-    return count
-
-
-def _cut_off(response: ModelResponse, cap: int | None, configured: int) -> str:
-    """Which limit cut the answer short: the workflow's, the one a small server window leaves, or the server's
-    own (fewer tokens than the cap allowed)."""
-    usage = response.usage
-    if usage is None or not cap or usage.completion_tokens >= cap * 0.9:
-        if cap and cap < configured:
-            return CUT_BY_WINDOW.format(cap=cap, configured=configured)
-        return TRUNCATED
-    total = usage.prompt_tokens + usage.completion_tokens
-    return CUT_BY_SERVER.format(completion=usage.completion_tokens, cap=cap, total=total)
-
-
-def _storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:
-    """The response as the history keeps it, and the calls that must not run, with why.
-
-    A turn cut off at the output limit (finish_reason "length") ran out mid-call: none of its calls run. Arguments
-    that are not JSON are stored as ``{}``: servers that rebuild the prompt from the history (llama.cpp) must
-    parse them, and one broken string would fail every later request of the thread."""
-    refused: dict[str, str] = {}
-    calls = []
-    for call in response.tool_calls:
-        try:
-            parse_arguments(call.arguments)
-            valid = True
-        except ToolError as error:
-            valid, why = False, str(error)
-        if response.finish_reason == "length":
-            refused[call.id] = CUT_OFF
-        elif not valid:
-            refused[call.id] = f"{why} (it was not run)"
-        calls.append(call if valid else replace(call, arguments="{}"))
-    stored = replace(response, tool_calls=tuple(calls)) if calls != list(response.tool_calls) else response
-    return stored, refused
-
-
-def _issued(state: RunState) -> set[str]:
-    """Every call id this run or thread has used: its history's, and those its approvals and journal keep after
-    compaction has removed the calls (servers reuse ``call_1`` from one turn to the next)."""
-    issued = set(ISSUED.get(state.context)) | set(APPROVALS.get(state.context))
-    return issued | {call["id"] for message in state.messages for call in message.get("tool_calls", [])}
-
-
-def _unique_call_ids(response: ModelResponse, turn: int, issued: set[str] | None = None) -> ModelResponse:
-    """Call ids the model repeated, left empty or reused from an earlier turn are made unique before anything is
-    stored: two calls with one id would leave one result orphaned, and an approval or a journal entry given to
-    one call must never answer another."""
-    seen: set[str] = set(issued or ())
-    calls = []
-    for index, call in enumerate(response.tool_calls):
-        call_id, suffix = call.id or f"call_t{turn}_{index}", 1
-        while call_id in seen:
-            call_id, suffix = f"{call.id or 'call'}_{index}_{suffix}", suffix + 1
-        seen.add(call_id)
-        calls.append(call if call_id == call.id else replace(call, id=call_id))
-    return response if calls == list(response.tool_calls) else replace(response, tool_calls=tuple(calls))
-
-
-def _remember_ids(state: RunState, calls: Sequence[ToolCall]) -> None:
-    if calls:
-        issued = ISSUED.use(state.context)
-        issued.extend(call.id for call in calls)
-        del issued[:-MAX_ISSUED]  # bounded; approvals and journal entries still bind arguments and tool

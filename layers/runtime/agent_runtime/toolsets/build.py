@@ -190,4 +190,11 @@ def close_sessions(*, wait: float = 0.0) -> None:
         _SESSIONS.popitem()[1].close(wait=wait)
 
 
-atexit.register(close_sessions, wait=4.0)  # no stdio server outlives the CLI or the worker (mcp.CLOSE_SECONDS)
+def _close_at_exit() -> None:
+    """No stdio server outlives the CLI or the worker; a remote session's goodbye to a server already gone is
+    not worth a warning at exit."""
+    logging.getLogger("mcp").setLevel(logging.ERROR)
+    close_sessions(wait=4.0)  # mcp.CLOSE_SECONDS
+
+
+atexit.register(_close_at_exit)
