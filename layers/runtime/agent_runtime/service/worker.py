@@ -7,7 +7,6 @@ run's partition: a redelivery never posts twice; a crash between the two marks l
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -30,11 +29,10 @@ from ..events import Compaction, Failed, now_iso
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
-from ..runtime import answer_footer, build_agent, deployed
+from ..runtime import build_agent, deployed
 from ..sandbox import SandboxClient
-from ..sandbox.outputs import code_files, written_since
+from ..sandbox.outputs import code_files
 from ..skills import SkillLibrary
-from ..spend import describe
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn
@@ -54,21 +52,13 @@ from ..triggers.queued import (
     parse,
 )
 from ..workflows import Workflow, load_workflow
+from .answer import Answers
 from .approvals import ApprovalDesk, ChannelApprover, pending
+from .grants import granted
 from .outcome import Outcome
 from .progress import AnswerStreamHook, ProgressHook
 from .wakeups import NoWakeups, Wakeups
 
-REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
-APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
-CUT_NOTE = "_This answer was cut off at the model's output limit._"
-CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
-COST_LIMIT_NOTE = (
-    "_{why} This run cost {cost}. The thread keeps its work: one of the workflow's approvers can reply "
-    '"continue with $N more" to go on._'
-)
-CONTINUE_WITH = re.compile(r"\bcontinue with \$(\d{1,6}(?:\.\d{1,2})?) more\b", re.IGNORECASE)
-MAX_GRANT = 10_000.0  # dollars: one message cannot grant more
 STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
 
 
@@ -109,6 +99,7 @@ class Worker:
             clock=lambda: self.clock(),
         )
         self.log = logger or Logger(service="agent-runtime-worker")
+        self.answers = Answers(config, self.runs, self.log, max_attachment_bytes)  # composed, posted once
         self.metrics = metrics
         self.skills = SkillLibrary(config.skills_dir)
 
@@ -245,7 +236,7 @@ class Worker:
             message = self._message(event, channel, files, first=state is None)
             if state is None:  # the thread's first message names it (where a surface names conversations)
                 channel.title(event.text)
-        granted = self._granted(event, workflow, channel, run_id) if checkpoint is None else 0.0
+        grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel):  # the answer streams into the thread as the model writes it
@@ -268,7 +259,7 @@ class Worker:
                     clock=self.clock,
                     thread_id=event.thread_id,
                     trace_parent=self.trace_parent,
-                    granted=granted,
+                    granted=grant,
                 )
             except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
                 return self._not_started(event, channel, workflow, run_id, model.name, error, files)
@@ -327,25 +318,6 @@ class Worker:
         self.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
         return new_turn(state, run_id)
 
-    def _granted(self, event: TriggerEvent, workflow: Workflow, channel: Channel, run_id: str) -> float:
-        """ "continue with $N more" from one of the workflow's approvers (anyone, when it lists none) raises the
-        thread's spend limit: N for this run, and N more for the thread today, once per message (the run it
-        starts), however often it is delivered."""
-        asked = CONTINUE_WITH.search(event.text or "")
-        if asked is None or (workflow.limits.max_cost is None and workflow.limits.max_cost_per_thread_day is None):
-            return 0.0
-        approvers = workflow.tools.approvers
-        if approvers and event.user not in approvers:
-            channel.tell(event.user, "Only the workflow's approvers can raise its spend limit.")
-            return 0.0
-        dollars = min(float(asked.group(1)), MAX_GRANT)
-        if not dollars > 0:  # "$0 more" grants nothing (and a zero limit would stop the run before it starts)
-            return 0.0
-        day = time.strftime("%Y-%m-%d", time.gmtime())
-        self.threads.raise_spend(event.thread_id, day, dollars, event.user, key=run_id)
-        self.log.info("spend limit raised", extra={"dollars": dollars})
-        return dollars
-
     def _tool_env(self, event: TriggerEvent) -> ToolEnv:
         origin = {"source": event.source, **event.reply_to}
         return ToolEnv.from_env(slack=self.replies.slack, jira=self.replies.jira, origin=origin, secrets=self.secrets)
@@ -367,70 +339,14 @@ class Worker:
     def _finish(
         self, event: TriggerEvent, channel: Channel, workflow: Workflow, record: RunRecord, files: StoreFileStore
     ) -> Outcome:
-        stopped = (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT)
-        answered = bool(record.final_answer) and record.status in stopped
-        text = (
-            self._with_footer(record.final_answer or "", workflow) if answered else APOLOGY.format(run_id=record.run_id)
-        )
-        if answered and record.status is RunStatus.TOOL_CALL_LIMIT:
-            text += f"\n\n{CAP_NOTE}"
-        elif record.status is RunStatus.COST_LIMIT:  # with or without a last answer: say why it stopped
-            cost = describe(record.ledger.breakdown())
-            text = (text + "\n\n" if answered else "") + COST_LIMIT_NOTE.format(why=record.stop_reason or "", cost=cost)
-        elif answered and record.stop_reason:  # completed, but cut off at the output limit
-            text += f"\n\n{CUT_NOTE}"
         base = self.runs.load_thread_base(record.run_id)
-        outputs, left_out = self._outputs(base, files) if answered else ([], [])
-        if answered and workflow.report.chart:  # how the run used its window, beside its answer
-            outputs += _chart(record)
-        if left_out:
-            text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
-            text += ", ".join(left_out) + "_"
-        self._reply(channel, record.run_id, text, outputs, rated=answered)
+        answer = self.answers.compose(record, workflow, base, files)
+        self.answers.post(channel, record.run_id, answer)
         if record.state is not None:  # every ending: the next message of the thread goes on from this turn
             self._save_thread(event.thread_id, base, record.state)
-        if not answered:
+        if not answer.answered:
             self.log.warning("run did not complete", extra={"status": str(record.status), "reason": record.stop_reason})
-        return Outcome.ANSWERED if answered else Outcome.FAILED
-
-    def _with_footer(self, answer: str, workflow: Workflow) -> str:
-        footer = answer_footer(workflow, self.config.workflows_url, self.config.workflows_dir, chat=True)
-        link = footer.split("<", 1)[1].split("|", 1)[0] if "<" in footer else None
-        return answer if link and link in answer else f"{answer}\n\n{footer}"  # the model may have cited it
-
-    def _outputs(self, base: dict[str, Any] | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
-        """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""
-        if base is None or "files" not in base:
-            return [], []  # a run from before files were recorded: which files are new is unknown
-        attached: list[tuple[str, bytes]] = []
-        left_out: list[str] = []
-        total = 0
-        for meta in written_since(files, set(base["files"])):
-            if len(attached) < REPLY_FILES and total + meta.size_bytes <= self.max_attachment_bytes:
-                attached.append((meta.name, files.read(meta.id)))
-                total += meta.size_bytes
-            else:
-                left_out.append(meta.name)
-        return attached, left_out
-
-    def _reply(
-        self, channel: Channel, run_id: str, text: str, outputs: list[tuple[str, bytes]], *, rated: bool = False
-    ) -> None:
-        if not self.runs.claim_reply(run_id):
-            self.log.warning("reply already being posted by another delivery")
-            return
-        channel.answer(text, feedback=rated)  # an answer can be rated; an apology cannot
-        attached = self._attach(channel, outputs) if outputs else 0
-        self.runs.mark_replied(run_id, chars=len(text), files=attached)
-
-    def _attach(self, channel: Channel, outputs: list[tuple[str, bytes]]) -> int:
-        """Uploads after the answer; a refused upload is said in the thread, and the answer stands."""
-        try:
-            return channel.attach(outputs)
-        except ReplyError as error:
-            self.log.warning("files not attached", extra={"reason": str(error)})
-            channel.note(f"(The files could not be attached: {error})")
-            return 0
+        return Outcome.ANSWERED if answer.answered else Outcome.FAILED
 
     def _save_thread(self, thread_id: str, base: dict[str, Any] | None, state: RunState) -> None:
         """Saved over the version the turn started from, so a turn that finished meanwhile is never overwritten.
@@ -456,12 +372,3 @@ class Worker:
         self.metrics.add_metric("Compactions", MetricUnit.Count, compactions)
         if record.status is RunStatus.FAILED:
             self.metrics.add_metric("RunFailures", MetricUnit.Count, 1)
-
-
-def _chart(record: RunRecord) -> list[tuple[str, bytes]]:
-    from ..chart import run_chart
-
-    try:
-        return [(f"{record.run_id}-chart.svg", run_chart(record.to_dict()).encode("utf-8"))]
-    except ValueError:  # no model call to draw (an answer replayed from a checkpoint)
-        return []

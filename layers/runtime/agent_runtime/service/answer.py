@@ -1,0 +1,123 @@
+"""An answer as a thread gets it: the run's text (or an apology), its notes — the tool-call cap, the spend limit
+and what the run cost, a cut-off — the footer citing the workflow, the files the turn's Python wrote (and the
+chart), posted once per run however often the queue delivers it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from ..chat.channels import Channel
+from ..config import RuntimeConfig
+from ..record import RunRecord, RunStatus
+from ..runtime import answer_footer
+from ..sandbox.outputs import written_since
+from ..spend import describe
+from ..stores import RunStore, StoreFileStore
+from ..triggers.exceptions import ReplyError
+from ..workflows import Workflow
+
+REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
+APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
+CUT_NOTE = "_This answer was cut off at the model's output limit._"
+CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
+COST_LIMIT_NOTE = (
+    "_{why} This run cost {cost}. The thread keeps its work: one of the workflow's approvers can reply "
+    '"continue with $N more" to go on._'
+)
+ANSWERED = (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+    files: list[tuple[str, bytes]]
+    answered: bool  # the run's own answer (rated, with its files), or an apology
+
+
+class Answers:
+    """Composes and posts answers for one worker."""
+
+    def __init__(self, config: RuntimeConfig, runs: RunStore, log: Logger, max_attachment_bytes: int) -> None:
+        self.config, self.runs, self.log, self.max_attachment_bytes = config, runs, log, max_attachment_bytes
+
+    def compose(
+        self, record: RunRecord, workflow: Workflow, base: dict[str, Any] | None, files: StoreFileStore
+    ) -> Answer:
+        answered = bool(record.final_answer) and record.status in ANSWERED
+        if answered:
+            text = self.with_footer(record.final_answer or "", workflow) + _note(record)
+        elif record.status is RunStatus.COST_LIMIT:  # no last answer fitted: why it stopped is the reply
+            text = _cost_note(record)
+        else:
+            text = APOLOGY.format(run_id=record.run_id)
+        outputs, left_out = self._outputs(base, files) if answered else ([], [])
+        if answered and workflow.report.chart:  # how the run used its window, beside its answer
+            outputs += _chart(record)
+        if left_out:
+            text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
+            text += ", ".join(left_out) + "_"
+        return Answer(text, outputs, answered)
+
+    def with_footer(self, answer: str, workflow: Workflow) -> str:
+        footer = answer_footer(workflow, self.config.workflows_url, self.config.workflows_dir, chat=True)
+        link = footer.split("<", 1)[1].split("|", 1)[0] if "<" in footer else None
+        return answer if link and link in answer else f"{answer}\n\n{footer}"  # the model may have cited it
+
+    def post(self, channel: Channel, run_id: str, answer: Answer) -> None:
+        """Once per run: a redelivered message that finds the reply claimed posts nothing."""
+        if not self.runs.claim_reply(run_id):
+            self.log.warning("reply already being posted by another delivery")
+            return
+        channel.answer(answer.text, feedback=answer.answered)  # an answer can be rated; an apology cannot
+        attached = self._attach(channel, answer.files) if answer.files else 0
+        self.runs.mark_replied(run_id, chars=len(answer.text), files=attached)
+
+    def _outputs(self, base: dict[str, Any] | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""
+        if base is None or "files" not in base:
+            return [], []  # a run from before files were recorded: which files are new is unknown
+        attached: list[tuple[str, bytes]] = []
+        left_out: list[str] = []
+        total = 0
+        for meta in written_since(files, set(base["files"])):
+            if len(attached) < REPLY_FILES and total + meta.size_bytes <= self.max_attachment_bytes:
+                attached.append((meta.name, files.read(meta.id)))
+                total += meta.size_bytes
+            else:
+                left_out.append(meta.name)
+        return attached, left_out
+
+    def _attach(self, channel: Channel, outputs: list[tuple[str, bytes]]) -> int:
+        """Uploads after the answer; a refused upload is said in the thread, and the answer stands."""
+        try:
+            return channel.attach(outputs)
+        except ReplyError as error:
+            self.log.warning("files not attached", extra={"reason": str(error)})
+            channel.note(f"(The files could not be attached: {error})")
+            return 0
+
+
+def _note(record: RunRecord) -> str:
+    """Why an answer may be incomplete: the tool-call cap, the spend limit, or the output limit."""
+    if record.status is RunStatus.TOOL_CALL_LIMIT:
+        return f"\n\n{CAP_NOTE}"
+    if record.status is RunStatus.COST_LIMIT:
+        return f"\n\n{_cost_note(record)}"
+    return f"\n\n{CUT_NOTE}" if record.stop_reason else ""  # completed, but cut off at the output limit
+
+
+def _cost_note(record: RunRecord) -> str:
+    """The spend limit's reason and what the run cost (helpers and compaction included)."""
+    return COST_LIMIT_NOTE.format(why=record.stop_reason or "", cost=describe(record.ledger.breakdown()))
+
+
+def _chart(record: RunRecord) -> list[tuple[str, bytes]]:
+    from ..chart import run_chart
+
+    try:
+        return [(f"{record.run_id}-chart.svg", run_chart(record.to_dict()).encode("utf-8"))]
+    except ValueError:  # no model call to draw (an answer replayed from a checkpoint)
+        return []
