@@ -17,7 +17,7 @@ from .state import Slot
 from .triggers.queued import ContinueMessage
 
 if TYPE_CHECKING:
-    from .loop import Run
+    from .steps import Run
 
 COUNT: Slot[int] = Slot("continuations", int, owner=__name__)  # how often this run was continued
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from .messages import Message
 
 if TYPE_CHECKING:
-    from .loop import Run
     from .models import ContextLengthExceededError, ModelError, ModelResponse, ToolCall
     from .models.stream import Progress
+    from .steps import Run
     from .tools import ToolOutcome
 
 

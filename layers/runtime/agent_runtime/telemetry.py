@@ -20,9 +20,9 @@ from .hooks import Hook
 from .run_context import CURRENT_CALL
 
 if TYPE_CHECKING:
-    from .loop import Run
     from .messages import Message
     from .models import ContextLengthExceededError, ModelError, ModelResponse, ToolCall
+    from .steps import Run
     from .tools import ToolOutcome
 
 FLUSH_SECONDS = 0.8  # what a handler waits for its spans to leave, at most (the budget a dead collector costs)

@@ -25,10 +25,10 @@ from .hooks import Hook
 from .spend import describe
 
 if TYPE_CHECKING:
-    from .loop import Run
     from .messages import Message
     from .models import ContextLengthExceededError, ModelError, ModelResponse
     from .models.stream import Progress
+    from .steps import Run
     from .tools import ToolOutcome
 
 

@@ -20,8 +20,8 @@ from ..events import ApprovalDecided, ApprovalRequested
 from ..state import Slot
 
 if TYPE_CHECKING:
-    from ..loop import Run
     from ..models import ToolCall
+    from ..steps import Run
 
 SECRET_KEYS = ("authorization", "token", "password", "secret", "api_key", "apikey", "credential", "cookie")
 INLINE_CHARS = 2_800  # what a chat message shows of the arguments; the whole of them is attached beyond that

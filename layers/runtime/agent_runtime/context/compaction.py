@@ -30,7 +30,7 @@ from .summarizing import CustomSummarizer, Summarizer, SummaryMemo, load_custom,
 from .transcript import render
 
 if TYPE_CHECKING:
-    from ..loop import Run
+    from ..steps import Run
 
 __all__ = ["COMPACTIONS", "CompactionError", "Compactor", "Plan", "SummaryMemo", "load_custom"]
 
@@ -141,7 +141,9 @@ class Compactor:
             candidate = self._offload(candidate, plan, rungs)
             cut = self._cut(candidate, lead)
         if plan.measure(candidate) > plan.target and cut is not None and self._summaries_help(run, plan):
-            summarized, details = self.summarizer.summarize(run, candidate, archive, meta.id, number, (lead, cut), plan)
+            summarized, details = self.summarizer.summarize(
+                run, candidate, archive, meta.id, number, (lead, cut), plan.target, plan.summary_input
+            )
             candidate, details = self._kept_if_it_helps(run, candidate, summarized, details, plan)
         if plan.measure(candidate) > plan.limit:
             candidate = self._offload(candidate, plan, rungs)

@@ -40,8 +40,8 @@ from .tally import WindowTally
 from .virtual import offload
 
 if TYPE_CHECKING:
-    from ..loop import Run
     from ..models import ContextLengthExceededError, Model, ModelError, ModelResponse, ToolCall
+    from ..steps import Run
     from ..workflows import Workflow
 
 MASK_TARGET = 0.6  # masking alone must bring the window to this fraction of the threshold to be enough

@@ -16,7 +16,7 @@ from .counter import TokenCounter
 from .coverage import add_interval
 
 if TYPE_CHECKING:
-    from ..loop import Run
+    from ..steps import Run
 
 STATUS_RESERVE = 400  # room kept for the status message itself
 _COUNT_BATCH = 2000  # lines per tokenizer call when sizing a file

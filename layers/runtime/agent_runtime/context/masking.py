@@ -20,7 +20,7 @@ from .ladder import naming
 from .ledger import RunLedger
 
 if TYPE_CHECKING:
-    from ..loop import Run
+    from ..steps import Run
 
 MIN_MASK_TOKENS = 200  # smaller outputs are cheaper to keep than to point at
 MASK_NAMED = 5

@@ -20,7 +20,7 @@ from .folding import MIN_FOLD_SAVED, Folder
 from .history import check_history
 
 if TYPE_CHECKING:
-    from ..loop import Run
+    from ..steps import Run
 
 
 @dataclass

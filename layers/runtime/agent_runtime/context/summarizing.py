@@ -28,8 +28,7 @@ from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
 from .transcript import Transcript, render
 
 if TYPE_CHECKING:
-    from ..loop import Run
-    from .compaction import Plan
+    from ..steps import Run
 
 logger = logging.getLogger(__name__)
 # The identifiers every compaction so far has seen (pinned when a later summary leaves them out).
@@ -112,16 +111,17 @@ class Summarizer:
         archive_id: str,
         number: int,
         bounds: tuple[int, int],
-        plan: Plan,
+        target: int,
+        summary_input: int | None,
     ) -> tuple[list[Message], dict[str, Any]]:
         lead, cut = bounds
         span = messages[lead:cut]
         body, tactic, usage = self._remembered(
-            run, span, lambda: self._summary_text(run, span, archive, archive_id, lead, plan.summary_input)
+            run, span, lambda: self._summary_text(run, span, archive, archive_id, lead, summary_input)
         )
         facts = remember_facts(run, span)
         missing = missing_from(body, facts)
-        rows = max(MIN_ROWS, min(MAX_INDEX_ROWS, plan.target // TOKENS_PER_ROW))  # a small window, a short list
+        rows = max(MIN_ROWS, min(MAX_INDEX_ROWS, target // TOKENS_PER_ROW))  # a small window, a short list
         pinned = _pinned(missing, archive, limit=max(MIN_ROWS, min(MAX_PINNED, 3 * rows)))
         span_tokens = sum(self.counter.message(m) for m in span)
         header = (

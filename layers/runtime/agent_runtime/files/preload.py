@@ -18,7 +18,7 @@ from .settings import FileSettings
 from .store import is_text
 
 if TYPE_CHECKING:
-    from ..loop import Run
+    from ..steps import Run
 
 PRELOADED: Slot[list[str]] = Slot("preloaded", list, owner=__name__)  # attachment ids already preloaded
 

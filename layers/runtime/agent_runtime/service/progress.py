@@ -12,10 +12,10 @@ from ..hooks import Hook
 from ..record import RunStatus
 
 if TYPE_CHECKING:
-    from ..loop import Run
     from ..messages import Message
     from ..models import ToolCall
     from ..models.stream import Progress
+    from ..steps import Run
     from ..tools import ToolOutcome
 
 

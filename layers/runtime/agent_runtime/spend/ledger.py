@@ -12,13 +12,10 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..messages import Message
 from ..state import Slot
-
-if TYPE_CHECKING:
-    from .limit import SpendLimit
 
 # What the run spent so far, by source, across its invocations; a new turn of a thread starts at zero.
 SPENT: Slot[dict[str, float]] = Slot("spent_usd", dict, owner=__name__)
@@ -40,7 +37,7 @@ class Ledger:
         before = SPENT.get(state) if state is not None else {}
         self._sums: dict[str, float] = {k: float(v) for k, v in before.items() if isinstance(v, int | float)}
         self.parent: Ledger | None = None
-        self.limit: SpendLimit | None = None  # set on the root by the agent that owns the limit
+        self.limit: Any = None  # the run's spend.limit.SpendLimit, on the root ledger (the agent that owns it)
         self.before_today = 0.0  # the thread's spend today before this run (limits.max_cost_per_thread_day)
 
     def charge(self, dollars: float, *, source: str, estimated: bool = False) -> None:

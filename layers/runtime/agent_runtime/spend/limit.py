@@ -12,14 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..messages import Message
 from ..models.prices import Prices
 from ..state import Slot
+from .ledger import Ledger
 
-if TYPE_CHECKING:
-    from ..record import RunRecord
+
+class Recorded(Protocol):
+    """What the limit reads of a run's record (record.RunRecord): its ledger, prices and calls so far."""
+
+    ledger: Ledger
+    prices: Prices | None
+    model_calls: list[dict[str, Any]]
+
 
 # An approver's grant ("continue with $N more") is the run's own limit, kept in the run's state so the run keeps it
 # when it suspends and resumes in another invocation; a new turn of the thread starts without it.
@@ -119,20 +126,22 @@ def estimate_next(
     return Estimate(prompt, prices.cost({"prompt_tokens": prompt}), prices.output / 1e6)
 
 
-def request_cap(record: RunRecord, messages: Sequence[Message], cap: int) -> int | str:
+def request_cap(record: Recorded, messages: Sequence[Message], cap: int) -> int | str:
     """The reply cap of the run's next request under the spend limit of the run it belongs to (a helper's is its
     parent's, checked against everything the parent's run has spent), or why it must be the last."""
     ledger = record.ledger.root()
-    if ledger.limit is None:
+    limit: SpendLimit | None = ledger.limit
+    if limit is None:
         return cap
     estimate = estimate_next(record.prices, record.model_calls, messages)
-    return ledger.limit.reply_cap(ledger.total(), ledger.before_today, cap, estimate)
+    return limit.reply_cap(ledger.total(), ledger.before_today, cap, estimate)
 
 
-def last_answer_cap(record: RunRecord, messages: Sequence[Message], cap: int) -> int | str:
+def last_answer_cap(record: Recorded, messages: Sequence[Message], cap: int) -> int | str:
     """The reply cap of a last answer without tools, or why not even that fits (what it needs, how to go on)."""
     ledger = record.ledger.root()
-    if ledger.limit is None:
+    limit: SpendLimit | None = ledger.limit
+    if limit is None:
         return cap
     estimate = estimate_next(record.prices, record.model_calls, messages)
-    return ledger.limit.last_cap(ledger.total(), ledger.before_today, cap, estimate)
+    return limit.last_cap(ledger.total(), ledger.before_today, cap, estimate)

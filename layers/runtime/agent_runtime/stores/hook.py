@@ -22,7 +22,7 @@ from .exceptions import StoreError, VersionConflictError
 from .runs import RunStore
 
 if TYPE_CHECKING:
-    from ..loop import Run
+    from ..steps import Run
 
 
 class JournalEntry(TypedDict):

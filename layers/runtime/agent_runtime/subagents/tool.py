@@ -26,8 +26,9 @@ from .scoped_files import ScopedFileStore
 from .settings import SubagentSettings
 
 if TYPE_CHECKING:
-    from ..loop import Agent, Run
+    from ..loop import Agent
     from ..models import ModelResponse
+    from ..steps import Run
 
 PROMPT = """\
 You are a helper agent, started by another agent for one self-contained task. Work only on that task.
