@@ -81,7 +81,7 @@ test: $(STAMP) $(RIC_STAMP) sandbox validate build ## Lint, validate and build t
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(BIN)/python -m pytest
+	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(BIN)/python -m pytest --durations=10
 
 # The oldest Python the package supports, in a venv of its own: CI runs the tests on it as well as on the newest.
 OLDEST := 3.11

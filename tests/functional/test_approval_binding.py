@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_runtime import RunStatus, tool
+from agent_runtime import RunStatus, Services, tool
 from agent_runtime.approvals import ApprovalRequest, Decision
 from agent_runtime.approvals.gate import ApprovalGate, arguments_hash
 from agent_runtime.models import ToolCall
@@ -68,8 +68,13 @@ def thread_turns(server: ScriptedServer, tmp_path: Path, approval: str, approver
     shaped = [replace(t, approval=approval) for t in tools]
 
     def turn(message: str, state: Any, run_id: str) -> Any:
-        agent = build_agent(flow, model_for(server), files=StoreFileStore(store, "thread"), runs=RunStore(store),
-                            tools=shaped, approver=approver)  # fmt: skip
+        agent = build_agent(
+            flow,
+            model_for(server),
+            Services(runs=RunStore(store), approver=approver),
+            files=StoreFileStore(store, "thread"),
+            tools=shaped,
+        )
         return agent.run(message, state=new_turn(state, run_id), run_id=run_id)
 
     return turn

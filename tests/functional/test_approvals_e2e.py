@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_runtime import Services
 from agent_runtime.testing import call, calls, reply
 
 from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
@@ -343,8 +344,14 @@ def test_a_crash_between_approved_and_ran_never_runs_the_call_twice(scripted, tm
     server = scripted(call("pay", {"amount": 5}), reply("Outcome unknown: check the ledger."))
 
     def agent(hooks: list[Hook]) -> Any:
-        return build_agent(flow, model_for(server), files=StoreFileStore(store, "t"), runs=RunStore(store),
-                           hooks=hooks, tools=[paid], approver=Approves())  # fmt: skip
+        return build_agent(
+            flow,
+            model_for(server),
+            Services(runs=RunStore(store), approver=Approves()),
+            files=StoreFileStore(store, "t"),
+            hooks=hooks,
+            tools=[paid],
+        )
 
     with pytest.raises(Killed):
         agent([DieAfterTheEffect()]).run("Pay 5.", run_id="run-pay")

@@ -95,7 +95,7 @@ RUN = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 import openai
-from agent_runtime import build_agent
+from agent_runtime import Services, build_agent
 from agent_runtime.models import OpenAIChatModel
 from agent_runtime.models.retry import RetryPolicy
 from agent_runtime.stores import LocalStore, RunStore
@@ -106,7 +106,7 @@ workflow = parse_workflow({{"name": "w", "description": "d", "prompt": "p",
 client = openai.OpenAI(base_url={url!r}, api_key="x", max_retries=0)
 model = OpenAIChatModel("gpt-4.1", client=client, retry=RetryPolicy(max_attempts=2, base_delay=0.01), timeout={idle})
 runs = RunStore(LocalStore(__import__("pathlib").Path({state!r})))
-record = build_agent(workflow, model, runs=runs).run("hi")
+record = build_agent(workflow, model, Services(runs=runs)).run("hi")
 stored = runs.load_record(record.run_id)
 print(json.dumps({{"status": str(record.status), "reason": record.stop_reason, "stored": stored is not None,
                   "calls": len(record.model_calls)}}))

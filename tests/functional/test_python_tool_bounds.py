@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_runtime import Deadline, RunStatus
+from agent_runtime import Deadline, RunStatus, Services
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsets import ToolEnv
@@ -45,7 +45,7 @@ def wait_forever(service: str) -> str:
 def agent(server: ScriptedServer, tmp_path: Path, tool: str):  # type: ignore[no-untyped-def]
     (tmp_path / "bounded_tools.py").write_text(TOOLS)
     flow = workflow(tmp_path, {"python": [f"bounded_tools:{tool}"], "approval": "never"})
-    return build_agent(flow, model_for(server), tool_env=ToolEnv(tools_path=(str(tmp_path),)))
+    return build_agent(flow, model_for(server), Services(tool_env=ToolEnv(tools_path=(str(tmp_path),))))
 
 
 def test_a_tool_that_calls_sys_exit_is_a_tool_error_and_the_run_goes_on(scripted: Start, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import boto3
 import pytest
+from agent_runtime import Services
 from agent_runtime.cli import main
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.runtime import build_agent
@@ -114,7 +115,7 @@ def test_the_python_tool_runs_code_on_run_files_and_keeps_what_it_writes(scripte
         "open('totals.txt', 'w').write(str(sum(int(r['amount']) for r in rows)))\nlen(rows)"
     )
     server = scripted(call("python", {"code": code, "files": [data.id]}), reply("Two regions, 49,450 in all."))
-    record = build_agent(sandbox_workflow(), model_for(server), files=files, sandbox=sandbox).run("total?")
+    record = build_agent(sandbox_workflow(), model_for(server), Services(sandbox=sandbox), files=files).run("total?")
     assert record.final_answer == "Two regions, 49,450 in all."
     [result] = server.requests[1].tool_results().values()
     written = next(meta for meta in files.list() if meta.name == "totals.txt")
@@ -132,7 +133,7 @@ def test_the_python_tool_reports_timeouts_and_errors_to_the_model(scripted: Star
         call("python", {"code": 1}),
         reply("done"),
     )
-    agent = build_agent(sandbox_workflow(time_limit_seconds=1), model_for(server), sandbox=sandbox)
+    agent = build_agent(sandbox_workflow(time_limit_seconds=1), model_for(server), Services(sandbox=sandbox))
     agent.run("loop")
     results = [list(request.tool_results().values())[-1] for request in server.requests[1:]]
     assert results[0] == "[python: timeout]\nKilled after the time limit (1 s): do less per call."
@@ -142,8 +143,8 @@ def test_the_python_tool_reports_timeouts_and_errors_to_the_model(scripted: Star
 
 def test_the_tool_is_offered_only_when_the_workflow_enables_it(scripted: Start, sandbox) -> None:
     server = scripted(reply("a"), reply("b"))
-    build_agent(make_workflow(), model_for(server), sandbox=sandbox).run("hi")
-    build_agent(sandbox_workflow(), model_for(server), sandbox=None).run("hi")
+    build_agent(make_workflow(), model_for(server), Services(sandbox=sandbox)).run("hi")
+    build_agent(sandbox_workflow(), model_for(server), Services(sandbox=None)).run("hi")
     for request in server.requests:
         assert "python" not in [t["function"]["name"] for t in request.body.get("tools", [])]
 
@@ -236,7 +237,9 @@ def test_a_loaded_skill_s_script_runs_by_reference(sandbox, scripted) -> None:
     flow = replace(make_workflow(), skills=SkillPolicy(allowed=("python-sandbox",)),
                    sandbox=SandboxSettings(enabled=True))  # fmt: skip
     library = SkillLibrary(REPO / "skills")
-    record = build_agent(flow, model_for(server), files=files, skills=library, sandbox=sandbox).run("Summarise it.")
+    record = build_agent(flow, model_for(server), Services(skills=library, sandbox=sandbox), files=files).run(
+        "Summarise it."
+    )
     assert record.status.value == "completed"
     refused = next(iter(requests[1].tool_results().values()))
     assert refused == "ERROR: load the skill first: load_skill(name='python-sandbox')"

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_runtime import RunStatus
+from agent_runtime import RunStatus, Services
 from agent_runtime.context import ContextSettings
 from agent_runtime.messages import find_orphans, text_of
 from agent_runtime.runtime import build_agent
@@ -27,7 +27,7 @@ def skilled_agent(server: ScriptedServer, policy: SkillPolicy, **workflow: objec
     flow = make_workflow(**workflow)  # type: ignore[arg-type]
     from dataclasses import replace
 
-    agent = build_agent(replace(flow, skills=policy), model_for(server), skills=LIBRARY)
+    agent = build_agent(replace(flow, skills=policy), model_for(server), Services(skills=LIBRARY))
     agent.tools.register(fetch)
     return agent
 

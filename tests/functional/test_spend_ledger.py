@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from agent_runtime import build_agent
+from agent_runtime import Services, build_agent
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
 from agent_runtime.models import OpenAIChatModel
@@ -296,9 +296,11 @@ def test_what_a_run_spent_before_an_approval_wait_counts_after_it() -> None:
     billing = Billing()
     with ScriptedServer([model] * 200, usage=billing) as server:
         client = OpenAIChatModel("gpt-4.1", client=server.client())
-        waiting = build_agent(base, client, tools=[lookup, asked], approver=Later(Decision.PENDING)).run("restart")
+        waiting = build_agent(base, client, Services(approver=Later(Decision.PENDING)), tools=[lookup, asked]).run(
+            "restart"
+        )
         assert waiting.status is RunStatus.AWAITING_APPROVAL and (waiting.cost_usd() or 0) > 0
-        resumed = build_agent(base, client, tools=[lookup, asked], approver=Later(Decision.APPROVED))
+        resumed = build_agent(base, client, Services(approver=Later(Decision.APPROVED)), tools=[lookup, asked])
         record = resumed.run(state=waiting.state, run_id=waiting.run_id)
     assert record.status is RunStatus.COST_LIMIT
     assert record.cost_usd() == pytest.approx(billing.cost(GPT41))  # both invocations, one ledger

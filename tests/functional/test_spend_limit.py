@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_runtime import build_agent
+from agent_runtime import Services, build_agent
 from agent_runtime.errors import ConfigError
 from agent_runtime.models import OpenAIChatModel
 from agent_runtime.models.prices import prices_for
@@ -55,8 +55,12 @@ def forever(request: ScriptedRequest) -> Any:
 
 def run(limits: dict[str, Any], runs: RunStore | None = None, thread: str | None = None) -> tuple[RunRecord, int]:
     with ScriptedServer([forever] * 400) as server:
-        agent = build_agent(workflow(**limits), OpenAIChatModel("gpt-4.1", client=server.client()), runs=runs,
-                            thread_id=thread, tools=[lookup])  # fmt: skip
+        agent = build_agent(
+            workflow(**limits),
+            OpenAIChatModel("gpt-4.1", client=server.client()),
+            Services(runs=runs, thread_id=thread),
+            tools=[lookup],
+        )
         return agent.run("look everything up"), len(server.requests)
 
 
@@ -243,8 +247,12 @@ def test_a_grant_stays_with_its_run_when_it_resumes_and_ends_with_its_turn() -> 
 
     def resumed(state: Any, granted: float = 0.0) -> RunRecord:
         with ScriptedServer([forever] * 400) as server:
-            agent = build_agent(workflow(max_cost=0.01), OpenAIChatModel("gpt-4.1", client=server.client()),
-                                tools=[lookup], granted=granted)  # fmt: skip
+            agent = build_agent(
+                workflow(max_cost=0.01),
+                OpenAIChatModel("gpt-4.1", client=server.client()),
+                Services(granted=granted),
+                tools=[lookup],
+            )
             return agent.run("go on" if state is not None else "look everything up", state=state)
 
     first = resumed(None, granted=0.06)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_runtime import ConfigError, RunStatus
+from agent_runtime import ConfigError, RunStatus, Services
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 
 from tests.functional.test_workflow_tools import _billing, agent_for, seen_by, workflow
@@ -128,8 +128,12 @@ def test_every_encoding_of_a_secret_is_kept_out_of_requests_threads_and_saved_fi
         store = LocalStore(tmp_path / "state")
         files = StoreFileStore(store, "thread#T")
         env = ToolEnv(secrets={"slashy": token}.get)
-        agent = build_agent(flow, model_for(server), files=files, runs=RunStore(store), tool_env=env,
-                            approver=FixedApprover(True, "t"))  # fmt: skip
+        agent = build_agent(
+            flow,
+            model_for(server),
+            Services(runs=RunStore(store), tool_env=env, approver=FixedApprover(True, "t")),
+            files=files,
+        )
         with caplog.at_level(logging.DEBUG):
             record = agent.run("Who am I?")
             try:

@@ -10,7 +10,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from agent_runtime import RunStatus
+from agent_runtime import RunStatus, Services
 from agent_runtime.chat.channels import Replies
 from agent_runtime.chat.replies import JiraReplier, SlackReplier
 from agent_runtime.config import RuntimeConfig
@@ -175,7 +175,7 @@ def test_knowledge_answers_searches_and_reads_through_an_mcp_server(scripted: St
         local = dataclasses.replace(flow.tools.mcp[0], url=url)  # Notion's hosted server, played locally
         flow = dataclasses.replace(flow, tools=dataclasses.replace(flow.tools, mcp=(local,)))
         env = ToolEnv(secrets={"notion_token": "secret-notion-token"}.get)
-        record = build_agent(flow, model_for(server), tool_env=env).run("How do we retry webhooks?")
+        record = build_agent(flow, model_for(server), Services(tool_env=env)).run("How do we retry webhooks?")
     assert record.status is RunStatus.COMPLETED
     assert sorted(n for n in requests[0].tool_names if n.startswith("notion_")) == ["notion_fetch", "notion_search"]
     assert "cap at 5 attempts" in next(iter(requests[2].tool_results().values()))

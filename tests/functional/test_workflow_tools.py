@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_runtime import RunStatus
+from agent_runtime import RunStatus, Services
 from agent_runtime.approvals.approvers import FixedApprover
 from agent_runtime.errors import ConfigError
 from agent_runtime.runtime import build_agent
@@ -55,10 +55,8 @@ def agent_for(server: ScriptedServer, flow: Workflow, tmp_path: Path, approver: 
     return build_agent(
         flow,
         model_for(server),
+        Services(runs=RunStore(store), tool_env=tool_env, approver=approver or FixedApprover(True, "the test")),
         files=StoreFileStore(store, "thread#T"),
-        runs=RunStore(store),
-        tool_env=tool_env,
-        approver=approver or FixedApprover(True, "the test"),
     )
 
 
@@ -194,7 +192,7 @@ def test_a_wrong_secret_is_never_shown_to_the_model(scripted: Start, tmp_path: P
         store = LocalStore(tmp_path / "state")
         env = ToolEnv(secrets={"billing_token": "wrong-value-789"}.get)
         agent = build_agent(
-            flow, model_for(server), files=StoreFileStore(store, "t"), runs=RunStore(store), tool_env=env
+            flow, model_for(server), Services(runs=RunStore(store), tool_env=env), files=StoreFileStore(store, "t")
         )
         record = agent.run("Check.")
     [result] = requests[1].tool_results().values()
@@ -207,7 +205,7 @@ def test_a_missing_secret_names_the_tool_source(tmp_path: Path) -> None:
     with serve_billing() as (root, _):
         flow = _billing(tmp_path, root)
         with ScriptedServer([]) as server, pytest.raises(SecretMissingError, match=r"billing.*'billing_token'"):
-            build_agent(flow, model_for(server), tool_env=ToolEnv(secrets=lambda name: None))
+            build_agent(flow, model_for(server), Services(tool_env=ToolEnv(secrets=lambda name: None)))
 
 
 def test_a_malformed_openapi_document_is_a_config_error_with_its_path(tmp_path: Path) -> None:
@@ -216,7 +214,7 @@ def test_a_malformed_openapi_document_is_a_config_error_with_its_path(tmp_path: 
     (tmp_path / "billing.json").write_text(json.dumps(spec))
     flow = workflow(tmp_path, {"openapi": [{"name": "billing", "spec": "billing.json", "base_url": "http://x"}]})
     with ScriptedServer([]) as server, pytest.raises(ConfigError, match=r"paths\./invoices\.get\.parameters\[0\]"):
-        build_agent(flow, model_for(server), tool_env=ToolEnv(secrets=SECRETS.get))
+        build_agent(flow, model_for(server), Services(tool_env=ToolEnv(secrets=SECRETS.get)))
 
 
 def test_python_tools_come_from_the_tools_path(scripted: Start, tmp_path: Path) -> None:
@@ -356,7 +354,7 @@ def test_mutating_calls_need_approval_and_a_denial_reaches_the_model(scripted: S
         ("notes_search", "approved", "the terminal's user"),
     ]
     with ScriptedServer([call("notes_create_page", {"title": "t", "body": "b"}), reply("ok")]) as other:
-        record = build_agent(flow, model_for(other), tool_env=ToolEnv(secrets=SECRETS.get)).run("Write.")
+        record = build_agent(flow, model_for(other), Services(tool_env=ToolEnv(secrets=SECRETS.get))).run("Write.")
     assert any(e["type"] == "approval_decided" and e["decision"] == "denied" for e in record.to_dict()["events"])
 
 
@@ -405,7 +403,7 @@ def test_helpers_get_the_read_only_declared_tools(scripted: Start, tmp_path: Pat
         return reply(f"found: {next(iter(results.values()))}") if results else call("lookup", {"key": "limit"})
 
     server = scripted(call("subagent", {"task": "find the limit"}), reply("the limit is 42"), intercept=helper)
-    agent = build_agent(flow, model_for(server), tool_env=ToolEnv(tools_path=(str(tmp_path),)))
+    agent = build_agent(flow, model_for(server), Services(tool_env=ToolEnv(tools_path=(str(tmp_path),))))
     assert {"lookup", "restart"} <= set(agent.tools.names())
     record = agent.run("What is the limit?")
     assert record.status is RunStatus.COMPLETED and record.final_answer == "the limit is 42"

@@ -42,6 +42,7 @@ _EXPORTS = {
     "WorkflowError": "workflows",
     "load_workflow": "workflows",
     "build_agent": "runtime",
+    "Services": "runtime",
     "ToolEnv": "toolsets",
 }
 
@@ -63,6 +64,7 @@ __all__ = [
     "RunRecord",
     "RunState",
     "RunStatus",
+    "Services",
     "Stopped",
     "Suspended",
     "Tool",
@@ -95,7 +97,7 @@ if TYPE_CHECKING:
     from .models import ContextLengthExceededError, Model, ModelError, OpenAIChatModel
     from .record import RunRecord, RunState, RunStatus
     from .run_context import RunContext
-    from .runtime import build_agent
+    from .runtime import Services, build_agent
     from .tools import Tool, ToolRegistry, tool
     from .toolsets import ToolEnv
     from .workflows import Workflow, WorkflowError, load_workflow

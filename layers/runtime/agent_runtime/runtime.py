@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -151,88 +151,111 @@ def workflow_sandbox(
         yield sandbox
 
 
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What an agent is built with besides its workflow, model, files, hooks and tools: made once per process (the
+    worker's, the CLI's, an eval's), with ``replace`` for what a message brings (its tool environment and origin,
+    its thread, an approver's grant, its trace parent). ``depth`` counts sub-agent nesting."""
+
+    config: RuntimeConfig | None = None
+    skills: SkillLibrary | None = None
+    runs: RunStore | None = None  # checkpoints, records and summaries are kept there (None: nothing is stored)
+    sandbox: SandboxClient | None = None  # the python tool, when the workflow enables it
+    tool_env: ToolEnv | None = None  # what declared tools need (secrets, chat clients, the origin); default: env
+    approver: Approver | None = None  # decides calls that need approval; None: they are denied
+    clock: Callable[[], float] = time.time
+    trace_parent: Any = None
+    thread_id: str | None = None
+    granted: float = 0.0  # an approver's "continue with $N more" in this message
+    depth: int = 0
+
+
 def build_agent(
     workflow: Workflow,
     model: Model,
+    services: Services | None = None,
     *,
     files: FileStore | None = None,
     hooks: Sequence[Hook] = (),
-    skills: SkillLibrary | None = None,
-    config: RuntimeConfig | None = None,
-    depth: int = 0,
-    runs: RunStore | None = None,
-    sandbox: SandboxClient | None = None,
-    tool_env: ToolEnv | None = None,
     tools: Sequence[Tool] = (),
-    approver: Approver | None = None,
-    clock: Callable[[], float] = time.time,
-    thread_id: str | None = None,
-    trace_parent: Any = None,
-    granted: float = 0.0,
 ) -> Agent:
     """An agent with the default tools, the tools its workflow declares, its skills, and the context engine
-    first in the hook chain.
+    first in the hook chain. ``tools`` adds your own ``@tool`` functions (as ``tools.python`` does from a
+    workflow file); an eval's stubs among them replace the tools they name."""
+    services = services or Services()
+    registry, notes = _registry(workflow, model, services, hooks, tools)
+    chain = _chain(workflow, model, services, registry, hooks)
+    sections = [*prompt_sections(workflow, services.skills, workflows_url=services.config.workflows_url if
+                                 services.config else None, workflows_dir=services.config.workflows_dir if
+                                 services.config else None), *notes]  # fmt: skip
+    gate = ApprovalGate(
+        services.approver or FixedApprover(False, "nobody (no approver in this process)"),
+        timeout_hours=workflow.tools.approval_timeout_hours,
+        clock=services.clock,
+    )
+    spend = spend_limit(workflow, model, services.runs, services.thread_id, granted=services.granted)
+    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate,
+                 spend=spend)  # fmt: skip
 
-    ``depth`` counts sub-agent nesting: the ``subagent`` tool is offered while it is below ``max_depth``. The
-    ``python`` tool is offered when the workflow enables the sandbox and a ``sandbox`` client is given.
-    ``tool_env`` carries what declared tools need (secrets, chat clients, the run's origin); by default it is
-    read from the environment. ``tools`` adds your own ``@tool`` functions (as ``tools.python`` does from a
-    workflow file). ``approver`` decides calls that need approval (``tools.approval``); without one they are
-    denied."""
+
+def _registry(
+    workflow: Workflow, model: Model, services: Services, hooks: Sequence[Hook], tools: Sequence[Tool]
+) -> tuple[ToolRegistry, list[str]]:
+    """The run's tools: the defaults, the declared ones, yours, python, subagent; stubs last, in place of their
+    namesakes. And the notes declared sources add to the prompt."""
+    skills = services.skills
     registry = default_tools(workflow, skills)
-    declared = declared_tools(workflow, tool_env or ToolEnv.from_env()) if workflow.tools else DeclaredTools()
+    env = services.tool_env or ToolEnv.from_env()
+    declared = declared_tools(workflow, env) if workflow.tools else DeclaredTools()
     stubs = {item.name: item for item in tools if item.stub}  # an eval's stand-ins replace the tools they name
     own = [item for item in [*declared.tools, *tools] if item.name not in stubs]
     check_names(own, registry.names())
     for item in own:
         registry.register(item)
-    if workflow.sandbox.enabled and sandbox is not None:
+    if workflow.sandbox.enabled and services.sandbox is not None:
         reader = skill_files(skills, workflow.skills) if skills is not None else None
-        registry.register(python_tool(sandbox, workflow.sandbox, reader))
-    if workflow.subagents.enabled and depth < workflow.subagents.max_depth:
-        trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
-        model_for = _model_factory(model)
-        # Helpers use the parent's read-only declared and given tools (the same sessions and credentials). Not the
-        # others: a helper runs inside one tool call, with no checkpoint of its own (a resumed parent runs it
-        # again, so a mutating call could run twice) and no way to wait for an approval.
-        helper_tools = [item for item in [*own, *stubs.values()] if not (item.mutating or item.needs_approval())]
-
-        def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
-            """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
-            return build_agent(
-                replace(child, tools=ToolSettings()),
-                model_for(child.model.name),
-                files=child_files,
-                hooks=child_hooks,
-                skills=skills,
-                config=config,
-                depth=depth + 1,
-                sandbox=sandbox,
-                tools=helper_tools,
-            )
-
-        registry.register(subagent_tool(workflow, spawn=spawn, library=skills, trace=trace))
+        registry.register(python_tool(services.sandbox, workflow.sandbox, reader))
+    if workflow.subagents.enabled and services.depth < workflow.subagents.max_depth:
+        registry.register(_subagents(workflow, model, services, hooks, [*own, *stubs.values()]))
     for stub in stubs.values():  # last: a stub stands in for any tool of its name, the runtime's own included
         registry.replace(stub)
+    return registry, list(declared.notes)
+
+
+def _subagents(
+    workflow: Workflow, model: Model, services: Services, hooks: Sequence[Hook], parents: Sequence[Tool]
+) -> Tool:
+    """The subagent tool. Helpers use the parent's read-only declared and given tools (the same sessions and
+    credentials). Not the others: a helper runs inside one tool call, with no checkpoint of its own (a resumed
+    parent runs it again, so a mutating call could run twice) and no way to wait for an approval."""
+    trace = next((hook.stream for hook in hooks if isinstance(hook, TraceHook)), None)
+    model_for = _model_factory(model)
+    helper_tools = [item for item in parents if not (item.mutating or item.needs_approval())]
+    helper = Services(services.config, services.skills, sandbox=services.sandbox, depth=services.depth + 1)
+
+    def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
+        """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
+        return build_agent(replace(child, tools=ToolSettings()), model_for(child.model.name), helper,
+                           files=child_files, hooks=child_hooks, tools=helper_tools)  # fmt: skip
+
+    return subagent_tool(workflow, spawn=spawn, library=services.skills, trace=trace)
+
+
+def _chain(
+    workflow: Workflow, model: Model, services: Services, registry: ToolRegistry, hooks: Sequence[Hook]
+) -> list[Hook]:
+    """The hooks, in order: the context engine first, checkpoints right after it (every step is durable before
+    anything else can fail), preloading, yours, and the trace when OpenTelemetry is on."""
+    runs = services.runs
     engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
-    # Checkpoints right after the engine, so every step is durable before anything else can fail.
     mutating = {t.name for t in registry if t.mutating}
-    durable = [PersistenceHook(runs, mutating=mutating, thread_id=thread_id)] if runs else []
-    url, folder = (config.workflows_url, config.workflows_dir) if config else (None, None)
-    sections = [*prompt_sections(workflow, skills, workflows_url=url, workflows_dir=folder), *declared.notes]
+    durable = [PersistenceHook(runs, mutating=mutating, thread_id=services.thread_id)] if runs else []
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
-    chain = [engine, *preload, *durable, *hooks]
+    chain: list[Hook] = [engine, *preload, *durable, *hooks]
     if telemetry.enabled():  # OpenTelemetry is imported only when an OTLP endpoint is configured
-        payloads = bool(config and config.log_payloads)
-        chain.append(telemetry.TelemetryHook(parent=trace_parent, payloads=payloads))
-    gate = ApprovalGate(
-        approver or FixedApprover(False, "nobody (no approver in this process)"),
-        timeout_hours=workflow.tools.approval_timeout_hours,
-        clock=clock,
-    )
-    spend = spend_limit(workflow, model, runs, thread_id, granted=granted)
-    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate,
-                 spend=spend)  # fmt: skip
+        payloads = bool(services.config and services.config.log_payloads)
+        chain.append(telemetry.TelemetryHook(parent=services.trace_parent, payloads=payloads))
+    return chain
 
 
 def spend_limit(

@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..hooks import Hook
 from ..models.prices import unpriced_warning
 from ..record import new_run_id
-from ..runtime import answer_footer, build_agent, deployed, open_model, workflow_sandbox
+from ..runtime import Services, answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
 from ..stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.hook import new_turn
@@ -123,14 +123,16 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         agent = build_agent(
             workflow,
             model,
+            Services(
+                skills=skills,
+                config=config,
+                runs=runs,
+                sandbox=sandbox,
+                approver=approver(args.approve),
+                thread_id=args.thread,
+            ),
             files=files,
             hooks=hooks,
-            skills=skills,
-            config=config,
-            runs=runs,
-            sandbox=sandbox,
-            approver=approver(args.approve),
-            thread_id=args.thread,
         )
         record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
     telemetry.flush()

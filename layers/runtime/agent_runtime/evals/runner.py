@@ -28,7 +28,7 @@ from ..messages import Message
 from ..models import ModelRequest, ModelResponse
 from ..models.prices import Prices, prices_for
 from ..record import RunRecord, RunState, new_run_id
-from ..runtime import build_agent, deployed, open_model, workflow_sandbox
+from ..runtime import Services, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
 from ..spend import estimate_usage, usage_problem
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore
@@ -224,16 +224,18 @@ class Runner:
             agent = build_agent(
                 workflow,
                 model,
+                Services(
+                    skills=self.skills,
+                    config=self.config,
+                    runs=RunStore(self.store),
+                    sandbox=sandbox,
+                    tool_env=env,
+                    approver=approver,
+                    thread_id=thread,
+                ),
                 files=files,
                 hooks=[_Calls(attempt.tool_calls)],
-                skills=self.skills,
-                config=self.config,
-                runs=RunStore(self.store),
-                sandbox=sandbox,
-                tool_env=env,
                 tools=tools,
-                approver=approver,
-                thread_id=thread,
             )
             return agent.run(message, state=new_turn(state, run_id), run_id=run_id)
 

@@ -1,14 +1,17 @@
 """An answer as a thread gets it: the run's text (or an apology), its notes — the tool-call cap, the spend limit
 and what the run cost, a cut-off — the footer citing the workflow, the files the turn's Python wrote (and the
-chart), posted once per run however often the queue delivers it."""
+chart), posted once per run however often the queue delivers it; and the ratings people give it."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from .. import telemetry
 from ..chat.channels import Channel
 from ..config import RuntimeConfig
 from ..record import RunRecord, RunStatus
@@ -17,7 +20,9 @@ from ..sandbox.outputs import written_since
 from ..spend import describe
 from ..stores import RunStore, StoreFileStore
 from ..triggers.exceptions import ReplyError
+from ..triggers.queued import FeedbackMessage
 from ..workflows import Workflow
+from .outcome import Outcome
 
 REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within max_attachment_bytes in all)
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
@@ -40,8 +45,12 @@ class Answer:
 class Answers:
     """Composes and posts answers for one worker."""
 
-    def __init__(self, config: RuntimeConfig, runs: RunStore, log: Logger, max_attachment_bytes: int) -> None:
+    def __init__(
+        self, config: RuntimeConfig, runs: RunStore, log: Logger, max_attachment_bytes: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:  # fmt: skip
         self.config, self.runs, self.log, self.max_attachment_bytes = config, runs, log, max_attachment_bytes
+        self.clock = clock  # ratings are stamped by it
 
     def compose(
         self, record: RunRecord, workflow: Workflow, base: dict[str, Any] | None, files: StoreFileStore
@@ -74,6 +83,17 @@ class Answers:
         channel.answer(answer.text, feedback=answer.answered)  # an answer can be rated; an apology cannot
         attached = self._attach(channel, answer.files) if answer.files else 0
         self.runs.mark_replied(run_id, chars=len(answer.text), files=attached)
+
+    def rate(self, message: FeedbackMessage) -> Outcome:
+        """Stored with the run (shown by runs show/list), and a span event when tracing is on."""
+        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
+        attributes: dict[str, str | int | bool] = {"agent_runtime.run_id": message.run_id,
+                                                   "agent_runtime.verdict": message.verdict,
+                                                   "agent_runtime.changed": changed}  # fmt: skip
+        with telemetry.span("feedback", attributes):
+            pass
+        self.log.info("feedback", extra={"verdict": message.verdict, "changed": changed})
+        return Outcome.RATED
 
     def _outputs(self, base: dict[str, Any] | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
         """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""

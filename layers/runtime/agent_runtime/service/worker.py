@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import telemetry
 from ..approvals.gate import ApprovalEntry
@@ -24,12 +23,11 @@ from ..chat.surface import channel_for
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
 from ..deadline import Deadline
-from ..errors import AgentRuntimeError
-from ..events import Compaction, Failed, now_iso
+from ..events import Failed, now_iso
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
-from ..runtime import build_agent, deployed
+from ..runtime import Services, build_agent, deployed
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files
 from ..skills import SkillLibrary
@@ -40,7 +38,7 @@ from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.event import TriggerEvent, run_id_for
-from ..triggers.exceptions import InvalidMessageError, ReplyError
+from ..triggers.exceptions import InvalidMessageError
 from ..triggers.queue import EventQueue
 from ..triggers.queued import (
     ContinueMessage,
@@ -55,7 +53,9 @@ from ..workflows import Workflow, load_workflow
 from .answer import Answers
 from .approvals import ApprovalDesk, ChannelApprover, pending
 from .grants import granted
+from .inputs import measure, message_for
 from .outcome import Outcome
+from .pane import Pane
 from .progress import AnswerStreamHook, ProgressHook
 from .wakeups import NoWakeups, Wakeups
 
@@ -99,9 +99,12 @@ class Worker:
             clock=lambda: self.clock(),
         )
         self.log = logger or Logger(service="agent-runtime-worker")
-        self.answers = Answers(config, self.runs, self.log, max_attachment_bytes)  # composed, posted once
+        # The answer composed, posted once and rated; the pane; both read the worker's clock as it is set.
+        self.answers = Answers(config, self.runs, self.log, max_attachment_bytes, clock=lambda: self.clock())
+        self.pane = Pane(self.threads, replies, self._named, self.log)
         self.metrics = metrics
         self.skills = SkillLibrary(config.skills_dir)
+        self.services = Services(config, self.skills, self.runs, sandbox)  # once per process
 
     def handle(self, body: dict[str, Any], *, deadline: Deadline) -> Outcome:
         """Process one queue message: a new event, the continuation of a suspended run, a decision on a call
@@ -109,15 +112,15 @@ class Worker:
         message = parse(body)
         self.trace_parent = telemetry.extract(message.trace if isinstance(message, EventMessage) else None)
         if isinstance(message, PaneMessage):
-            return self._pane(message)
+            return self.pane.opened(message)
         if isinstance(message, EventMessage):
-            event, run_id = self._in_pane(message.event), run_id_for(message.event)
+            event, run_id = self.pane.framed(message.event), run_id_for(message.event)
             self.runs.save_event(run_id, event.to_dict())
         elif isinstance(message, DecisionMessage | FeedbackMessage) and self.runs.load_event(message.run_id) is None:
             self.log.warning("a click on a run this stack never saw: dropped")  # forged ids, or expired items
             return Outcome.IGNORED
         elif isinstance(message, FeedbackMessage):  # an answered run's rating: no run, no duplicate check
-            return self._rate(message)
+            return self.answers.rate(message)
         else:
             run_id = message.run_id
             event = self._saved_event(run_id)
@@ -148,44 +151,6 @@ class Worker:
         if self.threads.active(event.thread_id) is None:
             self.desk.release(event.thread_id, self.queue)
         return Outcome.DUPLICATE
-
-    def _rate(self, message: FeedbackMessage) -> Outcome:
-        """Stored with the run (shown by runs show/list), and a span event when tracing is on."""
-        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
-        attributes: dict[str, str | int | bool] = {"agent_runtime.run_id": message.run_id,
-                                                   "agent_runtime.verdict": message.verdict,
-                                                   "agent_runtime.changed": changed}  # fmt: skip
-        with telemetry.span("feedback", attributes):
-            pass
-        self.log.info("feedback", extra={"verdict": message.verdict, "changed": changed})
-        return Outcome.RATED
-
-    def _pane(self, message: PaneMessage) -> Outcome:
-        """Slack's pane: an assistant thread is marked as one (with the channel the person looks at beside it);
-        opened, it offers the workflow's suggested prompts. Cosmetic: a refusal is logged, never retried."""
-        pane = message.event
-        if pane.thread_ts is not None:
-            self.threads.save_pane(pane.thread_id, {"user": pane.user, "viewing": pane.viewing})
-        if pane.kind != "opened" or self.replies.slack is None:
-            return Outcome.NOTED
-        try:
-            slack = self._named(message.workflow).triggers.slack
-            if slack is not None and slack.suggested_prompts:
-                self.replies.slack.suggest(pane.channel, pane.thread_ts, slack.suggested_prompts)
-        except (ReplyError, AgentRuntimeError) as error:  # refused, or the workflow went since it was routed
-            self.log.warning("no suggested prompts", extra={"reason": str(error)})
-        return Outcome.NOTED
-
-    def _in_pane(self, event: TriggerEvent) -> TriggerEvent:
-        """A direct message in an assistant thread the pane opened: said so (its channel titles it), with the
-        channel the person has open beside it (the model is told)."""
-        pane = self.threads.pane(event.thread_id) if event.attributes.get("direct_message") else None
-        if pane is None:
-            return event
-        facts = {**event.attributes, "assistant_thread": True}
-        if pane.get("viewing"):
-            facts["viewing"] = pane["viewing"]
-        return replace(event, attributes=facts)
 
     def _workflow(self, event: TriggerEvent) -> Workflow:
         return self._named(str(event.workflow))
@@ -233,7 +198,7 @@ class Worker:
                 count_continuation(state.context)
         else:
             state = self._fresh_state(event, run_id, files)
-            message = self._message(event, channel, files, first=state is None)
+            message = message_for(event, channel, files, self.max_attachment_bytes, first=state is None)
             if state is None:  # the thread's first message names it (where a surface names conversations)
                 channel.title(event.text)
         grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
@@ -248,23 +213,22 @@ class Worker:
                 agent = build_agent(
                     workflow,
                     model,
+                    replace(  # the process's services, with what this message brings
+                        self.services,
+                        tool_env=self._tool_env(event),
+                        approver=ChannelApprover(self.runs, channel, event.thread_id),
+                        clock=self.clock,
+                        thread_id=event.thread_id,
+                        trace_parent=self.trace_parent,
+                        granted=grant,
+                    ),
                     files=files,
                     hooks=hooks,
-                    skills=self.skills,
-                    config=self.config,
-                    runs=self.runs,
-                    sandbox=self.sandbox,
-                    tool_env=self._tool_env(event),
-                    approver=ChannelApprover(self.runs, channel, event.thread_id),
-                    clock=self.clock,
-                    thread_id=event.thread_id,
-                    trace_parent=self.trace_parent,
-                    granted=grant,
                 )
             except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
                 return self._not_started(event, channel, workflow, run_id, model.name, error, files)
             record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
-        self._measure(record)
+        measure(self.metrics, record)
         waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
         self.threads.mark_active(event.thread_id, record.run_id if waits else None)
         if record.status is RunStatus.AWAITING_APPROVAL:
@@ -322,20 +286,6 @@ class Worker:
         origin = {"source": event.source, **event.reply_to}
         return ToolEnv.from_env(slack=self.replies.slack, jira=self.replies.jira, origin=origin, secrets=self.secrets)
 
-    def _message(self, event: TriggerEvent, channel: Channel, files: StoreFileStore, *, first: bool) -> str:
-        earlier = channel.earlier(event) if first else ""
-        lead = f"[earlier in this thread]\n{earlier}\n[the message to answer]\n" if earlier else ""
-        notes = []
-        for attachment in event.attachments:
-            try:
-                data = channel.download(attachment.url, self.max_attachment_bytes)
-                files.put(data, name=attachment.name, mimetype=attachment.mimetype)
-            except (ReplyError, AgentRuntimeError) as error:
-                notes.append(f"[attachment {attachment.name} could not be added: {error}]")
-        if event.attributes.get("viewing"):  # an id Slack gave (checked when it came in), never free text
-            notes.append(f"[in Slack, the person has channel <#{event.attributes['viewing']}> open beside this chat]")
-        return lead + "\n".join([event.text or "(no text)", *notes])
-
     def _finish(
         self, event: TriggerEvent, channel: Channel, workflow: Workflow, record: RunRecord, files: StoreFileStore
     ) -> Outcome:
@@ -360,15 +310,3 @@ class Worker:
             self.log.warning("thread saved by another turn since this one started; this turn's state not kept")
         except InvalidStateError as error:
             self.log.warning("invalid turn state; the thread keeps its previous one", extra={"why": str(error)})
-
-    def _measure(self, record: RunRecord) -> None:
-        if self.metrics is None:
-            return
-        usage = record.usage_totals()
-        self.metrics.add_metric("Runs", MetricUnit.Count, 1)
-        self.metrics.add_metric("Tokens", MetricUnit.Count, usage["total_tokens"])
-        self.metrics.add_metric("ToolCalls", MetricUnit.Count, len(record.tool_calls))
-        compactions = len(record.events_of(Compaction))
-        self.metrics.add_metric("Compactions", MetricUnit.Count, compactions)
-        if record.status is RunStatus.FAILED:
-            self.metrics.add_metric("RunFailures", MetricUnit.Count, 1)

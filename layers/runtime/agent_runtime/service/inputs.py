@@ -1,0 +1,44 @@
+"""What a run starts from and what it leaves in the metrics: the message the model reads (what was said earlier
+in a thread the bot joins, the person's words, attachments downloaded into the thread's files or a note of why
+not, the channel the person has open beside the pane), and the worker's counts of each run."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from ..chat.channels import Channel
+from ..errors import AgentRuntimeError
+from ..events import Compaction
+from ..record import RunRecord, RunStatus
+from ..stores import StoreFileStore
+from ..triggers.event import TriggerEvent
+from ..triggers.exceptions import ReplyError
+
+
+def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, limit: int, *, first: bool) -> str:
+    earlier = channel.earlier(event) if first else ""
+    lead = f"[earlier in this thread]\n{earlier}\n[the message to answer]\n" if earlier else ""
+    notes = []
+    for attachment in event.attachments:
+        try:
+            data = channel.download(attachment.url, limit)
+            files.put(data, name=attachment.name, mimetype=attachment.mimetype)
+        except (ReplyError, AgentRuntimeError) as error:
+            notes.append(f"[attachment {attachment.name} could not be added: {error}]")
+    if event.attributes.get("viewing"):  # an id Slack gave (checked when it came in), never free text
+        notes.append(f"[in Slack, the person has channel <#{event.attributes['viewing']}> open beside this chat]")
+    return lead + "\n".join([event.text or "(no text)", *notes])
+
+
+def measure(metrics: Metrics | None, record: RunRecord) -> None:
+    if metrics is None:
+        return
+    usage = record.usage_totals()
+    metrics.add_metric("Runs", MetricUnit.Count, 1)
+    metrics.add_metric("Tokens", MetricUnit.Count, usage["total_tokens"])
+    metrics.add_metric("ToolCalls", MetricUnit.Count, len(record.tool_calls))
+    compactions = len(record.events_of(Compaction))
+    metrics.add_metric("Compactions", MetricUnit.Count, compactions)
+    if record.status is RunStatus.FAILED:
+        metrics.add_metric("RunFailures", MetricUnit.Count, 1)
