@@ -305,3 +305,16 @@ def test_what_a_run_spent_before_an_approval_wait_counts_after_it() -> None:
     assert record.status is RunStatus.COST_LIMIT
     assert record.cost_usd() == pytest.approx(billing.cost(GPT41))  # both invocations, one ledger
     assert (record.cost_usd() or 0) <= 0.06
+
+
+def test_an_answer_cut_at_the_cap_the_limit_left_says_so() -> None:
+    """The reply cap shrank to what the limit allows: an answer cut off there names the spend limit, not the
+    server's window."""
+    from agent_runtime.testing import Reply
+
+    with ScriptedServer([Reply(text="a long answer, cut", finish_reason="length")]) as server:
+        base = workflow(0.03, max_output_tokens=4096)
+        record = build_agent(base, OpenAIChatModel("gpt-4.1", client=server.client())).run("go")
+        cap = server.requests[0].body.get("max_completion_tokens") or server.requests[0].body.get("max_tokens")
+    assert record.status is RunStatus.COMPLETED and isinstance(cap, int) and cap < 4096
+    assert record.stop_reason is not None and "what the spend limit still allowed" in record.stop_reason

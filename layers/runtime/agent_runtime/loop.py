@@ -192,7 +192,7 @@ class Agent:
         run.state.messages.append(stored.to_message())
         if not response.tool_calls:
             cap, configured = run.output_cap, self.workflow.model.max_output_tokens
-            cut = cut_off(response, cap, configured) if response.finish_reason == "length" else None
+            cut = cut_off(response, cap, configured, allowed) if response.finish_reason == "length" else None
             return Final(response.text or "", truncated=cut)
         result = self.calls.run(run, list(stored.tool_calls), refused)
         count_unrun(run, len(refused) == len(stored.tool_calls), refused)

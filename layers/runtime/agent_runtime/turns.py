@@ -24,6 +24,10 @@ CUT_BY_WINDOW = (
     "the answer was cut off at the output limit of {cap:,} tokens: what the server's smaller window leaves for "
     "an answer (model.max_output_tokens is {configured:,})"
 )
+CUT_BY_SPEND = (
+    "the answer was cut off at the output limit of {cap:,} tokens: what the spend limit still allowed for a reply "
+    "(model.max_output_tokens is {configured:,}; raise limits.max_cost to allow more)"
+)
 CUT_BY_SERVER = (
     "the answer was cut off by the server after {completion:,} tokens, below the output limit of {cap:,}: its "
     "context window was full ({total:,} tokens with the prompt) or it has an output limit of its own "
@@ -61,11 +65,13 @@ def count_unrun(run: Run, none_ran: bool, refused: dict[str, str]) -> None:
         )
 
 
-def cut_off(response: ModelResponse, cap: int | None, configured: int) -> str:
-    """Which limit cut the answer short: the workflow's, the one a small server window leaves, or the server's
-    own (fewer tokens than the cap allowed)."""
+def cut_off(response: ModelResponse, cap: int | None, configured: int, spend_cap: int | None = None) -> str:
+    """Which limit cut the answer short: the workflow's, what the spend limit still allowed, the one a small
+    server window leaves, or the server's own (fewer tokens than the cap allowed)."""
     usage = response.usage
     if usage is None or not cap or usage.completion_tokens >= cap * 0.9:
+        if cap and spend_cap is not None and cap == spend_cap < configured:
+            return CUT_BY_SPEND.format(cap=cap, configured=configured)
         if cap and cap < configured:
             return CUT_BY_WINDOW.format(cap=cap, configured=configured)
         return TRUNCATED
