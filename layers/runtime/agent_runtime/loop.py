@@ -219,22 +219,24 @@ class Agent:
                 tool_choice=None if note is None else "none",
                 on_progress=lambda progress: self.hooks.on_model_progress(run, self._named(progress)),
             )
+            model = self.workflow.model  # an attempt cut short is charged its prompt, counted as the engine counts
+            prompt = partial(estimate_usage, request.messages, "", (), self.model.name, model.tokenizer)
             try:
                 response = self.model.complete(request)
             except ContextLengthExceededError as error:
-                run.record.attempts(run.state.turn, error.failures)
+                run.record.attempts(run.state.turn, error.failures, estimate=prompt)
                 run.record.event(ev.ContextOverflow(turn=run.state.turn, retried=overflows > 0))
                 if overflows >= MAX_OVERFLOW_RETRIES or not self.hooks.on_context_overflow(run, error):
                     raise
                 overflows += 1
                 continue
             except ModelError as error:  # e.g. a chat template that refuses the request's shape: adapt once
-                run.record.attempts(run.state.turn, error.failures)
+                run.record.attempts(run.state.turn, error.failures, estimate=prompt)
                 if adapted or not self.hooks.on_model_error(run, error):
                     raise
                 adapted = True
                 continue
-            run.record.attempts(run.state.turn, response.failures)
+            run.record.attempts(run.state.turn, response.failures, estimate=prompt)
             for change in response.adapted:
                 run.record.event(ev.EndpointAdapted(change=change))
             estimate = partial(estimate_usage, request.messages, response.text, response.tool_calls,

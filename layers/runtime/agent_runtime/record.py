@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from .events import Custom, RunEvent, now_iso
 from .messages import Message
 from .models.prices import Prices
-from .spend.ledger import BAD_USAGE, Ledger, usage_problem
+from .spend.ledger import BAD_USAGE, CUT_SHORT, Ledger, usage_problem
 
 E = TypeVar("E", bound=RunEvent)
 
@@ -95,9 +95,27 @@ class RunRecord:
     def events_of(self, kind: type[E]) -> list[E]:
         return [event for event in self.events if isinstance(event, kind)]
 
-    def attempts(self, turn: int, failures: Sequence[Mapping[str, Any]], **extra: Any) -> None:
-        """The failed attempts of a model call (each is a call the server may have billed, or worked on)."""
-        self.model_calls.extend({"turn": turn, **extra, **failure} for failure in failures)
+    def attempts(
+        self,
+        turn: int,
+        failures: Sequence[Mapping[str, Any]],
+        *,
+        estimate: Callable[[], dict[str, int]] | None = None,
+        **extra: Any,
+    ) -> None:
+        """The failed attempts of a model call. One the server began answering and that was then cut (the run's
+        deadline closed it, the stream broke) may have been billed: it is charged the prompt and what arrived,
+        estimated, and marked so. One refused with an HTTP error is not."""
+        for failure in failures:
+            entry = {"turn": turn, **extra, **failure}
+            if entry.pop("billable", False) and estimate is not None:
+                usage = estimate() | {"completion_tokens": int(entry.get("received_tokens") or 0)}
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                cost = None if self.prices is None else self.prices.cost(usage)
+                entry |= {"usage": usage, "usage_estimated": CUT_SHORT, "cost_usd": cost}
+                if cost is not None:
+                    self.ledger.charge(cost, source=str(extra.get("purpose") or "run"), estimated=True)
+            self.model_calls.append(entry)
 
     def add_call(
         self, entry: dict[str, Any], *, source: str = "run", estimate: Callable[[], dict[str, int]] | None = None

@@ -222,12 +222,17 @@ class Summarizer:
             max_output_tokens=self.max_summary_tokens,
             timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
         )
+        prompt = self.counter.messages(request.messages)  # what an attempt cut short is charged
+
+        def cut() -> dict[str, int]:
+            return {"prompt_tokens": prompt, "completion_tokens": 0, "total_tokens": prompt, "cached_tokens": 0}
+
         try:
             response = self.model.complete(request)
         except ModelError as error:
-            run.record.attempts(run.state.turn, error.failures, purpose="compaction")
+            run.record.attempts(run.state.turn, error.failures, estimate=cut, purpose="compaction")
             raise
-        run.record.attempts(run.state.turn, response.failures, purpose="compaction")
+        run.record.attempts(run.state.turn, response.failures, estimate=cut, purpose="compaction")
         entry = {"turn": run.state.turn, "purpose": "compaction", **response.to_record()}
         run.record.add_call(entry, source="compaction", estimate=lambda: _estimate_of(self.counter, request, response))
         text = response.text or ""

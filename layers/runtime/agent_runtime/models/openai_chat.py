@@ -127,6 +127,7 @@ class OpenAIChatModel:
             return
         stream = self._client.chat.completions.create(**body, timeout=timeout)
         response = stream.response
+        reply.answering = True
         # Closing the response is what stops the server: on the deadline (from another thread), on any error.
         with stream, _closed_after(limit, response.close):
             if "event-stream" not in response.headers.get("content-type", ""):  # the server did not stream
@@ -180,6 +181,7 @@ class OpenAIChatModel:
             "error": what[:MAX_ERROR_CHARS],
             "latency_ms": round((time.monotonic() - began) * 1000, 1),
             "received_tokens": reply.tokens,
+            **({"billable": True} if reply.answering and status is None else {}),  # begun, then cut: billed
             "usage": None,
         }
 

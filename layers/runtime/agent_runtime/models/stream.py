@@ -58,6 +58,7 @@ class Assembler:
     first_token: float | None = None
     prompt: tuple[int, int] | None = None
     reported: int = 0  # text pieces already handed out by progress()
+    answering: bool = False  # the server accepted the request and began its reply (a cut attempt may be billed)
 
     def add(self, chunk: dict[str, Any]) -> None:
         self.model = self.model or str(chunk.get("model") or "")

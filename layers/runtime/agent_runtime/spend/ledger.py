@@ -23,6 +23,7 @@ SOURCES = ("run", "compaction", "helpers")  # where a charge comes from; "estima
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens")
 NO_USAGE = "no usage reported"
 BAD_USAGE = "usage not valid"
+CUT_SHORT = "cut short"  # an attempt the server began answering, then cut: the prompt and what arrived
 
 
 class Ledger:
