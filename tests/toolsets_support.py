@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
@@ -18,6 +18,8 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp_types import ImageContent, TextContent, ToolAnnotations
+
+from tests.http_support import loopback
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -256,15 +258,8 @@ def serve_billing(api: BillingApi | None = None) -> Iterator[tuple[str, BillingA
         def log_message(self, *args: Any) -> None:
             pass
 
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{http.server_address[1]}", api
-    finally:
-        http.shutdown()
-        http.server_close()
+    with loopback(Handler) as root:
+        yield root, api
 
 
 STDIO_SERVER = """
@@ -314,11 +309,5 @@ def serve_raw_mcp(listing: Callable[[str | None], dict[str, Any]]) -> Iterator[s
         def log_message(self, *args: Any) -> None:
             pass
 
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{http.server_address[1]}/mcp"
-    finally:
-        http.shutdown()
-        http.server_close()
+    with loopback(Handler) as root:
+        yield f"{root}/mcp"

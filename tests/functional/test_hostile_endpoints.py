@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.http_support import loopback
 
 LIMIT = 1 << 30
 SERVER_SECONDS = 60.0  # a hostile server gives up by itself
@@ -82,13 +82,8 @@ def hostile(writer: Writer) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
+    with loopback(Handler) as root:
+        yield f"{root}/v1"
 
 
 RUN = """

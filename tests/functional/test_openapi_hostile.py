@@ -4,11 +4,10 @@ point 8). Memory attacks run in a child process under RLIMIT_AS 1 GiB: the test 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from agent_runtime.toolsets.secrets import Redactor
 from agent_runtime.toolsets.settings import OpenApiSettings
 
 from tests.functional.test_hostile_memory import run_limited
+from tests.http_support import loopback
 
 FAN_OUT = {  # every schema refers to all the others: a cycle that fans out (10^12 nodes, inlined naively)
     "openapi": "3.0.3", "info": {"title": "x", "version": "1"}, "servers": [{"url": "https://api.example.com"}],
@@ -91,14 +91,8 @@ def dripping() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{http.server_address[1]}/openapi.json"
-    finally:
-        http.shutdown()
-        http.server_close()
+    with loopback(Handler) as root:
+        yield f"{root}/openapi.json"
 
 
 def test_a_dripping_remote_document_is_given_up_on_time(monkeypatch: pytest.MonkeyPatch) -> None:

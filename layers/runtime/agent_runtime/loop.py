@@ -219,8 +219,12 @@ class Agent:
                 tool_choice=None if note is None else "none",
                 on_progress=lambda progress: self.hooks.on_model_progress(run, self._named(progress)),
             )
-            model = self.workflow.model  # an attempt cut short is charged its prompt, counted as the engine counts
-            prompt = partial(estimate_usage, request.messages, "", (), self.model.name, model.tokenizer)
+            # A call without usage is charged an estimate, counted as the engine counts: an attempt cut short its
+            # prompt (and what arrived), an answer its prompt and reply.
+            count = partial(
+                estimate_usage, request.messages, model=self.model.name, tokenizer=self.workflow.model.tokenizer
+            )
+            prompt = partial(count, "", ())
             try:
                 response = self.model.complete(request)
             except ContextLengthExceededError as error:
@@ -239,8 +243,7 @@ class Agent:
             run.record.attempts(run.state.turn, response.failures, estimate=prompt)
             for change in response.adapted:
                 run.record.event(ev.EndpointAdapted(change=change))
-            estimate = partial(estimate_usage, request.messages, response.text, response.tool_calls,
-                               self.model.name, self.workflow.model.tokenizer)  # fmt: skip
+            estimate = partial(count, response.text, response.tool_calls)
             run.record.add_call({"turn": run.state.turn, **response.to_record()}, estimate=estimate)
             self.hooks.after_model_call(run, response)
             return response

@@ -48,9 +48,7 @@ class ProgressHook(Hook):
     def on_model_progress(self, run: Run, progress: Progress) -> None:
         """While a slow model writes (a local server on CPU): what it writes, so the thread sees it move."""
         if progress.tokens:
-            writing = (
-                "the answer" if progress.writing in ("", "answer") else f"a call to {tool_label(progress.writing)}"
-            )
+            writing = "the answer" if progress.writing in ("", "answer") else f"a call to {progress.writing}"
             self._update(run, f"writing {writing} ({progress.tokens:,} tokens so far)")
 
     def _update(self, run: Run, doing: str) -> bool:

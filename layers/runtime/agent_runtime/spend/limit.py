@@ -129,19 +129,19 @@ def estimate_next(
 def request_cap(record: Recorded, messages: Sequence[Message], cap: int) -> int | str:
     """The reply cap of the run's next request under the spend limit of the run it belongs to (a helper's is its
     parent's, checked against everything the parent's run has spent), or why it must be the last."""
-    ledger = record.ledger.root()
-    limit: SpendLimit | None = ledger.limit
-    if limit is None:
-        return cap
-    estimate = estimate_next(record.prices, record.model_calls, messages)
-    return limit.reply_cap(ledger.total(), ledger.before_today, cap, estimate)
+    return _capped(record, messages, cap, last=False)
 
 
 def last_answer_cap(record: Recorded, messages: Sequence[Message], cap: int) -> int | str:
     """The reply cap of a last answer without tools, or why not even that fits (what it needs, how to go on)."""
+    return _capped(record, messages, cap, last=True)
+
+
+def _capped(record: Recorded, messages: Sequence[Message], cap: int, *, last: bool) -> int | str:
     ledger = record.ledger.root()
     limit: SpendLimit | None = ledger.limit
     if limit is None:
         return cap
     estimate = estimate_next(record.prices, record.model_calls, messages)
-    return limit.last_cap(ledger.total(), ledger.before_today, cap, estimate)
+    plan = limit.last_cap if last else limit.reply_cap
+    return plan(ledger.total(), ledger.before_today, cap, estimate)
