@@ -124,6 +124,10 @@ def test_a_thread_recalls_its_first_turn_and_a_judge_gives_its_reason(tmp_path: 
     assert len(small["run_ids"]) == 3 and small["status"] == "completed"
     judge = next(c for c in report["cases"][2]["runs"][0]["checks"] if c["name"] == "judge")
     assert judge["detail"].startswith("(demo judge) 0 of")
+    # The judge's calls are counted and priced apart from the cases' runs (issue 40, point 1).
+    assert report["summary"]["judge"]["calls"] == 3 and report["summary"]["judge"]["cost_usd"] > 0
+    assert all(run["judge"]["calls"] == 1 for row in report["cases"] for run in row["runs"])
+    assert "judge: 3 call(s)" in result.stdout
 
 
 def test_a_bad_suite_is_refused_with_every_problem(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..approvals.approvers import FixedApprover
@@ -30,7 +31,7 @@ from ..models.prices import Prices, prices_for
 from ..record import RunRecord, RunState, new_run_id
 from ..runtime import Services, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
-from ..spend import estimate_usage, usage_problem
+from ..spend import estimate_usage
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore
 from ..stores.hook import new_turn
 from ..stores.runs import run_partition, thread_partition
@@ -280,14 +281,15 @@ def _rounded(value: float | None) -> float | None:
 def _charge_judge(
     attempt: Attempt, response: ModelResponse, messages: list[Message], prices: Prices | None, model: str
 ) -> None:
-    """The judge's call, priced (estimated when the endpoint reports no usage), on the attempt's judge line."""
+    """The judge's call, priced the way a run's calls are (RunRecord.add_call: estimated when the endpoint reports
+    no usage or usage that is not valid), on the attempt's judge line, apart from the case's cost."""
     attempt.judge_calls += 1
-    if prices is None:
-        return
-    usage = response.to_record()["usage"]
-    if usage_problem(usage) is not None or response.usage_invalid:
-        usage = estimate_usage(messages, response.text, response.tool_calls, model)
-    attempt.judge_cost_usd = (attempt.judge_cost_usd or 0.0) + prices.cost(usage)
+    judged = RunRecord("judge", "judge", model, prices=prices)
+    judged.add_call(response.to_record(), estimate=partial(estimate_usage, messages, response.text,
+                                                           response.tool_calls, model))  # fmt: skip
+    cost = judged.cost_usd()
+    if cost is not None:
+        attempt.judge_cost_usd = (attempt.judge_cost_usd or 0.0) + cost
 
 
 def _slug(text: str) -> str:
