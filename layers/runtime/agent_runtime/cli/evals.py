@@ -50,8 +50,10 @@ def add(commands: Commands) -> None:
         metavar="DIR",
         help=f"the evals folder (default: {ENV_EVALS_DIR}, else evals/ beside the workflows folder)",
     )
-    cmd.add_argument("--parallel", type=int, default=4, metavar="N", help="cases run at once (default 4)")
-    cmd.add_argument("--repeat", type=int, metavar="N", help="run every case N times (default: each case's repeat)")
+    cmd.add_argument("--parallel", type=int, default=4, metavar="N", help="cases run at once (default 4, at most 64)")
+    cmd.add_argument(
+        "--repeat", type=int, metavar="N", help="run every case N times (default: each case's repeat; at most 1,000)"
+    )
     cmd.add_argument("--model", metavar="NAME", help="use this model instead of the workflow's (an A/B run)")
     cmd.add_argument("--judge-model", metavar="NAME", help="the model of every LLM-judge check")
     cmd.add_argument(
