@@ -20,7 +20,7 @@ import time
 import httpx2
 from agent_runtime.toolsets.mcp import McpSession, mcp_tools
 from agent_runtime.toolsets.secrets import Redactor
-from agent_runtime.toolsets.settings import McpServerSettings
+from agent_runtime.workflows.tools import McpServerSettings
 
 from tests.toolsets_support import notes_server, serve_mcp
 

@@ -14,7 +14,7 @@ import pytest
 from agent_runtime import ConfigError
 from agent_runtime.toolsets.openapi import load_spec, openapi_tools
 from agent_runtime.toolsets.secrets import Redactor
-from agent_runtime.toolsets.settings import OpenApiSettings
+from agent_runtime.workflows.tools import OpenApiSettings
 
 from tests.functional.test_hostile_memory import run_limited
 from tests.http_support import loopback
@@ -52,7 +52,7 @@ def test_recursive_schemas_are_inlined_within_a_budget_under_1_gib(document: str
         from pathlib import Path
         from agent_runtime.toolsets.openapi import load_spec, openapi_tools
         from agent_runtime.toolsets.secrets import Redactor
-        from agent_runtime.toolsets.settings import OpenApiSettings
+        from agent_runtime.workflows.tools import OpenApiSettings
         started = time.monotonic()
         settings = OpenApiSettings(name="api", spec="doc.yaml", base_url="https://api.example.com")
         [made] = openapi_tools(settings, load_spec(settings, Path({str(tmp_path)!r})), {{}}, Redactor())

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.images import image_size, image_tokens
-from agent_runtime.files.settings import FileSettings
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import ScriptedServer, reply
+from agent_runtime.workflows.files import FileSettings
 
 from tests.conftest import make_workflow, model_for
 from tests.unit.test_extract import make_docx

@@ -13,12 +13,12 @@ from agent_runtime.context import ContextEngine
 from agent_runtime.continuation import count_continuation
 from agent_runtime.extract.engine import extract
 from agent_runtime.files.preload import PreloadHook
-from agent_runtime.files.settings import FileSettings
 from agent_runtime.messages import text_of
 from agent_runtime.runtime import default_tools
 from agent_runtime.state import Slot, owned_keys
 from agent_runtime.stores import LocalStore, PersistenceHook, RunStore, StoreFileStore
 from agent_runtime.testing import Reply, ScriptedRequest, ScriptedServer
+from agent_runtime.workflows.files import FileSettings
 
 from tests.conftest import make_workflow, model_for
 

@@ -1,8 +1,9 @@
 """The package reads top-down: ``service`` (worker, serve) over ``runtime`` over ``toolsets`` over ``chat`` (how
-answers go out) over ``triggers`` (what comes in) over ``workflows``; each subsystem's ``settings`` module (the
-section parsers the workflow schema collects) sits with ``workflows``. And ``files`` never imports ``context``
-(the context engine uses files, not the other way round). Checked over every import, lazy ones included; only
-``if TYPE_CHECKING:`` blocks are left out (annotations, not dependencies)."""
+answers go out) over ``triggers`` (what comes in) over ``workflows``, which holds each feature's settings (the
+section parsers its schema collects): a feature imports its settings from the workflow, never the workflow a
+feature, so the workflow sits below all it configures. And ``files`` never imports ``context`` (the context
+engine uses files, not the other way round). Checked over every import, lazy ones included; only ``if
+TYPE_CHECKING:`` blocks are left out (annotations, not dependencies)."""
 
 from __future__ import annotations
 
@@ -22,19 +23,17 @@ def module_name(path: Path) -> str:
 
 def floor(module: str) -> int | None:
     parts = module.split(".")
-    if len(parts) >= 3 and parts[2] == "settings":
-        return FLOORS["workflows"]
     return FLOORS.get(parts[1]) if len(parts) >= 2 else None
 
 
-def imported(path: Path, module: str | None = None) -> list[tuple[str, int]]:
+def imported(path: Path, module: str | None = None, *, with_annotations: bool = False) -> list[tuple[str, int]]:
     """The package modules ``path`` (module ``module``) imports, resolved, with their line, outside
-    ``if TYPE_CHECKING:``."""
+    ``if TYPE_CHECKING:`` (inside too ``with_annotations``)."""
     module, found = module or module_name(path), []
 
     class Visitor(ast.NodeVisitor):
         def visit_If(self, node: ast.If) -> None:
-            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            if with_annotations or not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
                 self.generic_visit(node)
 
         def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -63,6 +62,24 @@ def test_no_package_imports_one_above_it() -> None:
             if theirs is not None and theirs > own:
                 upward.append(f"{path.relative_to(REPO)}:{line} imports {target}")
     assert upward == []
+
+
+# What a workflow's definition may import: the parsing helpers and the leaf values every floor shares
+WORKFLOW_GROUND = (
+    "agent_runtime.sections",
+    "agent_runtime.errors",
+    "agent_runtime.models.prices",
+    "agent_runtime.workflows",
+)
+
+
+def test_the_workflow_imports_no_feature() -> None:
+    """Every file under ``workflows/`` (lazy imports and annotations included) imports only its own package and
+    the ground: moving a feature's settings back into the feature would tie the workflow to the feature's code."""
+    found = [f"{path.relative_to(REPO)}:{line} imports {target}" for path in (PACKAGE / "workflows").rglob("*.py")
+             for target, line in imported(path, with_annotations=True)
+             if not target.startswith(WORKFLOW_GROUND)]  # fmt: skip
+    assert found == []
 
 
 def test_files_never_import_the_context_engine() -> None:

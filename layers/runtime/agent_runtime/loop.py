@@ -15,6 +15,7 @@ from typing import Any
 from . import events as ev
 from . import messages as msgs
 from .approvals.gate import ApprovalGate
+from .context.counter import estimate_usage
 from .deadline import Deadline
 from .errors import ConfigError, RunError
 from .events import now_iso
@@ -25,7 +26,7 @@ from .models.prices import prices_for
 from .models.stream import Progress
 from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
-from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, estimate_usage, last_answer_cap, request_cap
+from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, last_answer_cap, request_cap
 from .steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
 from .tool_calls import ToolCalls
 from .tools import ToolRegistry

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ..workflows.context import ContextSettings
     from .counter import TokenCounter
     from .encodings import encoding_for_model, encoding_name_for, load_encoding
     from .engine import ContextEngine
     from .history import InvalidHistoryError, check_history
-    from .settings import ContextSettings
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -23,7 +23,7 @@ __getattr__, __dir__ = lazy_exports(
         "ContextEngine": ".engine",
         "InvalidHistoryError": ".history",
         "check_history": ".history",
-        "ContextSettings": ".settings",
+        "ContextSettings": "..workflows.context",
     },
 )
 

@@ -15,7 +15,7 @@ import tiktoken
 
 from ..files.images import data_url_tokens
 from ..messages import Message
-from .encodings import encoding_for_model
+from .encodings import encoding_for_model, load_encoding
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -96,3 +96,19 @@ def _type_of(prop: dict[str, Any]) -> str:
     if "type" in prop:
         return str(prop["type"])
     return json.dumps(prop.get("anyOf", "object"))
+
+
+def estimate_usage(
+    messages: Sequence[Message], text: str | None, calls: Sequence[Any], model: str, tokenizer: str | None = None
+) -> dict[str, int]:
+    """What a call would have reported: the prompt and the reply counted with the model's encoding, as the
+    context engine counts (the tools' schemas left out: an estimate, marked as one)."""
+    counter = _counter(model, tokenizer)
+    prompt = counter.messages(messages)
+    reply = counter.text(text or "") + sum(3 + counter.text(f"{c.name}{c.arguments}") for c in calls)
+    return {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply, "cached_tokens": 0}
+
+
+def _counter(model: str, tokenizer: str | None) -> TokenCounter:
+    """A fresh counter (its cache holds the messages it counted; a worker lives long), on the cached encoding."""
+    return TokenCounter(model, encoding=load_encoding(tokenizer) if tokenizer else encoding_for_model(model))

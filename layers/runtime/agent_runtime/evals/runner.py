@@ -21,6 +21,7 @@ from typing import Any
 
 from ..approvals.approvers import FixedApprover
 from ..config import RuntimeConfig
+from ..context.counter import estimate_usage
 from ..errors import AgentRuntimeError, ConfigError
 from ..events import Compaction, Masking
 from ..files import FileStore
@@ -31,7 +32,6 @@ from ..models.prices import Prices, prices_for
 from ..record import RunRecord, RunState, new_run_id
 from ..runtime import Services, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
-from ..spend import estimate_usage
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore
 from ..stores.hook import new_turn
 from ..stores.runs import run_partition, thread_partition

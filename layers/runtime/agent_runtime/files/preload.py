@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from ..hooks import Hook
 from ..messages import quoted, text_of
 from ..state import Slot
+from ..workflows.files import FileSettings
 from .images import IMAGE_TYPES
-from .settings import FileSettings
 from .store import is_text
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ..workflows.sandbox import SandboxSettings, parse_sandbox_section
     from .aws import LambdaSandbox
     from .client import SandboxClient, SandboxFile, SandboxResult
     from .exceptions import SandboxError, SandboxUnavailableError
     from .local import LocalSandbox
-    from .settings import SandboxSettings, parse_sandbox_section
     from .tool import open_sandbox, python_tool, sandbox_for
 
 __getattr__, __dir__ = lazy_exports(
@@ -27,8 +27,8 @@ __getattr__, __dir__ = lazy_exports(
         "SandboxError": ".exceptions",
         "SandboxUnavailableError": ".exceptions",
         "LocalSandbox": ".local",
-        "SandboxSettings": ".settings",
-        "parse_sandbox_section": ".settings",
+        "SandboxSettings": "..workflows.sandbox",
+        "parse_sandbox_section": "..workflows.sandbox",
         "open_sandbox": ".tool",
         "python_tool": ".tool",
         "sandbox_for": ".tool",

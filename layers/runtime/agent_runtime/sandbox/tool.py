@@ -11,12 +11,12 @@ from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ToolError
 from ..run_context import RunContext
 from ..tools import Tool, tool
+from ..workflows.sandbox import SandboxSettings
 from .aws import LambdaSandbox
 from .client import SandboxClient, SandboxFile, SandboxResult
 from .exceptions import SandboxError
 from .local import LocalSandbox
 from .outputs import SOURCE
-from .settings import SandboxSettings
 
 MAX_INPUT_BYTES = 3 * 1024 * 1024  # base64 grows it to 4 MB: the function's request cap
 

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ..workflows.skills import SkillPolicy, parse_skills_section
     from .exceptions import SkillAccessError, SkillError
     from .library import SkillLibrary
     from .parser import Skill, parse_skill
-    from .policy import SkillPolicy, parse_skills_section
     from .tools import skill_content, skill_tools
 
 __getattr__, __dir__ = lazy_exports(
@@ -21,8 +21,8 @@ __getattr__, __dir__ = lazy_exports(
         "SkillLibrary": ".library",
         "Skill": ".parser",
         "parse_skill": ".parser",
-        "SkillPolicy": ".policy",
-        "parse_skills_section": ".policy",
+        "SkillPolicy": "..workflows.skills",
+        "parse_skills_section": "..workflows.skills",
         "skill_content": ".tools",
         "skill_tools": ".tools",
     },

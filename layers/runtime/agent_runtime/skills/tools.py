@@ -8,9 +8,9 @@ from typing import Any, Literal
 from ..run_context import RunContext
 from ..state import Slot
 from ..tools import Tool, tool
+from ..workflows.skills import SkillPolicy
 from .exceptions import SkillAccessError
 from .library import SkillLibrary
-from .policy import SkillPolicy
 
 LOADED: Slot[list[str]] = Slot("skills_loaded", list, owner=__name__)  # skills loaded on demand
 

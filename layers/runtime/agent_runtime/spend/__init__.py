@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ledger import BAD_USAGE, NO_USAGE, SPENT, Ledger, describe, estimate_usage, usage_problem
+from .ledger import BAD_USAGE, NO_USAGE, SPENT, Ledger, describe, usage_problem
 from .limit import (
     COST_NOTE,
     GRANTED,
@@ -16,5 +16,5 @@ from .limit import (
 )
 
 __all__ = ["BAD_USAGE", "COST_NOTE", "GRANTED", "HOW_TO_GO_ON", "MIN_REPLY", "NO_USAGE", "SPENT", "Estimate",
-           "Ledger", "SpendLimit", "describe", "estimate_next", "estimate_usage", "last_answer_cap", "request_cap",
+           "Ledger", "SpendLimit", "describe", "estimate_next", "last_answer_cap", "request_cap",
            "usage_problem"]  # fmt: skip

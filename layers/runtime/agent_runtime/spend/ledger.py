@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from ..messages import Message
 from ..state import Slot
 
 # What the run spent so far, by source, across its invocations; a new turn of a thread starts at zero.
@@ -88,22 +87,3 @@ def usage_problem(usage: Any) -> str | None:
         if value < 0 or value != int(value):
             return BAD_USAGE
     return BAD_USAGE if usage.get("cached_tokens", 0) > usage.get("prompt_tokens", 0) else None
-
-
-def estimate_usage(
-    messages: Sequence[Message], text: str | None, calls: Sequence[Any], model: str, tokenizer: str | None = None
-) -> dict[str, int]:
-    """What a call would have reported: the prompt and the reply counted with the model's encoding, as the
-    context engine counts (the tools' schemas left out: an estimate, marked as one)."""
-    counter = _counter(model, tokenizer)
-    prompt = counter.messages(messages)
-    reply = counter.text(text or "") + sum(3 + counter.text(f"{c.name}{c.arguments}") for c in calls)
-    return {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply, "cached_tokens": 0}
-
-
-def _counter(model: str, tokenizer: str | None) -> Any:
-    """A fresh counter (its cache holds the messages it counted; a worker lives long), on the cached encoding."""
-    from ..context.counter import TokenCounter
-    from ..context.encodings import encoding_for_model, load_encoding
-
-    return TokenCounter(model, encoding=load_encoding(tokenizer) if tokenizer else encoding_for_model(model))

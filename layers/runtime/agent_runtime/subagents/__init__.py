@@ -6,7 +6,7 @@ without pulling in the workflow package it belongs to.
 
 from __future__ import annotations
 
+from ..workflows.subagents import SubagentSettings, parse_subagents_section
 from .scoped_files import ScopedFileStore
-from .settings import SubagentSettings, parse_subagents_section
 
 __all__ = ["ScopedFileStore", "SubagentSettings", "parse_subagents_section"]

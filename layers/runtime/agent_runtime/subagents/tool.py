@@ -22,8 +22,8 @@ from ..skills import SkillLibrary, SkillPolicy
 from ..spend import Ledger as SpendLedger
 from ..tools import Tool, tool
 from ..workflows import Limits, ModelSettings, Workflow
+from ..workflows.subagents import SubagentSettings
 from .scoped_files import ScopedFileStore
-from .settings import SubagentSettings
 
 if TYPE_CHECKING:
     from ..loop import Agent

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..workflows.tools import McpServerSettings, OpenApiSettings, ToolSettings, parse_tools_section
 from .build import DeclaredTools, ToolEnv, check_names, close_sessions, declared_tools, validate_tools
 from .exceptions import SecretMissingError, ToolSourceError
-from .settings import McpServerSettings, OpenApiSettings, ToolSettings, parse_tools_section
 
 __all__ = [
     "DeclaredTools",

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, ToolError
 from ..tools.decorator import Tool
+from ..workflows.tools import McpServerSettings, OpenApiSettings, ToolSettings
 from .secrets import Redactor, Secrets, env_secret, expand, expand_headers
-from .settings import McpServerSettings, OpenApiSettings, ToolSettings
 
 if TYPE_CHECKING:
     from ..chat.replies import JiraReplier, SlackReplier

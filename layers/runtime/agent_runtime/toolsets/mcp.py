@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import ConfigError, ToolError
 from ..run_context import RunContext
 from ..tools.decorator import Tool, external_tool
+from ..workflows.tools import McpServerSettings
 from .exceptions import ToolSourceError
 from .results import MAX_RESULT_BYTES, capped_transport
 from .secrets import Redactor
-from .settings import McpServerSettings
 
 if TYPE_CHECKING:
     import mcp_types

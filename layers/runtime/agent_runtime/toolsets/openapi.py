@@ -23,10 +23,10 @@ import yaml
 from ..errors import ConfigError, ToolError
 from ..run_context import RunContext
 from ..tools.decorator import Tool, external_tool
+from ..workflows.tools import OpenApiSettings
 from .mcp import tool_name
 from .results import MAX_RESULT_BYTES
 from .secrets import Redactor
-from .settings import OpenApiSettings
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 READ_ONLY = ("get", "head", "options")

@@ -16,8 +16,8 @@ import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 
+from ..workflows.tools import SECRET_REF
 from .exceptions import SecretMissingError
-from .settings import SECRET_REF
 
 Secrets = Callable[[str], str | None]
 

@@ -14,15 +14,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..context.settings import ContextSettings, parse_context_section
-from ..files.settings import FileSettings, parse_files_section
 from ..models.prices import Prices, prices_for
-from ..sandbox.settings import SandboxSettings, parse_sandbox_section
 from ..sections import check_keys, choice, flag, integer, mapping, number, text
-from ..skills.policy import SkillPolicy, parse_skills_section
-from ..subagents.settings import SubagentSettings, parse_subagents_section
-from ..toolsets.settings import ToolSettings, parse_tools_section
+from .context import ContextSettings, parse_context_section
 from .exceptions import Problem, WorkflowError
+from .files import FileSettings, parse_files_section
+from .sandbox import SandboxSettings, parse_sandbox_section
+from .skills import SkillPolicy, parse_skills_section
+from .subagents import SubagentSettings, parse_subagents_section
+from .tools import ToolSettings, parse_tools_section
 from .triggers import TriggerSettings, parse_triggers_section
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
