@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from agent_runtime.chat.adf import to_adf
+from agent_runtime.adf import to_adf
+from agent_runtime.chat.exceptions import ReplyError
 from agent_runtime.chat.replies import JiraReplier, SlackReplier, chunk
-from agent_runtime.triggers.exceptions import ReplyError
 
 
 @contextmanager

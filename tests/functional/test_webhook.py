@@ -312,7 +312,7 @@ def test_jira_timestamps_of_any_type_are_checked(post, aws, stamp: Any, status: 
 
 
 def test_adf_is_walked_without_recursion() -> None:
-    from agent_runtime.triggers.jira import adf_text
+    from agent_runtime.adf import adf_text
 
     node: dict[str, Any] = {"type": "text", "text": "deep"}
     for _ in range(5_000):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_runtime.chat.adf import to_adf
+from agent_runtime.adf import to_adf
 from agent_runtime.runtime import answer_footer
 from agent_runtime.workflows import load_workflow
 

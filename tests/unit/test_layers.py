@@ -95,3 +95,13 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     [(target, _)] = imported(probe, "agent_runtime.chat.probe")
     assert target == "agent_runtime.service.worker"
     assert (floor(target) or 0) > (floor("agent_runtime.chat.probe") or 0)
+
+
+def test_what_goes_out_takes_from_what_comes_in_only_the_event() -> None:
+    """``chat`` answers an event, so it reads ``triggers.event``; nothing else of ``triggers`` (reply errors, button
+    ids, Atlassian documents, the store) is chat's or a toolset's to borrow."""
+    found = [f"{path.relative_to(REPO)}:{line} imports {target}"
+             for package in ("chat", "toolsets") for path in (PACKAGE / package).rglob("*.py")
+             for target, line in imported(path, with_annotations=True)
+             if target.startswith("agent_runtime.triggers") and target != "agent_runtime.triggers.event"]  # fmt: skip
+    assert found == []

@@ -10,8 +10,9 @@ import urllib.parse
 from typing import Any
 
 import pytest
+from agent_runtime.actions import FEEDBACK
 from agent_runtime.triggers.event import PaneEvent, TriggerEvent
-from agent_runtime.triggers.slack import FEEDBACK, Challenge, Ignored, parse, parse_action
+from agent_runtime.triggers.slack import Challenge, Ignored, parse, parse_action
 
 from tests.conftest import REPO
 from tests.triggers_support import slack_mention

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..actions import APPROVE, DENY
 from ..approvals import ApprovalRequest
 from ..messages import quoted
 from ..stores import RunStore
 from ..triggers.event import TriggerEvent
-from ..triggers.exceptions import ReplyError
-from ..triggers.slack import APPROVE, DENY
+from .exceptions import ReplyError
 from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks
 from .stream import AnswerStream
 

@@ -15,8 +15,8 @@ import threading
 from contextlib import suppress
 
 from ..stores import RunStore
-from ..triggers.exceptions import ReplyError
 from .channels import SlackChannel
+from .exceptions import ReplyError
 from .replies import SlackReplier
 
 WORKING = "is working on it…"

@@ -20,9 +20,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
-from ..triggers.exceptions import ReplyError
-from ..triggers.slack import FEEDBACK
-from .adf import to_adf
+from ..actions import FEEDBACK
+from ..adf import to_adf
+from .exceptions import ReplyError
 from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
 

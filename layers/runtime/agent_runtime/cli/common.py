@@ -83,6 +83,8 @@ def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None
 
 def runs_store(config: RuntimeConfig) -> RunStore:
     """The local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set."""
-    from ..triggers.config import TriggerConfig, store_for
+    from ..stores.opening import open_store
+    from ..triggers.config import TriggerConfig
 
-    return RunStore(store_for(TriggerConfig.from_env(), config))
+    triggers = TriggerConfig.from_env()
+    return RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))

@@ -32,9 +32,11 @@ KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
 def case_from_run(
     workflow: str, run_id: str, evals_dir: Path, config: RuntimeConfig, *, name: str | None = None
 ) -> Path:
-    from ..triggers.config import TriggerConfig, store_for  # the local store, or S3 + DynamoDB when configured
+    from ..stores.opening import open_store  # the local store, or S3 + DynamoDB when configured
+    from ..triggers.config import TriggerConfig
 
-    runs = RunStore(store_for(TriggerConfig.from_env(), config))
+    triggers = TriggerConfig.from_env()
+    runs = RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))
     record, checkpoint = runs.load_record(run_id), runs.load_checkpoint(run_id)
     if record is None or checkpoint is None:
         raise ConfigError(f"no stored run {run_id!r} with a checkpoint in {config.state_dir}")

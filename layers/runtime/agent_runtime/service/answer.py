@@ -13,13 +13,13 @@ from aws_lambda_powertools import Logger
 
 from .. import telemetry
 from ..chat.channels import Channel
+from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
 from ..record import RunRecord, RunStatus
 from ..runtime import answer_footer
 from ..sandbox.outputs import written_since
 from ..spend import describe
 from ..stores import RunStore, StoreFileStore
-from ..triggers.exceptions import ReplyError
 from ..triggers.queued import FeedbackMessage
 from ..workflows import Workflow
 from .outcome import Outcome

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from ..approvals import APPROVALS, ApprovalRequest, Decision
 from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel
+from ..chat.exceptions import ReplyError
 from ..messages import pending_tool_calls
 from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent, run_id_for
-from ..triggers.exceptions import ReplyError
 from ..triggers.queued import DecisionMessage
 from .outcome import Outcome
 

@@ -8,12 +8,12 @@ from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from ..chat.channels import Channel
+from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
 from ..events import Compaction
 from ..record import RunRecord, RunStatus
 from ..stores import StoreFileStore
 from ..triggers.event import TriggerEvent
-from ..triggers.exceptions import ReplyError
 
 
 def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, limit: int, *, first: bool) -> str:

@@ -9,10 +9,10 @@ from dataclasses import replace
 from aws_lambda_powertools import Logger
 
 from ..chat.channels import Replies
+from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
 from ..stores import ThreadStore
 from ..triggers.event import TriggerEvent
-from ..triggers.exceptions import ReplyError
 from ..triggers.queued import PaneMessage
 from ..workflows import Workflow
 from .outcome import Outcome

@@ -22,8 +22,9 @@ from ..errors import AgentRuntimeError
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..stores import Store
+from ..stores.opening import open_store
 from ..toolsets import ToolEnv, close_sessions, declared_tools
-from ..triggers.config import SECRETS_MAX_AGE, TriggerConfig, store_for
+from ..triggers.config import SECRETS_MAX_AGE, TriggerConfig
 from ..triggers.queue import SqsQueue
 from ..workflows import available_workflows, load_workflow
 from .wakeups import SchedulerWakeups
@@ -38,7 +39,7 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
     snapstart.install()
     triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
     session = boto3.session.Session()  # one session: its clients share the parsed endpoint data (~60 ms each)
-    store = store_for(triggers, runtime, session)
+    store = open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
     queue = SqsQueue(session.client("sqs"), triggers.queue_url, store=store) if triggers.queue_url else None
     worker = Worker(
         runtime,

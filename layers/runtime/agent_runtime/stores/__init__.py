@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .exceptions import StoreError, VersionConflictError
     from .hook import PersistenceHook
     from .local import LocalStore
+    from .opening import open_store
     from .runs import RunStore, StoreSummaryMemo, ThreadStore, run_partition, thread_partition
 
 __getattr__, __dir__ = lazy_exports(
@@ -25,6 +26,7 @@ __getattr__, __dir__ = lazy_exports(
         "StoreFileStore": ".durable_files",
         "PersistenceHook": ".hook",
         "LocalStore": ".local",
+        "open_store": ".opening",
         "RunStore": ".runs",
         "StoreSummaryMemo": ".runs",
         "ThreadStore": ".runs",
@@ -45,6 +47,7 @@ __all__ = [
     "StoreSummaryMemo",
     "ThreadStore",
     "VersionConflictError",
+    "open_store",
     "run_partition",
     "thread_partition",
 ]

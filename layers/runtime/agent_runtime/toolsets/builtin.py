@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..adf import adf_text
 from ..chat.channels import slack_line
+from ..chat.exceptions import ReplyError
 from ..chat.replies import JiraReplier, SlackReplier
 from ..errors import ConfigError, ToolError
 from ..tools import Tool, tool
-from ..triggers.exceptions import ReplyError
-from ..triggers.jira import adf_text
 
 THREAD_PAGE = 200
 SEARCH_PAGE = 50

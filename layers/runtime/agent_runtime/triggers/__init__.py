@@ -7,13 +7,12 @@ out: Slack and JIRA clients, formatting) and this package; a workflow's ``trigge
 from __future__ import annotations
 
 from .event import Attachment, Challenge, Ignored, TriggerEvent
-from .exceptions import RejectedRequest, ReplyError
+from .exceptions import RejectedRequest
 
 __all__ = [
     "Attachment",
     "Challenge",
     "Ignored",
     "RejectedRequest",
-    "ReplyError",
     "TriggerEvent",
 ]

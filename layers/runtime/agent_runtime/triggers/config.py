@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config import RuntimeConfig
-    from ..stores.base import Store
     from ..workflows import Workflow
 
 SECRET_KEYS = (
@@ -78,22 +77,6 @@ def _from_secrets_manager(name: str) -> dict[str, Any]:
 
     value = parameters.get_secret(name, transform="json", max_age=SECRETS_MAX_AGE)
     return value if isinstance(value, dict) else {}
-
-
-def store_for(triggers: TriggerConfig, runtime: RuntimeConfig, session: Any = None) -> Store:
-    """S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set, else the local store."""
-    if triggers.table and triggers.bucket:
-        import boto3
-
-        from ..stores.aws import AwsStore
-
-        session = session or boto3.session.Session()
-        return AwsStore(
-            s3=session.client("s3"), dynamodb=session.client("dynamodb"), bucket=triggers.bucket, table=triggers.table
-        )
-    from ..stores.local import LocalStore
-
-    return LocalStore(runtime.state_dir)
 
 
 def all_workflows(runtime: RuntimeConfig) -> list[Workflow]:

@@ -1,8 +1,8 @@
-"""Trigger errors: a request that is refused (and why), and outbound API failures."""
+"""Trigger errors: a request that is refused (and why), a queue message the worker cannot act on."""
 
 from __future__ import annotations
 
-from ..errors import AgentRuntimeError, ConfigError, RunError
+from ..errors import AgentRuntimeError, ConfigError
 
 
 class RejectedRequest(AgentRuntimeError):
@@ -11,10 +11,6 @@ class RejectedRequest(AgentRuntimeError):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status, self.reason = status, reason
-
-
-class ReplyError(RunError):
-    """Slack or JIRA refused a reply (after retries on rate limits)."""
 
 
 class InvalidMessageError(ConfigError):

@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..adf import adf_text
 from .event import Attachment, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
@@ -106,32 +107,3 @@ def _check_age(stamp: Any, now: float) -> None:
         raise RejectedRequest(401, "stale JIRA event: older than 2 hours (replay?)")
     if seconds - now > MAX_SKEW_SECONDS:
         raise RejectedRequest(401, "JIRA event from the future: more than 10 minutes ahead (replay?)")
-
-
-def adf_text(node: Any) -> str:
-    """Plain text of an Atlassian Document Format node (or a v2 wiki-markup string, returned as is), walked
-    with a stack: a comment nested hundreds of levels deep is text, not a RecursionError."""
-    if isinstance(node, str):
-        return node
-    parts: list[str] = []
-    stack: list[Any] = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):  # a block's closing newline, queued behind its children
-            parts.append(item)
-            continue
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "text":
-            parts.append(str(item.get("text", "")))
-        elif kind == "hardBreak":
-            parts.append("\n")
-        elif kind == "mention":
-            parts.append(str((item.get("attrs") or {}).get("text", "")))
-        else:
-            if kind in ("paragraph", "heading", "listItem", "codeBlock", "blockquote", "rule"):
-                stack.append("\n")
-            children = item.get("content")
-            stack.extend(reversed(children) if isinstance(children, list) else [])
-    return "".join(parts)

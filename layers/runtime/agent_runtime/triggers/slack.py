@@ -10,12 +10,10 @@ from typing import Any
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from ..actions import APPROVE, DENY, FEEDBACK
 from .event import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
-
-APPROVE, DENY = "approval_approve", "approval_deny"  # the approval buttons' action ids (chat draws them)
-FEEDBACK = "answer_feedback"  # the feedback buttons' action id
 
 _MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 # Message subtypes that are edits, deletions, joins or bots: nobody asked the agent anything.

@@ -23,11 +23,12 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from .. import snapstart, telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
+from ..stores.opening import open_store
 from ..stores.runs import check_thread_id
 from ..workflows import Workflow
 from ..workflows.triggers import Routed
 from . import jira, slack
-from .config import TriggerConfig, all_workflows, store_for
+from .config import TriggerConfig, all_workflows
 from .event import Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .idempotency import dynamodb_layer
@@ -249,7 +250,13 @@ def webhook_from_env(logger: Logger) -> Webhook:
     session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
     sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
     # The store (S3 + DynamoDB clients) only for claim checks of large bodies: made on first use, not at init.
-    queue = SqsQueue(sqs, triggers.queue_url, store_factory=lambda: store_for(triggers, runtime, session))
+    queue = SqsQueue(
+        sqs,
+        triggers.queue_url,
+        store_factory=lambda: open_store(
+            table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session
+        ),
+    )
     persistence = dynamodb_layer(triggers.table, client=dynamodb)
     if snapstart.snapshotting():
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))

@@ -1,4 +1,5 @@
-"""Model answers (Markdown or Slack mrkdwn) as Atlassian Document Format, for JIRA REST v3 comments."""
+"""Atlassian Document Format both ways: model answers (Markdown or Slack mrkdwn) as ADF for JIRA REST v3
+comments (chat), and the plain text of an ADF node (a ticket's description, an issue read by a tool)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,32 @@ def inline(text: str) -> list[dict[str, Any]]:
     if at < len(text):
         nodes.append({"type": "text", "text": text[at:]})
     return nodes
+
+
+def adf_text(node: Any) -> str:
+    """Plain text of an Atlassian Document Format node (or a v2 wiki-markup string, returned as is), walked
+    with a stack: a comment nested hundreds of levels deep is text, not a RecursionError."""
+    if isinstance(node, str):
+        return node
+    parts: list[str] = []
+    stack: list[Any] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):  # a block's closing newline, queued behind its children
+            parts.append(item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "text":
+            parts.append(str(item.get("text", "")))
+        elif kind == "hardBreak":
+            parts.append("\n")
+        elif kind == "mention":
+            parts.append(str((item.get("attrs") or {}).get("text", "")))
+        else:
+            if kind in ("paragraph", "heading", "listItem", "codeBlock", "blockquote", "rule"):
+                stack.append("\n")
+            children = item.get("content")
+            stack.extend(reversed(children) if isinstance(children, list) else [])
+    return "".join(parts)
