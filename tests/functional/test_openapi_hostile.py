@@ -95,6 +95,7 @@ def dripping() -> Iterator[str]:
         yield f"{root}/openapi.json"
 
 
+@pytest.mark.timed
 def test_a_dripping_remote_document_is_given_up_on_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Was: no total deadline: a byte at a time kept the build (and the run) waiting."""
     from agent_runtime.toolsets import openapi

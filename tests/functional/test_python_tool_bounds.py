@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from agent_runtime import Deadline, RunStatus, Services
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
@@ -58,6 +59,7 @@ def test_a_tool_that_calls_sys_exit_is_a_tool_error_and_the_run_goes_on(scripted
     assert record.final_answer == "ERROR: tool 'report' exited (sys.exit(2)) before returning a result"
 
 
+@pytest.mark.timed
 def test_a_tool_that_never_returns_is_bounded_by_the_runs_deadline(scripted: Start, tmp_path: Path) -> None:
     """Was: a hanging Python tool held the invocation past its deadline (MCP and OpenAPI have timeouts)."""
     server = scripted(call("wait_forever", {"service": "web"}))

@@ -202,6 +202,7 @@ def test_no_state_or_file_survives_into_the_next_call(sandbox) -> None:
     assert second.result == {"builtins": False, "module": False, "work": False, "tmp": False, "js": False}
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize(
     "code",
     [

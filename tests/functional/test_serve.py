@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.service.serve import LocalServer
 from agent_runtime.triggers.config import TriggerConfig
@@ -102,6 +103,7 @@ def test_malformed_framing_gets_a_400_and_logs_never_carry_the_last_events_ids(t
     assert rejected and all("run_id" not in line and line.get("correlation_id") != "EvFirst" for line in rejected)
 
 
+@pytest.mark.timed
 def test_serve_takes_a_burst_lets_a_silent_client_go_and_answers_an_oversized_body(tmp_path: Path) -> None:
     """Was: a listen backlog of 5 (40-60 % of 200 concurrent connections reset), no read timeout (one slow
     client held a thread forever), and a 10 MB body dropped the connection instead of answering 413."""

@@ -51,6 +51,7 @@ def test_a_slow_server_never_times_out_while_tokens_flow(scripted: Start) -> Non
     assert time.monotonic() - started >= 2.0
 
 
+@pytest.mark.timed
 def test_a_stalled_server_times_out_and_its_connection_is_closed(scripted: Start) -> None:
     """Three chunks, then silence: the idle timeout ends the attempt within about its length, and the server sees
     its client go away (a real one then stops generating instead of keeping its only slot busy)."""
@@ -64,6 +65,7 @@ def test_a_stalled_server_times_out_and_its_connection_is_closed(scripted: Start
     assert attempt["outcome"] == "failed" and attempt["received_tokens"] == 2 and attempt["usage"] is None
 
 
+@pytest.mark.timed
 def test_the_deadline_ends_a_reply_that_is_still_flowing(scripted: Start) -> None:
     """Tokens keep coming, but the run's deadline comes first: the call ends on time and the connection closes."""
     server = scripted(Paced(reply(STORY), interval=0.1))

@@ -229,6 +229,7 @@ def test_a_failed_runs_span_says_the_error_not_the_endpoints_body(
     assert record.stop_reason is not None and len(record.stop_reason) < 1_200
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("collector", ["silent", "refusing"])
 def test_a_dead_collector_costs_a_handler_under_a_second(collector: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Was: flush() sat on the request's path for the exporter's timeout and retries: ~10 s for a collector that

@@ -304,6 +304,7 @@ def test_signed_bodies_nested_deeply_are_a_400_on_every_route(post, aws, levels:
         ("soon", 400, "timestamp is not a number"),
         (True, 400, "timestamp is not a number"),
     ],
+    ids=["stale-string", "stale-float", "future-int", "word", "bool"],  # the same names in every worker
 )
 def test_jira_timestamps_of_any_type_are_checked(post, aws, stamp: Any, status: int, reason: str) -> None:
     response = post("/jira/webhook", *jira_request({**jira_comment(), "timestamp": stamp}))

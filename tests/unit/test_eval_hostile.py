@@ -17,6 +17,8 @@ from agent_runtime.evals.cases import Expect, Judge
 from agent_runtime.evals.checks import Observed, evaluate, judge_messages, parse_verdict
 from agent_runtime.evals.exceptions import SuiteError
 
+pytestmark = pytest.mark.timed  # its checks bound their own time (suite_error: 1 s)
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -56,6 +56,7 @@ def test_pdf_pages_are_marked() -> None:
     assert "--- page 2 ---\nPage 2 mentions TICKET-2" in result.text
 
 
+@pytest.mark.timed
 def test_page_limit_bounds_a_2000_page_pdf() -> None:
     started = time.monotonic()
     result = extract(make_pdf(2000), "huge.pdf", limits=Limits(max_pages=50))
@@ -108,6 +109,7 @@ def test_zip_bomb_is_refused() -> None:
         extract(bomb, "bomb.docx")
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("chunk", [16, 1 << 16])  # cut in the DTD, or in one piece
 def test_entity_expansion_and_external_entities_are_not_resolved(
     tmp_path, monkeypatch: pytest.MonkeyPatch, chunk: int
@@ -156,6 +158,7 @@ def test_html_csv_and_text() -> None:
     assert extract("plain café\n".encode(), "notes.txt").text == "plain café\n"
 
 
+@pytest.mark.timed
 def test_xlsx_cells_without_references_follow_on_and_hostile_references_are_dropped() -> None:
     sheet = (
         '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'

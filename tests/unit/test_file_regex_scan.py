@@ -76,6 +76,7 @@ def test_the_chunked_scan_equals_the_line_scan(rows, ending, trailing, pattern, 
         assert chunked(data, pattern, max_matches, context) == line_by_line(data, pattern, max_matches, context)
 
 
+@pytest.mark.timed
 def test_a_100_mb_scan_is_fast() -> None:
     """The speed this is for (the bench measures it properly): 1.4 M lines, matches near the end."""
     body = b"".join(
