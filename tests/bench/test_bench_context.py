@@ -6,6 +6,9 @@
    folds), with OpenAI's prefix caching (from 1,024 tokens, in 128-token steps) at gpt-4.1 prices.
 3. 60 reads of a ledger through file_read, with a detail that must still be known at the end.
 4. A reply asking for 300 to 1,200 parallel calls, or for calls whose arguments outgrow the window.
+5. The mixed 60-step loop through the real agent loop and a scripted server: a tool's 264k-token ledger offloaded
+   with a preview, then read whole in 200-line slices, one file_regex search, a flagged invoice kept to the end;
+   billed as the server received it (tool schemas, status and pointers included).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from unittest.mock import patch
 
 from agent_runtime import Deadline, RunContext, RunRecord, RunState, ToolRegistry, tool
@@ -396,3 +400,99 @@ def test_parallel_fan_out() -> None:
         ok = record.final_answer is not None and largest <= BUDGET
         print(f"{count:>6} | {chars:>14,} | {record.status:<16} | {ran:>4} | {count - ran:>7} | {largest:>15,} | "
               f"{seconds:>7.2f} {'ok' if ok else 'FAILED'}")  # fmt: skip
+
+
+# 5. The mixed loop, through the real agent loop ------------------------------------------------------------
+
+LEDGER_ROWS = [f"INV-{n:05d} customer cust-{n % 97:03d} amount {n * 37 % 9973}.{n % 100:02d} EUR status paid"
+               for n in range(1, 12_001)]  # fmt: skip
+LEDGER_ROWS[450] = "INV-00451 customer cust-063 amount 98210.00 EUR status FLAGGED duplicate of INV-00388"
+
+
+@tool
+def export_ledger() -> str:
+    """Export the invoice ledger as text, one invoice a line."""
+    return "\n".join(LEDGER_ROWS)
+
+
+def mixed_script(regex_at: int = 30) -> list[tuple[str, int]]:
+    steps = [("read", n) for n in range(60)]
+    steps.insert(regex_at, ("regex", 0))
+    return steps
+
+
+def play_mixed(window: int, settings: ContextSettings) -> Bill:
+    """The real loop (build_agent: the context engine, status, masking, folds, compaction) on a scripted server
+    that exports the ledger, reads it whole from line 1, searches it once and answers. Each request is billed as
+    sent: the tools' schemas first (a message of their JSON), then the messages; a summary call uncached."""
+    from agent_runtime.models import OpenAIChatModel
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.testing import ScriptedServer
+    from agent_runtime.testing.steps import Reply, ScriptedCall
+
+    steps, bill, file_id = mixed_script(), Bill("ours (defaults)"), [""]
+
+    def respond(request: Any) -> Reply:
+        if request.is_compaction():
+            bill.extra_input += sum(COUNTER.message(x) for x in request.messages)
+            return Reply(text="## Current work\nReading the ledger in 200-line slices.")
+        bill.requests.append([m.system(json.dumps(request.body.get("tools", []))), *request.messages])
+        n = len(bill.requests) - 1
+        if n == 0:
+            return Reply(text="Exporting the ledger.", calls=(ScriptedCall("export_ledger", {}, id="export"),))
+        if n == 1:
+            file_id[0] = re.search(r'id="(file-\w+)"', request.tool_results()["export"])[1]
+        if n > len(steps):
+            return Reply(text="INV-00451 is flagged: a duplicate of INV-00388.")
+        kind, k = steps[n - 1]
+        if kind == "regex":
+            grep = ScriptedCall("file_regex", {"id": file_id[0], "pattern": "FLAGGED"}, id="grep")
+            return Reply(text="Searching for flagged rows.", calls=(grep,))
+        note = "Noted the flagged invoice INV-00451 (duplicate)." if k == 3 else f"Checked lines {k * 200 - 199}-."
+        slice_ = {"id": file_id[0], "start_line": k * 200 + 1, "end_line": k * 200 + 200}
+        return Reply(text=note, calls=(ScriptedCall("file_read", slice_, id=f"read_{k}"),))
+
+    workflow = make_workflow(window=window, output=4_096, context=settings, max_tool_calls=200)
+    with ScriptedServer([], intercept=respond) as server:
+        agent = build_agent(workflow, OpenAIChatModel("gpt-4.1", client=server.client()), tools=[export_ledger],
+                            files=InMemoryFileStore())  # fmt: skip
+        assert agent.run("Export the invoice ledger, check every invoice, name the flagged ones.").final_answer
+    return bill
+
+
+def naive_of(bill: Bill) -> tuple[Bill, int]:
+    """The same turns with every result kept as it first arrived (the export as its preview: a naive loop could
+    not send 264k tokens at all), and the content tokens: every result once."""
+    first: dict[str, m.Message] = {}
+    asked: dict[str, m.Message] = {}
+    for request in bill.requests:
+        for message in request:
+            if message["role"] == "tool":
+                first.setdefault(message["tool_call_id"], message)
+            for call in message.get("tool_calls") or []:
+                asked.setdefault(call["id"], message)
+    naive, pairs, order = Bill("full history"), [], list(first)
+    for k in range(len(bill.requests)):
+        naive.requests.append([*bill.requests[0][:3], *pairs])
+        pairs += [asked[order[k]], first[order[k]]] if k < len(order) else []
+    return naive, sum(COUNTER.text(m.text_of(first[call])) for call in order)
+
+
+def test_mixed_loop_cost() -> None:
+    window = 32_000
+    ours = play_mixed(window, ContextSettings())
+    naive, content = naive_of(ours)
+    floor = (content + len(ours.requests) * 20) * PRICE_INPUT
+    full, c = naive.cost(10**9)["dollars"], ours.cost(window)
+    kept = "INV-00451" in json.dumps(ours.requests[-1])
+    print("\n\nThe mixed loop through the real agent loop: a 264k-token export offloaded with a preview, read whole in")
+    print(
+        f"60 slices of 200 lines, one file_regex; window {window:,}; {len(ours.requests)} requests, {content:,} content"
+    )
+    print(f"tokens. floor ${floor:.3f} = {floor / full:.2f} of the full history (${full:.3f})")
+    print(f"{'strategy':<20} | input $ | vs floor | vs full | cached | max request | flagged id kept | goal")
+    ok = c["dollars"] / floor <= 1.3 and c["dollars"] / full <= 0.15 and kept
+    print(f"{'ours (defaults)':<20} | {c['dollars']:>7.3f} | {c['dollars'] / floor:>7.2f}x | "
+          f"{c['dollars'] / full:>6.3f}x | {c['cached']:>6.0%} | {c['max']:>11,} | {kept!s:<15} | "
+          f"{'ok' if ok else 'MISSED'}")  # fmt: skip
+    assert ok

@@ -262,12 +262,13 @@ def test_by_default_used_reads_give_way_to_pointers_that_get_them_back(scripted:
     reads = [call("file_read", {"id": ledger.id, "start_line": a, "end_line": a + 149}) for a in range(1, 1200, 150)]
     seen: list[Any] = []
 
-    def again(request: Any) -> Any:  # by now the first read is a row of a fold: the call itself and where it is
+    def again(request: Any) -> Any:  # by now the first reads are a row of a fold: one call for the pages read
         seen.append(request)
         fold = next(text_of(m) for m in request.messages if text_of(m).startswith(FOLD_MARK))
-        row = next(line for line in fold.splitlines() if "→ lines 1-150 · named: INV-0001" in line)
+        row = next(line for line in fold.splitlines() if line.startswith("- file_read") and "→ lines 1-" in line)
+        assert "read in" in row and "named: INV-0001" in row, row  # consecutive pages merged, naming what they held
         arguments = json.loads(re.match(r"- file_read (\{.*\}) → ", row)[1])
-        assert arguments["id"] == ledger.id
+        assert arguments["id"] == ledger.id and arguments["start_line"] == 1 and arguments["end_line"] >= 300
         return call("file_read", arguments)
 
     def answer(request: Any) -> Any:

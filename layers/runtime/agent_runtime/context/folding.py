@@ -7,7 +7,9 @@ keeps the note verbatim, each call's name and arguments, and where its result is
 its line range, and the identifiers it named that no note or call of the fold already names); a result too small
 to mask is kept verbatim.
 
-A row is the note verbatim, then a line per call: ``- tool {arguments} → where its result is``.
+A row is the note verbatim, then a line per call: ``- tool {arguments} → where its result is``. Turns that page
+through a file (one read each, every range starting where the last ended) become one row: their notes, then the
+one call that reads the whole range again, naming as many identifiers as one read's pointer does.
 A fold covers whole turns (an assistant message with calls, and all their results), so no call is parted from
 its result. It never covers an action (a mutating tool's turn), a pinned or kept result, a user message, an
 answer or a summary, and the newest turn (not read yet) stays as it is. A fold is one message that is never
@@ -16,13 +18,16 @@ rewritten: the next fold is a new message after it, so the prefix before it stay
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from itertools import chain, zip_longest
 
 from .. import messages as msgs
 from ..messages import Message
 from .counter import TokenCounter
 from .history import FOLD_MARK, MASK_MARK
+from .masking import MASK_NAMED
 
 MIN_FOLD_SAVED = 200  # tokens a fold must free: its header (~30) and its cache break (priced apart) need a batch
 INLINE_RESULT_TOKENS = 200  # results this small are never masked (compaction.MIN_MASK_TOKENS): rows keep them
@@ -36,12 +41,26 @@ _NAMED = "\n[named in it: "
 
 
 @dataclass(frozen=True)
+class Span:
+    """One read of lines ``start``-``end`` of a file by ``tool`` (arguments: the file's id and the range)."""
+
+    tool: str
+    file: str
+    start: int
+    end: int
+
+    def continued_by(self, other: Span) -> bool:
+        return (other.tool, other.file, other.start) == (self.tool, self.file, self.end + 1)
+
+
+@dataclass(frozen=True)
 class Row:
     """One turn: the model's words (its note, each call with where its result is) and, per call, what the result
     named. Named identifiers that the fold's own words repeat are left out when the fold is written."""
 
     lines: tuple[str, ...]
     named: tuple[tuple[int, tuple[str, ...]], ...]  # (index in lines, identifiers the result named)
+    span: Span | None = None  # a turn that only read lines of a file: where paging rows merge
 
     def text(self, said: str = "") -> str:
         lines = list(self.lines)
@@ -108,8 +127,9 @@ class Folder:
 
     def message(self) -> Message:
         scan = self.scan
-        said = "\n".join(line for row in scan.rows for line in row.lines)  # the notes and calls, not the named
-        return msgs.user("\n".join([HEADER.format(n=scan.turns), *(row.text(said) for row in scan.rows)]))
+        rows = _paged(scan.rows)
+        said = "\n".join(line for row in rows for line in row.lines)  # the notes and calls, not the named
+        return msgs.user("\n".join([HEADER.format(n=scan.turns), *(row.text(said) for row in rows)]))
 
     def _restart(self, at: int) -> None:
         self.scan.start, self.scan.turns, self.scan.rows = at, 0, []
@@ -142,7 +162,8 @@ class Folder:
             shown, idents = _shown(content, function["arguments"])
             named += [(len(lines), idents)] if idents else []
             lines.append(f"- {function['name']} {function['arguments']} → {shown}")
-        return Row(tuple(lines), tuple(named))
+        only = calls[0]["function"] if len(calls) == 1 else None  # its result is the loop's last: a str
+        return Row(tuple(lines), tuple(named), _span(only["name"], only["arguments"], str(content)) if only else None)
 
 
 def _turn_end(messages: list[Message], index: int) -> int | None:
@@ -174,3 +195,43 @@ def _shown(content: str, arguments: str) -> tuple[str, tuple[str, ...]]:
         where = f"lines {lines[1]}-{lines[2]}" + (f" of {where}" if where else "")
     where = where or "the same call reads it again"
     return where, tuple(named.rstrip("]").split(" · ")) if named else ()
+
+
+def _span(tool: str, raw: str, content: str) -> Span | None:
+    """The lines a call read, when its arguments are just a file id and a line range and its pointer says where
+    those lines are."""
+    try:
+        arguments = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(arguments, dict) or set(arguments) != {"id", "start_line", "end_line"}:
+        return None
+    lines = _LINES.search(content.partition(_NAMED)[0]) if content.startswith(MASK_MARK) else None
+    if lines is None or not isinstance(arguments["id"], str) or int(lines[1]) != arguments["start_line"]:
+        return None
+    return Span(tool, arguments["id"], int(lines[1]), int(lines[2]))
+
+
+def _paged(rows: list[Row]) -> list[Row]:
+    """Consecutive rows that page through one file merged into one row each (other rows as they are)."""
+    merged: list[Row] = []
+    run: list[Row] = []
+    for row in [*rows, None]:
+        if row is not None and row.span and run and run[-1].span and run[-1].span.continued_by(row.span):
+            run.append(row)
+            continue
+        merged += [_merge(run)] if len(run) > 1 else run
+        run = [row] if row is not None else []
+    return merged
+
+
+def _merge(run: list[Row]) -> Row:
+    first, last = run[0].span, run[-1].span
+    assert first is not None and last is not None
+    notes = [line for row in run for line in row.lines[:-1]]
+    arguments = json.dumps({"id": first.file, "start_line": first.start, "end_line": last.end})
+    call = f"- {first.tool} {arguments} → lines {first.start}-{last.end}, read in {len(run)} calls"
+    per_read = [named for row in run for _, named in row.named]
+    picked = [ident for ident in chain.from_iterable(zip_longest(*per_read)) if ident is not None]
+    named = tuple(dict.fromkeys(picked))[:MASK_NAMED]  # one re-read of the range names as many as one read did
+    return Row((*notes, call), ((len(notes), named),) if named else ())
