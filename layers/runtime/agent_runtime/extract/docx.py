@@ -44,6 +44,7 @@ HYPERLINK, RID = f"{W}hyperlink", f"{R}id"
 # Skipped with all they hold: alternate content's fallback, text moved away, a paragraph's tab stops (w:tab too)
 SKIPPED = ("{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback", f"{W}moveFrom", f"{W}tabs")
 PROPERTIES = (PSTYLE, NUMPR, NUMID, ILVL)
+RARE = frozenset((*NOTES, DOCPR, HYPERLINK, *SKIPPED))
 # What the walk asks lxml for, in any namespace: lxml tells namespaces apart by comparing their URIs byte by byte
 # for every element (~3 % of an extraction), and the walk compares whole tags anyway (a DrawingML a:p is not a P).
 TAGS = tuple(
@@ -141,24 +142,33 @@ def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[st
                     _close(blocks, record, rows, paragraphs)
                     text, paragraph, table, rows, cell = [], None, element, [], None
                     record = None
-            elif tag in NOTES:
-                text.append(paragraphs.notes.mark(tag, element.get(f"{W}id")))
-            elif tag == DOCPR:
-                if (image := _image(element)) is not None:
-                    text.append(image)
-            elif tag == HYPERLINK:
-                if url := paragraphs.link(element.get(RID), element.get(f"{W}anchor")):
-                    if link := markdown_link("".join(t.text or "" for t in element.iter(T)), url):
-                        text.append(link)
-                    skip = sum(1 for _ in element.iterdescendants(TAGS))  # its text is in the label
-                    next(islice(elements, skip, skip), None)
-            elif tag in SKIPPED:  # its descendants come right after it in document order
-                skip = sum(1 for _ in element.iterdescendants(TAGS))
-                next(islice(elements, skip, skip), None)  # consumes them
+            elif tag in RARE:  # a few per page at most: a call costs nothing here
+                _rare(tag, element, elements, text, paragraphs)
             elif tag in PROPERTIES and record is not None:
                 _take(element, tag, paragraph, record)
     _close(blocks, record, rows, paragraphs)
     return blocks
+
+
+def _rare(tag: str, element: Any, elements: Iterator[Any], text: list[str], paragraphs: Paragraphs) -> None:
+    """Notes' marks, images' names, links as Markdown, and the subtrees never read (skipped in ``elements``)."""
+    if tag in NOTES:
+        text.append(paragraphs.notes.mark(tag, element.get(f"{W}id")))
+    elif tag == DOCPR:
+        if (image := _image(element)) is not None:
+            text.append(image)
+    elif tag == HYPERLINK:
+        if url := paragraphs.link(element.get(RID), element.get(f"{W}anchor")):
+            if link := markdown_link("".join(t.text or "" for t in element.iter(T)), url):
+                text.append(link)
+            _skip(element, elements)  # its text is in the label
+    else:
+        _skip(element, elements)  # SKIPPED: its descendants come right after it in document order
+
+
+def _skip(element: Any, elements: Iterator[Any]) -> None:
+    skip = sum(1 for _ in element.iterdescendants(TAGS))
+    next(islice(elements, skip, skip), None)  # consumes them
 
 
 def _top(node: Any, body: Any) -> Any:

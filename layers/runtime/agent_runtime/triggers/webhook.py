@@ -69,61 +69,72 @@ def create_app(
     clock: Callable[[], float] = time.time,
 ) -> Webhook:
     app = APIGatewayHttpResolver()
-    log = logger or Logger(service="agent-runtime-webhook")
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
+    routes = _Routes(config, queue, enqueue, workflows, logger or Logger(service="agent-runtime-webhook"), clock)
+    app.post("/slack/events")(lambda: routes.guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
+    app.post("/jira/webhook")(lambda: routes.guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
+    app.post("/runs")(lambda: routes.guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
+    app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
+    return Webhook(app, idempotency)
 
-    def accept(result: TriggerEvent | PaneEvent | Ignored | Challenge) -> Response[str]:
+
+@dataclass
+class _Routes:
+    """What every route shares: verify (the route's parser), answer a refusal, route and enqueue what is accepted."""
+
+    config: TriggerConfig
+    queue: EventQueue
+    enqueue: Callable[..., dict[str, Any]]
+    workflows: Sequence[Workflow]
+    log: Logger
+    clock: Callable[[], float]
+
+    def guarded(self, handler: Callable[[], TriggerEvent | PaneEvent | Ignored | Challenge]) -> Response[str]:
+        try:
+            return self.accept(handler())
+        except RejectedRequest as error:
+            return self.refused(error)
+
+    def refused(self, error: RejectedRequest) -> Response[str]:
+        self.log.warning("rejected", extra={"status": error.status, "reason": error.reason})
+        return _json(error.status, {"error": error.reason})
+
+    def accept(self, result: TriggerEvent | PaneEvent | Ignored | Challenge) -> Response[str]:
         if isinstance(result, Challenge):
             return Response(200, "text/plain", result.challenge)
         if isinstance(result, PaneEvent):
-            return _pane(result, workflows, queue, log)
+            return _pane(result, self.workflows, self.queue, self.log)
         if isinstance(result, Ignored):
-            log.info("ignored", extra={"reason": result.reason})
+            self.log.info("ignored", extra={"reason": result.reason})
             return _json(200, {"status": "ignored", "reason": result.reason})
-        log.set_correlation_id(result.correlation_id)
-        name = result.workflow or route(result, workflows)
+        self.log.set_correlation_id(result.correlation_id)
+        name = result.workflow or route(result, self.workflows)
         if name is None:
-            log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
+            self.log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
             return _json(200, {"status": "ignored", "reason": "no workflow's triggers match this event"})
         event = TriggerEvent.from_dict({**result.to_dict(), "workflow": name})
         with telemetry.span(
             f"receive {event.source}", {"agent_runtime.workflow": name, "agent_runtime.kind": event.kind}
         ):
-            status = _send(enqueue, event)
-        log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
+            status = _send(self.enqueue, event)
+        self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
-    def guarded(handler: Callable[[], TriggerEvent | PaneEvent | Ignored | Challenge]) -> Response[str]:
+    def interactivity(self, raw: dict[str, Any]) -> Response[str]:
         try:
-            return accept(handler())
-        except RejectedRequest as error:
-            log.warning("rejected", extra={"status": error.status, "reason": error.reason})
-            return _json(error.status, {"error": error.reason})
-
-    app.post("/slack/events")(lambda: guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
-    app.post("/jira/webhook")(lambda: guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
-    app.post("/runs")(lambda: guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
-
-    def interactivity() -> Response[str]:
-        try:
-            raw = app.current_event.raw_event
             body = _raw_body(raw)
-            secret = config.secret("slack_signing_secret")
+            secret = self.config.secret("slack_signing_secret")
             if not secret:
                 raise RejectedRequest(401, "Slack is not configured (no signing secret)")
-            slack.verify(raw.get("headers") or {}, body, secret, now=clock())
+            slack.verify(raw.get("headers") or {}, body, secret, now=self.clock())
             action = slack.parse_action(body)
         except RejectedRequest as error:
-            log.warning("rejected", extra={"status": error.status, "reason": error.reason})
-            return _json(error.status, {"error": error.reason})
+            return self.refused(error)
         if isinstance(action, Ignored):
             return _json(200, {"status": "ignored", "reason": action.reason})
-        queue.send(action.message, group=action.thread_id, dedup=action.dedup_key)
-        log.info("click queued", extra={"kind": action.message["type"]})
+        self.queue.send(action.message, group=action.thread_id, dedup=action.dedup_key)
+        self.log.info("click queued", extra={"kind": action.message["type"]})
         return Response(200, "text/plain", "")  # acknowledged within Slack's 3 s; the worker updates the message
-
-    app.post("/slack/interactivity")(interactivity)
-    return Webhook(app, idempotency)
 
 
 def _pane(event: PaneEvent, workflows: Sequence[Workflow], queue: EventQueue, log: Logger) -> Response[str]:
