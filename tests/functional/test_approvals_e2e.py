@@ -75,8 +75,13 @@ def mention(event_id: str, text: str, ts: str) -> dict[str, Any]:
     return slack_mention(event_id, channel="C0OPS", ts=ts, thread_ts="1763800000.000100", text=f"<@U0BOT> {text}")
 
 
+def asks_approval(message: dict[str, Any]) -> bool:
+    """An approval request (the working message has blocks too: its Stop button)."""
+    return "approval_approve" in json.dumps(message.get("blocks") or [])
+
+
 def approval_value(s: Any) -> tuple[str, dict[str, Any]]:
-    [asked] = [m for m in s.apis.named("chat.postMessage") if m.get("blocks")]
+    [asked] = [m for m in s.apis.named("chat.postMessage") if asks_approval(m)]
     blocks = asked["blocks"] if isinstance(asked["blocks"], list) else json.loads(asked["blocks"])
     buttons = next(b for b in blocks if b["type"] == "actions")["elements"]
     return buttons[0]["value"], asked
@@ -122,7 +127,7 @@ def test_approve_from_slack_resumes_the_run_and_the_tool_runs_once(system, scrip
 
 def asked_ts(s: Any) -> str:
     posted = s.apis.named("chat.postMessage")
-    index = next(i for i, m in enumerate(posted) if m.get("blocks"))
+    index = next(i for i, m in enumerate(posted) if asks_approval(m))
     return f"1763800100.{index + 1:06d}"  # the fake API numbers the messages it was sent
 
 
@@ -439,7 +444,7 @@ def test_arguments_cannot_speak_as_the_bot_and_none_are_approved_unseen(system, 
     s = system(server)
     s.post("/slack/events", *slack_request(mention("Ev7", "restart payments", "1763800007.0")))
     assert s.deliver() == ["awaiting_approval"]
-    [asked] = [m for m in s.apis.named("chat.postMessage") if m.get("blocks")]
+    [asked] = [m for m in s.apis.named("chat.postMessage") if asks_approval(m)]
     blocks = asked["blocks"] if isinstance(asked["blocks"], list) else json.loads(asked["blocks"])
     mrkdwn = [b["text"]["text"] for b in blocks if b["type"] == "section"]
     assert not any("channel" in text or "security team" in text for text in mrkdwn)
@@ -505,7 +510,7 @@ def test_a_jira_answer_decides_the_request_it_names(system, scripted, ops, tmp_p
 
 def feedback_buttons(s: Any) -> dict[str, str]:
     """The feedback buttons of the answer (its chat.update), by verdict: their values."""
-    [answer] = [u for u in s.apis.named("chat.update") if u.get("blocks")]
+    [answer] = [u for u in s.apis.named("chat.update") if "context_actions" in json.dumps(u.get("blocks") or [])]
     blocks = answer["blocks"] if isinstance(answer["blocks"], list) else json.loads(answer["blocks"])
     [actions] = [b for b in blocks if b["type"] == "context_actions"]
     [element] = actions["elements"]

@@ -5,3 +5,4 @@ from __future__ import annotations
 
 APPROVE, DENY = "approval_approve", "approval_deny"  # the approval buttons
 FEEDBACK = "answer_feedback"  # the feedback buttons under an answer
+STOP = "run_stop"  # the Stop button on a working run's message: its value is run_id|thread_id

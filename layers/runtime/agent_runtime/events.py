@@ -84,6 +84,14 @@ class CostLimitReached(RunEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Stopped(RunEvent):
+    kind = "stopped"
+    by: str
+    via: str
+    turn: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Failed(RunEvent):
     kind = "failed"
     error: str  # the exception's class name: never its message (it may quote a payload)

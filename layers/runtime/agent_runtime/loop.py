@@ -7,7 +7,7 @@ The state after every step is consistent: no tool call without its result reache
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -28,6 +28,7 @@ from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, last_answer_cap, request_cap
 from .steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
+from .stopping import StopRequest, answer_pending, never
 from .tool_calls import ToolCalls
 from .tools import ToolRegistry
 from .turns import (
@@ -103,12 +104,16 @@ class Agent:
         state: RunState | None = None,
         deadline: Deadline | None = None,
         run_id: str | None = None,
+        stop: Callable[[], StopRequest | None] | None = None,
     ) -> RunRecord:
-        """Run until a final answer, the tool-call cap, a failure, or the deadline (then the run suspends).
+        """Run until a final answer, the tool-call cap, a failure, a stop, or the deadline (then it suspends).
 
         Pass ``state`` to resume a suspended run or continue a thread; ``message`` then adds a user turn.
+        ``stop`` says whether someone asked the run to stop (``stopping.StopCheck``): asked before each model
+        call and while one streams.
         """
         run = self._start(message, state, deadline or Deadline.none(), run_id)
+        run.context.stop = stop or never
         if self.spend is not None:  # the run's ledger carries its limit (its helpers' ledgers find it there)
             run.record.ledger.before_today = self.spend.thread_spent(run.state.run_id)
             run.record.ledger.limit = self._granted(run, self.spend)
@@ -168,6 +173,8 @@ class Agent:
         return run
 
     def _step(self, run: Run) -> StepResult:
+        if (asked := run.context.stop()) is not None:
+            return _stopped(run, asked)
         pending = msgs.pending_tool_calls(run.state.messages)
         if pending:  # a suspended run left calls unanswered: finish them before asking the model again
             return self.calls.run(run, [ToolCall.from_dict(call) for call in pending])
@@ -183,6 +190,8 @@ class Agent:
         try:
             response = self._call_model(run, cap=allowed)
         except ModelError:
+            if (asked := run.context.stop()) is not None:  # the call was closed for a stop: nothing appended
+                return _stopped(run, asked)
             if run.deadline.expired():  # cut off by our own deadline: nothing was appended, so suspend
                 run.state.turn -= 1
                 return Suspended("the deadline was reached during a model call")
@@ -219,6 +228,7 @@ class Agent:
                 timeout=None if run.deadline.at is None else max(run.deadline.remaining(), 0.001),
                 tool_choice=None if note is None else "none",
                 on_progress=lambda progress: self.hooks.on_model_progress(run, self._named(progress)),
+                cancelled=lambda: run.context.stop() is not None,
             )
             # A call without usage is charged an estimate, counted as the engine counts: an attempt cut short its
             # prompt (and what arrived), an answer its prompt and reply.
@@ -297,8 +307,16 @@ class Agent:
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer
             if result.status is RunStatus.COST_LIMIT:
                 record.event(ev.CostLimitReached(reason=result.reason, cost_usd=record.cost_usd()))
+            elif result.status is RunStatus.STOPPED:
+                asked = run.context.stop() or StopRequest("someone", 0.0, "")
+                record.event(ev.Stopped(by=asked.by, via=asked.via, turn=run.state.turn))
             else:
                 record.event(ev.LimitReached(reason=result.reason, tool_calls=run.state.tool_calls_used))
+
+
+def _stopped(run: Run, asked: StopRequest) -> Stopped:
+    answer_pending(run.state.messages, asked)
+    return Stopped(RunStatus.STOPPED, f"Stopped: {asked.reason()}.")
 
 
 def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None) -> None:

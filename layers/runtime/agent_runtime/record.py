@@ -27,6 +27,7 @@ class RunStatus(StrEnum):
     AWAITING_APPROVAL = "awaiting_approval"  # a call waits for a person's decision: resumed when it arrives
     TOOL_CALL_LIMIT = "tool_call_limit"  # limits.max_tool_calls reached
     COST_LIMIT = "cost_limit"  # limits.max_cost or max_cost_per_thread_day reached: the thread can go on
+    STOPPED = "stopped"  # a person stopped it (stopping.py): its state is kept, the thread can go on
     FAILED = "failed"  # a RunError ended it
 
 

@@ -98,3 +98,4 @@ class RunContext:
     # Adds an event to the run's record, and a helper's own record as a child: report(event, child=record_dict).
     report: Reporter | None = None
     spend: Any = None  # the run's spend ledger (spend.Ledger): a helper's ledger charges it as the helper spends
+    stop: Callable[[], Any] = lambda: None  # the run's stop request (stopping.StopRequest), if someone asked

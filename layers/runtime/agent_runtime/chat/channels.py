@@ -21,10 +21,11 @@ from ..messages import quoted
 from ..stores import RunStore
 from ..triggers.event import TriggerEvent
 from .exceptions import ReplyError
-from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks
+from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks, working_blocks
 from .stream import AnswerStream
 
 WORKING = ":hourglass_flowing_sand: Working on it…"
+WRITING = ":writing_hand: Writing the answer below…"
 EXPIRED = "expired: nobody decided in time, so it was not run"
 JIRA_INLINE_CHARS = 20_000  # of the arguments in the comment (JIRA's limit is 32,767 characters); the rest attached
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
@@ -110,13 +111,24 @@ class SlackChannel(Channel):
         self.stream.on_start = self._streaming
 
     def begin(self) -> None:
+        """The "working" message, with its Stop button (kept with the run: a resumed run edits the same one)."""
         self.ts = self.runs.progress_message(self.run_id)
         if self.ts is None:
-            self.ts = self.client.post(self.channel, self.thread_ts, WORKING)
+            self.ts = self.client.post_blocks(self.channel, self.thread_ts, self._working(WORKING), WORKING)
             self.runs.save_progress_message(self.run_id, self.ts)
 
+    def _working(self, text: str) -> list[dict[str, Any]]:
+        return working_blocks(text, f"{self.run_id}|{self.thread_id}" if self.thread_id else None)
+
     def _streaming(self) -> None:
-        """The answer's stream began: the "working" message goes (the stream shows the work now)."""
+        """The answer's stream began: the working message says so and keeps its Stop button; it goes when the
+        answer is finished."""
+        working = self.ts or self.runs.progress_message(self.run_id)
+        if working:
+            with suppress(ReplyError):  # cosmetic: it stays, saying it was working
+                self.client.update_blocks(self.channel, working, self._working(WRITING), WRITING)
+
+    def _done_working(self) -> None:
         working, self.ts = self.ts or self.runs.progress_message(self.run_id), None
         if working:
             with suppress(ReplyError):  # cosmetic: it stays, saying it was working
@@ -126,12 +138,13 @@ class SlackChannel(Channel):
         if self.stream.started:
             return
         if self.ts is not None:
-            self.client.update(self.channel, self.ts, text)
+            self.client.update_blocks(self.channel, self.ts, self._working(text), text)
 
     def answer(self, text: str, *, feedback: bool = False) -> None:
         value = f"{self.run_id}|{self.thread_id}" if feedback and self.thread_id else None
         # A stream under way ends with the answer, however long; a long one not yet streamed goes in parts.
         if (self.stream.started or len(text) <= SLACK_CHUNK) and self._streamed(text, value):
+            self._done_working()  # the answer is in the stream's message: the working one goes
             return
         progress = self.ts or self.runs.progress_message(self.run_id)
         self.client.answer(self.channel, self.thread_ts, progress, text, feedback=value)

@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
-from ..actions import FEEDBACK
+from ..actions import FEEDBACK, STOP
 from ..adf import to_adf
 from .exceptions import ReplyError
 from .mentions import neutralise
@@ -87,8 +87,8 @@ class SlackReplier:
             blocks = feedback_blocks(part, feedback) if feedback and number == len(chunks) - 1 else None
             if number == 0 and progress_ts and blocks:
                 self.update_blocks(channel, progress_ts, blocks, part)
-            elif number == 0 and progress_ts:
-                self.update(channel, progress_ts, part)
+            elif number == 0 and progress_ts:  # no blocks: the working message's Stop button goes
+                self.update_blocks(channel, progress_ts, [], part)
             elif blocks:
                 self.post_blocks(channel, thread_ts, blocks, part)
             else:
@@ -175,6 +175,19 @@ def feedback_blocks(text: str, value: str) -> list[dict[str, Any]]:
     buttons = {"type": "feedback_buttons", "action_id": FEEDBACK, "positive_button": button("Good answer", "good"),
                "negative_button": button("Bad answer", "bad")}  # fmt: skip
     return [*sections, {"type": "context_actions", "elements": [buttons]}]
+
+
+def working_blocks(text: str, value: str | None) -> list[dict[str, Any]]:
+    """A working run's message: its progress, then the Stop button (its value ``run_id|thread_id``)."""
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": text[:3_000]}}
+    if not value:
+        return [section]
+    stop = {"type": "button", "action_id": STOP, "text": {"type": "plain_text", "text": "Stop"}, "value": value,
+            "confirm": {"title": {"type": "plain_text", "text": "Stop this run?"},
+                        "text": {"type": "mrkdwn", "text": "It ends at its next step; the thread keeps its work."},
+                        "confirm": {"type": "plain_text", "text": "Stop"},
+                        "deny": {"type": "plain_text", "text": "Keep going"}}}  # fmt: skip
+    return [section, {"type": "actions", "elements": [stop]}]
 
 
 def chunk(text: str, size: int) -> list[str]:

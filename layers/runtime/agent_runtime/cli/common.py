@@ -27,6 +27,7 @@ EXIT_CODES = {
     RunStatus.COST_LIMIT: 5,
     RunStatus.SUSPENDED: 4,
     RunStatus.AWAITING_APPROVAL: 4,
+    RunStatus.STOPPED: 6,
 }
 EXIT_USAGE = 2
 

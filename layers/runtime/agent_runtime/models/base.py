@@ -46,6 +46,7 @@ class ModelRequest:
     parallel_tool_calls: bool = True
     tool_choice: str | None = None  # "none": the tools stay in the request (a cache-stable prefix), none is called
     on_progress: Callable[[Any], None] | None = None  # called with a stream.Progress as chunks arrive
+    cancelled: Callable[[], bool] | None = None  # True: the caller gave up (a stop): the call is closed, not retried
 
 
 @dataclass(frozen=True, slots=True)

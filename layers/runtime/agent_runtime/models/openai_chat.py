@@ -39,6 +39,7 @@ MAX_ADAPTATIONS = 4  # request shapes tried per call after refusals (each dialec
 MAX_ERROR_CHARS = 200  # of a failed attempt's error, in the run record
 MAX_MESSAGE_CHARS = 1_000  # of a failed call's error, in its reason (a server's body can be 200 KB)
 MAX_ATTEMPT_FACTOR = 15  # an attempt ends within this many idle timeouts (30 min at the default 120 s)
+CANCEL_POLL = 1.0  # seconds between asks whether the caller gave up on a call in flight (a stop)
 
 
 class OpenAIChatModel:
@@ -107,7 +108,8 @@ class OpenAIChatModel:
                 adapted.append(change)
                 logger.warning("model=<%s>, change=<%s> | the server refused the request's shape", self.name, change)
                 continue
-            delay = self._should_retry(failure, attempt, budget - (time.monotonic() - started))
+            cancelled = request.cancelled is not None and request.cancelled()
+            delay = None if cancelled else self._should_retry(failure, attempt, budget - (time.monotonic() - started))
             if delay is None:
                 failed = self._translate(failure, attempt)
                 failed.failures = failures
@@ -123,13 +125,13 @@ class OpenAIChatModel:
         bounds = Bounds.for_reply(request.max_output_tokens, quiet)
         limit = min(remaining, self._timeout * MAX_ATTEMPT_FACTOR)
         if not body.get("stream"):
-            self._whole_reply(body, reply, timeout, bounds, limit)
+            self._whole_reply(body, reply, timeout, bounds, (limit, request.cancelled))
             return
         stream = self._client.chat.completions.create(**body, timeout=timeout)
         response = stream.response
         reply.answering = True
         # Closing the response is what stops the server: on the deadline (from another thread), on any error.
-        with stream, _closed_after(limit, response.close):
+        with stream, _closed_after(limit, response.close, request.cancelled):
             if "event-stream" not in response.headers.get("content-type", ""):  # the server did not stream
                 reply.add(_whole(json.loads(read_body(_bytes(response), bounds.max_bytes) or b"null")))
                 return
@@ -144,11 +146,16 @@ class OpenAIChatModel:
             raise MalformedReplyError("the stream ended without a reply")
 
     def _whole_reply(
-        self, body: dict[str, Any], reply: Assembler, timeout: openai.Timeout, bounds: Bounds, limit: float
+        self,
+        body: dict[str, Any],
+        reply: Assembler,
+        timeout: openai.Timeout,
+        bounds: Bounds,
+        limit: tuple[float, Callable[[], bool] | None],
     ) -> None:
         """A request the endpoint answers whole (streaming off in its dialect), its body read within bounds."""
         raw_reply = self._client.chat.completions.with_streaming_response.create(**body, timeout=timeout)
-        with raw_reply as raw, _closed_after(limit, raw.http_response.close):
+        with raw_reply as raw, _closed_after(limit[0], raw.http_response.close, limit[1]):
             data = read_body(_bytes(raw.http_response), bounds.max_bytes)
         reply.add(_whole(json.loads(data or b"null")))
 
@@ -274,15 +281,26 @@ def _report(request: ModelRequest, reply: Assembler) -> None:
 
 
 @contextmanager
-def _closed_after(seconds: float, close: Callable[[], None]) -> Iterator[None]:
-    """Calls ``close`` if the block is still running after ``seconds`` (the run's deadline)."""
-    if seconds == float("inf"):
+def _closed_after(
+    seconds: float, close: Callable[[], None], cancelled: Callable[[], bool] | None = None
+) -> Iterator[None]:
+    """Calls ``close`` if the block is still running after ``seconds`` (the run's deadline), or as soon as
+    ``cancelled`` says so (asked every CANCEL_POLL seconds, from a watcher thread: a silent server too)."""
+    if seconds == float("inf") and cancelled is None:
         yield
         return
-    timer = threading.Timer(max(seconds, 0.0), close)
-    timer.daemon = True
-    timer.start()
+    done = threading.Event()
+    until = time.monotonic() + max(seconds, 0.0)
+
+    def watch() -> None:
+        while not done.wait(min(CANCEL_POLL, max(until - time.monotonic(), 0.0))):
+            if time.monotonic() >= until or (cancelled is not None and cancelled()):
+                close()
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True, name="model-call-watch")
+    watcher.start()
     try:
         yield
     finally:
-        timer.cancel()
+        done.set()

@@ -32,6 +32,7 @@ COST_LIMIT_NOTE = (
     "_{why} This run cost {cost}. The thread keeps its work: one of the workflow's approvers can reply "
     '"continue with $N more" to go on._'
 )
+STOPPED_NOTE = ":octagonal_sign: {why} The thread keeps its work: send a message here to go on."
 ANSWERED = (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT)
 
 
@@ -60,6 +61,8 @@ class Answers:
             text = self.with_footer(record.final_answer or "", workflow) + _note(record)
         elif record.status is RunStatus.COST_LIMIT:  # no last answer fitted: why it stopped is the reply
             text = _cost_note(record)
+        elif record.status is RunStatus.STOPPED:  # who stopped it, where all can see
+            text = STOPPED_NOTE.format(why=record.stop_reason or "Stopped.")
         else:
             text = APOLOGY.format(run_id=record.run_id)
         outputs, left_out = self._outputs(base, files) if answered else ([], [])

@@ -20,11 +20,12 @@ from ..chat.exceptions import ReplyError
 from ..messages import pending_tool_calls
 from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent, run_id_for
-from ..triggers.queued import DecisionMessage
+from ..triggers.queued import DecisionMessage, ExpireMessage
 from .outcome import Outcome
 
 if TYPE_CHECKING:
     from ..triggers.queue import EventQueue
+    from .wakeups import Wakeups
 
 JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
 EXPIRED_CLICK = "This request had expired before your answer: nothing was decided, and the call did not run."
@@ -187,3 +188,16 @@ class ApprovalDesk:
             digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:32]
             queue.send(message, group=thread_id, dedup=f"{thread_id}:released:{digest}")
         self.threads.drop_deferred(thread_id, len(messages))
+
+
+def wake_when_expired(
+    wakeups: Wakeups, event: TriggerEvent, run_id: str, waiting: Mapping[str, ApprovalEntry], now: float,
+    *, again: bool = False,
+) -> None:  # fmt: skip
+    """A wake-up at the first expiry of the run's ``waiting`` requests, if any. Set once per expiry time (a
+    redelivered outcome sets nothing new); ``again``: a new one, the first has fired."""
+    if waiting:
+        when = min(entry["expires_at"] for entry in waiting.values())
+        key = f"{run_id}:{when}" + (f":again:{now}" if again else "")
+        # The key in the body too: the queue deduplicates Scheduler's messages by content for five minutes.
+        wakeups.at(when + 1, ExpireMessage(run_id, key).body(), group=event.thread_id, key=key)

@@ -8,7 +8,7 @@ run's partition: a redelivery never posts twice; a crash between the two marks l
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from functools import partial
@@ -17,7 +17,6 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 
 from .. import telemetry
-from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel, Replies, SlackChannel
 from ..chat.surface import channel_for
 from ..config import RuntimeConfig
@@ -31,6 +30,7 @@ from ..runtime import Services, build_agent, deployed
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files
 from ..skills import SkillLibrary
+from ..stopping import StopCheck
 from ..stores import RunStore, Store, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn
@@ -47,16 +47,19 @@ from ..triggers.queued import (
     ExpireMessage,
     FeedbackMessage,
     PaneMessage,
+    QueueMessage,
+    StopMessage,
     parse,
 )
 from ..workflows import Workflow, load_workflow
 from .answer import Answers
-from .approvals import ApprovalDesk, ChannelApprover, pending
+from .approvals import ApprovalDesk, ChannelApprover, pending, wake_when_expired
 from .grants import granted
 from .inputs import measure, message_for
 from .outcome import Outcome
 from .pane import Pane
 from .progress import AnswerStreamHook, ProgressHook
+from .stops import Stops
 from .wakeups import NoWakeups, Wakeups
 
 STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
@@ -91,24 +94,21 @@ class Worker:
         self.wakeups = wakeups or NoWakeups()  # a run waiting for approval is woken when the request expires
         self.trace_parent: Any = None  # the trace context of the message being handled
         self.runs, self.threads = RunStore(store), ThreadStore(store)
-        self.desk = ApprovalDesk(
-            self.runs,
-            self.threads,
-            channel=lambda event, run_id: channel_for(event, self.replies, self.runs, run_id),
-            approvers=lambda event: self._workflow(event).tools.approvers,
-            clock=lambda: self.clock(),
-        )
         self.log = logger or Logger(service="agent-runtime-worker")
-        # The answer composed, posted once and rated; the pane; both read the worker's clock as it is set.
-        self.answers = Answers(config, self.runs, self.log, max_attachment_bytes, clock=lambda: self.clock())
+        clock = lambda: self.clock()  # noqa: E731 (the worker's clock as it is set, for its helpers)
+        channel = lambda event, run_id: channel_for(event, self.replies, self.runs, run_id)  # noqa: E731
+        approvers = lambda event: self._workflow(event).tools.approvers  # noqa: E731
+        self.desk = ApprovalDesk(self.runs, self.threads, channel=channel, approvers=approvers, clock=clock)
+        self.answers = Answers(config, self.runs, self.log, max_attachment_bytes, clock=clock)  # composed, rated
         self.pane = Pane(self.threads, replies, self._named, self.log)
+        self.stops = Stops(self.runs, approvers=approvers, channel=channel, queue=queue, log=self.log, clock=clock)
         self.metrics = metrics
         self.skills = SkillLibrary(config.skills_dir)
         self.services = Services(config, self.skills, self.runs, sandbox)  # once per process
 
     def handle(self, body: dict[str, Any], *, deadline: Deadline) -> Outcome:
         """Process one queue message: a new event, the continuation of a suspended run, a decision on a call
-        that waits for approval, the wake-up set for when that request expires, a rating or the app's pane."""
+        that waits for approval, the wake-up set for when that request expires, a stop, a rating or the pane."""
         message = parse(body)
         self.trace_parent = telemetry.extract(message.trace if isinstance(message, EventMessage) else None)
         if isinstance(message, PaneMessage):
@@ -116,18 +116,27 @@ class Worker:
         if isinstance(message, EventMessage):
             event, run_id = self.pane.framed(message.event), run_id_for(message.event)
             self.runs.save_event(run_id, event.to_dict())
-        elif isinstance(message, DecisionMessage | FeedbackMessage) and self.runs.load_event(message.run_id) is None:
-            self.log.warning("a click on a run this stack never saw: dropped")  # forged ids, or expired items
-            return Outcome.IGNORED
-        elif isinstance(message, FeedbackMessage):  # an answered run's rating: no run, no duplicate check
-            return self.answers.rate(message)
         else:
-            run_id = message.run_id
-            event = self._saved_event(run_id)
+            run_id, saved = message.run_id, self.runs.load_event(message.run_id)
+            if saved is None and isinstance(message, DecisionMessage | FeedbackMessage | StopMessage):
+                self.log.warning("a click on a run this stack never saw: dropped")  # forged ids, or expired items
+                return Outcome.IGNORED
+            event = self._saved_event(run_id, saved)
         self.log.set_correlation_id(event.correlation_id)
         self.log.append_keys(run_id=run_id, workflow=event.workflow, source=event.source)
+        match message:
+            case FeedbackMessage():  # an answered run's rating: no run, no duplicate check
+                return self.answers.rate(message)
+            case StopMessage():  # in a group of its own: the run it stops may be working right now
+                return self.stops.asked(message, event)
         if self.runs.reply_state(run_id) is not None:
             return self._answered_already(event)
+        return self._turn(message, event, run_id, body, deadline)
+
+    def _turn(
+        self, message: QueueMessage, event: TriggerEvent, run_id: str, body: dict[str, Any], deadline: Deadline
+    ) -> Outcome:
+        """What moves a run: a decision, the wake-up of an expired request, a new event, a continuation."""
         match message:
             case DecisionMessage():
                 refused = self.desk.record(event, message)
@@ -136,7 +145,9 @@ class Worker:
             case ExpireMessage():
                 waiting = self.desk.waiting(run_id) or {}
                 if not self.desk.expire(event, run_id, waiting):
-                    self._wake_when_expired(event, run_id, waiting, again=True)  # early: again, if it still waits
+                    wake_when_expired(
+                        self.wakeups, event, run_id, waiting, self.clock(), again=True
+                    )  # early: again, if it still waits
                     return Outcome.IGNORED
             case EventMessage():
                 deferred = self._defer_behind_active_run(event, run_id, body, deadline)
@@ -159,8 +170,7 @@ class Worker:
         loaded = load_workflow(name, self.config.workflows_dir, skill_names=self.skills.names())
         return deployed(loaded, self.config)
 
-    def _saved_event(self, run_id: str) -> TriggerEvent:
-        saved = self.runs.load_event(run_id)
+    def _saved_event(self, run_id: str, saved: dict[str, Any] | None) -> TriggerEvent:
         if saved is None:
             raise InvalidMessageError(f"a message for unknown run {run_id}")
         return TriggerEvent.from_dict(saved)
@@ -227,13 +237,16 @@ class Worker:
                 )
             except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
                 return self._not_started(event, channel, workflow, run_id, model.name, error, files)
-            record = agent.run(message, state=state, deadline=deadline, run_id=run_id)
+            stop = StopCheck(lambda: self.runs.stop_request(run_id))
+            record = agent.run(message, state=state, deadline=deadline, run_id=run_id, stop=stop)
         measure(self.metrics, record)
         waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
         self.threads.mark_active(event.thread_id, record.run_id if waits else None)
         if record.status is RunStatus.AWAITING_APPROVAL:
             channel.waiting(f":raised_hand: Waiting for approval ({record.stop_reason}).")
-            self._wake_when_expired(event, run_id, pending(record.state.context) if record.state else {})
+            wake_when_expired(
+                self.wakeups, event, run_id, pending(record.state.context) if record.state else {}, self.clock()
+            )
             return Outcome.AWAITING_APPROVAL
         if waits:
             channel.progress(STILL_WORKING)
@@ -265,17 +278,6 @@ class Worker:
         self.desk.release(event.thread_id, self.queue)
         return outcome
 
-    def _wake_when_expired(
-        self, event: TriggerEvent, run_id: str, waiting: Mapping[str, ApprovalEntry], *, again: bool = False
-    ) -> None:
-        """A wake-up at the first expiry of the run's ``waiting`` requests, if any. Set once per expiry time (a
-        redelivered outcome sets nothing new); ``again``: a new one, the first has fired."""
-        if waiting:
-            when = min(entry["expires_at"] for entry in waiting.values())
-            key = f"{run_id}:{when}" + (f":again:{self.clock()}" if again else "")
-            # The key in the body too: the queue deduplicates Scheduler's messages by content for five minutes.
-            self.wakeups.at(when + 1, ExpireMessage(run_id, key).body(), group=event.thread_id, key=key)
-
     def _fresh_state(self, event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
         state, version = self.threads.load(event.thread_id)
         # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
@@ -294,6 +296,8 @@ class Worker:
         self.answers.post(channel, record.run_id, answer)
         if record.state is not None:  # every ending: the next message of the thread goes on from this turn
             self._save_thread(event.thread_id, base, record.state)
+        if record.status is RunStatus.STOPPED:
+            return Outcome.STOPPED
         if not answer.answered:
             self.log.warning("run did not complete", extra={"status": str(record.status), "reason": record.stop_reason})
         return Outcome.ANSWERED if answer.answered else Outcome.FAILED

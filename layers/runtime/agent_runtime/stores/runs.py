@@ -40,6 +40,7 @@ PROGRESS = "progress"  # the chat message that shows progress and becomes the an
 THREAD_BASE = "thread-base"  # the thread version the turn started from, and the files it had
 ASKED = "approval-asked#"  # + call id: the approval request was posted (where), so a redelivery does not ask twice
 DECISION = "approval#"  # + call id: the first decision on it (approved/denied, who, when); later ones are no-ops
+STOP = "stop"  # a person asked the run to stop (who, when, from where): the first request wins
 
 
 class RunStore:
@@ -107,6 +108,17 @@ class RunStore:
         except VersionConflictError:
             return False
         return True
+
+    def request_stop(self, run_id: str, request: dict[str, Any]) -> bool:
+        """Asks the run to stop at its next step; False when it was asked already (a second click, a redelivery)."""
+        try:
+            self.store.put_item(run_partition(run_id), STOP, request, expected_version=None, ttl=self.ttl)
+        except VersionConflictError:
+            return False
+        return True
+
+    def stop_request(self, run_id: str) -> dict[str, Any] | None:
+        return self._get(run_id, STOP)
 
     def load_checkpoint(self, run_id: str) -> tuple[RunState, int] | None:
         item = self.store.get_item(run_partition(run_id), CHECKPOINT)

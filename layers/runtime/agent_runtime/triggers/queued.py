@@ -1,10 +1,10 @@
 """What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
 
-Six kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
+Seven kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
 pane in Slack (the webhook: opened, or looking at another channel), the continuation of a suspended run (the
-continuation hook), a person's decision on a call that waits for approval and a person's rating of an answer
-(the webhook's interactivity route), and the wake-up set for when an approval request expires (EventBridge
-Scheduler).
+continuation hook), a person's decision on a call that waits for approval, a person's rating of an answer and a
+request to stop a run (the webhook's interactivity route; a stop also from the /runs API), and the wake-up set
+for when an approval request expires (EventBridge Scheduler).
 The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
 ``InvalidMessageError`` naming what is wrong.
 """
@@ -79,6 +79,20 @@ class FeedbackMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class StopMessage:
+    """Someone asks a run to stop: a click on Stop (``via`` slack, checked by the worker: the one who asked or an
+    approver) or an authenticated call to the /runs API (``via`` api). Sent in a message group of its own: the
+    run it stops holds its thread's group while it works."""
+
+    run_id: str
+    user: str
+    via: str  # slack | api
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "stop", "run_id": self.run_id, "user": self.user, "via": self.via}
+
+
+@dataclass(frozen=True, slots=True)
 class PaneMessage:
     """A person at the app's pane, for the workflow that takes its direct messages (its suggested prompts)."""
 
@@ -89,7 +103,10 @@ class PaneMessage:
         return {"type": "pane", "event": self.event.to_dict(), "workflow": self.workflow}
 
 
-QueueMessage = EventMessage | PaneMessage | ContinueMessage | DecisionMessage | ExpireMessage | FeedbackMessage
+QueueMessage = (
+    EventMessage | PaneMessage | ContinueMessage | DecisionMessage | ExpireMessage | FeedbackMessage | StopMessage
+)
+STOP_VIA = ("slack", "api")
 
 
 def parse(body: Any) -> QueueMessage:
@@ -108,19 +125,24 @@ def parse(body: Any) -> QueueMessage:
             case "decision":
                 decision = DecisionMessage(str(body["run_id"]), str(body["call_id"]), str(body["decision"]),
                                            str(body["user"]))  # fmt: skip
-                if decision.decision not in DECISIONS:
-                    raise InvalidMessageError(f"unknown decision {decision.decision!r}")
-                return decision
+                return _one_of(decision, decision.decision, DECISIONS, "decision")
             case "expire":
                 return ExpireMessage(str(body["run_id"]), str(body.get("wakeup", "")))
             case "feedback":
                 feedback = FeedbackMessage(str(body["run_id"]), str(body["verdict"]), str(body["user"]))
-                if feedback.verdict not in VERDICTS:
-                    raise InvalidMessageError(f"unknown verdict {feedback.verdict!r}")
-                return feedback
+                return _one_of(feedback, feedback.verdict, VERDICTS, "verdict")
+            case "stop":
+                stop = StopMessage(str(body["run_id"]), str(body["user"]), str(body["via"]))
+                return _one_of(stop, stop.via, STOP_VIA, "stop origin")
             case kind:
                 raise InvalidMessageError(f"unknown message type {kind!r}")
     except KeyError as error:
         raise InvalidMessageError(f"a {body.get('type')} message without {error}") from None
     except (TypeError, ValueError) as error:  # fields of the wrong shape (an event from another version)
         raise InvalidMessageError(f"a malformed {body.get('type')} message ({error})") from None
+
+
+def _one_of(message: QueueMessage, value: str, allowed: tuple[str, ...], what: str) -> QueueMessage:
+    if value not in allowed:
+        raise InvalidMessageError(f"unknown {what} {value!r}")
+    return message

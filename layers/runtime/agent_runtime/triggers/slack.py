@@ -10,7 +10,7 @@ from typing import Any
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
-from ..actions import APPROVE, DENY, FEEDBACK
+from ..actions import APPROVE, DENY, FEEDBACK, STOP
 from .event import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
@@ -145,7 +145,7 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A click on an approval button: the decision message for the worker, its thread (FIFO group) and a
+    """A click on a button: the message for the worker, the FIFO group it goes in (the thread; a stop: its own) and a
     dedup key (Slack retries a request it got no answer to; a replay within SQS's window is dropped)."""
 
     message: dict[str, Any]
@@ -172,6 +172,8 @@ def parse_action(body: bytes) -> Action | Ignored:
     action = actions[0] if isinstance(actions[0], dict) else {}
     if action.get("action_id") == FEEDBACK:
         return _feedback(payload, action)
+    if action.get("action_id") == STOP:
+        return _stop(payload, action)
     if action.get("action_id") not in (APPROVE, DENY):
         return Ignored(f"not an approval button: {str(action.get('action_id'))[:40]!r}")
     parts = str(action.get("value", "")).split("|")
@@ -182,6 +184,19 @@ def parse_action(body: bytes) -> Action | Ignored:
     decision = "approved" if action["action_id"] == APPROVE else "denied"
     dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
     return Action(DecisionMessage(run_id, call_id, decision, user).body(), thread_id, dedup)
+
+
+def _stop(payload: dict[str, Any], action: dict[str, Any]) -> Action:
+    """A click on a working run's Stop button: its value is ``run_id|thread_id``. Queued in a group of its own
+    (the run holds its thread's group while it works); the worker checks who clicked."""
+    from .queued import StopMessage
+
+    parts = str(action.get("value", "")).split("|")
+    user = (payload.get("user") or {}).get("id")
+    if len(parts) != 2 or not all(parts) or not isinstance(user, str):
+        raise RejectedRequest(400, "malformed stop button (value or user missing)")
+    dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
+    return Action(StopMessage(parts[0], user, "slack").body(), f"stop:{parts[0]}", dedup)
 
 
 def _feedback(payload: dict[str, Any], action: dict[str, Any]) -> Action:

@@ -1,0 +1,61 @@
+"""Stop requests in the worker: who may stop a run, and what a stop does to a run that is not working now.
+
+A Stop click comes in a message group of its own (the run it stops holds its thread's group while it works). The
+one who asked or one of the workflow's approvers may stop it (an authenticated /runs API caller too); anyone else
+is told so and nothing changes, like a stale click on a run that has answered. The request is written with the
+run (the first wins); the working run sees it at its next step. A run that is not working — waiting for an
+approval, or suspended between invocations — gets a continuation in its thread's group, which ends it at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from aws_lambda_powertools import Logger
+
+from ..chat.channels import Channel
+from ..stopping import StopRequest
+from ..stores import RunStore
+from ..triggers.event import TriggerEvent
+from ..triggers.queue import EventQueue
+from ..triggers.queued import ContinueMessage, StopMessage
+from .outcome import Outcome
+
+NOT_YOURS = "Only the person who asked or one of this workflow's approvers can stop this run."
+
+
+class Stops:
+    def __init__(
+        self,
+        runs: RunStore,
+        *,
+        approvers: Callable[[TriggerEvent], Sequence[str]],
+        channel: Callable[[TriggerEvent, str], Channel],
+        queue: EventQueue | None,
+        log: Logger,
+        clock: Callable[[], float],
+    ) -> None:
+        self.runs, self.approvers, self.channel, self.queue, self.log, self.clock = (
+            runs, approvers, channel, queue, log, clock,
+        )  # fmt: skip
+
+    def asked(self, message: StopMessage, event: TriggerEvent) -> Outcome:
+        if self.runs.reply_state(message.run_id) is not None:
+            self.log.info("stop of a run that has answered: nothing to do")
+            return Outcome.IGNORED
+        if not self._may_stop(message, event):
+            self.channel(event, message.run_id).tell(message.user, NOT_YOURS)
+            return Outcome.REFUSED
+        request = StopRequest(message.user, self.clock(), message.via)
+        if not self.runs.request_stop(message.run_id, request.to_dict()):
+            return Outcome.DUPLICATE
+        self.log.info("stop requested", extra={"via": message.via})
+        if self.queue is not None:  # a run not working now (waiting, suspended) is ended by its continuation
+            wake = ContinueMessage(message.run_id, event.thread_id, 0).body()
+            self.queue.send(wake, group=event.thread_id, dedup=f"{message.run_id}:stop")
+        return Outcome.STOPPED
+
+    def _may_stop(self, message: StopMessage, event: TriggerEvent) -> bool:
+        if message.via == "api":  # the route checked the caller's key or IAM identity
+            return True
+        return message.user == event.user or message.user in self.approvers(event)
