@@ -316,7 +316,7 @@ class Agent:
 
 def _stopped(run: Run, asked: StopRequest) -> Stopped:
     answer_pending(run.state.messages, asked)
-    return Stopped(RunStatus.STOPPED, f"Stopped: {asked.reason()}.")
+    return Stopped(RunStatus.STOPPED, asked.reason())
 
 
 def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None) -> None:

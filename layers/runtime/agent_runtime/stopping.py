@@ -20,7 +20,7 @@ from .messages import Message
 logger = logging.getLogger(__name__)
 
 CHECK_SECONDS = 2.0  # how stale a stop may be seen: one store read per run per this many seconds
-NOT_RUN = "Not run: the run was stopped ({why}) before this call."
+NOT_RUN = "Not run: the run was stopped by {who} before this call."
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +29,11 @@ class StopRequest:
     at: float  # epoch seconds
     via: str  # slack | cli | api
 
+    def who(self) -> str:
+        return f"<@{self.by}>" if self.via == "slack" else self.by
+
     def reason(self) -> str:
-        who = f"<@{self.by}>" if self.via == "slack" else self.by
-        return f"stopped by {who}"
+        return f"Stopped by {self.who()}."
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": self.by, "at": self.at, "via": self.via}
@@ -78,4 +80,4 @@ def answer_pending(messages: list[Message], request: StopRequest) -> None:
     """The calls the model asked for and the stop left unrun get a result saying so: no orphaned call, and the
     thread's next turn never runs them (they were asked for before the stop)."""
     for call in msgs.pending_tool_calls(messages):
-        messages.append(msgs.tool_result(call["id"], NOT_RUN.format(why=request.reason())))
+        messages.append(msgs.tool_result(call["id"], NOT_RUN.format(who=request.who())))

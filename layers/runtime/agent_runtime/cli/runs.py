@@ -13,6 +13,7 @@ from pathlib import Path
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
+from ..stores import RunStore
 from .common import Commands, runs_store
 
 
@@ -48,6 +49,15 @@ def add(commands: Commands) -> None:
     runs_list.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
     runs_list.add_argument("--json", action="store_true", help="one JSON array instead of a table")
     runs_list.set_defaults(handler=_cmd_list)
+    runs_stop = runs_commands.add_parser(
+        "stop",
+        help="ask a working run to stop at its next step",
+        description="Ask a run to stop: it ends at its next step (a model call in flight is closed), keeps its "
+        "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
+        "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set). Exit 1 when the run has already ended.",
+    )
+    runs_stop.add_argument("run_id", metavar="RUN_ID")
+    runs_stop.set_defaults(handler=_cmd_stop)
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
@@ -114,3 +124,47 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
         print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
               f"{row['tokens']:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
     return 0
+
+
+ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT, RunStatus.STOPPED}
+
+
+def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    import getpass
+    import time
+
+    from ..stopping import StopRequest
+
+    runs = runs_store(config)
+    summary = runs.summary(args.run_id)
+    if summary is None and runs.load_checkpoint(args.run_id) is None:
+        raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
+    if summary is not None and summary.get("status") in ENDED:
+        print(f"run {args.run_id} has ended ({summary['status']}): nothing to stop", file=sys.stderr)
+        return 1
+    request = StopRequest(f"cli:{getpass.getuser()}", time.time(), "cli")
+    if not runs.request_stop(args.run_id, request.to_dict()):
+        print(f"run {args.run_id} was already asked to stop")
+        return 0
+    woken = _wake(runs, args.run_id) if summary is not None else False  # it waits (an approval) or is suspended
+    print(f"asked run {args.run_id} to stop: it ends at its next step" + (" (woken to end now)" if woken else ""))
+    return 0
+
+
+def _wake(runs: RunStore, run_id: str) -> bool:
+    """A run between invocations (waiting for an approval) is ended by a continuation in its thread's queue
+    group, where one is configured (AGENT_QUEUE_URL): the worker's path for a Stop click."""
+    from ..triggers.config import TriggerConfig
+    from ..triggers.queued import ContinueMessage
+
+    event, url = runs.load_event(run_id), TriggerConfig.from_env().queue_url
+    if event is None or not url:
+        return False
+    import boto3
+
+    from ..triggers.queue import SqsQueue
+
+    thread = str(event.get("thread_id"))
+    SqsQueue(boto3.client("sqs"), url).send(ContinueMessage(run_id, thread, 0).body(), group=thread,
+                                            dedup=f"{run_id}:stop")  # fmt: skip
+    return True

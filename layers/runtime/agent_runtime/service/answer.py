@@ -32,7 +32,7 @@ COST_LIMIT_NOTE = (
     "_{why} This run cost {cost}. The thread keeps its work: one of the workflow's approvers can reply "
     '"continue with $N more" to go on._'
 )
-STOPPED_NOTE = ":octagonal_sign: {why} The thread keeps its work: send a message here to go on."
+STOPPED_NOTE = ":octagonal_sign: {why} The thread keeps its work: send a message here to go on."  # why: who
 ANSWERED = (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT)
 
 

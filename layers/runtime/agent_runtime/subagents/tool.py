@@ -188,7 +188,7 @@ def _run_child(
     limit = Deadline.after(child.subagents.max_seconds)
     deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline
     run_id = ctx.budget.child_id(ctx.run_id) if ctx.budget else f"{ctx.run_id}.sub{len(SUBAGENTS.get(ctx.state)) + 1}"
-    return agent.run(task, deadline=deadline, run_id=run_id)
+    return agent.run(task, deadline=deadline, run_id=run_id, stop=ctx.stop)  # a stop ends the helper too
 
 
 def _result(ctx: RunContext, record: Any, executed: int) -> str:

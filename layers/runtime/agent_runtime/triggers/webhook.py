@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import re
 import secrets as token_source
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from .exceptions import RejectedRequest
 from .idempotency import dynamodb_layer
 from .payload import parse_json
 from .queue import EventQueue, SqsQueue
-from .queued import EventMessage, PaneMessage
+from .queued import EventMessage, PaneMessage, StopMessage
 
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
 
@@ -59,6 +60,9 @@ def route(event: Routed, workflows: Sequence[Workflow]) -> str | None:
     return None
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: it goes to the queue
+
+
 def create_app(
     config: TriggerConfig,
     *,
@@ -75,6 +79,7 @@ def create_app(
     app.post("/jira/webhook")(lambda: routes.guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
     app.post("/runs")(lambda: routes.guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
     app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
+    app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
     return Webhook(app, idempotency)
 
 
@@ -119,6 +124,19 @@ class _Routes:
             status = _send(self.enqueue, event)
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
+
+    def stop(self, raw: dict[str, Any], run_id: str) -> Response[str]:
+        """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
+        try:
+            caller = _api_caller(raw, self.config)
+            if not _RUN_ID.fullmatch(run_id):
+                raise RejectedRequest(400, "not a run id")
+        except RejectedRequest as error:
+            return self.refused(error)
+        message = StopMessage(run_id, f"api:{caller}", "api").body()
+        self.queue.send(message, group=f"stop:{run_id}", dedup=f"api-stop:{run_id}:{token_source.token_hex(8)}")
+        self.log.info("stop queued", extra={"via": "api"})
+        return _json(202, {"status": "stop requested", "run_id": run_id})
 
     def interactivity(self, raw: dict[str, Any]) -> Response[str]:
         try:
@@ -199,7 +217,8 @@ def _idempotent_enqueue(
     return enqueue, config
 
 
-def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Workflow]) -> TriggerEvent:
+def _api_caller(raw: dict[str, Any], config: TriggerConfig) -> str:
+    """Who calls the /runs routes: the IAM caller's ARN, or "api-key" (the key checked); else a 401."""
     headers = {k.lower(): v for k, v in (raw.get("headers") or {}).items()}
     key = config.secret("api_key")
     iam = ((raw.get("requestContext") or {}).get("authorizer") or {}).get("iam")
@@ -208,6 +227,11 @@ def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Wor
             raise RejectedRequest(401, "missing or wrong API key (Authorization: Bearer ...)")
     elif not iam:
         raise RejectedRequest(401, "the /runs route needs IAM authorization or an API key")
+    return str(iam.get("userArn") if isinstance(iam, dict) else "api-key")
+
+
+def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Workflow]) -> TriggerEvent:
+    caller = _api_caller(raw, config)
     body = parse_json(_raw_body(raw), "the body")
     if (
         not isinstance(body, dict)
@@ -228,7 +252,7 @@ def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Wor
         kind="api",
         dedup_key=f"api:{request_id}",
         text=body["message"],
-        user=str(iam.get("userArn") if isinstance(iam, dict) else "api-key"),
+        user=caller,
         thread_id=thread,
         correlation_id=request_id,
         workflow=body["workflow"],
