@@ -79,12 +79,14 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
     store = AwsStore(s3=clients["s3"], dynamodb=clients["dynamodb"], bucket=name, table=name)
     stack = []
 
-    def build(server: ScriptedServer, *, local_store: bool = False, sandbox: Any = None) -> System:
+    def build(
+        server: ScriptedServer, *, local_store: bool = False, sandbox: Any = None, secrets: dict[str, str] | None = None
+    ) -> System:
         apis_cm = fake_apis()
         apis, base = apis_cm.__enter__()
         stack.append(apis_cm)
         env = {**ENV, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_API_URL": f"{base}/", "JIRA_BASE_URL": base}
-        env |= {"JIRA_EMAIL": "bot@example.com", "JIRA_API_TOKEN": "jira-token"}
+        env |= {"JIRA_EMAIL": "bot@example.com", "JIRA_API_TOKEN": "jira-token"} | (secrets or {})
         triggers = TriggerConfig.from_env(env)
         runtime = RuntimeConfig(
             workflows_dir=tmp_path,

@@ -242,3 +242,18 @@ def test_suggested_prompts_are_strings_or_title_and_message_and_need_direct_mess
     assert any("set direct_messages: true" in p for p in problems)
     scalar = GOOD.format(name="flow") + "triggers:\n  slack:\n    direct_messages: true\n    suggested_prompts: hi\n"
     assert any("must be a list of prompts" in p for p in _problems(tmp_path, scalar))
+
+
+def test_a_webhook_triggers_mistakes_each_get_one_line(tmp_path: Path) -> None:
+    base = "name: flow\ndescription: d\nprompt: p\nmodel: {name: gpt-4o, context_window: 8000}\n"
+    hook = "triggers:\n  webhook: {secret: Git-Hub!, signature: gitlab, events: [push], message: 'not a path', x: 1}\n"
+    problems = _problems(tmp_path, base + hook)
+    assert any(p.startswith("triggers.webhook.x: unknown key") for p in problems)
+    assert (
+        "triggers.webhook.secret: must name a key of the integrations secret (lower case: github_webhook_secret)"
+        in problems
+    )
+    assert "triggers.webhook.signature: must be one of github, hmac; got 'gitlab'" in problems
+    assert any(p.startswith("triggers.webhook.message: must be a JSON path into the body") for p in problems)
+    assert "triggers.webhook.events: are GitHub's X-GitHub-Event names: only with signature: github" in problems
+    assert all("\n" not in p for p in problems)

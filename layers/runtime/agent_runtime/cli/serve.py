@@ -14,7 +14,8 @@ def add(commands: Commands) -> None:
     serve = commands.add_parser(
         "serve",
         help="serve the Slack/JIRA/runs webhooks locally, with the worker in-process",
-        description="Serve /slack/events, /slack/interactivity, /jira/webhook and /runs on HOST:PORT with the worker "
+        description="Serve /slack/events, /slack/interactivity, /jira/webhook, /hooks/<workflow> and /runs on "
+        "HOST:PORT with the worker "
         "in-process on the local store (AGENT_STATE_DIR). Secrets come from SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, "
         "JIRA_WEBHOOK_SECRET, JIRA_SHARED_SECRET, JIRA_BASE_URL/JIRA_EMAIL/JIRA_API_TOKEN and API_KEY.",
     )
@@ -28,7 +29,7 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..triggers.config import TriggerConfig
 
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port).start()
-    routes = "/slack/events, /slack/interactivity, /jira/webhook and /runs"
+    routes = "/slack/events, /slack/interactivity, /jira/webhook, /hooks/<workflow> and /runs"
     print(f"agent-runtime: serving {server.url}{routes} (Ctrl-C stops)", file=sys.stderr)
     try:
         threading.Event().wait()

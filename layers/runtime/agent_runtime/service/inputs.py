@@ -4,6 +4,8 @@ not, the channel the person has open beside the pane), and the worker's counts o
 
 from __future__ import annotations
 
+import base64
+
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -22,13 +24,28 @@ def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, li
     notes = []
     for attachment in event.attachments:
         try:
-            data = channel.download(attachment.url, limit)
+            data = (
+                _inline(attachment.url, limit)
+                if attachment.url.startswith("data:")
+                else channel.download(attachment.url, limit)
+            )
             files.put(data, name=attachment.name, mimetype=attachment.mimetype)
         except (ReplyError, AgentRuntimeError) as error:
             notes.append(f"[attachment {attachment.name} could not be added: {error}]")
     if event.attributes.get("viewing"):  # an id Slack gave (checked when it came in), never free text
         notes.append(f"[in Slack, the person has channel <#{event.attributes['viewing']}> open beside this chat]")
     return lead + "\n".join([event.text or "(no text)", *notes])
+
+
+def _inline(url: str, limit: int) -> bytes:
+    """A file the event carries itself (a signed webhook's body): ``data:<type>;base64,<data>``."""
+    try:
+        data = base64.b64decode(url.split(",", 1)[1], validate=True)
+    except (IndexError, ValueError):
+        raise AgentRuntimeError("not a base64 data URL") from None
+    if len(data) > limit:
+        raise AgentRuntimeError(f"larger than {limit // 2**20} MB")
+    return data
 
 
 def measure(metrics: Metrics | None, record: RunRecord) -> None:

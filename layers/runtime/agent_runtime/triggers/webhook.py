@@ -28,7 +28,7 @@ from ..stores.opening import open_store
 from ..stores.runs import check_thread_id
 from ..workflows import Workflow
 from ..workflows.triggers import Routed
-from . import jira, slack
+from . import jira, signed, slack
 from .config import TriggerConfig, all_workflows
 from .event import Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
@@ -80,6 +80,7 @@ def create_app(
     app.post("/runs")(lambda: routes.guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
     app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
     app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
+    app.post("/hooks/<name>")(lambda name: routes.guarded(lambda: routes.signed(app.current_event.raw_event, name)))
     return Webhook(app, idempotency)
 
 
@@ -124,6 +125,14 @@ class _Routes:
             status = _send(self.enqueue, event)
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
+
+    def signed(self, raw: dict[str, Any], name: str) -> TriggerEvent | Ignored:
+        """A signed delivery for the workflow named in the route (``triggers.webhook``)."""
+        workflow = next((w for w in self.workflows if w.name == name and w.triggers.webhook is not None), None)
+        if workflow is None or workflow.triggers.webhook is None:
+            raise RejectedRequest(404, "no workflow takes webhooks at this route")
+        secret = self.config.secret(workflow.triggers.webhook.secret)
+        return signed.parse(raw.get("headers") or {}, _raw_body(raw), workflow, secret, self.clock())
 
     def stop(self, raw: dict[str, Any], run_id: str) -> Response[str]:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""

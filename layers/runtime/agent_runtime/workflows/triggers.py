@@ -1,7 +1,9 @@
-"""The workflow's ``triggers:`` section: which Slack and JIRA events start it. No section: started only by name."""
+"""The workflow's ``triggers:`` section: which Slack and JIRA events start it, and the signed webhook it takes
+from other systems (GitHub, or any sender that signs with HMAC). No section: started only by name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -12,6 +14,10 @@ SLACK_KEYS = ("channels", "direct_messages", "suggested_prompts")
 MAX_PROMPTS = 4  # Slack shows at most four suggested prompts
 JIRA_KEYS = ("projects", "issue_types", "labels", "events")
 JIRA_EVENTS = ("comment_created", "issue_created")
+WEBHOOK_KEYS = ("secret", "signature", "events", "message")
+SIGNATURES = ("github", "hmac")  # GitHub's X-Hub-Signature-256; or X-Signature-256 over "timestamp.body"
+SECRET_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a key of the integrations secret (locally: its env variable)
+MESSAGE_PATH = re.compile(r"\$?(\.?[A-Za-z_][A-Za-z0-9_-]*|\[\d{1,4}\])+")  # $.pull_request.title, items[0].name
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +36,17 @@ class JiraTrigger:
     events: tuple[str, ...] = JIRA_EVENTS
 
 
+@dataclass(frozen=True, slots=True)
+class WebhookTrigger:
+    """``POST /hooks/<workflow>``: verified with the integrations secret's ``secret`` key, deduplicated by the
+    delivery id; the JSON body is the run's file ``delivery.json`` and ``message`` (a JSON path) its message."""
+
+    secret: str
+    signature: str = "github"
+    events: tuple[str, ...] = ()  # github: the X-GitHub-Event names it takes; empty: any (but ping)
+    message: str | None = None
+
+
 class Routed(Protocol):
     """What routing reads of an incoming event (a ``triggers.TriggerEvent``): workflows sit below triggers."""
 
@@ -44,6 +61,7 @@ class Routed(Protocol):
 class TriggerSettings:
     slack: SlackTrigger | None = None
     jira: JiraTrigger | None = None
+    webhook: WebhookTrigger | None = None  # its own route: never matched by routing
 
     def matches(self, event: Routed) -> bool:
         facts = event.attributes
@@ -63,12 +81,34 @@ class TriggerSettings:
 
 
 def parse_triggers_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> TriggerSettings:
-    check_keys("triggers", data, ("slack", "jira"), report)
-    slack, jira = data.get("slack"), data.get("jira")
+    check_keys("triggers", data, ("slack", "jira", "webhook"), report)
+    slack, jira, webhook = data.get("slack"), data.get("jira"), data.get("webhook")
     return TriggerSettings(
         slack=_slack(slack, report) if slack is not None else None,
         jira=_jira(jira, report) if jira is not None else None,
+        webhook=_webhook(webhook, report) if webhook is not None else None,
     )
+
+
+def _webhook(data: Any, report: Callable[[str, str], None]) -> WebhookTrigger | None:
+    where = "triggers.webhook"
+    if not isinstance(data, Mapping):
+        report(where, "must be a mapping (secret, signature, events, message)")
+        return None
+    check_keys(where, data, WEBHOOK_KEYS, report)
+    secret, signature, message = data.get("secret"), data.get("signature", "github"), data.get("message")
+    if not isinstance(secret, str) or not SECRET_KEY.fullmatch(secret):
+        report(f"{where}.secret", "must name a key of the integrations secret (lower case: github_webhook_secret)")
+    if signature not in SIGNATURES:
+        report(f"{where}.signature", f"must be one of {', '.join(SIGNATURES)}; got {signature!r}")
+    if message is not None and not (isinstance(message, str) and MESSAGE_PATH.fullmatch(message)):
+        report(f"{where}.message", f"must be a JSON path into the body, like $.pull_request.title; got {message!r}")
+    events = _names(data, "events", where, report)
+    if events and signature != "github":
+        report(f"{where}.events", "are GitHub's X-GitHub-Event names: only with signature: github")
+    if not isinstance(secret, str) or signature not in SIGNATURES:
+        return None
+    return WebhookTrigger(secret, str(signature), events, message)
 
 
 def _slack(data: Any, report: Callable[[str, str], None]) -> SlackTrigger:

@@ -1,0 +1,84 @@
+"""Signed webhooks (``triggers.webhook``): a GitHub delivery through the webhook's HTTP path, SQS (moto) and the
+worker — verified by its own X-Hub-Signature-256, run once per delivery id, its body the run's delivery.json and
+its pull request's title the message; forged, stale, oversized, unknown and ping deliveries start nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_runtime.stores import RunStore
+from agent_runtime.testing import reply
+
+from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+
+SECRET = "gh-webhook-secret-for-tests"
+FLOW = """\
+name: pr-review
+description: Reviews a pull request when GitHub says one opened.
+prompt: You review pull requests.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+triggers:
+  webhook: {secret: github_webhook_secret, signature: github, events: [pull_request], message: $.pull_request.title}
+"""
+DELIVERY = {"action": "opened", "number": 7, "pull_request": {"title": "Retry webhooks with backoff", "number": 7},
+            "sender": {"login": "octocat"}}  # fmt: skip
+
+
+def github(body: bytes, *, delivery: str = "d-1", event: str = "pull_request", secret: str = SECRET) -> dict[str, str]:
+    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature-256": signature, "X-GitHub-Delivery": delivery, "X-GitHub-Event": event}
+
+
+def test_a_github_delivery_runs_once_and_forgeries_start_nothing(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    (tmp_path / "pr-review.yaml").write_text(FLOW)
+    server = scripted(reply("Looks good: the backoff is bounded."))
+    s = system(server, secrets={"GITHUB_WEBHOOK_SECRET": SECRET})
+    body = json.dumps(DELIVERY).encode()
+    accepted = s.post("/hooks/pr-review", body, github(body))
+    assert accepted["statusCode"] == 200 and json.loads(accepted["body"])["status"] == "queued"
+    assert s.post("/hooks/pr-review", body, github(body))["statusCode"] == 200  # GitHub redelivers: deduplicated
+    assert s.deliver() == ["answered"]  # once; no chat to answer in: the run record is the answer
+    [request] = server.requests
+    assert request.last_user_text().startswith("Retry webhooks with backoff")
+    [summary] = RunStore(s.store).list_runs(limit=5)
+    record = RunStore(s.store).load_record(summary["run_id"]) or {}
+    assert record["status"] == "completed" and record["final_answer"].startswith("Looks good")
+    assert [f["name"] for f in record["files"]] == ["delivery.json"]
+
+    def status(path: str, payload: bytes, headers: dict[str, str]) -> int:
+        return int(s.post(path, payload, headers)["statusCode"])
+
+    assert status("/hooks/pr-review", body, github(body, delivery="d-2", secret="forged")) == 401
+    assert status("/hooks/pr-review", body, {"X-GitHub-Delivery": "d-3", "X-GitHub-Event": "pull_request"}) == 401
+    tampered = body.replace(b"Retry", b"Delete")
+    assert status("/hooks/pr-review", tampered, github(body, delivery="d-4")) == 401
+    assert status("/hooks/no-such-flow", body, github(body, delivery="d-5")) == 404
+    assert status("/hooks/pr-review", b"x" * 2_000_000, github(b"x" * 2_000_000, delivery="d-6")) == 413
+    ping = s.post("/hooks/pr-review", body, github(body, delivery="d-7", event="ping"))
+    assert ping["statusCode"] == 200 and json.loads(ping["body"])["status"] == "ignored"
+    assert s.deliver() == [] and len(server.requests) == 1  # none of them reached the worker
+
+
+def test_an_hmac_sender_signs_the_timestamp_too_and_a_stale_one_is_refused(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    (tmp_path / "pr-review.yaml").write_text(
+        FLOW.replace("signature: github, events: [pull_request], ", "signature: hmac, ")
+    )
+    server = scripted(reply("Noted."))
+    s = system(server, secrets={"GITHUB_WEBHOOK_SECRET": SECRET})
+    body = json.dumps(DELIVERY).encode()
+
+    def signed(at: float, delivery: str) -> dict[str, Any]:
+        stamp = str(int(at))
+        digest = hmac.new(SECRET.encode(), stamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+        headers = {"X-Signature-256": f"sha256={digest}", "X-Signature-Timestamp": stamp, "X-Delivery-Id": delivery}
+        return s.post("/hooks/pr-review", body, headers)
+
+    assert signed(time.time() - 3_600, "z-1")["statusCode"] == 401  # an hour old: a replay
+    assert signed(time.time(), "z-2")["statusCode"] == 200
+    s.deliver()
+    assert len(server.requests) == 1
