@@ -218,6 +218,11 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             meta = {"next_cursor": str(start + limit) if more else ""}
             answer = {"ok": True, "messages": page, "has_more": more, "response_metadata": meta}
             return self._send(200, json.dumps(answer).encode())
+        if method == "reactions.get":  # the message a reaction marks, from the threads the test set
+            found = [m for thread in self.apis.threads.values() for m in thread if m.get("ts") == body.get("timestamp")]
+            missing = {"ok": False, "error": "message_not_found"}
+            answer = {"ok": True, "type": "message", "message": found[0]} if found else missing
+            return self._send(200, json.dumps(answer).encode())
         if method == "files.completeUploadExternal":
             return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
         if method == "chat.startStream" and not self.apis.streams:

@@ -26,6 +26,7 @@ SCOPES = {
     "chat_stopStream": {"chat:write"},
     "files_upload_v2": {"files:write"},
     "conversations_replies": {"channels:history", "groups:history"},
+    "reactions_get": {"reactions:read"},
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},
@@ -47,8 +48,8 @@ def test_the_manifest_subscribes_to_what_the_webhook_handles_and_has_the_scopes_
     manifest = yaml.safe_load(MANIFEST)
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     ingress = (REPO / "layers/runtime/agent_runtime/triggers/slack.py").read_text()
-    assert events == {"app_mention", "message.im", "app_home_opened"}
-    assert all(f'"{name}"' in ingress for name in ("app_mention", "im", "app_home_opened"))
+    assert events == {"app_mention", "message.im", "app_home_opened", "reaction_added"}
+    assert all(f'"{name}"' in ingress for name in ("app_mention", "im", "app_home_opened", "reaction_added"))
     # An app on Slack's older assistant view subscribes to these instead of app_home_opened (README):
     assert '"assistant_thread_started"' in ingress and '"assistant_thread_context_changed"' in ingress
     assert "agent_view" in manifest["features"]
@@ -56,6 +57,7 @@ def test_the_manifest_subscribes_to_what_the_webhook_handles_and_has_the_scopes_
     chat = REPO / "layers/runtime/agent_runtime/chat"
     client = "".join((chat / name).read_text() for name in ("replies.py", "stream.py"))  # where the WebClient is
     called = set(re.findall(r"self\.client\.(\w+)\(", client))
+    called |= {name.replace(".", "_") for name in re.findall(r'self\._api\(\s*"([\w.]+)"', client)}
     assert called <= set(SCOPES), f"a new Web API method: add its scope to the manifest and here: {called}"
     assert all(SCOPES[method] <= scopes for method in called)
     assert {"app_mentions:read", "im:history", "files:read"} <= scopes  # events and attachments

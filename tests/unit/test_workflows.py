@@ -257,3 +257,11 @@ def test_a_webhook_triggers_mistakes_each_get_one_line(tmp_path: Path) -> None:
     assert any(p.startswith("triggers.webhook.message: must be a JSON path into the body") for p in problems)
     assert "triggers.webhook.events: are GitHub's X-GitHub-Event names: only with signature: github" in problems
     assert all("\n" not in p for p in problems)
+
+
+def test_a_reactions_mistakes_each_get_one_line(tmp_path: Path) -> None:
+    base = "name: flow\ndescription: d\nprompt: p\nmodel: {name: gpt-4o, context_window: 8000}\n"
+    problems = _problems(tmp_path, base + "triggers:\n  slack: {reactions: [':jira:', 'not an emoji']}\n")
+    assert "triggers.slack.reactions: 'not an emoji' is not an emoji name (like jira or white_check_mark)" in problems
+    assert "triggers.slack.reactions: start the workflow in the listed channels: list them (or '*')" in problems
+    assert not any("'jira'" in p for p in problems)  # written with its colons, it is still the emoji jira

@@ -53,6 +53,11 @@ class SlackReplier:
     def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
         self._api("chat.postEphemeral", channel=channel, user=user, text=text, thread_ts=thread_ts)
 
+    def reacted(self, channel: str, ts: str) -> dict[str, Any]:
+        """The message a reaction was added to (reactions.get; needs reactions:read): its text, files, thread."""
+        found = self._api("reactions.get", channel=channel, timestamp=ts, full=True).get("message")
+        return found if isinstance(found, dict) else {}
+
     def update(self, channel: str, ts: str, text: str) -> None:
         self._api("chat.update", channel=channel, ts=ts, text=text)
 

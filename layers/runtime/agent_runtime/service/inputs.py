@@ -5,17 +5,18 @@ not, the channel the person has open beside the pane), and the worker's counts o
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from ..chat.channels import Channel
+from ..chat.channels import Channel, Replies
 from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
 from ..events import Compaction
 from ..record import RunRecord, RunStatus
 from ..stores import StoreFileStore
-from ..triggers.event import TriggerEvent
+from ..triggers.event import Attachment, TriggerEvent
 
 
 def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, limit: int, *, first: bool) -> str:
@@ -35,6 +36,26 @@ def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, li
     if event.attributes.get("viewing"):  # an id Slack gave (checked when it came in), never free text
         notes.append(f"[in Slack, the person has channel <#{event.attributes['viewing']}> open beside this chat]")
     return lead + "\n".join([event.text or "(no text)", *notes])
+
+
+def resolved(event: TriggerEvent, replies: Replies) -> TriggerEvent:
+    """A reaction's event with the message it was added to (read now: the webhook answers Slack within 3 s):
+    its text as the run's message, its files, and its thread, where the answer goes."""
+    if event.kind != "reaction_added" or replies.slack is None or event.text:
+        return event
+    channel, ts, emoji = str(event.reply_to["channel"]), str(event.attributes["ts"]), event.attributes["reaction"]
+    lead = f"[<@{event.user}> reacted with :{emoji}: to this message]"
+    try:
+        message = replies.slack.reacted(channel, ts)
+    except ReplyError as error:
+        return replace(event, text=f"{lead}\n[the message could not be read: {error}]")
+    files = tuple(
+        Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
+        for f in message.get("files", []) if isinstance(f, dict) and f.get("url_private")
+    )  # fmt: skip
+    thread_ts = str(message.get("thread_ts") or ts)
+    text = f"{lead}\n{message.get('text') or '(no text)'}"
+    return replace(event, text=text, reply_to={"channel": channel, "thread_ts": thread_ts}, attachments=files)
 
 
 def _inline(url: str, limit: int) -> bytes:

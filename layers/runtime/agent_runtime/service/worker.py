@@ -55,7 +55,7 @@ from ..workflows import Workflow, load_workflow
 from .answer import Answers
 from .approvals import ApprovalDesk, ChannelApprover, pending, wake_when_expired
 from .grants import granted
-from .inputs import measure, message_for
+from .inputs import measure, message_for, resolved
 from .outcome import Outcome
 from .pane import Pane
 from .progress import AnswerStreamHook, ProgressHook
@@ -196,7 +196,7 @@ class Worker:
         return Outcome.DEFERRED
 
     def _run(self, event: TriggerEvent, run_id: str, *, continuation: bool, deadline: Deadline) -> Outcome:
-        workflow = self._workflow(event)
+        event, workflow = resolved(event, self.replies), self._workflow(event)  # a reaction: the message it marks
         files = StoreFileStore(self.store, thread_partition(event.thread_id))
         channel = channel_for(event, self.replies, self.runs, run_id)
         checkpoint = self.runs.load_checkpoint(run_id)

@@ -64,10 +64,39 @@ def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | PaneEvent |
         raise RejectedRequest(400, "Slack event without event_id")
     if event.get("type") in PANE_EVENTS:
         return _pane(payload, event, event_id)
+    if event.get("type") == "reaction_added":
+        return _reaction(payload, event)
     reason = _skip_reason(event, bot_user_id)
     if reason:
         return Ignored(reason)
     return _trigger(payload, event, event_id)
+
+
+def _reaction(payload: dict[str, Any], event: dict[str, Any]) -> TriggerEvent | Ignored:
+    """An emoji added to a message: one run per message and emoji, whoever adds it (again). The message itself
+    is read by the worker (``reactions.get``): the webhook answers within Slack's 3 s without calling back."""
+    item, user, reaction = _mapping(event.get("item")), event.get("user"), event.get("reaction")
+    channel, ts = item.get("channel"), item.get("ts")
+    if item.get("type") != "message" or not isinstance(reaction, str) or not reaction:
+        return Ignored("a reaction to something other than a message")
+    if not all(isinstance(v, str) and _SLACK_ID.fullmatch(v) for v in (channel, user)) or not _is_ts(ts):
+        return Ignored("reaction_added without channel, user or message ts")
+    team = str(payload.get("team_id") or "T")
+    return TriggerEvent(
+        source="slack",
+        kind="reaction_added",
+        dedup_key=f"slack-reaction:{team}:{channel}:{ts}:{reaction[:100]}",
+        text="",
+        user=str(user),
+        thread_id=f"slack-{team}-{channel}-{ts}-" + re.sub(r"[^A-Za-z0-9_-]", "-", reaction[:100]),
+        correlation_id=str(payload.get("event_id")),
+        reply_to={"channel": str(channel), "thread_ts": str(ts)},  # the message's thread: the worker reads it
+        attributes={"channel": channel, "direct_message": False, "team": team, "ts": ts, "reaction": reaction[:100]},
+    )
+
+
+def _is_ts(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"\d{1,12}\.\d{1,8}", value) is not None
 
 
 def _skip_reason(event: dict[str, Any], bot_user_id: str | None) -> str | None:

@@ -10,7 +10,8 @@ from typing import Any, Protocol
 
 from ..sections import check_keys, flag
 
-SLACK_KEYS = ("channels", "direct_messages", "suggested_prompts")
+SLACK_KEYS = ("channels", "direct_messages", "suggested_prompts", "reactions")
+EMOJI = re.compile(r"[a-z0-9_+'-]{1,100}")  # an emoji's name as Slack sends it: "jira", "+1", "white_check_mark"
 MAX_PROMPTS = 4  # Slack shows at most four suggested prompts
 JIRA_KEYS = ("projects", "issue_types", "labels", "events")
 JIRA_EVENTS = ("comment_created", "issue_created")
@@ -26,6 +27,7 @@ class SlackTrigger:
     direct_messages: bool = False
     # Offered when a person opens a direct message (the app's agent or assistant pane): (title, message) pairs.
     suggested_prompts: tuple[tuple[str, str], ...] = ()
+    reactions: tuple[str, ...] = ()  # an emoji added to a message in one of ``channels`` starts it (names, no colons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,9 @@ class TriggerSettings:
     def matches(self, event: Routed) -> bool:
         facts = event.attributes
         if event.source == "slack" and self.slack is not None:
+            if facts.get("reaction"):  # a reaction starts only the workflows that list its emoji
+                in_channel = "*" in self.slack.channels or facts.get("channel") in self.slack.channels
+                return in_channel and facts["reaction"] in self.slack.reactions
             if facts.get("direct_message"):
                 return self.slack.direct_messages
             return "*" in self.slack.channels or facts.get("channel") in self.slack.channels
@@ -120,7 +125,14 @@ def _slack(data: Any, report: Callable[[str, str], None]) -> SlackTrigger:
     prompts = _prompts(data.get("suggested_prompts", []), report)
     if prompts and not dms:
         report("triggers.slack.suggested_prompts", "are offered in direct messages: set direct_messages: true")
-    return SlackTrigger(_names(data, "channels", "triggers.slack", report), dms, prompts)
+    reactions = tuple(name.strip(":") for name in _names(data, "reactions", "triggers.slack", report))
+    for name in reactions:
+        if not EMOJI.fullmatch(name):
+            report("triggers.slack.reactions", f"{name!r} is not an emoji name (like jira or white_check_mark)")
+    channels = _names(data, "channels", "triggers.slack", report)
+    if reactions and not channels:
+        report("triggers.slack.reactions", "start the workflow in the listed channels: list them (or '*')")
+    return SlackTrigger(channels, dms, prompts, reactions)
 
 
 def _prompts(value: Any, report: Callable[[str, str], None]) -> tuple[tuple[str, str], ...]:

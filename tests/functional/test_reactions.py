@@ -1,0 +1,61 @@
+"""Reactions (``triggers.slack.reactions``): an emoji added to a message in a listed channel starts the workflow
+with that message (and its thread before it, quoted) as input, through the webhook, SQS (moto) and the worker
+against the fake Slack API; the answer goes in the message's thread; one run per message and emoji, whoever adds
+it again; other emoji and other channels start nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_runtime.testing import reply
+
+from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.triggers_support import slack_request
+
+PARENT, REPLY = "1763800000.000100", "1763800040.000200"
+FLOW = """\
+name: jira-draft
+description: Drafts a JIRA ticket from a Slack message marked with :jira:.
+prompt: You draft tickets.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+triggers:
+  slack: {channels: [C0OPS], reactions: [jira]}
+"""
+
+
+def reaction(event_id: str, emoji: str = "jira", *, user: str = "U0DANA", channel: str = "C0OPS") -> dict[str, Any]:
+    event = {"type": "reaction_added", "user": user, "reaction": emoji, "item_user": "U0ERIN",
+             "item": {"type": "message", "channel": channel, "ts": REPLY}, "event_ts": "1763800050.000300"}  # fmt: skip
+    return {"token": "unused", "team_id": "T0TEAM", "api_app_id": "A0APP", "event": event,
+            "type": "event_callback", "event_id": event_id, "event_time": 1763800050}  # fmt: skip
+
+
+def test_a_reaction_runs_once_per_message_and_emoji_with_its_thread(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    (tmp_path / "jira-draft.yaml").write_text(FLOW)
+    server = scripted(reply("Drafted: PROJ-? Queue consumer drops messages on retry."))
+    s = system(server)
+    s.apis.threads[PARENT] = [
+        {"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen the consumer lose messages?"},
+        {"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "The queue consumer drops messages on retry."},
+    ]
+    first = s.post("/slack/events", *slack_request(reaction("Ev40")))
+    assert json.loads(first["body"]) == {"status": "queued", "workflow": "jira-draft"}
+    again = s.post("/slack/events", *slack_request(reaction("Ev41", user="U0FRANK")))  # someone else adds it too
+    assert json.loads(again["body"])["status"] != "queued"
+    assert s.deliver() == ["answered"]
+    [request] = server.requests
+    said = request.last_user_text()
+    assert "reacted with :jira:" in said and "The queue consumer drops messages on retry." in said
+    assert "Anyone seen the consumer lose messages?" in json.dumps(request.messages)  # the thread, quoted
+    [asked] = s.apis.named("reactions.get")
+    assert (asked["channel"], asked["timestamp"]) == ("C0OPS", REPLY)
+    posted = s.apis.named("chat.postMessage") + s.apis.named("chat.update")
+    assert {p.get("thread_ts") for p in s.apis.named("chat.postMessage")} == {PARENT}  # in the message's thread
+    assert any("Drafted" in str(p.get("text")) for p in posted)
+
+    for other in (reaction("Ev42", "eyes"), reaction("Ev43", channel="C0ELSE")):
+        ignored = json.loads(s.post("/slack/events", *slack_request(other))["body"])
+        assert ignored["status"] == "ignored"
+    assert s.deliver() == [] and len(server.requests) == 1
