@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
@@ -45,10 +46,16 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     names = SkillLibrary(config.skills_dir).names()
     for name in available_workflows(config.workflows_dir):
         try:
-            description = load_workflow(name, config.workflows_dir, skill_names=names).description
+            workflow = load_workflow(name, config.workflows_dir, skill_names=names)
         except WorkflowError:
-            description = "(invalid: run 'agent-runtime workflows validate')"
-        print(f"{name:<24} {description}")
+            print(f"{name:<24} (invalid: run 'agent-runtime workflows validate')")
+            continue
+        print(f"{name:<24} {workflow.description}")
+        for schedule in workflow.triggers.schedules:  # when it runs by itself, and where its answer goes
+            upcoming = schedule.next_after(datetime.now(UTC))
+            when = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
+            print(f"{'':<24} {schedule.name}: {schedule.expression} {schedule.timezone}, next {when}"
+                  f" -> {schedule.answer_to}")  # fmt: skip
     return 0
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..sections import check_keys, flag
+from .schedules import Schedule, parse_schedule_section
 
 SLACK_KEYS = ("channels", "direct_messages", "suggested_prompts", "reactions")
 EMOJI = re.compile(r"[a-z0-9_+'-]{1,100}")  # an emoji's name as Slack sends it: "jira", "+1", "white_check_mark"
@@ -64,6 +65,7 @@ class TriggerSettings:
     slack: SlackTrigger | None = None
     jira: JiraTrigger | None = None
     webhook: WebhookTrigger | None = None  # its own route: never matched by routing
+    schedules: tuple[Schedule, ...] = ()  # when it runs by itself (EventBridge Scheduler; serve locally)
 
     def matches(self, event: Routed) -> bool:
         facts = event.attributes
@@ -86,12 +88,13 @@ class TriggerSettings:
 
 
 def parse_triggers_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> TriggerSettings:
-    check_keys("triggers", data, ("slack", "jira", "webhook"), report)
-    slack, jira, webhook = data.get("slack"), data.get("jira"), data.get("webhook")
+    check_keys("triggers", data, ("slack", "jira", "webhook", "schedule"), report)
+    slack, jira, webhook, schedule = data.get("slack"), data.get("jira"), data.get("webhook"), data.get("schedule")
     return TriggerSettings(
         slack=_slack(slack, report) if slack is not None else None,
         jira=_jira(jira, report) if jira is not None else None,
         webhook=_webhook(webhook, report) if webhook is not None else None,
+        schedules=parse_schedule_section(schedule, report) if schedule is not None else (),
     )
 
 
