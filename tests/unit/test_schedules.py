@@ -4,6 +4,7 @@ period; and every mistake is one line of ``workflows validate``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -97,3 +98,23 @@ def test_a_schedule_sections_mistakes_each_get_one_line(tmp_path: Path) -> None:
                                         " timezone: Europe/Paris, answer_to: 'slack:C0DIGEST'}\n")  # fmt: skip
     [daily] = load_workflow(str(tmp_path / "flow.yaml"), tmp_path).triggers.schedules
     assert (daily.name, daily.timezone, daily.answer_to) == ("schedule-1", "Europe/Paris", "slack:C0DIGEST")
+
+
+def test_serve_fires_the_ticks_in_its_window_and_none_it_missed(tmp_path: Path) -> None:
+    from agent_runtime.triggers.schedules import due, tick_event
+
+    head = "name: flow\ndescription: d\nprompt: p\nmodel: {name: gpt-4o, context_window: 8000}\ntriggers:\n"
+    (tmp_path / "flow.yaml").write_text(head + "  schedule:\n"
+                                        "    - {name: hourly, expression: 'rate(1 hour)', message: a}\n"
+                                        "    - {name: nine, expression: 'cron(0 9 * * ? *)', message: b,"
+                                        " answer_to: 'jira:OPS-7'}\n")  # fmt: skip
+    flow = load_workflow(str(tmp_path / "flow.yaml"), tmp_path)
+    at = datetime(2026, 11, 27, 8, 59, 50, tzinfo=UTC)
+    [hourly, nine] = due([flow], at, at + timedelta(seconds=15))  # 09:00:00 UTC: both
+    assert (hourly.schedule, hourly.at, nine.schedule) == ("hourly", "2026-11-27T09:00:00Z", "nine")
+    assert due([flow], at + timedelta(seconds=15), at + timedelta(seconds=30)) == []  # each once
+    assert due([flow], at - timedelta(days=3), at - timedelta(days=3)) == []  # an empty window fires nothing
+    event = tick_event(flow, nine)
+    assert event is not None and event.reply_to == {"issue_key": "OPS-7"} and event.text == "b"
+    assert tick_event(flow, hourly) is not None and tick_event(flow, hourly).reply_to == {}  # only the record
+    assert tick_event(flow, replace(nine, at="2026-11-28T09:00:00Z")).dedup_key != event.dedup_key  # a new day

@@ -39,6 +39,8 @@ class SlackReplier:
     def _api(self, method: str, **arguments: Any) -> Any:
         """One Web API call (``chat.postMessage``) through the SDK's method of that name; Slack's error, by name,
         as a ReplyError."""
+        if arguments.get("thread_ts") == "":  # a message of its own in the channel (a schedule's answer)
+            arguments.pop("thread_ts")
         try:
             return getattr(self.client, method.replace(".", "_"))(**arguments)
         except SlackApiError as error:

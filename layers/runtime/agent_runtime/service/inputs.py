@@ -5,6 +5,7 @@ not, the channel the person has open beside the pane), and the worker's counts o
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import replace
 
 from aws_lambda_powertools import Metrics
@@ -17,6 +18,9 @@ from ..events import Compaction
 from ..record import RunRecord, RunStatus
 from ..stores import StoreFileStore
 from ..triggers.event import Attachment, TriggerEvent
+from ..triggers.queued import EventMessage, TickMessage
+from ..triggers.schedules import tick_event
+from ..workflows import Workflow, WorkflowError
 
 
 def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, limit: int, *, first: bool) -> str:
@@ -56,6 +60,15 @@ def resolved(event: TriggerEvent, replies: Replies) -> TriggerEvent:
     thread_ts = str(message.get("thread_ts") or ts)
     text = f"{lead}\n{message.get('text') or '(no text)'}"
     return replace(event, text=text, reply_to={"channel": channel, "thread_ts": thread_ts}, attachments=files)
+
+
+def ticked(tick: TickMessage, named: Callable[[str], Workflow]) -> EventMessage | None:
+    """A schedule's tick as the event of the run it starts; None when its workflow or schedule is gone."""
+    try:
+        event = tick_event(named(tick.workflow), tick)
+    except WorkflowError:
+        return None
+    return None if event is None else EventMessage(event)
 
 
 def _inline(url: str, limit: int) -> bytes:

@@ -12,6 +12,8 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from queue import Empty
 from typing import Any
@@ -26,6 +28,7 @@ from ..stores import LocalStore
 from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
+from ..triggers.schedules import due
 from ..triggers.webhook import create_app
 from .setup import replies_for
 from .wakeups import TimerWakeups
@@ -54,9 +57,11 @@ class LocalServer:
             triggers,
             queue=self.queue,
             persistence=StorePersistenceLayer(self.store),
-            workflows=all_workflows(runtime),
+            workflows=(workflows := all_workflows(runtime)),
             logger=self.webhook_log,
         )
+        self.workflows = workflows  # their schedules fire here, as EventBridge Scheduler fires them on AWS
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
         self.worker = Worker(
@@ -84,7 +89,18 @@ class LocalServer:
     def start(self) -> LocalServer:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
+        threading.Thread(target=self._tick, daemon=True).start()
         return self
+
+    def _tick(self, every: float = 15.0) -> None:
+        """Fires the workflows' schedules into the queue as their times pass (not the ones missed while serve
+        was not running); a tick is one run however often it is sent (its id comes from its time)."""
+        last = self.clock()
+        while not self._stop.wait(every):
+            now = self.clock()
+            for tick in due(self.workflows, last, now):
+                self.queue.send(tick.body(), group=f"schedule-{tick.workflow}", dedup=f"{tick.schedule}@{tick.at}")
+            last = now
 
     def _work(self) -> None:
         while not self._stop.is_set():

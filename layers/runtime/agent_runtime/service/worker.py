@@ -49,13 +49,14 @@ from ..triggers.queued import (
     PaneMessage,
     QueueMessage,
     StopMessage,
+    TickMessage,
     parse,
 )
 from ..workflows import Workflow, load_workflow
 from .answer import Answers
 from .approvals import ApprovalDesk, ChannelApprover, pending, wake_when_expired
 from .grants import granted
-from .inputs import measure, message_for, resolved
+from .inputs import measure, message_for, resolved, ticked
 from .outcome import Outcome
 from .pane import Pane
 from .progress import AnswerStreamHook, ProgressHook
@@ -84,11 +85,8 @@ class Worker:
         wakeups: Wakeups | None = None,
     ) -> None:
         self.config, self.store, self.queue, self.models, self.replies = config, store, queue, models, replies
-        self.sandbox, self.max_attachment_bytes, self.progress_interval = (
-            sandbox,
-            max_attachment_bytes,
-            progress_interval,
-        )
+        self.sandbox, self.max_attachment_bytes = sandbox, max_attachment_bytes
+        self.progress_interval = progress_interval
         self.secrets = secrets  # for ${secret:NAME} in workflows' tools sections
         self.clock = clock  # approvals expire by it
         self.wakeups = wakeups or NoWakeups()  # a run waiting for approval is woken when the request expires
@@ -109,7 +107,10 @@ class Worker:
     def handle(self, body: dict[str, Any], *, deadline: Deadline) -> Outcome:
         """Process one queue message: a new event, the continuation of a suspended run, a decision on a call
         that waits for approval, the wake-up set for when that request expires, a stop, a rating or the pane."""
-        message = parse(body)
+        message: QueueMessage | None = parse(body)
+        if isinstance(message, TickMessage) and (message := ticked(message, self._named)) is None:
+            return Outcome.IGNORED  # a schedule the workflow no longer has (a tick sent before a deploy)
+        assert message is not None
         self.trace_parent = telemetry.extract(message.trace if isinstance(message, EventMessage) else None)
         if isinstance(message, PaneMessage):
             return self.pane.opened(message)
@@ -214,7 +215,7 @@ class Worker:
         grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
-        if isinstance(channel, SlackChannel):  # the answer streams into the thread as the model writes it
+        if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
             hooks.append(AnswerStreamHook(channel.stream))
         if self.queue is not None:
             hooks.append(ContinuationHook(self.queue, thread_id=event.thread_id))

@@ -1,10 +1,10 @@
 """What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
 
-Seven kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
+Eight kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
 pane in Slack (the webhook: opened, or looking at another channel), the continuation of a suspended run (the
 continuation hook), a person's decision on a call that waits for approval, a person's rating of an answer and a
-request to stop a run (the webhook's interactivity route; a stop also from the /runs API), and the wake-up set
-for when an approval request expires (EventBridge Scheduler).
+request to stop a run (the webhook's interactivity route; a stop also from the /runs API), the wake-up set
+for when an approval request expires and a workflow's schedule firing (EventBridge Scheduler).
 The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
 ``InvalidMessageError`` naming what is wrong.
 """
@@ -93,6 +93,19 @@ class StopMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class TickMessage:
+    """A workflow's schedule fired (EventBridge Scheduler on AWS, ``serve`` locally). ``at`` is the tick's own
+    time (Scheduler's ``<aws.scheduler.scheduled-time>``): a tick delivered twice is one run."""
+
+    workflow: str
+    schedule: str
+    at: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "tick", "workflow": self.workflow, "schedule": self.schedule, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
 class PaneMessage:
     """A person at the app's pane, for the workflow that takes its direct messages (its suggested prompts)."""
 
@@ -104,7 +117,14 @@ class PaneMessage:
 
 
 QueueMessage = (
-    EventMessage | PaneMessage | ContinueMessage | DecisionMessage | ExpireMessage | FeedbackMessage | StopMessage
+    EventMessage
+    | PaneMessage
+    | ContinueMessage
+    | DecisionMessage
+    | ExpireMessage
+    | FeedbackMessage
+    | StopMessage
+    | TickMessage
 )
 STOP_VIA = ("slack", "api")
 
@@ -131,6 +151,8 @@ def parse(body: Any) -> QueueMessage:
             case "feedback":
                 feedback = FeedbackMessage(str(body["run_id"]), str(body["verdict"]), str(body["user"]))
                 return _one_of(feedback, feedback.verdict, VERDICTS, "verdict")
+            case "tick":
+                return TickMessage(str(body["workflow"]), str(body["schedule"]), str(body["at"]))
             case "stop":
                 stop = StopMessage(str(body["run_id"]), str(body["user"]), str(body["via"]))
                 return _one_of(stop, stop.via, STOP_VIA, "stop origin")
