@@ -82,7 +82,8 @@ def test_every_function_with_its_layers_fits_lambdas_limit() -> None:
     print("\n\nBuilt artifacts (unzipped, function + layers)")
     for name, layers, total in rows:
         print(f"  {name:<16} {total:7.1f} MB  ({', '.join([name, *layers])})")
-    assert {name for name, _, _ in rows} == {"WebhookFunction", "WorkerFunction", "SandboxFunction"}
+    assert {name for name, _, _ in rows} == {"WebhookFunction", "WorkerFunction", "SandboxFunction",
+                                            "ScheduleSyncFunction"}  # fmt: skip
     assert all(total < LIMIT_MB for _, _, total in rows), rows
 
 
@@ -163,7 +164,22 @@ def test_the_worker_handler_imports_with_encodings_and_documents_from_the_built_
     assert "python-sandbox" in out[2]
 
 
-@pytest.mark.parametrize("function", ["WebhookFunction", "WorkerFunction"])
+def test_the_schedule_sync_handler_reads_the_shipped_workflows_from_the_built_layout() -> None:
+    """The deploy's custom resource: its handler imports with its layers only, and finds the shipped workflows
+    (none has a schedule: a deploy of the repository as it is creates none; the examples are not deployed)."""
+    code = (
+        "import app\n"
+        "from agent_runtime.config import RuntimeConfig\n"
+        "from agent_runtime.triggers.config import all_workflows\n"
+        "from agent_runtime.triggers.schedules import desired\n"
+        "flows = all_workflows(RuntimeConfig.from_env())\n"
+        "print(len(flows), len(desired(flows, queue_arn='q', role_arn='r')))\n"
+    )
+    shipped, schedules = built_python("ScheduleSyncFunction", code).strip().splitlines()[-1].split()
+    assert int(shipped) >= 4 and schedules == "0"
+
+
+@pytest.mark.parametrize("function", ["WebhookFunction", "WorkerFunction", "ScheduleSyncFunction"])
 def test_every_module_a_handler_imports_from_its_layers_ships_bytecode(function: str) -> None:
     """/opt is read-only: a module without its .pyc would be compiled from source at every cold start."""
     code = (
