@@ -265,3 +265,14 @@ def test_a_reactions_mistakes_each_get_one_line(tmp_path: Path) -> None:
     assert "triggers.slack.reactions: 'not an emoji' is not an emoji name (like jira or white_check_mark)" in problems
     assert "triggers.slack.reactions: start the workflow in the listed channels: list them (or '*')" in problems
     assert not any("'jira'" in p for p in problems)  # written with its colons, it is still the emoji jira
+
+
+def test_a_coordinators_mistakes_each_get_one_line(tmp_path: Path) -> None:
+    base = "name: flow\ndescription: d\nprompt: p\nmodel: {name: gpt-4o, context_window: 8000}\n"
+    assert any(p.startswith("coordinator: must be one of") for p in _problems(tmp_path, base + "coordinator: bash\n"))
+    problems = _problems(tmp_path, base + "coordinator: script\nscript: not a function\n")
+    assert "script: coordinator: script needs script: module:function (in the tools path); got 'not a function'" in (
+        problems
+    )
+    assert any(p.startswith("script: is the function of coordinator: script") for p in _problems(
+        tmp_path, base + "script: jobs:run\n"))  # fmt: skip

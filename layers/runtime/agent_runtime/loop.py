@@ -119,15 +119,7 @@ class Agent:
             run.record.ledger.limit = self._granted(run, self.spend)
         self.hooks.on_run_start(run)
         try:
-            while True:
-                result = self._step(run)
-                self.hooks.after_step(run)
-                if not isinstance(result, RanTools):
-                    break
-            if isinstance(result, Stopped) and result.status in (RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT):
-                result = self._last_answer(run, result)
-                self.hooks.after_step(run)
-            self._finish(run, result)
+            self._finish(run, self._drive(run))
         except RunError as error:
             run.record.status, run.record.stop_reason = RunStatus.FAILED, str(error)
             run.record.event(ev.Failed(error=type(error).__name__, status_code=getattr(error, "status_code", None)))
@@ -140,6 +132,18 @@ class Agent:
             run.record.ended_at = now_iso()
             self.hooks.on_run_end(run)
         return run.record
+
+    def _drive(self, run: Run) -> StepResult:
+        """The run's steps until one ends it: model calls and their tools (a code coordinator drives otherwise)."""
+        while True:
+            result = self._step(run)
+            self.hooks.after_step(run)
+            if not isinstance(result, RanTools):
+                break
+        if isinstance(result, Stopped) and result.status in (RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT):
+            result = self._last_answer(run, result)
+            self.hooks.after_step(run)
+        return result
 
     def _start(self, message: str | None, state: RunState | None, deadline: Deadline, run_id: str | None) -> Run:
         files = self.files.list()
@@ -174,7 +178,7 @@ class Agent:
 
     def _step(self, run: Run) -> StepResult:
         if (asked := run.context.stop()) is not None:
-            return _stopped(run, asked)
+            return stopped(run, asked)
         pending = msgs.pending_tool_calls(run.state.messages)
         if pending:  # a suspended run left calls unanswered: finish them before asking the model again
             return self.calls.run(run, [ToolCall.from_dict(call) for call in pending])
@@ -191,7 +195,7 @@ class Agent:
             response = self._call_model(run, cap=allowed)
         except ModelError:
             if (asked := run.context.stop()) is not None:  # the call was closed for a stop: nothing appended
-                return _stopped(run, asked)
+                return stopped(run, asked)
             if run.deadline.expired():  # cut off by our own deadline: nothing was appended, so suspend
                 run.state.turn -= 1
                 return Suspended("the deadline was reached during a model call")
@@ -314,7 +318,7 @@ class Agent:
                 record.event(ev.LimitReached(reason=result.reason, tool_calls=run.state.tool_calls_used))
 
 
-def _stopped(run: Run, asked: StopRequest) -> Stopped:
+def stopped(run: Run, asked: StopRequest) -> Stopped:
     answer_pending(run.state.messages, asked)
     return Stopped(RunStatus.STOPPED, asked.reason())
 

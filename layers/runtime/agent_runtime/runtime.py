@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,6 +16,7 @@ from .approvals import ApprovalGate, Approver
 from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
 from .context import ContextEngine
+from .coordinator import ScriptAgent
 from .errors import ConfigError, ToolError
 from .extract.tools import DOCUMENT_TOOLS
 from .files import FileStore
@@ -32,6 +34,7 @@ from .stores import PersistenceHook, RunStore, StoreSummaryMemo, ThreadStore
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
 from .toolsets import DeclaredTools, ToolEnv, ToolSettings, check_names, declared_tools
+from .toolsets.python import script_function
 from .trace import TraceHook
 from .workflows import Workflow
 
@@ -194,8 +197,11 @@ def build_agent(
         clock=services.clock,
     )
     spend = spend_limit(workflow, model, services.runs, services.thread_id, granted=services.granted)
-    return Agent(workflow, model, tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate,
-                 spend=spend)  # fmt: skip
+    agent: Callable[..., Agent] = partial(Agent, workflow, model)
+    if workflow.coordinator == "script" and workflow.script:  # your function drives the run (coordinator.py)
+        path = (services.tool_env or ToolEnv.from_env()).tools_path
+        agent = partial(ScriptAgent, workflow, model, function=script_function(workflow.script, path))
+    return agent(tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate, spend=spend)
 
 
 def _registry(

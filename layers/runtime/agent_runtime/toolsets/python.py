@@ -8,10 +8,11 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
+from typing import Any, cast
 
 from ..errors import ConfigError
 from ..tools.decorator import Tool
@@ -43,6 +44,22 @@ def python_tools(refs: Sequence[str], path: Sequence[str] = ()) -> list[Tool]:
     if _FINDER not in sys.meta_path:
         sys.meta_path.append(_FINDER)
     return [_load(ref) for ref in refs]
+
+
+def script_function(ref: str, path: Sequence[str] = ()) -> Callable[..., Any]:
+    """A workflow's coordinator function (``script: module:function``), found as ``tools.python`` finds tools."""
+    python_tools((), path)
+    module_name, _, attribute = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(
+            f"script {ref!r}: cannot import {module_name!r} ({error}); is it on AGENT_TOOLS_PATH?"
+        ) from None
+    found = getattr(module, attribute, None)
+    if not callable(found):
+        raise ConfigError(f"script {ref!r}: {module_name} has no function {attribute!r}")
+    return cast(Callable[..., Any], found)
 
 
 def _load(ref: str) -> Tool:

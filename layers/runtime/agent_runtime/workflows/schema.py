@@ -27,7 +27,20 @@ from .triggers import TriggerSettings, parse_triggers_section
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 TOP_KEYS: tuple[str, ...] = ("name", "description", "prompt", "prompt_file", "model", "limits")
-TOP_KEYS += ("context", "files", "skills", "subagents", "sandbox", "triggers", "tools", "report")
+TOP_KEYS += (
+    "context",
+    "files",
+    "skills",
+    "subagents",
+    "sandbox",
+    "triggers",
+    "tools",
+    "report",
+    "coordinator",
+    "script",
+)
+COORDINATORS = ("llm", "script")  # the model drives the run, or your Python function does (coordinator.py)
+SCRIPT_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer", "prices")
 PRICE_KEYS = ("input", "cached_input", "output")  # USD per million tokens
 TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
@@ -76,6 +89,8 @@ class Workflow:
     report: ReportSettings = field(default_factory=ReportSettings)
     path: Path | None = None
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
+    coordinator: str = "llm"
+    script: str | None = None  # coordinator: script — module:function in the tools path
 
     def with_model(self, name: str) -> Workflow:
         """The same workflow on another model (``AGENT_MODEL``, a deployment's choice): its helpers use that model
@@ -132,6 +147,8 @@ def parse_workflow(
     report_data = section("report")
     check_keys("report", report_data, ("chart",), check.add)
     report = ReportSettings(chart=flag("report", report_data, "chart", check.add))
+    coordinator = choice("", data, "coordinator", COORDINATORS, "llm", check.add) or "llm"
+    script = _script(check, data, coordinator)
     if check.problems:
         raise WorkflowError(check.problems)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
@@ -150,7 +167,18 @@ def parse_workflow(
         tools,
         report,
         prompt_path=prompt_path,
+        coordinator=coordinator,
+        script=script,
     )
+
+
+def _script(check: _Checker, data: Mapping[str, Any], coordinator: str) -> str | None:
+    script = data.get("script")
+    if coordinator == "script" and not (isinstance(script, str) and SCRIPT_REF.fullmatch(script)):
+        check.add("script", f"coordinator: script needs script: module:function (in the tools path); got {script!r}")
+    elif coordinator != "script" and script is not None:
+        check.add("script", "is the function of coordinator: script; set coordinator: script, or remove it")
+    return script if isinstance(script, str) and coordinator == "script" else None
 
 
 def _limits(check: _Checker, data: Mapping[str, Any], model: ModelSettings) -> Limits:

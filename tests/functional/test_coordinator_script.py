@@ -1,0 +1,176 @@
+"""``coordinator: script``: a Python function drives the run through the workflow's own tools and asks a model
+only where it chooses — with approvals, resumes, the spend limit and evals as a model-driven run has them. The
+merged-PR job: list pull requests, ask a model for a summary (JSON), mark each merged one (a mutating call that
+waits for approval). Through build_agent, the real ``openai`` client and the scripted server over HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_runtime import Deadline, RunStatus, Services
+from agent_runtime.approvals import ApprovalRequest, Decision
+from agent_runtime.config import RuntimeConfig
+from agent_runtime.evals import EvalOptions, Runner, build_report, load_cases
+from agent_runtime.models import OpenAIChatModel
+from agent_runtime.runtime import build_agent
+from agent_runtime.testing import ScriptedServer, reply
+from agent_runtime.workflows import load_workflow
+
+TOOLS = '''
+import os
+from pathlib import Path
+from agent_runtime import tool
+
+
+def log(line):
+    path = Path(os.environ["PR_LOG"])
+    path.write_text((path.read_text() if path.exists() else "") + line + "\\n")
+
+
+@tool
+def list_prs(repo: str) -> str:
+    """List a repository's recent pull requests.
+
+    Args:
+        repo: owner/name.
+    """
+    log("list")
+    return "#12 merged\\n#13 open\\n#14 merged"
+
+
+@tool(mutating=True)
+def mark_merged(pr: str) -> str:
+    """Mark a pull request :merged: in the team channel.
+
+    Args:
+        pr: Its number, like #12.
+    """
+    log(f"mark {pr}")
+    return f"marked {pr}"
+
+
+def merged_job(run):
+    listed = run.call("list_prs", repo="acme/api", step="list")
+    merged = [line.split()[0] for line in listed.splitlines() if line.endswith("merged")]
+    summary = run.ask("Summarise in one sentence: " + listed, step="summary",
+                      schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+    for pr in merged:
+        run.call("mark_merged", pr=pr, step=f"mark {pr}")
+    return f"Marked {', '.join(merged)}. {summary['text']}"
+
+
+def broken_job(run):
+    raise ValueError("no repository is configured")
+'''
+FLOW = """\
+name: merged-prs
+description: Marks merged pull requests, in code; a model only writes the summary.
+prompt: You summarise pull requests.
+coordinator: script
+script: pr_job:merged_job
+model: {{name: gpt-4o, context_window: 128000, max_output_tokens: 512}}
+limits: {{max_tool_calls: 10{cost}}}
+tools: {{python: [pr_job:list_prs, pr_job:mark_merged]}}
+"""
+SUMMARY = reply(json.dumps({"text": "Two of three pull requests are merged."}))
+
+
+class Desk:
+    """Decides from what people said; asks (pending) otherwise."""
+
+    def __init__(self) -> None:
+        self.said: dict[str, str] = {}
+        self.asked: list[str] = []
+
+    def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
+        self.asked.append(request.summary)
+        decided = next((d for pr, d in self.said.items() if pr in request.summary), None)
+        return (Decision(decided), "U0LEAD") if decided else (Decision.PENDING, None)
+
+
+@pytest.fixture
+def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    for name in ("workflows", "evals", "tools", "state"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "tools" / "pr_job.py").write_text(TOOLS)
+    for key, folder in (("AGENT_TOOLS_PATH", "tools"), ("AGENT_WORKFLOWS_DIR", "workflows"),
+                        ("AGENT_EVALS_DIR", "evals"), ("AGENT_STATE_DIR", "state")):  # fmt: skip
+        monkeypatch.setenv(key, str(tmp_path / folder))
+    monkeypatch.setenv("PR_LOG", str(tmp_path / "calls.log"))
+    yield tmp_path
+
+
+def agent_for(job: Path, server: ScriptedServer, desk: Any, cost: str = "") -> Any:
+    (job / "workflows" / "merged-prs.yaml").write_text(FLOW.format(cost=cost))
+    workflow = load_workflow("merged-prs", job / "workflows")
+    return build_agent(workflow, OpenAIChatModel("gpt-4o", client=server.client()), Services(approver=desk))
+
+
+def calls(job: Path) -> list[str]:
+    return (job / "calls.log").read_text().splitlines()
+
+
+def test_approvals_and_a_deadline_resume_without_repeating_finished_steps(job: Path) -> None:
+    desk = Desk()
+    with ScriptedServer([SUMMARY]) as server:  # one model call in all: the summary
+        agent = agent_for(job, server, desk)
+        late = lambda: 999.0 if (job / "calls.log").exists() else 100.0  # noqa: E731 (past it once a step ran)
+        record = agent.run("go", deadline=Deadline(at=500.0, clock=late))
+        assert record.status is RunStatus.SUSPENDED and "before step 'summary'" in (record.stop_reason or "")
+        record = agent.run(state=record.state)  # the next invocation
+        assert record.status is RunStatus.AWAITING_APPROVAL and calls(job) == ["list"]  # listed once
+        desk.said["#12"] = "approved"
+        record = agent.run(state=record.state)
+        assert record.status is RunStatus.AWAITING_APPROVAL  # #12 ran; now #14 waits
+        desk.said["#14"] = "approved"
+        record = agent.run(state=record.state)
+    assert record.status is RunStatus.COMPLETED
+    assert record.final_answer == "Marked #12, #14. Two of three pull requests are merged."
+    assert calls(job) == ["list", "mark #12", "mark #14"]  # each step once, across four invocations
+    assert len(server.requests) == 1 and record.cost_usd() > 0  # the summary: asked once, priced
+
+
+def test_a_denied_step_is_the_scripts_to_read_and_a_script_error_is_the_runs_failure(job: Path) -> None:
+    desk = Desk()
+    desk.said |= {"#12": "denied", "#14": "approved"}
+    with ScriptedServer([SUMMARY, reply("not json at all")]) as server:
+        record = agent_for(job, server, desk).run("go")
+        assert record.status is RunStatus.COMPLETED and calls(job) == ["list", "mark #14"]  # #12 was not run
+        (job / "calls.log").unlink()
+        failed = agent_for(job, server, desk).run("go again")
+    assert failed.status is RunStatus.FAILED and "not the JSON asked for" in (failed.stop_reason or "")
+    (job / "workflows" / "merged-prs.yaml").write_text(FLOW.format(cost="").replace("merged_job", "broken_job"))
+    with ScriptedServer([]) as server:
+        workflow = load_workflow("merged-prs", job / "workflows")
+        broken = build_agent(workflow, OpenAIChatModel("gpt-4o", client=server.client()), Services()).run("go")
+    assert broken.status is RunStatus.FAILED
+    assert broken.stop_reason == "the script failed: ValueError: no repository is configured"  # its words only
+
+
+def test_the_spend_limit_stops_a_script_before_a_call_it_cannot_afford(job: Path) -> None:
+    with ScriptedServer([]) as server:
+        record = agent_for(job, server, Desk(), cost=", max_cost: 0.0001").run("go")
+    assert record.status is RunStatus.COST_LIMIT and "0.0001" in (record.stop_reason or "")
+    assert server.requests == [] and calls(job) == ["list"]  # the tool ran; the model was never asked
+
+
+def test_the_script_passes_its_eval_suite_with_stubs(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (job / "workflows" / "merged-prs.yaml").write_text(FLOW.format(cost=""))
+    (job / "evals" / "merged-prs.yaml").write_text(
+        "cases:\n  - name: marks-the-merged-one\n    message: go\n    approve: all\n"
+        "    stubs: {list_prs: '#7 merged', mark_merged: 'marked (stub)'}\n"
+        "    expect: {contains: ['Marked #7.'], tools_called: [mark_merged]}\n"
+    )
+    with ScriptedServer([SUMMARY] * 3) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        cases = load_cases("merged-prs", [job / "evals" / "merged-prs.yaml"])
+        attempts = Runner(RuntimeConfig.from_env(), EvalOptions(parallel=1)).run(cases)
+        report = build_report("merged-prs", attempts, {"model": "gpt-4o", "endpoint": server.base_url})
+    [row] = report["cases"]
+    assert row["runs"][0]["passed"], row
+    assert not (job / "calls.log").exists()  # the stubs answered: the real tools never ran
