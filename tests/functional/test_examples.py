@@ -1,5 +1,6 @@
-"""The shipped examples (examples/workflows: a schedule, a reaction, a signed webhook) are valid workflows with
-their example tools (examples/tools), as `workflows validate` checks them; their create call asks first."""
+"""The shipped examples (examples/workflows: a schedule, a reaction, a signed webhook, a code coordinator) are
+valid workflows with their example tools (examples/tools), as `workflows validate` checks them; the ticket's
+create call asks first; the merged-PR job, run on stubs, marks only what GitHub says merged and asks no model."""
 
 from __future__ import annotations
 
@@ -30,3 +31,43 @@ def test_each_example_shows_one_trigger_of_its_kind() -> None:
     assert flows["pr-summary"].triggers.webhook is not None and flows["pr-summary"].triggers.webhook.events == (
         "pull_request",
     )
+
+
+def test_the_merged_pr_job_marks_only_what_merged_and_asks_no_model(monkeypatch) -> None:
+    from dataclasses import replace
+
+    from agent_runtime import Services, tool
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.testing import ScriptedServer
+
+    monkeypatch.setenv("AGENT_TOOLS_PATH", str(REPO / "examples" / "tools"))
+    links = "1.1 https://github.com/acme/api/pull/12 unmarked\n2.2 https://github.com/acme/api/pull/13 unmarked\n"
+    links += "3.3 https://github.com/acme/api/pull/14 marked"
+    reacted: list[str] = []
+
+    @tool
+    def recent_pr_links(channel: str) -> str:
+        """Stub."""
+        return links
+
+    @tool
+    def pr_merged(url: str) -> str:
+        """Stub."""
+        return "merged" if url.endswith("/12") else "not merged"
+
+    @tool(mutating=True)
+    def react(channel: str, ts: str, name: str) -> str:
+        """Stub."""
+        reacted.append(ts)
+        return "ok"
+
+    stubs = [replace(t, stub=True) for t in (recent_pr_links, pr_merged, react)]  # in place of the real ones
+    flow = load_workflow(str(EXAMPLES / "merged-prs.yaml"), EXAMPLES)
+    with ScriptedServer([]) as server:  # no step: a model call would fail the test
+        from agent_runtime.models import OpenAIChatModel
+
+        record = build_agent(flow, OpenAIChatModel("gpt-4.1-mini", client=server.client()), Services(),
+                             tools=stubs).run("Mark the merged pull requests.")  # fmt: skip
+    assert record.status.value == "completed", record.stop_reason
+    assert record.final_answer == "Marked 1 merged pull request(s).\n- https://github.com/acme/api/pull/12"
+    assert reacted == ["1.1"] and server.requests == []
