@@ -386,3 +386,26 @@ def test_runs_list_shows_the_stored_runs(scripted: Start, tmp_path: Path) -> Non
     assert " +1/-0 " in rated
     shown = json.loads(run_cli("runs", "show", rows[0]["run_id"], env=env).stdout)
     assert [(f["by"], f["verdict"]) for f in shown["feedback"]] == [("U0DANA", "good")]
+
+
+def test_a_run_says_where_it_is_stored_and_the_list_says_which_store_it_reads(
+    scripted: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From another directory the default store is another one: the run names its store and a command that opens
+    it from anywhere, and `runs list` names the store it read, empty or not."""
+    server = scripted(reply("one"))
+    state = tmp_path / "state"
+    env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(state)}
+    ran = run_cli("run", "document-feedback", "-m", "first", env=env)
+    [told] = [line for line in ran.stderr.splitlines() if line.startswith("stored in ")]
+    command = told.split(": ", 1)[1]
+    assert told.startswith(f"stored in {state.resolve()} (AGENT_STATE_DIR)")
+    assert command.startswith(f"AGENT_STATE_DIR={state.resolve()} agent-runtime runs show run-")
+    run_id = command.rsplit(" ", 1)[1]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shown = run_cli("runs", "show", run_id, env={"AGENT_STATE_DIR": str(state.resolve())}, cwd=elsewhere)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["run_id"] == run_id
+    monkeypatch.delenv("AGENT_STATE_DIR")  # the default: where the command runs
+    empty = run_cli("runs", "list", cwd=elsewhere)
+    assert f"store: {(elsewhere / '.agent-runtime').resolve()} (AGENT_STATE_DIR) (no runs here)" in empty.stderr

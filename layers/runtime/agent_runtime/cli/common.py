@@ -89,3 +89,14 @@ def runs_store(config: RuntimeConfig) -> RunStore:
 
     triggers = TriggerConfig.from_env()
     return RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))
+
+
+def store_location(config: RuntimeConfig) -> str:
+    """Which store the CLI reads and writes: the local one depends on AGENT_STATE_DIR (default: ./.agent-runtime,
+    where the command runs), so the path is said: an empty list elsewhere is not a mystery."""
+    from ..triggers.config import TriggerConfig
+
+    triggers = TriggerConfig.from_env()
+    if triggers.table and triggers.bucket:
+        return f"DynamoDB {triggers.table} + S3 {triggers.bucket}"
+    return f"{config.state_dir.resolve()} (AGENT_STATE_DIR)"

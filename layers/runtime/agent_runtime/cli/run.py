@@ -29,6 +29,7 @@ from .common import (
     message_text,
     print_outcome,
     save_outputs,
+    store_location,
 )
 
 RUN_EPILOG = """\
@@ -148,4 +149,12 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         threads.mark_active(args.thread, None)
     if args.out_dir:
         save_outputs(files, before, Path(args.out_dir))
+    if not args.quiet and not args.json:  # where the run is kept, and how to open it from any directory
+        where, local = store_location(config), config.state_dir.resolve()
+        show = (
+            f"AGENT_STATE_DIR={local} agent-runtime runs show"
+            if "AGENT_STATE_DIR" in where
+            else "agent-runtime runs show"
+        )
+        print(f"stored in {where}: {show} {record.run_id}", file=sys.stderr)
     return EXIT_CODES.get(record.status, 1)

@@ -14,7 +14,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
 from ..stores import RunStore
-from .common import Commands, runs_store
+from .common import Commands, runs_store, store_location
 
 
 def add(commands: Commands) -> None:
@@ -113,6 +113,7 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
+    print(f"store: {store_location(config)}" + ("" if rows else " (no runs here)"), file=sys.stderr)
     print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
           f"{'rated':>6}  started")  # fmt: skip
     for row in rows:  # cost: everything the run caused; helpers: its sub-agents' share of it
