@@ -178,8 +178,10 @@ def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) ->
     second = run_cli("run", "document-feedback", "-t", "PROJ-1", "-m", "two", env=env)
     assert second.stdout.strip() == "4 messages so far"
     first_run = json.loads(run_cli("run", "document-feedback", "-t", "PROJ-2", "-m", "x", "--json", env=env).stdout)
-    shown = run_cli("runs", "show", first_run["run_id"], env=env)
+    shown = run_cli("runs", "show", first_run["run_id"], "--json", env=env)
     assert shown.returncode == 0 and json.loads(shown.stdout)["run_id"] == first_run["run_id"]
+    told = run_cli("runs", "show", first_run["run_id"], env=env).stdout  # for people: the transcript
+    assert told.startswith(f"run {first_run['run_id']} · document-feedback · completed") and "\nuser: x" in told
     missing = run_cli("runs", "show", "run-nope", env=env)
     assert missing.returncode == 2 and "no stored run 'run-nope'" in missing.stderr
 
@@ -384,7 +386,7 @@ def test_runs_list_shows_the_stored_runs(scripted: Start, tmp_path: Path) -> Non
     RunStore(LocalStore(tmp_path / "state")).save_feedback(rows[0]["run_id"], "U0DANA", "good", 1.0)
     rated = run_cli("runs", "list", "--thread", "T-7", env=env).stdout.splitlines()[1]
     assert " +1/-0 " in rated
-    shown = json.loads(run_cli("runs", "show", rows[0]["run_id"], env=env).stdout)
+    shown = json.loads(run_cli("runs", "show", rows[0]["run_id"], "--json", env=env).stdout)
     assert [(f["by"], f["verdict"]) for f in shown["feedback"]] == [("U0DANA", "good")]
 
 
@@ -404,7 +406,7 @@ def test_a_run_says_where_it_is_stored_and_the_list_says_which_store_it_reads(
     run_id = command.rsplit(" ", 1)[1]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    shown = run_cli("runs", "show", run_id, env={"AGENT_STATE_DIR": str(state.resolve())}, cwd=elsewhere)
+    shown = run_cli("runs", "show", run_id, "--json", env={"AGENT_STATE_DIR": str(state.resolve())}, cwd=elsewhere)
     assert shown.returncode == 0 and json.loads(shown.stdout)["run_id"] == run_id
     monkeypatch.delenv("AGENT_STATE_DIR")  # the default: where the command runs
     empty = run_cli("runs", "list", cwd=elsewhere)

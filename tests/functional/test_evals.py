@@ -47,7 +47,7 @@ def test_every_shipped_workflow_has_cases_that_pass_on_the_demo_model(workflow: 
     assert suite.get("failures") == "0" and len(suite.findall("testcase")) == report["summary"]["attempts"]
     # Every attempt is an ordinary stored run: runs show reads it.
     run_id = report["cases"][0]["runs"][0]["run_ids"][-1]
-    shown = run_cli("runs", "show", run_id, state=tmp_path / "state")
+    shown = run_cli("runs", "show", run_id, "--json", state=tmp_path / "state")
     assert shown.returncode == 0 and json.loads(shown.stdout)["workflow"] == workflow
 
 

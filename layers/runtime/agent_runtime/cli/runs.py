@@ -23,9 +23,14 @@ def add(commands: Commands) -> None:
     )
     runs_commands = runs.add_subparsers(dest="runs_command", metavar="COMMAND", required=True)
     runs_show = runs_commands.add_parser(
-        "show", help="print a stored run record as JSON", description="Print a stored run record as JSON."
+        "show",
+        help="what a stored run did, turn by turn (--json: its record)",
+        description="What a stored run did, turn by turn: the model's words, each tool call with its arguments and "
+        "a cut of its result, virtual files, masking, folding and compactions, approvals, helpers, the cost of "
+        "each model call, the answer and its ratings. --json prints the run's record as JSON (as before).",
     )
     runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
+    runs_show.add_argument("--json", action="store_true", help="the record as JSON instead of the transcript")
     runs_show.set_defaults(handler=_cmd_show)
     runs_chart = runs_commands.add_parser(
         "chart",
@@ -61,10 +66,17 @@ def add(commands: Commands) -> None:
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    record = runs_store(config).load_record(args.run_id)
+    runs = runs_store(config)
+    record = runs.load_record(args.run_id)
     if record is None:
-        raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
-    print(json.dumps(record, indent=2, ensure_ascii=False))
+        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return 0
+    from ..show import transcript
+
+    checkpoint = runs.load_checkpoint(args.run_id)
+    print(transcript(record, checkpoint[0].messages if checkpoint else None))
     return 0
 
 

@@ -1,0 +1,122 @@
+"""A run as people read it (``agent-runtime runs show``): each turn's words, each tool call with its arguments and
+a cut of its result, the context engine's work (virtual files, masking, folding, compaction), approvals, helpers,
+what each model call cost, the answer and what people said of it. ``--json`` prints the record itself.
+
+The words come from the run's checkpoint (its history as the model last saw it: masked outputs read as their
+pointers there), the rest from its record; every value is cut and printed as plain text (control characters
+shown as escapes), so a hostile tool result cannot rewrite the terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import messages as msgs
+
+CUT = 400  # characters of a tool result or a message shown
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # all but the newline: a result cannot drive the terminal
+ARGUMENTS = 300  # characters of a call's arguments shown
+_EVENTS = {  # the record's events worth a line in the transcript, and how each reads
+    "virtual_file": lambda e: f"virtual file {e.get('file')}: {e.get('tokens', 0):,} tokens kept out of the window",
+    "masking": lambda e: f"masking: {e.get('count', e.get('outputs', '?'))} used output(s) became pointers",
+    "folding": lambda e: f"folding: {e.get('turns', '?')} old turn(s) folded into rows",
+    "compaction": lambda e: (
+        f"compaction ({e.get('tactic')}): {e.get('tokens_before', 0):,} -> {e.get('tokens_after', 0):,} tokens"
+    ),
+    "approval": lambda e: f"approval: {e.get('tool')} {e.get('decision')} by {e.get('by')}",
+    "awaiting_approval": lambda e: f"waiting for approval of {', '.join(e.get('calls') or [])}",
+    "suspended": lambda e: f"suspended: {e.get('reason')}",
+    "stopped": lambda e: f"stopped by {e.get('by')} ({e.get('via')})",
+    "cost_limit": lambda e: f"spend limit: {e.get('reason')}",
+    "tool_call_limit": lambda e: f"tool-call limit: {e.get('reason')}",
+    "failed": lambda e: f"failed: {e.get('error')}",
+}
+
+
+def transcript(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None) -> str:
+    lines = [_header(record)]
+    costs = _costs_by_turn(record.get("model_calls") or [])
+    events = _events_by_turn(record.get("events") or [])
+    turn = 0
+    for message in history or []:
+        role = message.get("role")
+        if role == "assistant":
+            turn += 1
+            lines.append(f"\n-- turn {turn}{costs.get(turn, '')}")
+            lines += [f"   [{line}]" for line in events.pop(turn, [])]
+            text = msgs.text_of(message)  # type: ignore[arg-type]
+            if text:
+                lines.append("assistant: " + _plain(text, CUT))
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                lines.append(f"  -> {_plain(function.get('name'), 80)} {_plain(function.get('arguments'), ARGUMENTS)}")
+        elif role == "tool":
+            lines.append("     <- " + _plain(msgs.text_of(message), CUT))  # type: ignore[arg-type]
+        elif role == "user":
+            lines.append("user: " + _plain(msgs.text_of(message), CUT))  # type: ignore[arg-type]
+    lines += [f"   [{line}]" for rest in events.values() for line in rest]
+    if history is None:
+        lines.append("(no checkpoint kept: the words of this run are not stored; --json shows its record)")
+    lines += _ending(record)
+    return "\n".join(lines)
+
+
+def _header(record: Mapping[str, Any]) -> str:
+    usage = record.get("usage") or {}
+    cost = record.get("cost") or {}
+    helpers = f" (helpers ${cost['helpers']:.4f})" if cost.get("helpers") else ""
+    spent = "-" if record.get("cost_usd") is None else f"${record['cost_usd']:.4f}{helpers}"
+    calls = len(record.get("model_calls") or [])
+    started, ended = str(record.get("started_at"))[:19], str(record.get("ended_at"))[:19]
+    head = f"run {record.get('run_id')} · {record.get('workflow')} · {record.get('status')} · {record.get('model')}"
+    return f"{_plain(head, 300)} · {calls} model calls · {usage.get('total_tokens', 0):,} tokens · {spent}\n" + (
+        f"started {started} · ended {ended}"
+    )
+
+
+def _costs_by_turn(calls: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    found: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    for call in calls:
+        found[int(call.get("turn") or 0)].append(call)
+    shown = {}
+    for turn, made in found.items():
+        spent = sum(float(c.get("cost_usd") or 0.0) for c in made)
+        usage = [c.get("usage") or {} for c in made]
+        shown[turn] = (f" · ${spent:.4f} · {sum(u.get('prompt_tokens', 0) for u in usage):,} in / "
+                       f"{sum(u.get('completion_tokens', 0) for u in usage):,} out")  # fmt: skip
+    return shown
+
+
+def _events_by_turn(events: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = defaultdict(list)
+    for event in events:
+        render = _EVENTS.get(str(event.get("type")))
+        if render is not None:
+            found[int(event.get("turn") or 0)].append(_plain(render(event), 300))
+    return found
+
+
+def _ending(record: Mapping[str, Any]) -> list[str]:
+    lines = ["", "answer: " + _plain(record.get("final_answer") or "(none)", 4 * CUT)]
+    if record.get("stop_reason"):
+        lines.append("why it ended: " + _plain(record["stop_reason"], CUT))
+    for child in record.get("children") or []:
+        cost = child.get("cost_usd")
+        spent = "-" if cost is None else f"${cost:.4f}"
+        tools = len(child.get("tool_calls") or [])
+        lines.append(_plain(f"helper {child.get('run_id')}: {child.get('status')} · {spent} · {tools} tool calls", 300))
+    for rating in record.get("feedback") or []:
+        lines.append(f"feedback: {rating.get('by')} said {rating.get('verdict')}")
+    return lines
+
+
+def _plain(value: Any, limit: int) -> str:
+    """Plain text: cut at ``limit`` (the rest's size said), control characters (escape sequences) shown as
+    escapes, lines indented under their entry."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    cut = text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+    shown = _CONTROL.sub(lambda found: f"\\x{ord(found[0]):02x}", cut)
+    return shown.replace("\n", "\n        ")

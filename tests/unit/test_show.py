@@ -1,0 +1,43 @@
+"""``runs show`` for people: a run's turns as a transcript — its words, each call with arguments and a cut result,
+the engine's work, costs per call, helpers, the answer and its ratings — bounded and inert whatever the run held:
+a 10 MB result, markup, escape sequences and control characters in names print as short plain text."""
+
+from __future__ import annotations
+
+from agent_runtime import messages as m
+from agent_runtime.show import transcript
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "fetch\x1b[2J", "arguments": '{"url": "https://x"}'}}
+
+
+def record(**extra: object) -> dict[str, object]:
+    return {"run_id": "run-1", "workflow": "w", "status": "completed", "model": "gpt-4o", "cost_usd": 0.0123,
+            "cost": {"helpers": 0.002}, "usage": {"total_tokens": 1234}, "started_at": "2026-11-26T10:00:00.000",
+            "ended_at": "2026-11-26T10:00:05.000", "final_answer": "done <script>alert(1)</script>",
+            "model_calls": [{"turn": 1, "cost_usd": 0.01, "usage": {"prompt_tokens": 900, "completion_tokens": 30}}],
+            "events": [{"type": "masking", "turn": 1, "count": 2}, {"type": "stopped", "by": "U1", "via": "slack",
+                                                                  "turn": 2}],
+            "children": [{"run_id": "run-1.sub1", "status": "completed", "cost_usd": 0.002, "tool_calls": [1, 2]}],
+            "feedback": [{"by": "U0DANA", "verdict": "good"}], **extra}  # fmt: skip
+
+
+def test_a_run_reads_turn_by_turn_with_its_costs_events_helpers_and_ratings() -> None:
+    history = [m.system("s"), m.user("Check it"), m.assistant("Looking.", [CALL]), m.tool_result("c1", "ok: 3 rows")]
+    text = transcript(record(), history)
+    lines = text.splitlines()
+    assert lines[0] == "run run-1 · w · completed · gpt-4o · 1 model calls · 1,234 tokens · $0.0123 (helpers $0.0020)"
+    assert "user: Check it" in lines and "-- turn 1 · $0.0100 · 900 in / 30 out" in lines
+    assert "   [masking: 2 used output(s) became pointers]" in lines
+    assert '  -> fetch\\x1b[2J {"url": "https://x"}' in lines  # an escape sequence shown, not sent
+    assert "     <- ok: 3 rows" in lines and "   [stopped by U1 (slack)]" in lines
+    assert "helper run-1.sub1: completed · $0.0020 · 2 tool calls" in lines
+    assert "feedback: U0DANA said good" in lines and "answer: done <script>alert(1)</script>" in lines
+
+
+def test_a_hostile_run_prints_bounded_and_inert() -> None:
+    huge = "A" * 10_000_000 + "\x07\x1b]0;pwned\x07"
+    history = [m.user("go\x00\x1b[31m"), m.assistant(None, [CALL]), m.tool_result("c1", huge)]
+    text = transcript(record(final_answer=huge), history)
+    assert len(text) < 10_000 and "\x1b" not in text and "\x07" not in text and "\x00" not in text
+    assert "A… (9,999,611 more characters)" in text  # the result: its first 400 characters, and how much was left
+    assert "(no checkpoint kept" in transcript(record(), None)
