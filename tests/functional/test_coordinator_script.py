@@ -134,6 +134,20 @@ def test_approvals_and_a_deadline_resume_without_repeating_finished_steps(job: P
     assert len(server.requests) == 1 and record.cost_usd() > 0  # the summary: asked once, priced
 
 
+def test_a_threads_next_turn_runs_its_steps_afresh(job: Path) -> None:
+    """The journal is the run's: the thread's next message (a new run over the same state) does the job again."""
+    from agent_runtime.stores.hook import new_turn
+
+    desk = Desk()
+    desk.said |= {"#12": "approved", "#14": "approved"}
+    with ScriptedServer([SUMMARY, SUMMARY]) as server:
+        agent = agent_for(job, server, desk)
+        first = agent.run("go")
+        again = agent.run("and again", state=new_turn(first.state, "run-next"))
+    assert (first.status, again.status) == (RunStatus.COMPLETED, RunStatus.COMPLETED)
+    assert calls(job) == ["list", "mark #12", "mark #14"] * 2 and len(server.requests) == 2
+
+
 def test_a_denied_step_is_the_scripts_to_read_and_a_script_error_is_the_runs_failure(job: Path) -> None:
     desk = Desk()
     desk.said |= {"#12": "denied", "#14": "approved"}

@@ -32,8 +32,9 @@ from .spend import request_cap
 from .state import Slot
 from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
 
-JOURNAL: Slot[dict[str, str]] = Slot("script_journal", dict, owner=__name__)  # step name -> its result
-STEP_OF: Slot[dict[str, str]] = Slot("script_steps", dict, owner=__name__)  # call id -> step name
+# The run's steps: {"run": run id, "steps": {step name: result}, "calls": {call id: step name}}. Keyed by the run:
+# a thread's next turn (a new run over the same state) runs its steps afresh.
+JOURNAL: Slot[dict[str, Any]] = Slot("script_journal", dict, owner=__name__)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
@@ -60,18 +61,18 @@ class Script:
 
     def __init__(self, agent: ScriptAgent, run: Run) -> None:
         self._agent, self._run, self._counts = agent, run, Counter[str]()
-        self.message = next((msgs.text_of(m) for m in run.state.messages if m["role"] == "user"), "")
+        self.message = next((msgs.text_of(m) for m in reversed(run.state.messages) if m["role"] == "user"), "")
         self.files: FileStore = run.context.files
 
     def call(self, tool: str, *, step: str | None = None, **arguments: Any) -> str:
         """Run ``tool`` (approved first if it asks): its result as text. A finished step returns its result."""
         key = self._key(step, tool)
-        journal = JOURNAL.use(self._run.state.context)
+        journal = _journal(self._run)
         if key in journal:
             return journal[key]
         self._before(key)
         call = ToolCall(f"script-{hashlib.sha256(key.encode()).hexdigest()[:16]}", tool, json.dumps(arguments))
-        STEP_OF.use(self._run.state.context)[call.id] = key
+        _journal(self._run, "calls")[call.id] = key
         self._run.state.messages.append(msgs.assistant(None, [call.to_dict()]))
         self._run.state.turn += 1
         try:
@@ -87,7 +88,7 @@ class Script:
         """A model's answer to ``prompt`` (the workflow's prompt as its system message, a window of its own):
         text, or the JSON it returned checked against ``schema``. Priced and limited like the run's calls."""
         key = self._key(step, "ask")
-        journal = JOURNAL.use(self._run.state.context)
+        journal = _journal(self._run)
         if key not in journal:
             self._before(key)
             try:
@@ -127,7 +128,7 @@ class ScriptAgent(Agent):
             self.hooks.after_step(run)
             if not isinstance(result, RanTools):
                 return result
-            steps, journal = STEP_OF.use(run.state.context), JOURNAL.use(run.state.context)
+            steps, journal = _journal(run, "calls"), _journal(run)
             for call in pending:
                 journal.setdefault(steps.get(call.id, call.id), _result_of(run, call.id))
         try:
@@ -163,6 +164,16 @@ class ScriptAgent(Agent):
         except (ValueError, jsonschema.ValidationError) as error:
             raise ScriptFailed(f"the model's answer is not the JSON asked for: {str(error)[:300]}") from None
         return json.dumps(value)
+
+
+def _journal(run: Run, part: str = "steps") -> dict[str, str]:
+    """This run's journal (``steps`` by name, or ``calls``: call id to step name); another run's is dropped."""
+    stored = JOURNAL.use(run.state.context)
+    if stored.get("run") != run.state.run_id:
+        stored.clear()
+        stored.update({"run": run.state.run_id, "steps": {}, "calls": {}})
+    found: dict[str, str] = stored[part]
+    return found
 
 
 def _json_note(schema: Mapping[str, Any] | None) -> str:
