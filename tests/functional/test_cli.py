@@ -411,3 +411,13 @@ def test_a_run_says_where_it_is_stored_and_the_list_says_which_store_it_reads(
     monkeypatch.delenv("AGENT_STATE_DIR")  # the default: where the command runs
     empty = run_cli("runs", "list", cwd=elsewhere)
     assert f"store: {(elsewhere / '.agent-runtime').resolve()} (AGENT_STATE_DIR) (no runs here)" in empty.stderr
+
+
+def test_another_workflow_on_the_demo_model_is_told_its_answers_are_canned(tmp_path: Path) -> None:
+    (tmp_path / "helper.yaml").write_text(
+        "name: helper\ndescription: Answers questions.\nprompt: You help.\n"
+        "model: {name: gpt-4.1-mini, context_window: 128000, max_output_tokens: 512}\n"
+    )
+    ran = run_cli("run", "helper", "-m", "What can you do?", env={"AGENT_WORKFLOWS_DIR": str(tmp_path)})
+    first = ran.stderr.splitlines()[0]
+    assert "using the embedded demo model" in first and "CANNED" in first and "OPENAI_BASE_URL" in first

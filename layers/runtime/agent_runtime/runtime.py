@@ -126,12 +126,19 @@ def open_model(
     from .testing.server import ScriptedServer
 
     with ScriptedServer(demo_script(), model=name) as server:
+        canned = "" if workflow.name == DEMO_WORKFLOW else (
+            f": its answers are CANNED (it is scripted for {DEMO_WORKFLOW} only), not a model's — set "
+            "OPENAI_BASE_URL (and OPENAI_API_KEY) for real answers, or see docs/local-models.md"
+        )  # fmt: skip
         print(
             f"agent-runtime: OPENAI_API_KEY and OPENAI_BASE_URL are unset: using the embedded demo model "
-            f"at {server.base_url}",
+            f"at {server.base_url}{canned}",
             file=notice or sys.stderr,
         )
         yield OpenAIChatModel(name, client=server.client(), retry=retry)
+
+
+DEMO_WORKFLOW = "document-feedback"  # the workflow the embedded demo model is scripted for (make demo)
 
 
 @contextmanager
