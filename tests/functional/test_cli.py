@@ -421,3 +421,22 @@ def test_another_workflow_on_the_demo_model_is_told_its_answers_are_canned(tmp_p
     ran = run_cli("run", "helper", "-m", "What can you do?", env={"AGENT_WORKFLOWS_DIR": str(tmp_path)})
     first = ran.stderr.splitlines()[0]
     assert "using the embedded demo model" in first and "CANNED" in first and "OPENAI_BASE_URL" in first
+
+
+def test_a_png_chart_that_cannot_be_converted_says_the_converters_words_and_what_to_install(
+    scripted: Start, tmp_path: Path
+) -> None:
+    server = scripted(reply("one"))
+    env = {"OPENAI_BASE_URL": server.base_url, "AGENT_STATE_DIR": str(tmp_path / "state")}
+    run_id = json.loads(run_cli("run", "document-feedback", "-m", "go", "--json", env=env).stdout)["run_id"]
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    fake = tools / "rsvg-convert"
+    fake.write_text("#!/bin/sh\necho 'rsvg-convert: no fonts are configured' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    failed = run_cli(
+        "runs", "chart", run_id, "-o", str(tmp_path / "x.png"), env=env | {"PATH": f"{tools}:/usr/bin:/bin"}
+    )
+    assert failed.returncode == 2 and "(exit 3): rsvg-convert: no fonts are configured" in failed.stderr
+    assert "install rsvg-convert (librsvg2-bin) or ImageMagick, or write an .svg" in failed.stderr
+    assert run_cli("runs", "chart", run_id, "-o", str(tmp_path / "x.svg"), env=env).returncode == 0

@@ -110,8 +110,12 @@ def _write_png(svg: str, target: Path) -> None:
     )
     try:
         subprocess.run(command, check=True, capture_output=True, timeout=60)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
-        raise ConfigError(f"{Path(tool).name} could not convert the chart: {error}") from None
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"{Path(tool).name} did not convert the chart within 60 s; write an .svg instead") from None
+    except subprocess.CalledProcessError as error:  # the converter's own words: what it lacks, what to install
+        said = " / ".join((error.stderr or error.stdout or b"").decode("utf-8", "replace").strip().splitlines()[-3:])
+        raise ConfigError(f"{tool} could not convert the chart (exit {error.returncode}): {said or '-'}; "
+                          "install rsvg-convert (librsvg2-bin) or ImageMagick, or write an .svg") from None  # fmt: skip
     finally:
         Path(handle.name).unlink(missing_ok=True)
 
