@@ -17,9 +17,10 @@ from ..errors import AgentRuntimeError
 from ..events import Compaction
 from ..record import RunRecord, RunStatus
 from ..stores import StoreFileStore
-from ..triggers.event import Attachment, TriggerEvent
+from ..triggers.event import TriggerEvent
 from ..triggers.queued import EventMessage, TickMessage
 from ..triggers.schedules import tick_event
+from ..triggers.slack import attachments
 from ..workflows import Workflow, WorkflowError
 
 
@@ -53,13 +54,10 @@ def resolved(event: TriggerEvent, replies: Replies) -> TriggerEvent:
         message = replies.slack.reacted(channel, ts)
     except ReplyError as error:
         return replace(event, text=f"{lead}\n[the message could not be read: {error}]")
-    files = tuple(
-        Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
-        for f in message.get("files", []) if isinstance(f, dict) and f.get("url_private")
-    )  # fmt: skip
     thread_ts = str(message.get("thread_ts") or ts)
     text = f"{lead}\n{message.get('text') or '(no text)'}"
-    return replace(event, text=text, reply_to={"channel": channel, "thread_ts": thread_ts}, attachments=files)
+    reply_to = {"channel": channel, "thread_ts": thread_ts}
+    return replace(event, text=text, reply_to=reply_to, attachments=attachments(message))
 
 
 def ticked(tick: TickMessage, named: Callable[[str], Workflow]) -> EventMessage | None:

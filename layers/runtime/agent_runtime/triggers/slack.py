@@ -114,14 +114,18 @@ def _skip_reason(event: dict[str, Any], bot_user_id: str | None) -> str | None:
     return None
 
 
+def attachments(message: Mapping[str, Any]) -> tuple[Attachment, ...]:
+    """The files of a Slack message (an event's, or one read back with the Web API) that the bot can download."""
+    return tuple(
+        Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
+        for f in message.get("files", []) if isinstance(f, dict) and f.get("url_private")
+    )  # fmt: skip
+
+
 def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> TriggerEvent:
     channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
     team = str(payload.get("team_id") or event.get("team") or "T")
-    files = [
-        Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
-        for f in event.get("files", [])
-        if isinstance(f, dict) and f.get("url_private")
-    ]
+    files = attachments(event)
     is_dm = event.get("channel_type") == "im"
     facts = {"channel": channel, "direct_message": is_dm, "team": team, "ts": str(event["ts"])}
     if isinstance(event.get("assistant_thread"), dict):  # written in an assistant thread (the assistant view)
@@ -136,7 +140,7 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         correlation_id=event_id,
         reply_to={"channel": channel, "thread_ts": thread_ts},
         attributes=facts,
-        attachments=tuple(files),
+        attachments=files,
     )
 
 
@@ -205,14 +209,19 @@ def parse_action(body: bytes) -> Action | Ignored:
         return _stop(payload, action)
     if action.get("action_id") not in (APPROVE, DENY):
         return Ignored(f"not an approval button: {str(action.get('action_id'))[:40]!r}")
+    (run_id, call_id, thread_id), user, dedup = _clicked(payload, action, 3, "approval")
+    decision = "approved" if action["action_id"] == APPROVE else "denied"
+    return Action(DecisionMessage(run_id, call_id, decision, user).body(), thread_id, dedup)
+
+
+def _clicked(payload: dict[str, Any], action: dict[str, Any], fields: int, button: str) -> tuple[list[str], str, str]:
+    """A click's value (``fields`` non-empty parts joined by ``|``), who clicked, and its dedup key; a 400 when
+    either is missing."""
     parts = str(action.get("value", "")).split("|")
     user = (payload.get("user") or {}).get("id")
-    if len(parts) != 3 or not all(parts) or not isinstance(user, str):
-        raise RejectedRequest(400, "malformed approval button (value or user missing)")
-    run_id, call_id, thread_id = parts
-    decision = "approved" if action["action_id"] == APPROVE else "denied"
-    dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
-    return Action(DecisionMessage(run_id, call_id, decision, user).body(), thread_id, dedup)
+    if len(parts) != fields or not all(parts) or not isinstance(user, str):
+        raise RejectedRequest(400, f"malformed {button} button (value or user missing)")
+    return parts, user, f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
 
 
 def _stop(payload: dict[str, Any], action: dict[str, Any]) -> Action:
@@ -220,22 +229,15 @@ def _stop(payload: dict[str, Any], action: dict[str, Any]) -> Action:
     (the run holds its thread's group while it works); the worker checks who clicked."""
     from .queued import StopMessage
 
-    parts = str(action.get("value", "")).split("|")
-    user = (payload.get("user") or {}).get("id")
-    if len(parts) != 2 or not all(parts) or not isinstance(user, str):
-        raise RejectedRequest(400, "malformed stop button (value or user missing)")
-    dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
-    return Action(StopMessage(parts[0], user, "slack").body(), f"stop:{parts[0]}", dedup)
+    (run_id, _thread), user, dedup = _clicked(payload, action, 2, "stop")
+    return Action(StopMessage(run_id, user, "slack").body(), f"stop:{run_id}", dedup)
 
 
 def _feedback(payload: dict[str, Any], action: dict[str, Any]) -> Action:
     """A click on an answer's feedback buttons: its value is ``run_id|thread_id|good`` (or ``bad``)."""
     from .queued import VERDICTS, FeedbackMessage
 
-    parts = str(action.get("value", "")).split("|")
-    user = (payload.get("user") or {}).get("id")
-    if len(parts) != 3 or not all(parts) or parts[2] not in VERDICTS or not isinstance(user, str):
+    (run_id, thread_id, verdict), user, dedup = _clicked(payload, action, 3, "feedback")
+    if verdict not in VERDICTS:
         raise RejectedRequest(400, "malformed feedback button (value or user missing)")
-    run_id, thread_id, verdict = parts
-    dedup = f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
     return Action(FeedbackMessage(run_id, verdict, user).body(), thread_id, dedup)

@@ -70,12 +70,12 @@ class TriggerSettings:
     def matches(self, event: Routed) -> bool:
         facts = event.attributes
         if event.source == "slack" and self.slack is not None:
-            if facts.get("reaction"):  # a reaction starts only the workflows that list its emoji
-                in_channel = "*" in self.slack.channels or facts.get("channel") in self.slack.channels
-                return in_channel and facts["reaction"] in self.slack.reactions
             if facts.get("direct_message"):
                 return self.slack.direct_messages
-            return "*" in self.slack.channels or facts.get("channel") in self.slack.channels
+            in_channel = "*" in self.slack.channels or facts.get("channel") in self.slack.channels
+            if facts.get("reaction"):  # a reaction starts only the workflows that list its emoji
+                return in_channel and facts["reaction"] in self.slack.reactions
+            return in_channel
         if event.source == "jira" and self.jira is not None:
             rule = self.jira
             return (
