@@ -165,6 +165,17 @@ def test_a_denied_step_is_the_scripts_to_read_and_a_script_error_is_the_runs_fai
     assert broken.stop_reason == "the script failed: ValueError: no repository is configured"  # its words only
 
 
+def test_an_ask_on_a_server_that_omits_usage_is_charged_an_estimate(job: Path) -> None:
+    """Script x a server without usage: the ask is priced like any call of the run (an estimate, marked so)."""
+    desk = Desk()
+    desk.said |= {"#12": "approved", "#14": "approved"}
+    with ScriptedServer([SUMMARY], usage=False) as server:
+        record = agent_for(job, server, desk).run("go")
+    [asked] = [call for call in record.model_calls if call.get("source") == "script"]
+    assert asked["usage_estimated"] == "no usage reported" and asked["usage"]["prompt_tokens"] > 0
+    assert record.cost_usd() > 0
+
+
 def test_the_spend_limit_stops_a_script_before_a_call_it_cannot_afford(job: Path) -> None:
     with ScriptedServer([]) as server:
         record = agent_for(job, server, Desk(), cost=", max_cost: 0.0001").run("go")

@@ -153,8 +153,8 @@ class ScriptAgent(Agent):
             raise _Ended(Stopped(RunStatus.COST_LIMIT, f"Stopped: {cap}."))
         run.state.turn += 1
         timeout = None if run.deadline.at is None else max(run.deadline.remaining(), 0.001)
-        response = self.model.complete(ModelRequest(messages=messages, max_output_tokens=cap, timeout=timeout))
-        run.record.add_call({"turn": run.state.turn, "source": "script", **response.to_record()})
+        request = ModelRequest(messages=messages, max_output_tokens=cap, timeout=timeout)
+        response = self.complete(run, request, source="script")  # priced as the run's calls are
         text = response.text or ""
         if schema is None:
             return text

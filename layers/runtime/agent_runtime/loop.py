@@ -234,34 +234,41 @@ class Agent:
                 on_progress=lambda progress: self.hooks.on_model_progress(run, self._named(progress)),
                 cancelled=lambda: run.context.stop() is not None,
             )
-            # A call without usage is charged an estimate, counted as the engine counts: an attempt cut short its
-            # prompt (and what arrived), an answer its prompt and reply.
-            count = partial(
-                estimate_usage, request.messages, model=self.model.name, tokenizer=self.workflow.model.tokenizer
-            )
-            prompt = partial(count, "", ())
             try:
-                response = self.model.complete(request)
+                response = self.complete(run, request)
             except ContextLengthExceededError as error:
-                run.record.attempts(run.state.turn, error.failures, estimate=prompt)
                 run.record.event(ev.ContextOverflow(turn=run.state.turn, retried=overflows > 0))
                 if overflows >= MAX_OVERFLOW_RETRIES or not self.hooks.on_context_overflow(run, error):
                     raise
                 overflows += 1
                 continue
             except ModelError as error:  # e.g. a chat template that refuses the request's shape: adapt once
-                run.record.attempts(run.state.turn, error.failures, estimate=prompt)
                 if adapted or not self.hooks.on_model_error(run, error):
                     raise
                 adapted = True
                 continue
-            run.record.attempts(run.state.turn, response.failures, estimate=prompt)
-            for change in response.adapted:
-                run.record.event(ev.EndpointAdapted(change=change))
-            estimate = partial(count, response.text, response.tool_calls)
-            run.record.add_call({"turn": run.state.turn, **response.to_record()}, estimate=estimate)
             self.hooks.after_model_call(run, response)
             return response
+
+    def complete(self, run: Run, request: ModelRequest, **extra: Any) -> ModelResponse:
+        """One model call, priced in the run's ledger as it is recorded: its failed attempts, its endpoint's
+        adaptations, the call. A call without usage is charged an estimate, counted as the engine counts: an
+        attempt cut short its prompt (and what arrived), an answer its prompt and reply."""
+        count = partial(
+            estimate_usage, request.messages, model=self.model.name, tokenizer=self.workflow.model.tokenizer
+        )
+        prompt = partial(count, "", ())
+        try:
+            response = self.model.complete(request)
+        except ModelError as error:
+            run.record.attempts(run.state.turn, error.failures, estimate=prompt)
+            raise
+        run.record.attempts(run.state.turn, response.failures, estimate=prompt)
+        for change in response.adapted:
+            run.record.event(ev.EndpointAdapted(change=change))
+        estimate = partial(count, response.text, response.tool_calls)
+        run.record.add_call({"turn": run.state.turn, **extra, **response.to_record()}, estimate=estimate)
+        return response
 
     def _named(self, progress: Progress) -> Progress:
         """Progress names only the tools the run has: a streamed name is the model's text until it is checked."""
