@@ -169,19 +169,17 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _wake(runs: RunStore, run_id: str) -> bool:
-    """A run between invocations (waiting for an approval) is ended by a continuation in its thread's queue
-    group, where one is configured (AGENT_QUEUE_URL): the worker's path for a Stop click."""
+    """A run between invocations is ended by a continuation, where a queue is configured (AGENT_QUEUE_URL): the
+    worker's path for a Stop click."""
     from ..triggers.config import TriggerConfig
-    from ..triggers.queued import ContinueMessage
 
     event, url = runs.load_event(run_id), TriggerConfig.from_env().queue_url
     if event is None or not url:
         return False
     import boto3
 
+    from ..service.stops import wake_to_end
     from ..triggers.queue import SqsQueue
 
-    thread = str(event.get("thread_id"))
-    SqsQueue(boto3.client("sqs"), url).send(ContinueMessage(run_id, thread, 0).body(), group=thread,
-                                            dedup=f"{run_id}:stop")  # fmt: skip
+    wake_to_end(SqsQueue(boto3.client("sqs"), url), run_id, str(event.get("thread_id")))
     return True

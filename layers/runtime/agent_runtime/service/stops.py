@@ -50,12 +50,17 @@ class Stops:
         if not self.runs.request_stop(message.run_id, request.to_dict()):
             return Outcome.DUPLICATE
         self.log.info("stop requested", extra={"via": message.via})
-        if self.queue is not None:  # a run not working now (waiting, suspended) is ended by its continuation
-            wake = ContinueMessage(message.run_id, event.thread_id, 0).body()
-            self.queue.send(wake, group=event.thread_id, dedup=f"{message.run_id}:stop")
+        if self.queue is not None:
+            wake_to_end(self.queue, message.run_id, event.thread_id)
         return Outcome.STOPPED
 
     def _may_stop(self, message: StopMessage, event: TriggerEvent) -> bool:
         if message.via == "api":  # the route checked the caller's key or IAM identity
             return True
         return message.user == event.user or message.user in self.approvers(event)
+
+
+def wake_to_end(queue: EventQueue, run_id: str, thread_id: str) -> None:
+    """A run not working now (waiting for an approval, suspended) is ended by a continuation in its thread's
+    group: it reads the stop request first. Sent once per run however often a stop is asked."""
+    queue.send(ContinueMessage(run_id, thread_id, 0).body(), group=thread_id, dedup=f"{run_id}:stop")
