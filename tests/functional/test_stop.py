@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_runtime.stores import RunStore, ThreadStore
-from agent_runtime.testing import Paced, Reply, ScriptedCall, reply
+from agent_runtime.testing import Paced, Reply, ScriptedCall, call, reply
 
 from tests.functional.test_approvals_e2e import click, mention, ops  # noqa: F401  (the fixture)
 from tests.functional.test_slack_streaming import streamed_text
@@ -144,3 +144,29 @@ def test_runs_stop_asks_a_stored_run_and_refuses_one_that_ended(tmp_path: Path) 
     assert ended.returncode == 1 and "has ended (completed)" in ended.stderr
     assert runs.stop_request("run-done") is None
     assert run_cli("runs", "stop", "run-nobody", env=env).returncode == 2
+
+
+def test_a_stop_ends_a_helper_at_its_next_step_and_its_parent_with_it(scripted) -> None:
+    """Stop x sub-agents: the helper runs under its parent's stop check; a stop asked while the helper works
+    ends the helper at its next step, then the parent, whose call is answered — no model call after either."""
+    from agent_runtime import RunStatus
+    from agent_runtime.files import InMemoryFileStore
+    from agent_runtime.stopping import StopRequest
+
+    from tests.functional.test_subagents import child_script, parent
+
+    asked: list[StopRequest] = []
+
+    def stop_after_first_read(request: Any) -> Any:
+        asked.append(StopRequest("U0DANA", 1.0, "slack"))  # pressed while the helper works
+        return call("file_read", {"id": doc.id, "start_line": 1, "end_line": 2})
+
+    files = InMemoryFileStore()
+    doc = files.put(b"a\nb\nc\n", name="notes.txt")
+    child = child_script(call("file_read", {"id": doc.id}), stop_after_first_read)
+    server = scripted(call("subagent", {"task": "read notes.txt"}), intercept=child)
+    record = parent(server, files).run("Summarise notes.txt", stop=lambda: asked[0] if asked else None)
+    assert record.status is RunStatus.STOPPED and record.stop_reason == "Stopped by <@U0DANA>."
+    [helper] = record.children
+    assert helper["status"] == "stopped" and not child.queue  # the helper asked twice, then stopped
+    assert len(server.requests) == 3  # parent once, helper twice; nothing after the stop
