@@ -228,6 +228,23 @@ def test_workflows_list_and_validate(tmp_path: Path) -> None:
     assert "ok  " in result.stdout
 
 
+def test_webhook_token_prints_the_tokens_notion_posted_newest_first(tmp_path: Path) -> None:
+    from agent_runtime.stores import LocalStore
+    from agent_runtime.triggers.handshakes import Handshakes
+
+    env = {"AGENT_STATE_DIR": str(tmp_path / "state")}
+    missing = run_cli("workflows", "webhook-token", "page-review", env=env)
+    assert missing.returncode == 1 and "no verification token for 'page-review'" in missing.stderr
+    assert str(tmp_path / "state") in missing.stderr  # which store it read
+    handshakes = Handshakes(LocalStore(tmp_path / "state"))
+    for at, token in enumerate(f"secret_{c * 43}" for c in "abcdefg"):
+        handshakes.save("page-review", token, 1_800_000_000 + at)
+    shown = run_cli("workflows", "webhook-token", "page-review", env=env)
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    assert len(lines) == 5 and lines[0].endswith("secret_" + "g" * 43) and lines[0].startswith("2027-01-15 08:00:06")
+
+
 def test_run_out_dir_saves_the_files_the_runs_python_wrote(scripted: Start, tmp_path: Path) -> None:
     code = "open('latency.csv', 'w').write('p50,p99\\n51,80\\n')\nopen('notes.txt', 'w').write('ok')\n'saved'"
     server = scripted(call("python", {"code": code}), reply("Saved two files."))

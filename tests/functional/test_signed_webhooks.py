@@ -82,3 +82,65 @@ def test_an_hmac_sender_signs_the_timestamp_too_and_a_stale_one_is_refused(syste
     assert signed(time.time(), "z-2")["statusCode"] == 200
     s.deliver()
     assert len(server.requests) == 1
+
+
+NOTION_FLOW = """\
+name: page-review
+description: Reviews a Notion page when its properties change.
+prompt: You review Notion pages.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+triggers:
+  webhook: {secret: notion_webhook_token, signature: notion, events: [page.properties_updated]}
+"""
+NOTION_TOKEN = "secret_tMrlL1qK5vuQAh1b6cZGhFChZTSYJlce98V0pYn7yBl"
+NOTION_EVENT = {"id": "367cba44-b6f3-4c92-81e7-6a2e9659efd4", "timestamp": "2026-11-26T12:00:00.000Z",
+                "workspace_id": "13950b26-c203-4f3b-b97d-93ec06319565", "subscription_id": "sub-1",
+                "integration_id": "int-1", "type": "page.properties_updated", "attempt_number": 1,
+                "authors": [{"id": "c7c11cca-1d73-471d-9b6e-bdef51470190", "type": "person"}],
+                "entity": {"id": "153104cd-477e-809d-8dc4-ff2d96ae3090", "type": "page"},
+                "data": {"updated_properties": ["Status"]}}  # fmt: skip
+
+
+def notion(body: bytes, token: str = NOTION_TOKEN) -> dict[str, str]:
+    return {"X-Notion-Signature": "sha256=" + hmac.new(token.encode(), body, hashlib.sha256).hexdigest()}
+
+
+def test_notions_handshake_is_kept_for_the_admin_and_its_token_then_verifies_events(
+    system,  # noqa: F811
+    scripted,
+    tmp_path: Path,
+) -> None:
+    """Notion posts its verification token once, unsigned: it is kept (never trusted by itself) for the admin to
+    paste back; with the token in the integrations secret, a signed event runs once, however often it comes."""
+    from agent_runtime.triggers.handshakes import Handshakes
+
+    (tmp_path / "page-review.yaml").write_text(NOTION_FLOW)
+    server = scripted(reply("The page's status changed to Ready: reviewed."))
+    before = system(server)  # the admin has not put the token in the secret yet
+    handshake = json.dumps({"verification_token": NOTION_TOKEN}).encode()
+    kept = before.post("/hooks/page-review", handshake, {"Content-Type": "application/json"})
+    assert kept["statusCode"] == 200 and "webhook-token page-review" in json.loads(kept["body"])["reason"]
+    assert [t["token"] for t in Handshakes(before.store).tokens("page-review")] == [NOTION_TOKEN]
+    forged = json.dumps({"verification_token": "secret_" + "f" * 43}).encode()
+    before.post("/hooks/page-review", forged, {})  # anyone can post one: kept beside it, newest first, trusted by none
+    assert [t["token"] for t in Handshakes(before.store).tokens("page-review")][1] == NOTION_TOKEN
+    body = json.dumps(NOTION_EVENT).encode()
+    assert before.post("/hooks/page-review", body, notion(body))["statusCode"] == 401  # the secret is not set
+    assert before.post("/hooks/page-review", body, notion(body, "secret_" + "f" * 43))["statusCode"] == 401
+    for bad in (json.dumps({"verification_token": NOTION_TOKEN, "type": "page.created"}).encode(), body, b"[]"):
+        assert before.post("/hooks/page-review", bad, {})["statusCode"] in (400, 401)  # unsigned and not a handshake
+    assert before.deliver() == [] and not server.requests
+
+    s = system(server, secrets={"NOTION_WEBHOOK_TOKEN": NOTION_TOKEN})
+    assert json.loads(s.post("/hooks/page-review", body, notion(body))["body"])["status"] == "queued"
+    again = json.dumps({**NOTION_EVENT, "attempt_number": 2}).encode()  # Notion retries with the same id
+    assert json.loads(s.post("/hooks/page-review", again, notion(again))["body"])["status"] == "duplicate"
+    assert s.post("/hooks/page-review", body, notion(body, "secret_" + "f" * 43))["statusCode"] == 401
+    other = json.dumps({**NOTION_EVENT, "id": "other-1", "type": "comment.created"}).encode()
+    assert json.loads(s.post("/hooks/page-review", other, notion(other))["body"])["status"] == "ignored"
+    assert s.deliver() == ["answered"]
+    [request] = server.requests
+    assert "page.properties_updated" in request.last_user_text()
+    [summary] = RunStore(s.store).list_runs(limit=5)
+    record = RunStore(s.store).load_record(summary["run_id"]) or {}
+    assert record["status"] == "completed" and [f["name"] for f in record["files"]] == ["delivery.json"]

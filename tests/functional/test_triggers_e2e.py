@@ -103,6 +103,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             queue=queue,
             persistence=dynamodb_layer(name, client=clients["dynamodb"]),
             workflows=all_workflows(runtime),
+            store=lambda: worker_store,
         )
         context = FakeContext()
         model = model_for(server)  # one client for every run, as the worker function keeps one

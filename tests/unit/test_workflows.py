@@ -253,9 +253,12 @@ def test_a_webhook_triggers_mistakes_each_get_one_line(tmp_path: Path) -> None:
         "triggers.webhook.secret: must name a key of the integrations secret (lower case: github_webhook_secret)"
         in problems
     )
-    assert "triggers.webhook.signature: must be one of github, hmac; got 'gitlab'" in problems
+    assert "triggers.webhook.signature: must be one of github, hmac, notion; got 'gitlab'" in problems
     assert any(p.startswith("triggers.webhook.message: must be a JSON path into the body") for p in problems)
-    assert "triggers.webhook.events: are GitHub's X-GitHub-Event names: only with signature: github" in problems
+    assert (
+        "triggers.webhook.events: are GitHub's X-GitHub-Event or Notion's event types: only with github or notion"
+        in problems
+    )
     assert all("\n" not in p for p in problems)
 
 

@@ -40,6 +40,16 @@ def add(commands: Commands) -> None:
         help="check the tools section without reaching MCP servers or fetching remote OpenAPI documents",
     )
     wf_validate.set_defaults(handler=_cmd_validate)
+    wf_token = wf_commands.add_parser(
+        "webhook-token",
+        help="print the verification tokens Notion posted to a workflow's webhook",
+        description="Print the verification tokens Notion posted to the workflow's route (newest first, with when "
+        "they came): paste the one sent when you created the subscription into Notion's Verify dialog, then put "
+        "it in the integrations secret under the workflow's triggers.webhook.secret key. Reads the store the "
+        "stack writes (AGENT_TABLE and AGENT_BUCKET set) or the local one.",
+    )
+    wf_token.add_argument("workflow", metavar="WORKFLOW", help="the workflow's name (its route: /hooks/WORKFLOW)")
+    wf_token.set_defaults(handler=_cmd_webhook_token)
 
 
 def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
@@ -56,6 +66,22 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
             when = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
             print(f"{'':<24} {schedule.name}: {schedule.expression} {schedule.timezone}, next {when}"
                   f" -> {schedule.answer_to}")  # fmt: skip
+    return 0
+
+
+def _cmd_webhook_token(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..triggers.handshakes import Handshakes
+    from .common import runs_store, store_location
+
+    tokens = Handshakes(runs_store(config).store).tokens(args.workflow)
+    if not tokens:
+        print(f"agent-runtime: no verification token for {args.workflow!r} in {store_location(config)}: create the "
+              f"subscription in Notion with the URL .../hooks/{args.workflow} (tokens are kept 7 days)",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    for entry in tokens:
+        when = datetime.fromtimestamp(float(entry.get("at") or 0), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        print(f"{when}  {entry['token']}")
     return 0
 
 

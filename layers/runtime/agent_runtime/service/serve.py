@@ -59,6 +59,7 @@ class LocalServer:
             persistence=StorePersistenceLayer(self.store),
             workflows=(workflows := all_workflows(runtime)),
             logger=self.webhook_log,
+            store=lambda: self.store,
         )
         self.workflows = workflows  # their schedules fire here, as EventBridge Scheduler fires them on AWS
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)

@@ -24,6 +24,7 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from .. import snapstart, telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
+from ..stores.base import Store
 from ..stores.opening import open_store
 from ..stores.runs import check_thread_id
 from ..workflows import Workflow
@@ -32,6 +33,7 @@ from . import jira, signed, slack
 from .config import TriggerConfig, all_workflows
 from .event import Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
+from .handshakes import Handshakes
 from .idempotency import dynamodb_layer
 from .payload import parse_json
 from .queue import EventQueue, SqsQueue
@@ -71,10 +73,13 @@ def create_app(
     workflows: Sequence[Workflow],
     logger: Logger | None = None,
     clock: Callable[[], float] = time.time,
+    store: Callable[[], Store] | None = None,
 ) -> Webhook:
+    """``store``: where Notion's verification tokens are kept for the admin (made on first use)."""
     app = APIGatewayHttpResolver()
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
-    routes = _Routes(config, queue, enqueue, workflows, logger or Logger(service="agent-runtime-webhook"), clock)
+    log = logger or Logger(service="agent-runtime-webhook")
+    routes = _Routes(config, queue, enqueue, workflows, log, clock, store)
     app.post("/slack/events")(lambda: routes.guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
     app.post("/jira/webhook")(lambda: routes.guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
     app.post("/runs")(lambda: routes.guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
@@ -94,6 +99,7 @@ class _Routes:
     workflows: Sequence[Workflow]
     log: Logger
     clock: Callable[[], float]
+    store: Callable[[], Store] | None = None
 
     def guarded(self, handler: Callable[[], TriggerEvent | PaneEvent | Ignored | Challenge]) -> Response[str]:
         try:
@@ -132,7 +138,14 @@ class _Routes:
         if workflow is None or workflow.triggers.webhook is None:
             raise RejectedRequest(404, "no workflow takes webhooks at this route")
         secret = self.config.secret(workflow.triggers.webhook.secret)
-        return signed.parse(raw.get("headers") or {}, _raw_body(raw), workflow, secret, self.clock())
+        result = signed.parse(raw.get("headers") or {}, _raw_body(raw), workflow, secret, self.clock())
+        if not isinstance(result, signed.Handshake):
+            return result
+        if self.store is None:
+            raise RejectedRequest(503, "this server keeps no verification tokens (no store)")
+        Handshakes(self.store()).save(name, result.token, self.clock())
+        self.log.info("verification token kept", extra={"workflow": name})  # never the token itself
+        return Ignored(f"Notion's verification token is kept: agent-runtime workflows webhook-token {name}")
 
     def stop(self, raw: dict[str, Any], run_id: str) -> Response[str]:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
@@ -293,15 +306,12 @@ def webhook_from_env(logger: Logger) -> Webhook:
     snapstart.install()  # after a restore: its own random state, no cached secret (read per request)
     session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
     sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
-    # The store (S3 + DynamoDB clients) only for claim checks of large bodies: made on first use, not at init.
-    queue = SqsQueue(
-        sqs,
-        triggers.queue_url,
-        store_factory=lambda: open_store(
-            table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session
-        ),
+    store = functools.cache(  # S3 + DynamoDB clients only when a large body or a handshake needs them
+        lambda: open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
     )
+    queue = SqsQueue(sqs, triggers.queue_url, store_factory=store)
     persistence = dynamodb_layer(triggers.table, client=dynamodb)
     if snapstart.snapshotting():
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
-    return create_app(triggers, queue=queue, persistence=persistence, workflows=all_workflows(runtime), logger=logger)
+    workflows = all_workflows(runtime)
+    return create_app(triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store)

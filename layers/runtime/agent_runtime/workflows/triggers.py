@@ -17,7 +17,7 @@ MAX_PROMPTS = 4  # Slack shows at most four suggested prompts
 JIRA_KEYS = ("projects", "issue_types", "labels", "events")
 JIRA_EVENTS = ("comment_created", "issue_created")
 WEBHOOK_KEYS = ("secret", "signature", "events", "message")
-SIGNATURES = ("github", "hmac")  # GitHub's X-Hub-Signature-256; or X-Signature-256 over "timestamp.body"
+SIGNATURES = ("github", "hmac", "notion")  # X-Hub-Signature-256; X-Signature-256 of "timestamp.body"; Notion's
 SECRET_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a key of the integrations secret (locally: its env variable)
 MESSAGE_PATH = re.compile(r"\$?(\.?[A-Za-z_][A-Za-z0-9_-]*|\[\d{1,4}\])+")  # $.pull_request.title, items[0].name
 
@@ -46,7 +46,7 @@ class WebhookTrigger:
 
     secret: str
     signature: str = "github"
-    events: tuple[str, ...] = ()  # github: the X-GitHub-Event names it takes; empty: any (but ping)
+    events: tuple[str, ...] = ()  # X-GitHub-Event names or Notion's types (page.created) it takes; empty: any
     message: str | None = None
 
 
@@ -112,8 +112,8 @@ def _webhook(data: Any, report: Callable[[str, str], None]) -> WebhookTrigger | 
     if message is not None and not (isinstance(message, str) and MESSAGE_PATH.fullmatch(message)):
         report(f"{where}.message", f"must be a JSON path into the body, like $.pull_request.title; got {message!r}")
     events = _names(data, "events", where, report)
-    if events and signature != "github":
-        report(f"{where}.events", "are GitHub's X-GitHub-Event names: only with signature: github")
+    if events and signature not in ("github", "notion"):
+        report(f"{where}.events", "are GitHub's X-GitHub-Event or Notion's event types: only with github or notion")
     if not isinstance(secret, str) or signature not in SIGNATURES:
         return None
     return WebhookTrigger(secret, str(signature), events, message)
