@@ -11,7 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_runtime.testing import call, reply, server_error
+from agent_runtime.chat.pane import WORKING
+from agent_runtime.stores import RunStore, ThreadStore
+from agent_runtime.testing import Paced, call, reply, server_error
 
 from tests.functional.test_approvals_e2e import OPS, TOOL, approval_value, click
 from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
@@ -100,7 +102,7 @@ def test_an_assistant_thread_offers_prompts_shows_a_status_and_knows_the_channel
     asked = "What incidents are open right now?"
     s.post("/slack/events", *slack_request(pane_message("Ev2", asked, "1726133700.887259", token=True)))
     assert s.deliver() == ["answered"]
-    assert statuses(s)[0] == "is working on it…" and statuses(s)[-1] == ""  # set while it worked, then cleared
+    assert statuses(s)[0] == WORKING and statuses(s)[-1] == ""  # set while it worked, then cleared
     assert {(c["channel_id"], c["thread_ts"]) for c in s.apis.named("assistant.threads.setStatus")} == {
         ("D0APP", THREAD)
     }
@@ -147,7 +149,7 @@ def test_the_status_is_cleared_when_the_run_fails(system, scripted, tmp_path) ->
     s = system(scripted(server_error(500), server_error(500), server_error(500)))
     s.post("/slack/events", *slack_request(pane_message("Ev20", "hello", "1726133720.0", token=True)))
     assert s.deliver() == ["failed"]
-    assert statuses(s)[0] == "is working on it…" and statuses(s)[-1] == ""
+    assert statuses(s)[0] == WORKING and statuses(s)[-1] == ""
     assert any(str(m.get("text")).startswith("Sorry — I could not finish") for m in s.apis.named("chat.postMessage"))
 
 
@@ -169,12 +171,12 @@ def test_the_status_is_cleared_while_an_approval_waits_and_set_again_when_it_res
     s.post("/slack/events", *slack_request(pane_message("Ev30", "restart payments", "1726133730.0", token=True)))
     assert s.deliver() == ["awaiting_approval"]
     before = statuses(s)
-    assert before[0] == "is working on it…" and before[-1] == ""  # nobody works while the question waits
+    assert before[0] == WORKING and before[-1] == ""  # nobody works while the question waits
     value, _ = approval_value(s)
     assert click(s, value, "U0LEAD")["statusCode"] == 200
     assert s.deliver() == ["answered"]
     after = statuses(s)[len(before) :]
-    assert after[0] == "is working on it…" and after[-1] == ""  # set again for the resumed run, then cleared
+    assert after[0] == WORKING and after[-1] == ""  # set again for the resumed run, then cleared
     assert (tools / "restarts.log").read_text() == "payments\n"
 
 
@@ -190,3 +192,37 @@ def test_an_app_without_the_pane_gets_working_messages_and_is_remembered(system,
     assert len(working) == 2
     answers = [u["text"] for u in s.apis.named("chat.update")]
     assert any(a.startswith("One.") for a in answers) and any(a.startswith("Two.") for a in answers)
+
+
+def test_stop_written_in_the_pane_stops_the_run_working_there(system, scripted, tmp_path) -> None:  # noqa: F811
+    """The pane shows a status, not a message that could carry a Stop button: "stop" written in the thread is
+    the Stop (its own message group: the run holds the thread's). Nothing working: the person is told so."""
+    (tmp_path / "assistant-desk.yaml").write_text(DESK)
+    seen: dict[str, Any] = {}
+    long = "Every incident this quarter, one by one. " * 150
+
+    def stop_while_streaming(request: Any) -> Paced:
+        seen["said"] = status(s.post("/slack/events", *slack_request(pane_message("Ev51", "Stop!", "1726133801.0"))))
+        seen["stop"] = s.deliver()  # another invocation takes it while the answer streams
+        return Paced(reply(long), interval=0.05)
+
+    server = scripted(stop_while_streaming)
+    s = system(server)
+    s.apis.streams = True
+    s.post("/slack/events", *slack_request(pane_message("Ev50", "List every incident", "1726133800.0", token=True)))
+    outcomes = s.deliver()
+    assert seen == {"said": "stop requested", "stop": ["stopped"]}
+    assert outcomes[0] == "stopped"
+    assert len(server.requests) == 1  # the streamed call was closed: no model call after the stop
+    runs = RunStore(s.store)
+    [summary] = runs.list_runs(limit=5)
+    record = runs.load_record(summary["run_id"]) or {}
+    assert record["status"] == "stopped" and record["stop_reason"] == "Stopped by <@U0DANA>."
+    assert ThreadStore(s.store).active(str(runs.load_event(summary["run_id"])["thread_id"])) is None
+    assert statuses(s)[0] == WORKING and statuses(s)[-1] == ""  # the status told how, and is cleared
+
+    s.post("/slack/events", *slack_request(pane_message("Ev52", "stop", "1726133802.0")))
+    assert s.deliver() == ["ignored"]  # nothing works there now
+    [told] = s.apis.named("chat.postEphemeral")
+    assert told["user"] == "U0DANA" and "Nothing is working in this thread" in told["text"]
+    assert len(server.requests) == 1 and len(runs.list_runs(limit=5)) == 1  # "stop" starts no run

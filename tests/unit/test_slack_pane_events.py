@@ -78,3 +78,18 @@ def test_the_progress_hooks_texts_read_as_statuses() -> None:
     assert status_line(":hourglass_flowing_sand: Still working — this one takes longer; I will answer here.") == (
         "is still working — this one takes longer; I will answer here."
     )
+
+
+def test_only_a_reply_that_is_just_stop_stops_the_threads_run() -> None:
+    """ "stop" in a thread (the pane's Stop); not a first message, not a sentence that contains the word."""
+    from agent_runtime.triggers.slack import says_stop
+
+    from tests.triggers_support import slack_mention
+
+    for text in ("stop", "Stop!", " STOP. ", "stop."):
+        assert says_stop(parsed(pane_message("Ev7", text, "1726133800.000100")))
+    for text in ("stop it", "please stop the deploy", "don't stop", "", "stopped"):
+        assert not says_stop(parsed(pane_message("Ev8", text, "1726133800.000100")))
+    assert not says_stop(parsed(pane_message("Ev9", "stop", THREAD)))  # the thread's first message: no run yet
+    mention = slack_mention("Ev10", channel="C0OPS", ts="1763800001.0", thread_ts="1763800000.0", text="<@U0BOT> stop")
+    assert says_stop(parsed(mention))  # in a channel thread too: "@agent stop"

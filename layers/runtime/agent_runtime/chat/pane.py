@@ -19,7 +19,7 @@ from .channels import SlackChannel
 from .exceptions import ReplyError
 from .replies import SlackReplier
 
-WORKING = "is working on it…"
+WORKING = 'is working on it… (reply "stop" to stop it)'  # no message to carry a Stop button
 STATUS_CHARS = 120  # a status is one short line ("<app> is …")
 TITLE_CHARS = 80
 _EMOJI = re.compile(r"^(:[a-z0-9_+-]+:\s*)+")

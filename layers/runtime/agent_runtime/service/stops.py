@@ -1,33 +1,37 @@
 """Stop requests in the worker: who may stop a run, and what a stop does to a run that is not working now.
 
-A Stop click comes in a message group of its own (the run it stops holds its thread's group while it works). The
-one who asked or one of the workflow's approvers may stop it (an authenticated /runs API caller too); anyone else
-is told so and nothing changes, like a stale click on a run that has answered. The request is written with the
-run (the first wins); the working run sees it at its next step. A run that is not working — waiting for an
+A Stop click (or "stop" written in the thread, the pane's way: the thread's newest run) comes in a message group
+of its own (the run it stops holds its thread's group while it works). The one who asked or one of the
+workflow's approvers may stop it (an authenticated /runs API caller too); anyone else is told so and nothing
+changes, like a stale click on a run that has answered. The request is written with the run (the first wins); the
+working run sees it at its next step. A run that is not working — waiting for an
 approval, or suspended between invocations — gets a continuation in its thread's group, which ends it at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from aws_lambda_powertools import Logger
 
 from ..chat.channels import Channel
 from ..stopping import StopRequest
-from ..stores import RunStore
+from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent
 from ..triggers.queue import EventQueue
 from ..triggers.queued import ContinueMessage, StopMessage
 from .outcome import Outcome
 
 NOT_YOURS = "Only the person who asked or one of this workflow's approvers can stop this run."
+NOTHING = "Nothing is working in this thread: there is nothing to stop."
 
 
 class Stops:
     def __init__(
         self,
         runs: RunStore,
+        threads: ThreadStore,
         *,
         approvers: Callable[[TriggerEvent], Sequence[str]],
         channel: Callable[[TriggerEvent, str], Channel],
@@ -35,9 +39,20 @@ class Stops:
         log: Logger,
         clock: Callable[[], float],
     ) -> None:
-        self.runs, self.approvers, self.channel, self.queue, self.log, self.clock = (
-            runs, approvers, channel, queue, log, clock,
+        self.runs, self.threads, self.approvers, self.channel, self.queue, self.log, self.clock = (
+            runs, threads, approvers, channel, queue, log, clock,
         )  # fmt: skip
+
+    def said(self, message: StopMessage) -> Outcome:
+        """ "stop" written in a thread: the run working there is asked to stop, as a click on its Stop would."""
+        said = message.said
+        run_id = self.threads.latest(said.thread_id) if said is not None else None
+        saved = self.runs.load_event(run_id) if run_id and self.runs.reply_state(run_id) is None else None
+        if said is None or run_id is None or saved is None:
+            if said is not None:
+                self.channel(said, "").tell(message.user, NOTHING)
+            return Outcome.IGNORED
+        return self.asked(replace(message, run_id=run_id, said=None), TriggerEvent.from_dict(saved))
 
     def asked(self, message: StopMessage, event: TriggerEvent) -> Outcome:
         if self.runs.reply_state(message.run_id) is not None:

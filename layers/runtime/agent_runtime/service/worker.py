@@ -99,7 +99,9 @@ class Worker:
         self.desk = ApprovalDesk(self.runs, self.threads, channel=channel, approvers=approvers, clock=clock)
         self.answers = Answers(config, self.runs, self.log, max_attachment_bytes, clock=clock)  # composed, rated
         self.pane = Pane(self.threads, replies, self._named, self.log)
-        self.stops = Stops(self.runs, approvers=approvers, channel=channel, queue=queue, log=self.log, clock=clock)
+        self.stops = Stops(
+            self.runs, self.threads, approvers=approvers, channel=channel, queue=queue, log=self.log, clock=clock
+        )
         self.metrics = metrics
         self.skills = SkillLibrary(config.skills_dir)
         self.services = Services(config, self.skills, self.runs, sandbox)  # once per process
@@ -114,6 +116,8 @@ class Worker:
         self.trace_parent = telemetry.extract(message.trace if isinstance(message, EventMessage) else None)
         if isinstance(message, PaneMessage):
             return self.pane.opened(message)
+        if isinstance(message, StopMessage) and not message.run_id:
+            return self.stops.said(message)  # "stop" written in a thread: the run working there, if any
         if isinstance(message, EventMessage):
             event, run_id = self.pane.framed(message.event), run_id_for(message.event)
             self.runs.save_event(run_id, event.to_dict())
@@ -213,6 +217,8 @@ class Worker:
             if state is None:  # the thread's first message names it (where a surface names conversations)
                 channel.title(event.text)
         grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
+        if checkpoint is None:
+            self.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread

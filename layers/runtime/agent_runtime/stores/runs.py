@@ -203,6 +203,7 @@ class RunStore:
         return [item for name in names if (item := self._get(run_id, name)) is not None]
 
 
+LATEST_RUN = "latest-run"
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
 DEFERRED = "deferred"  # thread item: messages that arrived while a turn waited for approval
 SPEND_RAISE = "spend-raise"  # thread item: what approvers added to today's spend limit ("continue with $N more")
@@ -222,6 +223,15 @@ class ThreadStore:
     def active(self, thread_id: str) -> str | None:
         """The run of the turn under way (suspended, or killed mid-run), if any."""
         item = self.store.get_item(thread_partition(thread_id), ACTIVE_RUN)
+        run_id = item.data.get("run_id") if item is not None else None
+        return str(run_id) if run_id else None
+
+    def mark_latest(self, thread_id: str, run_id: str) -> None:
+        """Name the thread's newest run as it starts: "stop" written in the thread stops it if it has not answered."""
+        self.store.put_latest(thread_partition(thread_id), LATEST_RUN, {"run_id": run_id})
+
+    def latest(self, thread_id: str) -> str | None:
+        item = self.store.get_item(thread_partition(thread_id), LATEST_RUN)
         run_id = item.data.get("run_id") if item is not None else None
         return str(run_id) if run_id else None
 

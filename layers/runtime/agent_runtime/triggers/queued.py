@@ -81,15 +81,18 @@ class FeedbackMessage:
 @dataclass(frozen=True, slots=True)
 class StopMessage:
     """Someone asks a run to stop: a click on Stop (``via`` slack, checked by the worker: the one who asked or an
-    approver) or an authenticated call to the /runs API (``via`` api). Sent in a message group of its own: the
-    run it stops holds its thread's group while it works."""
+    approver), "stop" written in the thread (the pane has no message to carry a button), or an authenticated call to
+    the /runs API (``via`` api). Sent in a message group of its own: the run it stops holds its thread's group
+    while it works."""
 
-    run_id: str
+    run_id: str  # "": the run working in ``said``'s thread (a "stop" written in the thread)
     user: str
     via: str  # slack | api
+    said: TriggerEvent | None = None  # the message that said "stop": where to answer when nothing runs
 
     def body(self) -> dict[str, Any]:
-        return {"type": "stop", "run_id": self.run_id, "user": self.user, "via": self.via}
+        said = {"said": self.said.to_dict()} if self.said is not None else {}
+        return {"type": "stop", "run_id": self.run_id, "user": self.user, "via": self.via, **said}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,8 @@ def parse(body: Any) -> QueueMessage:
             case "tick":
                 return TickMessage(str(body["workflow"]), str(body["schedule"]), str(body["at"]))
             case "stop":
-                stop = StopMessage(str(body["run_id"]), str(body["user"]), str(body["via"]))
+                said = TriggerEvent.from_dict(body["said"]) if body.get("said") else None
+                stop = StopMessage(str(body["run_id"]), str(body["user"]), str(body["via"]), said)
                 return _one_of(stop, stop.via, STOP_VIA, "stop origin")
             case kind:
                 raise InvalidMessageError(f"unknown message type {kind!r}")

@@ -120,6 +120,11 @@ class _Routes:
             self.log.info("ignored", extra={"reason": result.reason})
             return _json(200, {"status": "ignored", "reason": result.reason})
         self.log.set_correlation_id(result.correlation_id)
+        if slack.says_stop(result):  # in a group of its own: the run it stops holds the thread's
+            stop = StopMessage("", result.user, "slack", said=result).body()
+            self.queue.send(stop, group=f"stop:{result.thread_id}", dedup=result.dedup_key)
+            self.log.info("stop queued", extra={"via": "message"})
+            return _json(200, {"status": "stop requested"})
         name = result.workflow or route(result, self.workflows)
         if name is None:
             self.log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
