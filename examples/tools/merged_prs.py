@@ -74,6 +74,7 @@ def mark_merged_prs(run: Any) -> str:
     marked = []
     for line in listed.splitlines():
         ts, url, state = line.split()
+        run.progress(f"checking {url}")
         if state == "unmarked" and run.call("pr_merged", url=url, step=f"state {url}") == "merged":
             run.call("react", channel=CHANNEL, ts=ts, name="merged", step=f"react {ts}")
             marked.append(url)

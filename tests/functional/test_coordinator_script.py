@@ -59,6 +59,7 @@ def merged_job(run):
     summary = run.ask("Summarise in one sentence: " + listed, step="summary",
                       schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
     for pr in merged:
+        run.progress(f"marking {pr} :merged:")
         run.call("mark_merged", pr=pr, step=f"mark {pr}")
     return f"Marked {', '.join(merged)}. {summary['text']}"
 
@@ -132,6 +133,25 @@ def test_approvals_and_a_deadline_resume_without_repeating_finished_steps(job: P
     assert record.final_answer == "Marked #12, #14. Two of three pull requests are merged."
     assert calls(job) == ["list", "mark #12", "mark #14"]  # each step once, across four invocations
     assert len(server.requests) == 1 and record.cost_usd() > 0  # the summary: asked once, priced
+
+
+def test_a_scripts_progress_lines_show_in_the_working_message(job: Path) -> None:
+    """run.progress(text) is the chat's "working…" line (as a model run's tool names are); never a step."""
+    from agent_runtime.service.progress import ProgressHook
+
+    shown: list[str] = []
+    desk = Desk()
+    desk.said |= {"#12": "approved", "#14": "approved"}
+    (job / "workflows" / "merged-prs.yaml").write_text(FLOW.format(cost=""))
+    workflow = load_workflow("merged-prs", job / "workflows")
+    with ScriptedServer([SUMMARY]) as server:
+        model = OpenAIChatModel("gpt-4o", client=server.client())
+        hook = ProgressHook(shown.append, workflow="merged-prs", interval=0.0)
+        record = build_agent(workflow, model, Services(approver=desk), hooks=[hook]).run("go")
+    assert record.status is RunStatus.COMPLETED
+    assert [line.split(" · ")[-1] for line in shown if "marking" in line] == ["marking #12 :merged:",
+                                                                            "marking #14 :merged:"]  # fmt: skip
+    assert "Working on it (merged-prs)" in shown[0]
 
 
 def test_a_threads_next_turn_runs_its_steps_afresh(job: Path) -> None:

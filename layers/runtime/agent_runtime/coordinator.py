@@ -4,10 +4,11 @@ the spend limit apply unchanged — and asking a model only where it chooses.
 
 ``def review(run: Script) -> str``: ``run.message``, ``run.files``, ``run.call(tool, step=..., **arguments)`` (a
 tool's result, as text), ``run.ask(prompt, schema=..., step=...)`` (a model's answer: text, or JSON checked
-against ``schema``); the return value is the run's answer. Each call and ask is a step, journalled in the run's
-state by its name (``step=``, else the tool's name and its count): a run resumed after the Lambda deadline or an
-approval runs the function again from the top, and finished steps return what they returned then, without running
-again. So a script must call in the same order each time it runs (it may branch on what the calls returned).
+against ``schema``), ``run.progress(text)`` (what it is doing, in the chat); the return value is the run's answer.
+Each call and ask is a step, journalled in the run's state by its name (``step=``, else the tool's name and its
+count): a run resumed after the Lambda deadline or an approval runs the function again from the top, and finished
+steps return what they returned then, without running again. So a script must call in the same order each time it
+runs (it may branch on what the calls returned).
 A step that waits for a person, the deadline, a stop or a limit ends this invocation there; an exception in the
 script is the run's failure with the script's own message."""
 
@@ -99,6 +100,10 @@ class Script:
             except Exception as error:  # a model error: the run's, as in a model-driven run
                 raise _Fault(error) from error
         return json.loads(journal[key]) if schema is not None else journal[key]
+
+    def progress(self, text: str) -> None:
+        """Say what the script is doing, in the chat's "working…" message (not a step: never journalled)."""
+        self._agent.hooks.on_status(self._run, text)
 
     def _key(self, step: str | None, kind: str) -> str:
         self._counts[kind] += 1

@@ -37,6 +37,9 @@ class Hook:
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         """After a successful model call, before its message joins the history."""
 
+    def on_status(self, run: Run, text: str) -> None:
+        """A coordinator says what it is doing (a script's ``run.progress``): for a chat's "working…" message."""
+
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
         """Return an outcome to answer the call without running it (e.g. a replayed mutating call)."""
         return None
@@ -89,6 +92,10 @@ class HookChain(Hook):
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         for hook in self.hooks:
             hook.after_model_call(run, response)
+
+    def on_status(self, run: Run, text: str) -> None:
+        for hook in self.hooks:
+            hook.on_status(run, text)
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
         for hook in self.hooks:

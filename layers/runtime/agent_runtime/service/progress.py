@@ -27,6 +27,9 @@ def tool_label(name: str) -> str:
     return name if TOOL_NAME.fullmatch(name) else "an unknown tool"
 
 
+STATUS_CHARS = 200  # of a script's progress line
+
+
 class ProgressHook(Hook):
     """Calls ``show(text)`` after steps, at most every ``interval`` seconds (Slack allows ~1 update/s/channel)."""
 
@@ -51,9 +54,13 @@ class ProgressHook(Hook):
             writing = "the answer" if progress.writing in ("", "answer") else f"a call to {progress.writing}"
             self._update(run, f"writing {writing} ({progress.tokens:,} tokens so far)")
 
-    def _update(self, run: Run, doing: str) -> bool:
+    def on_status(self, run: Run, text: str) -> None:
+        """A script's own words: shown unless one was shown within the second (Slack's pace for updates)."""
+        self._update(run, " ".join(text.split())[:STATUS_CHARS], interval=min(self.interval, 1.0))
+
+    def _update(self, run: Run, doing: str, *, interval: float | None = None) -> bool:
         now = time.monotonic()
-        if now - self._last < self.interval:
+        if now - self._last < (self.interval if interval is None else interval):
             return False
         self._last = now
         try:
