@@ -81,7 +81,14 @@ $(RIC_STAMP): $(STAMP)
 TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 
 .PHONY: test
-test: $(STAMP) $(RIC_STAMP) sandbox validate build ## Lint, validate and build the SAM template, run the unit + functional tests
+# Debian's Chromium, headless: a test opens the demo run's page in it and looks at the screenshot.
+.PHONY: browser
+browser: ## Install Debian's chromium (the run page's browser test) unless it is on the PATH
+	@command -v chromium >/dev/null 2>&1 || { \
+		[ "$$(id -u)" = 0 ] && SUDO= || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
+
+test: $(STAMP) $(RIC_STAMP) sandbox browser validate build ## Lint, validate and build the SAM template, run the unit + functional tests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -9,6 +9,7 @@ import hmac
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +36,18 @@ def api_event(path: str, body: bytes, headers: dict[str, str], *, base64_body: b
     event["headers"] = {"content-type": "application/json", **{k.lower(): v for k, v in headers.items()}}
     event["body"] = base64.b64encode(body).decode() if base64_body else body.decode()
     event["isBase64Encoded"] = base64_body
+    return event
+
+
+def api_get(url: str) -> dict[str, Any]:
+    """A GET of ``url`` (a path and its query, or a whole link) as API Gateway's HTTP API hands it over."""
+    parts = urllib.parse.urlsplit(url)
+    event = api_event(parts.path, b"", {})
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"GET {parts.path}"
+    event["requestContext"]["http"]["method"] = "GET"
+    event["rawQueryString"] = parts.query
+    event["queryStringParameters"] = dict(urllib.parse.parse_qsl(parts.query)) or None
+    event["body"] = None
     return event
 
 
@@ -135,6 +148,7 @@ class FakeApis:
         self.uploads: dict[str, bytes] = {}  # received: Slack upload URLs' bodies by file id, JIRA's by path
         self.threads: dict[str, list[dict[str, Any]]] = {}  # conversations.replies: messages by thread ts
         self.jira: dict[str, Any] = {}  # JIRA REST resources (GET) by path without the query
+        self.private: set[str] = set()  # channels conversations.info describes as private (others: public)
         self.lock = threading.Lock()
         self._ts = 0
 
@@ -223,6 +237,10 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             missing = {"ok": False, "error": "message_not_found"}
             answer = {"ok": True, "type": "message", "message": found[0]} if found else missing
             return self._send(200, json.dumps(answer).encode())
+        if method == "conversations.info":  # as Slack describes a channel: public unless the test made it private
+            channel = str(body.get("channel"))
+            info = {"id": channel, "is_channel": True, "is_private": channel in self.apis.private}
+            return self._send(200, json.dumps({"ok": True, "channel": info}).encode())
         if method == "files.completeUploadExternal":
             return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
         if method == "chat.startStream" and not self.apis.streams:

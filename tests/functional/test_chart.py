@@ -85,3 +85,17 @@ def test_names_with_control_characters_keep_the_chart_well_formed(scripted: Any)
     record["workflow"] = "flow\x07"
     svg = ET.fromstring(run_chart(record))  # parses
     assert "evil\ufffd\ufffd[31mtool\ufffd" in ET.tostring(svg, encoding="unicode")
+
+
+def test_a_panels_title_fits_its_width_whatever_the_names(scripted: Any) -> None:
+    """Was: a helper's title (workflow.subagent · run <id>.sub1 · … · ~$cost) ran past the panel's right edge."""
+    from agent_runtime.chart import LEFT, RIGHT, WIDTH
+
+    server = scripted(reply("ok"))
+    record = build_agent(make_workflow(), model_for(server), files=InMemoryFileStore()).run("go").to_dict()
+    record |= {"workflow": "document-feedback.subagent" * 6, "run_id": "run-d6848e8df82c420c.sub1" * 3}
+    svg = ET.fromstring(run_chart(record))
+    title, facts = [t for t in svg.iter(f"{SVG}text") if t.get("y") in ("20", "37")][:2]
+    for text, width_per_char in ((title, 8), (facts, 7)):  # bold 14 px and 12 px Helvetica stay under these
+        assert len(text.text or "") * width_per_char <= WIDTH - LEFT - RIGHT
+    assert (title.text or "").endswith("…") and "model call(s)" in (facts.text or "")

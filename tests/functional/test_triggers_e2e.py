@@ -22,6 +22,7 @@ from agent_runtime.service.worker import Worker
 from agent_runtime.stores import LocalStore, Store, ThreadStore
 from agent_runtime.stores.aws import AwsStore
 from agent_runtime.testing import Reply, ScriptedCall, ScriptedServer, reply, server_error
+from agent_runtime.toolsets.secrets import env_secret
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
@@ -35,6 +36,7 @@ from tests.triggers_support import (
     FakeApis,
     FakeContext,
     api_event,
+    api_get,
     fake_apis,
     jira_comment,
     jira_request,
@@ -67,6 +69,7 @@ class System:
     received: list[dict[str, Any]]  # every SQS message the worker was handed
     clients: dict[str, Any]  # moto's: dynamodb, sqs, s3, scheduler
     queue_url: str
+    get: Callable[[str], dict[str, Any]]  # a GET through the webhook's routes (a run page's link)
 
 
 @pytest.fixture
@@ -80,7 +83,12 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
     stack = []
 
     def build(
-        server: ScriptedServer, *, local_store: bool = False, sandbox: Any = None, secrets: dict[str, str] | None = None
+        server: ScriptedServer,
+        *,
+        local_store: bool = False,
+        sandbox: Any = None,
+        secrets: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,  # RuntimeConfig's fields: api_url, runs_channel, ...
     ) -> System:
         apis_cm = fake_apis()
         apis, base = apis_cm.__enter__()
@@ -92,6 +100,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             workflows_dir=tmp_path,
             skills_dir=REPO / "skills",
             workflows_url="https://github.com/acme/agents/blob/main/workflows",
+            **(settings or {}),
         )
         from agent_runtime.triggers.config import all_workflows
 
@@ -119,6 +128,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             metrics=metrics,
             sandbox=sandbox,
             wakeups=SchedulerWakeups(clients["scheduler"], queue_arn, "arn:aws:iam::123456789012:role/wakeups"),
+            secrets=lambda key: triggers.secret(key) or env_secret(key),  # the integrations secret, as deployed
         )
         seen: list[dict[str, Any]] = []
 
@@ -167,6 +177,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             seen,
             clients,
             url,
+            lambda link: webhook.handle(api_get(link), context),
         )
 
     yield build

@@ -27,6 +27,7 @@ SCOPES = {
     "files_upload_v2": {"files:write"},
     "conversations_replies": {"channels:history", "groups:history"},
     "reactions_get": {"reactions:read"},
+    "conversations_info": {"channels:read", "groups:read"},
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},

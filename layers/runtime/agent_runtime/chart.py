@@ -90,12 +90,22 @@ class _Scale:
 
 
 def _header(record: Mapping[str, Any], points: list[dict[str, Any]]) -> str:
+    """Two lines that fit the panel's width whatever the names: which run (bold), then what it did."""
     usage = record.get("usage") or {}
     cost = record.get("cost_usd")
     money = f" · ~${cost:.4f}" if isinstance(cost, int | float) else ""
-    title = (f"{record.get('workflow')} · run {record.get('run_id')} · {record.get('status')} · "
-             f"{len(points)} model call(s) · {usage.get('total_tokens', 0):,} tokens{money}")  # fmt: skip
-    return f'<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{escape(title)}</text>'
+    title = f"{record.get('workflow')} · run {record.get('run_id')}"
+    facts = f"{record.get('status')} · {len(points)} model call(s) · {usage.get('total_tokens', 0):,} tokens{money}"
+    room = WIDTH - LEFT - RIGHT
+    return (
+        f'<text x="{LEFT}" y="20" font-size="14" font-weight="bold">{escape(_fit(title, room // 8))}</text>\n'
+        f'<text x="{LEFT}" y="37" font-size="12" fill="#444">{escape(_fit(facts, room // 7))}</text>'
+    )
+
+
+def _fit(text: str, chars: int) -> str:
+    """Cut to ``chars`` characters (a generous width per character for the font: wide names still fit)."""
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _axes(scale: _Scale, top: float) -> str:

@@ -20,6 +20,9 @@ ENV_MODEL_TIMEOUT = "AGENT_MODEL_TIMEOUT_SECONDS"
 ENV_DEADLINE_MARGIN = "AGENT_DEADLINE_MARGIN_SECONDS"
 ENV_STATE_DIR = "AGENT_STATE_DIR"
 ENV_SKILLS_DIR = "AGENT_SKILLS_DIR"
+ENV_API_URL = "AGENT_API_URL"  # set by the stack: run pages' links point there
+ENV_RUN_PAGE_DAYS = "AGENT_RUN_PAGE_DAYS"
+ENV_RUNS_CHANNEL = "AGENT_RUNS_CHANNEL"
 ENV_WORKFLOWS_URL = "AGENT_WORKFLOWS_URL"
 ENV_MODEL = "AGENT_MODEL"  # overrides every workflow's model.name (a deployment parameter)
 ENV_SANDBOX = "AGENT_SANDBOX"  # local | lambda | off
@@ -67,6 +70,9 @@ class RuntimeConfig:
     sandbox_mode: str = "local"  # where the python tool runs code: a local Node process, the Lambda function, off
     sandbox_function: str | None = None
     sandbox_dir: Path = Path("functions/sandbox")
+    api_url: str | None = None  # the stack's API, where run pages are served (their links in answers)
+    run_page_days: float = 7.0  # how long a run page's link opens it
+    runs_channel: str | None = None  # a Slack channel that gets a line per finished run
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeConfig:
@@ -89,6 +95,9 @@ class RuntimeConfig:
             sandbox_mode=_sandbox_mode(env),
             sandbox_function=env.get(ENV_SANDBOX_FUNCTION) or None,
             sandbox_dir=Path(env.get(ENV_SANDBOX_DIR) or _repo_root() / "functions" / "sandbox"),
+            api_url=(env.get(ENV_API_URL) or "").rstrip("/") or None,
+            run_page_days=min(90.0, max(1 / 24, _number(env, ENV_RUN_PAGE_DAYS, 7.0))),
+            runs_channel=(env.get(ENV_RUNS_CHANNEL) or "").strip() or None,
         )
 
 

@@ -3,8 +3,9 @@ a cut of its result, the context engine's work (virtual files, masking, folding,
 what each model call cost, the answer and what people said of it. ``--json`` prints the record itself.
 
 The words come from the run's checkpoint (its history as the model last saw it: masked outputs read as their
-pointers there), the rest from its record; every value is cut and printed as plain text (control characters
-shown as escapes), so a hostile tool result cannot rewrite the terminal."""
+pointers there), the rest from its record. :func:`entries` walks them once, each value cut; the terminal's
+:func:`transcript` and the run page (``pages``) each render the entries, control characters shown as escapes, so
+a hostile tool result can neither rewrite the terminal nor break the page."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import messages as msgs
 
 CUT = 400  # characters of a tool result or a message shown
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # all but the newline: a result cannot drive the terminal
 ARGUMENTS = 300  # characters of a call's arguments shown
+# All but the newline and tab; the surrogates and non-characters no page or terminal can carry.
+_NONCHARACTERS = "".join(chr(plane * 0x10000 + low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF))
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff{_NONCHARACTERS}]")
 _EVENTS = {  # the record's events worth a line in the transcript, and how each reads
     "virtual_file": lambda e: f"virtual file {e.get('file')}: {e.get('tokens', 0):,} tokens kept out of the window",
     "masking": lambda e: f"masking: {e.get('count', e.get('outputs', '?'))} used output(s) became pointers",
@@ -36,28 +40,54 @@ _EVENTS = {  # the record's events worth a line in the transcript, and how each 
 }
 
 
-def transcript(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None) -> str:
-    lines = [_header(record)]
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of a run's story: ``kind`` user | turn | event | assistant | call | result; texts already cut."""
+
+    kind: str
+    text: str
+    detail: str = ""  # a call's arguments; a turn's cost
+
+
+def entries(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None, cut: int = CUT) -> list[Entry]:
+    """The run's turns in order: what the user said, each turn (its cost) with the engine's events, the model's
+    words, its calls (arguments) and their results; events of no turn last."""
+    found: list[Entry] = []
     costs = _costs_by_turn(record.get("model_calls") or [])
     events = _events_by_turn(record.get("events") or [])
     turn = 0
     for message in history or []:
-        role = message.get("role")
+        role, text = message.get("role"), msgs.text_of(message)  # type: ignore[arg-type]
         if role == "assistant":
             turn += 1
-            lines.append(f"\n-- turn {turn}{costs.get(turn, '')}")
-            lines += [f"   [{line}]" for line in events.pop(turn, [])]
-            text = msgs.text_of(message)  # type: ignore[arg-type]
+            found.append(Entry("turn", f"turn {turn}", costs.get(turn, "")))
+            found += [Entry("event", line) for line in events.pop(turn, [])]
             if text:
-                lines.append("assistant: " + _plain(text, CUT))
+                found.append(Entry("assistant", clip(text, cut)))
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
-                lines.append(f"  -> {_plain(function.get('name'), 80)} {_plain(function.get('arguments'), ARGUMENTS)}")
-        elif role == "tool":
-            lines.append("     <- " + _plain(msgs.text_of(message), CUT))  # type: ignore[arg-type]
-        elif role == "user":
-            lines.append("user: " + _plain(msgs.text_of(message), CUT))  # type: ignore[arg-type]
-    lines += [f"   [{line}]" for rest in events.values() for line in rest]
+                found.append(Entry("call", clip(function.get("name"), 80), clip(function.get("arguments"), ARGUMENTS)))
+        elif role in ("tool", "user"):
+            found.append(Entry("result" if role == "tool" else "user", clip(text, cut)))
+    return found + [Entry("event", line) for rest in events.values() for line in rest]
+
+
+def transcript(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None) -> str:
+    lines = [_header(record)]
+    for entry in entries(record, history):
+        match entry.kind:
+            case "turn":
+                lines.append(f"\n-- {entry.text}{entry.detail}")
+            case "event":
+                lines.append(f"   [{_plain(entry.text)}]")
+            case "assistant":
+                lines.append("assistant: " + _plain(entry.text))
+            case "call":
+                lines.append(f"  -> {_plain(entry.text)} {_plain(entry.detail)}")
+            case "result":
+                lines.append("     <- " + _plain(entry.text))
+            case _:
+                lines.append("user: " + _plain(entry.text))
     if history is None:
         lines.append("(no checkpoint kept: the words of this run are not stored; --json shows its record)")
     lines += _ending(record)
@@ -72,7 +102,7 @@ def _header(record: Mapping[str, Any]) -> str:
     calls = len(record.get("model_calls") or [])
     started, ended = str(record.get("started_at"))[:19], str(record.get("ended_at"))[:19]
     head = f"run {record.get('run_id')} · {record.get('workflow')} · {record.get('status')} · {record.get('model')}"
-    return f"{_plain(head, 300)} · {calls} model calls · {usage.get('total_tokens', 0):,} tokens · {spent}\n" + (
+    return f"{_plain(clip(head, 300))} · {calls} model calls · {usage.get('total_tokens', 0):,} tokens · {spent}\n" + (
         f"started {started} · ended {ended}"
     )
 
@@ -95,28 +125,36 @@ def _events_by_turn(events: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]
     for event in events:
         render = _EVENTS.get(str(event.get("type")))
         if render is not None:
-            found[int(event.get("turn") or 0)].append(_plain(render(event), 300))
+            found[int(event.get("turn") or 0)].append(clip(render(event), 300))
     return found
 
 
 def _ending(record: Mapping[str, Any]) -> list[str]:
-    lines = ["", "answer: " + _plain(record.get("final_answer") or "(none)", 4 * CUT)]
+    lines = ["", "answer: " + _plain(clip(record.get("final_answer") or "(none)", 4 * CUT))]
     if record.get("stop_reason"):
-        lines.append("why it ended: " + _plain(record["stop_reason"], CUT))
+        lines.append("why it ended: " + _plain(clip(record["stop_reason"], CUT)))
     for child in record.get("children") or []:
         cost = child.get("cost_usd")
         spent = "-" if cost is None else f"${cost:.4f}"
         tools = len(child.get("tool_calls") or [])
-        lines.append(_plain(f"helper {child.get('run_id')}: {child.get('status')} · {spent} · {tools} tool calls", 300))
+        line = f"helper {child.get('run_id')}: {child.get('status')} · {spent} · {tools} tool calls"
+        lines.append(_plain(clip(line, 300)))
     for rating in record.get("feedback") or []:
-        lines.append(f"feedback: {rating.get('by')} said {rating.get('verdict')}")
+        lines.append(_plain(clip(f"feedback: {rating.get('by')} said {rating.get('verdict')}", 300)))
     return lines
 
 
-def _plain(value: Any, limit: int) -> str:
-    """Plain text: cut at ``limit`` (the rest's size said), control characters (escape sequences) shown as
-    escapes, lines indented under their entry."""
+def clip(value: Any, limit: int) -> str:
+    """``value`` as text, cut at ``limit`` characters (the rest's size said)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    cut = text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
-    shown = _CONTROL.sub(lambda found: f"\\x{ord(found[0]):02x}", cut)
-    return shown.replace("\n", "\n        ")
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def visible(text: str) -> str:
+    """Control characters (escape sequences), surrogates and non-characters shown as escapes: inert anywhere."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found[0]):02x}", text)
+
+
+def _plain(text: str) -> str:
+    """A cut text for the terminal: inert, lines indented under their entry."""
+    return visible(text).replace("\n", "\n        ")

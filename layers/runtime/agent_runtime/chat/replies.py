@@ -60,6 +60,15 @@ class SlackReplier:
         found = self._api("reactions.get", channel=channel, timestamp=ts, full=True).get("message")
         return found if isinstance(found, dict) else {}
 
+    def is_private(self, channel: str) -> bool:
+        """Whether only some people see ``channel`` (private, a direct or group message); unknown counts as private
+        (``conversations.info`` needs channels:read and groups:read)."""
+        try:
+            info = self._api("conversations.info", channel=channel)["channel"]
+        except (ReplyError, KeyError, TypeError):
+            return True
+        return bool(info.get("is_private") or info.get("is_im") or info.get("is_mpim") or not info.get("is_channel"))
+
     def update(self, channel: str, ts: str, text: str) -> None:
         self._api("chat.update", channel=channel, ts=ts, text=text)
 

@@ -1,4 +1,4 @@
-"""``agent-runtime runs show|chart|list``: stored run records."""
+"""``agent-runtime runs show|link|chart|list|stop``: stored run records."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..config import RuntimeConfig
@@ -30,8 +31,23 @@ def add(commands: Commands) -> None:
         "each model call, the answer and its ratings. --json prints the run's record as JSON (as before).",
     )
     runs_show.add_argument("run_id", metavar="RUN_ID", help="the run id (printed in the trace and in --json)")
-    runs_show.add_argument("--json", action="store_true", help="the record as JSON instead of the transcript")
+    shown = runs_show.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="the record as JSON instead of the transcript")
+    shown.add_argument(
+        "--html", action="store_true", help="its page: one self-contained HTML file (transcript, chart, files, costs)"
+    )
+    runs_show.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     runs_show.set_defaults(handler=_cmd_show)
+    runs_link = runs_commands.add_parser(
+        "link",
+        help="a signed link to a run's page on the stack (AGENT_API_URL, run_page_key)",
+        description="Print a signed, expiring link to the run's page as the stack serves it (GET /runs/RUN_ID/page): "
+        "the same link an answer's footer carries. Needs AGENT_API_URL and the run_page_key secret (RUN_PAGE_KEY "
+        "locally); lasts AGENT_RUN_PAGE_DAYS days (default 7).",
+    )
+    runs_link.add_argument("run_id", metavar="RUN_ID")
+    runs_link.add_argument("--private", action="store_true", help="mark the page private (as for a private channel)")
+    runs_link.set_defaults(handler=_cmd_link)
     runs_chart = runs_commands.add_parser(
         "chart",
         help="draw how a run used its window (SVG, or PNG when FILE ends in .png)",
@@ -71,12 +87,50 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     if args.json:
-        print(json.dumps(record, indent=2, ensure_ascii=False))
-        return 0
-    from ..show import transcript
+        text = json.dumps(record, indent=2, ensure_ascii=False)
+    elif args.html:
+        from ..pages import page_for
 
-    checkpoint = runs.load_checkpoint(args.run_id)
-    print(transcript(record, checkpoint[0].messages if checkpoint else None))
+        text = page_for(runs, args.run_id, redact=_redactor(config)) or ""
+    else:
+        from ..show import transcript
+
+        checkpoint = runs.load_checkpoint(args.run_id)
+        text = transcript(record, checkpoint[0].messages if checkpoint else None)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"agent-runtime: wrote {args.output}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
+    """The secrets a page must never show: the integrations secret's and the workflows' declared ones."""
+    from ..redaction import Redactor
+    from ..triggers.config import TriggerConfig, all_workflows
+
+    try:
+        workflows = all_workflows(config)
+    except ConfigError:
+        workflows = []  # a broken workflow file: the integrations secret's keys are still redacted
+    names = {n for w in workflows for n in w.tools.secrets()}
+    names |= {w.triggers.webhook.secret for w in workflows if w.triggers.webhook is not None}
+    return Redactor(TriggerConfig.from_env().secret_values(names))
+
+
+def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    import time
+
+    from ..pages import KEY, PageLinks
+    from ..triggers.config import TriggerConfig
+
+    key = TriggerConfig.from_env().secret(KEY)
+    if not (config.api_url and key):
+        raise ConfigError("a page link needs AGENT_API_URL (the stack's ApiUrl output) and the run_page_key secret")
+    if runs_store(config).summary(args.run_id) is None:
+        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+    print(PageLinks(config.api_url, key, config.run_page_days).url(args.run_id, time.time(), private=args.private))
     return 0
 
 

@@ -54,17 +54,21 @@ class Answers:
         self.clock = clock  # ratings are stamped by it
 
     def compose(
-        self, record: RunRecord, workflow: Workflow, base: dict[str, Any] | None, files: StoreFileStore
-    ) -> Answer:
+        self, record: RunRecord, workflow: Workflow, base: dict[str, Any] | None, files: StoreFileStore,
+        page: str | None = None,
+    ) -> Answer:  # fmt: skip
+        """``page``: the signed link to the run's page, beside the prompt's in the footer."""
         answered = bool(record.final_answer) and record.status in ANSWERED
         if answered:
-            text = self.with_footer(record.final_answer or "", workflow) + _note(record)
+            text = self.with_footer(record.final_answer or "", workflow, page) + _note(record)
         elif record.status is RunStatus.COST_LIMIT:  # no last answer fitted: why it stopped is the reply
             text = _cost_note(record)
         elif record.status is RunStatus.STOPPED:  # who stopped it, where all can see
             text = STOPPED_NOTE.format(why=record.stop_reason or "Stopped.")
         else:
             text = APOLOGY.format(run_id=record.run_id)
+        if page and not answered:  # what happened, for whoever looks into it
+            text += f"\n\n_<{page}|What the run did>_"
         outputs, left_out = self._outputs(base, files) if answered else ([], [])
         if answered and workflow.report.chart:  # how the run used its window, beside its answer
             outputs += _chart(record)
@@ -73,10 +77,13 @@ class Answers:
             text += ", ".join(left_out) + "_"
         return Answer(text, outputs, answered)
 
-    def with_footer(self, answer: str, workflow: Workflow) -> str:
+    def with_footer(self, answer: str, workflow: Workflow, page: str | None = None) -> str:
         footer = answer_footer(workflow, self.config.workflows_url, self.config.workflows_dir, chat=True)
         link = footer.split("<", 1)[1].split("|", 1)[0] if "<" in footer else None
-        return answer if link and link in answer else f"{answer}\n\n{footer}"  # the model may have cited it
+        shown = f"{footer[:-1]} · <{page}|what it did>_" if page else footer  # the footer is _italic_
+        if link and link in answer:  # the model cited the prompt: the page's link alone
+            return f"{answer}\n\n_<{page}|What the run did>_" if page else answer
+        return f"{answer}\n\n{shown}"
 
     def post(self, channel: Channel, run_id: str, answer: Answer) -> None:
         """Once per run: a redelivered message that finds the reply claimed posts nothing."""

@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from queue import Empty
@@ -47,6 +48,8 @@ class _Server(ThreadingHTTPServer):
 
 class LocalServer:
     def __init__(self, runtime: RuntimeConfig, triggers: TriggerConfig, *, host: str = "127.0.0.1", port: int = 8080):
+        if runtime.api_url is None:  # run pages' links (with RUN_PAGE_KEY set) point here, as on AWS at the API
+            runtime = replace(runtime, api_url=f"http://{host}:{port}")
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store)
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log

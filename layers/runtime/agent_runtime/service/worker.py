@@ -60,6 +60,7 @@ from .inputs import measure, message_for, resolved, ticked
 from .outcome import Outcome
 from .pane import Pane
 from .progress import AnswerStreamHook, ProgressHook
+from .reports import Reports
 from .stops import Stops
 from .wakeups import NoWakeups, Wakeups
 
@@ -99,6 +100,7 @@ class Worker:
         self.desk = ApprovalDesk(self.runs, self.threads, channel=channel, approvers=approvers, clock=clock)
         self.answers = Answers(config, self.runs, self.log, max_attachment_bytes, clock=clock)  # composed, rated
         self.pane = Pane(self.threads, replies, self._named, self.log)
+        self.reports = Reports(config, self.runs, secrets, lambda: self.replies, self.log, clock)  # pages, runs channel
         self.stops = Stops(
             self.runs, self.threads, approvers=approvers, channel=channel, queue=queue, log=self.log, clock=clock
         )
@@ -131,7 +133,9 @@ class Worker:
         self.log.append_keys(run_id=run_id, workflow=event.workflow, source=event.source)
         match message:
             case FeedbackMessage():  # an answered run's rating: no run, no duplicate check
-                return self.answers.rate(message)
+                outcome = self.answers.rate(message)
+                self.reports.rated(message.run_id)  # the runs channel's line says it
+                return outcome
             case StopMessage():  # in a group of its own: the run it stops may be working right now
                 return self.stops.asked(message, event)
         if self.runs.reply_state(run_id) is not None:
@@ -299,8 +303,10 @@ class Worker:
         self, event: TriggerEvent, channel: Channel, workflow: Workflow, record: RunRecord, files: StoreFileStore
     ) -> Outcome:
         base = self.runs.load_thread_base(record.run_id)
-        answer = self.answers.compose(record, workflow, base, files)
+        link, private = self.reports.page(event, record)
+        answer = self.answers.compose(record, workflow, base, files, page=link)
         self.answers.post(channel, record.run_id, answer)
+        self.reports.announce(event, record, link, private)
         if record.state is not None:  # every ending: the next message of the thread goes on from this turn
             self._save_thread(event.thread_id, base, record.state)
         if record.status is RunStatus.STOPPED:

@@ -75,6 +75,13 @@ class RunStore:
     def save_progress_message(self, run_id: str, ts: str) -> None:
         self._put(run_id, PROGRESS, {"ts": ts})
 
+    def announced(self, run_id: str) -> dict[str, Any] | None:
+        """Where the runs channel's line about the run is (channel, ts) and its text."""
+        return self._get(run_id, "announced")
+
+    def save_announced(self, run_id: str, where: dict[str, Any]) -> None:
+        self._put(run_id, "announced", where)
+
     def reply_state(self, run_id: str) -> str | None:
         data = self._get(run_id, REPLY)
         return None if data is None else str(data.get("state"))

@@ -5,7 +5,7 @@ plain environment variables locally.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,13 @@ class TriggerConfig:
         if self.secrets_name:
             return _from_secrets_manager(self.secrets_name).get(key) or None
         return self.env.get(key.upper()) or None
+
+    def secret_values(self, names: Iterable[str] = ()) -> list[str]:
+        """Every value a page must never show: the whole integrations secret in AWS (each of its keys), locally the
+        known keys and ``names`` (the workflows' ``${secret:NAME}`` and webhook secrets)."""
+        if self.secrets_name:
+            return [str(v) for v in _from_secrets_manager(self.secrets_name).values() if isinstance(v, str) and v]
+        return [v for key in {*SECRET_KEYS, "run_page_key", *names} if (v := self.env.get(key.upper()))]
 
 
 def _from_secrets_manager(name: str) -> dict[str, Any]:

@@ -39,6 +39,14 @@ from .payload import parse_json
 from .queue import EventQueue, SqsQueue
 from .queued import EventMessage, PaneMessage, StopMessage
 
+PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
+PAGE_HEADERS = {  # the page's own CSP too: nothing but inline style and data: images, never indexed or cached
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    "Cache-Control": "private, no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex",
+    "X-Content-Type-Options": "nosniff",
+}
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
 
 
@@ -86,6 +94,7 @@ def create_app(
     app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
     app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
     app.post("/hooks/<name>")(lambda name: routes.guarded(lambda: routes.signed(app.current_event.raw_event, name)))
+    app.get("/runs/<run_id>/page")(lambda run_id: routes.page(app.current_event.raw_event, run_id))
     return Webhook(app, idempotency)
 
 
@@ -164,6 +173,30 @@ class _Routes:
         self.queue.send(message, group=f"stop:{run_id}", dedup=f"api-stop:{run_id}:{token_source.token_hex(8)}")
         self.log.info("stop queued", extra={"via": "api"})
         return _json(202, {"status": "stop requested", "run_id": run_id})
+
+    def page(self, raw: dict[str, Any], run_id: str) -> Response[str]:
+        """``GET /runs/{run_id}/page?expires=…&private=…&signature=…``: that run's page, for a signed link only."""
+        from ..pages import LinkRefused, page_for, verify
+        from ..stores import RunStore
+        from ..redaction import Redactor
+
+        key = self.config.secret(PAGE_KEY)
+        if not key or self.store is None:
+            return self.refused(RejectedRequest(404, "run pages are not enabled (no run_page_key)"))
+        try:
+            if not _RUN_ID.fullmatch(run_id):
+                raise LinkRefused("not a run id")
+            private = verify(key, run_id, raw.get("queryStringParameters") or {}, self.clock())
+        except LinkRefused as error:
+            return self.refused(RejectedRequest(403, str(error)))
+        names = {n for w in self.workflows for n in w.tools.secrets()}
+        names |= {w.triggers.webhook.secret for w in self.workflows if w.triggers.webhook is not None}
+        redact = Redactor(self.config.secret_values(names))
+        page = page_for(RunStore(self.store()), run_id, private=private, redact=redact, note=_expiry(raw))
+        if page is None:
+            return self.refused(RejectedRequest(404, "no such run (its record has expired?)"))
+        self.log.info("run page served", extra={"private": private})
+        return Response(200, "text/html; charset=utf-8", page, headers=PAGE_HEADERS)
 
     def interactivity(self, raw: dict[str, Any]) -> Response[str]:
         try:
@@ -295,6 +328,11 @@ def _raw_body(raw: dict[str, Any]) -> bytes:
         except ValueError:
             raise RejectedRequest(400, "the body is not valid base64") from None
     return body.encode("utf-8")
+
+
+def _expiry(raw: dict[str, Any]) -> str:
+    expires = str((raw.get("queryStringParameters") or {}).get("expires") or "0")
+    return f"This link expires {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(int(expires)))}."
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:

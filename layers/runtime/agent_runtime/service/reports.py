@@ -1,0 +1,118 @@
+"""What a finished run tells beyond its thread: a signed link to its page (the answer's footer carries it) and a
+line in the runs channel (``AGENT_RUNS_CHANNEL``) — workflow, trigger, status, cost, duration, then its ratings
+as they come — with the page's link.
+
+The rule for private conversations (a private channel, a direct or group message, or a channel Slack will not
+describe): the answer's link opens a page marked private, posted only where the conversation already is; the runs
+channel's line names no channel and carries no link, so the conversation's words never reach the runs channel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from datetime import datetime
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from ..chat.channels import Replies
+from ..chat.exceptions import ReplyError
+from ..config import RuntimeConfig
+from ..pages import KEY, PageLinks
+from ..record import RunRecord
+from ..stores import RunStore
+from ..toolsets.secrets import Secrets
+from ..triggers.event import TriggerEvent
+
+MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
+         "cost_limit": ":money_with_wings:", "tool_call_limit": ":warning:"}  # fmt: skip
+
+
+class Reports:
+    def __init__(
+        self, config: RuntimeConfig, runs: RunStore, secrets: Secrets, replies: Callable[[], Replies], log: Logger,
+        clock: Callable[[], float],
+    ) -> None:  # fmt: skip
+        self.config, self.runs, self.secrets, self.replies, self.log, self.clock = (
+            config, runs, secrets, replies, log, clock,
+        )  # fmt: skip
+
+    def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
+        """The run page's link (None: pages are not set up) and whether the run came from a private place."""
+        private = self._private(event) if (self.config.api_url or self.config.runs_channel) else False
+        key = self.secrets(KEY) if self.config.api_url else None
+        if not (key and self.config.api_url):
+            return None, private
+        links = PageLinks(self.config.api_url, key, self.config.run_page_days)
+        return links.url(record.run_id, self.clock(), private=private), private
+
+    def announce(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
+        """One line in the runs channel; a refused post costs the line, never the run."""
+        slack = self.replies().slack
+        if not self.config.runs_channel or slack is None:
+            return
+        text = line(event, record.to_dict(), None if private else link, private)
+        try:
+            ts = slack.post(self.config.runs_channel, "", text)
+        except ReplyError as error:
+            self.log.warning("runs channel line not posted", extra={"reason": str(error)})
+            return
+        self.runs.save_announced(record.run_id, {"channel": self.config.runs_channel, "ts": ts, "text": text})
+
+    def rated(self, run_id: str) -> None:
+        """The run's line gets its ratings (good/bad counts), edited in place."""
+        slack, where = self.replies().slack, self.runs.announced(run_id)
+        if slack is None or where is None:
+            return
+        verdicts = [r.get("verdict") for r in self.runs.feedback(run_id)]
+        rated = f" · rated :+1: {verdicts.count('good')} :-1: {verdicts.count('bad')}"
+        with suppress(ReplyError):  # cosmetic: the rating is stored with the run either way
+            slack.update(str(where["channel"]), str(where["ts"]), str(where["text"]) + rated)
+
+    def _private(self, event: TriggerEvent) -> bool:
+        if event.source != "slack":
+            return False  # JIRA, webhooks, schedules, the API: no Slack conversation to keep apart
+        facts, slack = event.attributes, self.replies().slack
+        if facts.get("direct_message") or facts.get("channel_type") in ("im", "mpim", "group"):
+            return True
+        channel = str(event.reply_to.get("channel") or facts.get("channel") or "")
+        return slack.is_private(channel) if slack is not None and channel else True
+
+
+def line(event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool) -> str:
+    """``:white_check_mark: *workflow* · slack mention in <#C…> · completed · $0.0123 · 8.2 s · <link|run page>``."""
+    status = str(record.get("status"))
+    cost = record.get("cost_usd")
+    where = "a private conversation" if private else _where(event)
+    parts = [f"{MARKS.get(status, ':grey_question:')} *{_safe(str(record.get('workflow')))}*", where, status,
+             "-" if cost is None else f"${cost:.4f}", _duration(record)]  # fmt: skip
+    if link:
+        parts.append(f"<{link}|run page>")
+    return " · ".join(parts)
+
+
+def _where(event: TriggerEvent) -> str:
+    facts, target = event.attributes, event.reply_to
+    match event.source:
+        case "slack":
+            return f"slack {event.kind} in <#{_safe(str(target.get('channel') or facts.get('channel')))}>"
+        case "jira":
+            return f"jira {event.kind} on {_safe(str(target.get('issue_key')))}"
+        case "webhook":
+            return f"webhook {_safe(str(facts.get('event') or event.kind))}"
+        case _:
+            return _safe(event.source)
+
+
+def _duration(record: Mapping[str, Any]) -> str:
+    try:
+        start = datetime.fromisoformat(str(record.get("started_at")))
+        end = datetime.fromisoformat(str(record.get("ended_at")))
+    except ValueError:
+        return "-"
+    return f"{(end - start).total_seconds():,.1f} s"
+
+
+def _safe(text: str) -> str:
+    """Names in Slack's mrkdwn: no markup of their own (a workflow or event name cannot ping a channel)."""
+    return text[:80].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("*", "")
