@@ -252,6 +252,14 @@ class SubagentRan(RunEvent):
     model: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class SkillLoaded(RunEvent):
+    """A skill's instructions joined the window (load_skill): counted per skill in the metrics."""
+
+    kind = "skill_loaded"
+    skill: str
+
+
 # Approvals
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequested(RunEvent):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..config import RuntimeConfig
@@ -70,6 +71,19 @@ def add(commands: Commands) -> None:
     runs_list.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
     runs_list.add_argument("--json", action="store_true", help="one JSON array instead of a table")
     runs_list.set_defaults(handler=_cmd_list)
+    runs_stats = runs_commands.add_parser(
+        "stats",
+        help="how the workflows are doing: runs, failures, cost, tokens, tools, approvals, ratings for a period",
+        description="Add up the stored runs of a period, per workflow and trigger: runs and failures, cost, tokens "
+        "and the cached share, time to the first token and duration (medians), tool calls, approvals and their "
+        "wait, ratings; then failures by reason, tool calls by tool and skill loads by skill — the figures the "
+        "stack's metrics and dashboard carry. Reads the store `runs list` reads.",
+    )
+    runs_stats.add_argument("--since", default="7d", metavar="WHEN", help="a span (7d, 24h, 30m, 2w) or a date")
+    runs_stats.add_argument("--workflow", metavar="NAME", help="only this workflow's runs")
+    runs_stats.add_argument("--limit", type=int, default=1000, metavar="N", help="read at most N runs (default 1000)")
+    runs_stats.add_argument("--json", action="store_true", help="the figures as JSON")
+    runs_stats.set_defaults(handler=_cmd_stats)
     runs_stop = runs_commands.add_parser(
         "stop",
         help="ask a working run to stop at its next step",
@@ -117,6 +131,37 @@ def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
     names = {n for w in workflows for n in w.tools.secrets()}
     names |= {w.triggers.webhook.secret for w in workflows if w.triggers.webhook is not None}
     return Redactor(TriggerConfig.from_env().secret_values(names))
+
+
+def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..figures import figures
+    from ..stats import add_up, since, table
+
+    start = since(args.since, datetime.now(UTC))
+    runs = runs_store(config)
+    found = []
+    for row in runs.list_runs(limit=max(1, args.limit)):  # newest first: stop at the period's start
+        if _started(row) < start:
+            break
+        record = runs.load_record(row["run_id"]) if not args.workflow or row["workflow"] == args.workflow else None
+        if record is not None:
+            trigger = str((runs.load_event(row["run_id"]) or {}).get("source") or "cli")
+            found.append((figures(record, trigger), record.get("feedback") or []))
+    report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(found)}
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
+        print(table(report) if found else "(none)")
+    return 0
+
+
+def _started(row: dict[str, object]) -> datetime:
+    try:
+        moment = datetime.fromisoformat(str(row.get("started_at")))
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)  # no time: counted, never the reason to stop reading
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -94,9 +94,12 @@ class Answers:
         attached = self._attach(channel, answer.files) if answer.files else 0
         self.runs.mark_replied(run_id, chars=len(answer.text), files=attached)
 
-    def rate(self, message: FeedbackMessage) -> Outcome:
-        """Stored with the run (shown by runs show/list), and a span event when tracing is on."""
+    def rate(self, message: FeedbackMessage, then: Callable[[str, str], None] | None = None) -> Outcome:
+        """Stored with the run (shown by runs show/list), and a span event when tracing is on; ``then(run_id,
+        verdict)`` when it changed something (the runs channel's line, the metrics)."""
         changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
+        if changed and then is not None:
+            then(message.run_id, message.verdict)
         attributes: dict[str, str | int | bool] = {"agent_runtime.run_id": message.run_id,
                                                    "agent_runtime.verdict": message.verdict,
                                                    "agent_runtime.changed": changed}  # fmt: skip

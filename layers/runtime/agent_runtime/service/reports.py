@@ -1,6 +1,6 @@
-"""What a finished run tells beyond its thread: a signed link to its page (the answer's footer carries it) and a
+"""What a finished run tells beyond its thread: a signed link to its page (the answer's footer carries it), a
 line in the runs channel (``AGENT_RUNS_CHANNEL``) — workflow, trigger, status, cost, duration, then its ratings
-as they come — with the page's link.
+as they come — with the page's link, and its metrics (``metrics``).
 
 The rule for private conversations (a private channel, a direct or group message, or a channel Slack will not
 describe): the answer's link opens a page marked private, posted only where the conversation already is; the runs
@@ -18,11 +18,13 @@ from aws_lambda_powertools import Logger
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
+from ..figures import figures
 from ..pages import KEY, PageLinks
 from ..record import RunRecord
 from ..stores import RunStore
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
+from .metrics import RunMetrics
 
 MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
          "cost_limit": ":money_with_wings:", "tool_call_limit": ":warning:"}  # fmt: skip
@@ -31,11 +33,12 @@ MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octago
 class Reports:
     def __init__(
         self, config: RuntimeConfig, runs: RunStore, secrets: Secrets, replies: Callable[[], Replies], log: Logger,
-        clock: Callable[[], float],
+        clock: Callable[[], float], metrics: RunMetrics | None = None,
     ) -> None:  # fmt: skip
         self.config, self.runs, self.secrets, self.replies, self.log, self.clock = (
             config, runs, secrets, replies, log, clock,
         )  # fmt: skip
+        self.metrics = metrics
 
     def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
         """The run page's link (None: pages are not set up) and whether the run came from a private place."""
@@ -46,12 +49,15 @@ class Reports:
         links = PageLinks(self.config.api_url, key, self.config.run_page_days)
         return links.url(record.run_id, self.clock(), private=private), private
 
-    def announce(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
-        """One line in the runs channel; a refused post costs the line, never the run."""
+    def finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
+        """The run's metrics, and its line in the runs channel (a refused post costs the line, never the run)."""
+        stored = record.to_dict()
+        if self.metrics is not None:
+            self.metrics.ended(figures(stored, event.source))
         slack = self.replies().slack
         if not self.config.runs_channel or slack is None:
             return
-        text = line(event, record.to_dict(), None if private else link, private)
+        text = line(event, stored, None if private else link, private)
         try:
             ts = slack.post(self.config.runs_channel, "", text)
         except ReplyError as error:
@@ -59,8 +65,11 @@ class Reports:
             return
         self.runs.save_announced(record.run_id, {"channel": self.config.runs_channel, "ts": ts, "text": text})
 
-    def rated(self, run_id: str) -> None:
-        """The run's line gets its ratings (good/bad counts), edited in place."""
+    def rated(self, run_id: str, verdict: str) -> None:
+        """A rating counted in the metrics; the run's line gets its ratings (good/bad counts), edited in place."""
+        event = self.runs.load_event(run_id)
+        if self.metrics is not None and event is not None:
+            self.metrics.rated(str(event.get("workflow")), verdict)
         slack, where = self.replies().slack, self.runs.announced(run_id)
         if slack is None or where is None:
             return

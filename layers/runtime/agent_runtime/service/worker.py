@@ -57,6 +57,7 @@ from .answer import Answers
 from .approvals import ApprovalDesk, ChannelApprover, pending, wake_when_expired
 from .grants import granted
 from .inputs import measure, message_for, resolved, ticked
+from .metrics import RunMetrics
 from .outcome import Outcome
 from .pane import Pane
 from .progress import AnswerStreamHook, ProgressHook
@@ -100,7 +101,15 @@ class Worker:
         self.desk = ApprovalDesk(self.runs, self.threads, channel=channel, approvers=approvers, clock=clock)
         self.answers = Answers(config, self.runs, self.log, max_attachment_bytes, clock=clock)  # composed, rated
         self.pane = Pane(self.threads, replies, self._named, self.log)
-        self.reports = Reports(config, self.runs, secrets, lambda: self.replies, self.log, clock)  # pages, runs channel
+        self.reports = Reports(  # pages, the runs channel, each run's metrics (EMF, beside the handler's counts)
+            config,
+            self.runs,
+            secrets,
+            lambda: self.replies,
+            self.log,
+            clock,
+            RunMetrics() if metrics is not None else None,
+        )
         self.stops = Stops(
             self.runs, self.threads, approvers=approvers, channel=channel, queue=queue, log=self.log, clock=clock
         )
@@ -133,9 +142,7 @@ class Worker:
         self.log.append_keys(run_id=run_id, workflow=event.workflow, source=event.source)
         match message:
             case FeedbackMessage():  # an answered run's rating: no run, no duplicate check
-                outcome = self.answers.rate(message)
-                self.reports.rated(message.run_id)  # the runs channel's line says it
-                return outcome
+                return self.answers.rate(message, then=self.reports.rated)  # the runs channel, the metrics
             case StopMessage():  # in a group of its own: the run it stops may be working right now
                 return self.stops.asked(message, event)
         if self.runs.reply_state(run_id) is not None:
@@ -306,7 +313,7 @@ class Worker:
         link, private = self.reports.page(event, record)
         answer = self.answers.compose(record, workflow, base, files, page=link)
         self.answers.post(channel, record.run_id, answer)
-        self.reports.announce(event, record, link, private)
+        self.reports.finished(event, record, link, private)  # the runs channel, the metrics
         if record.state is not None:  # every ending: the next message of the thread goes on from this turn
             self._save_thread(event.thread_id, base, record.state)
         if record.status is RunStatus.STOPPED:

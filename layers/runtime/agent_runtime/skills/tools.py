@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ..events import SkillLoaded
 from ..run_context import RunContext
 from ..state import Slot
 from ..tools import Tool, tool
@@ -57,6 +58,8 @@ def skill_tools(library: SkillLibrary, policy: SkillPolicy) -> list[Tool]:
         if name in policy.required or name in loaded:
             return f"Skill {name!r} is already loaded: its instructions are in your context. Follow them."
         loaded.append(name)
+        if ctx.report is not None:
+            ctx.report(SkillLoaded(skill=name))
         return skill_content(library, name)
 
     def load_skill_file(ctx: RunContext, name: str, path: str) -> str:

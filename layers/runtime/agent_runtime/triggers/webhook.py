@@ -177,8 +177,8 @@ class _Routes:
     def page(self, raw: dict[str, Any], run_id: str) -> Response[str]:
         """``GET /runs/{run_id}/page?expires=…&private=…&signature=…``: that run's page, for a signed link only."""
         from ..pages import LinkRefused, page_for, verify
-        from ..stores import RunStore
         from ..redaction import Redactor
+        from ..stores import RunStore
 
         key = self.config.secret(PAGE_KEY)
         if not key or self.store is None:

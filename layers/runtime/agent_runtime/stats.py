@@ -1,0 +1,125 @@
+"""``agent-runtime runs stats``: the figures the worker's metrics carry, added up from the store for a period —
+per workflow and trigger (runs, failures, cost, tokens, cached share, first token, duration, tool calls,
+approvals and their wait, ratings), then failures by reason, tool calls by tool and skill loads by skill."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .errors import ConfigError
+from .figures import Figures
+
+_SPAN = re.compile(r"(\d+)([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def since(text: str, now: datetime) -> datetime:
+    """``7d``, ``24h``, ``30m``, ``2w`` before ``now``, or a date/time (``2026-11-01``, ISO; UTC unless it says)."""
+    found = _SPAN.fullmatch(text.strip())
+    if found:
+        return now - timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ConfigError(f"--since {text!r}: give a span (7d, 24h, 30m, 2w) or a date (2026-11-01)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@dataclass
+class Group:
+    """The runs of one workflow from one trigger."""
+
+    runs: int = 0
+    failures: int = 0
+    cost: float = 0.0
+    tokens: int = 0
+    prompt: int = 0
+    cached: int = 0
+    tool_calls: int = 0
+    approvals: int = 0
+    good: int = 0
+    bad: int = 0
+    first_tokens: list[float] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)
+
+    def add(self, run: Figures, ratings: Sequence[Mapping[str, Any]]) -> None:
+        self.runs += 1
+        self.failures += run.reason is not None
+        self.cost += run.cost
+        self.tokens, self.prompt, self.cached = self.tokens + run.tokens, self.prompt + run.prompt_tokens, (
+            self.cached + run.cached_tokens)  # fmt: skip
+        self.tool_calls += sum(run.tools.values())
+        self.approvals += run.approvals
+        self.waits += run.approval_waits
+        self.first_tokens += [run.first_token_ms] if run.first_token_ms is not None else []
+        self.durations += [run.duration_s] if run.duration_s is not None else []
+        verdicts = [r.get("verdict") for r in ratings]
+        self.good, self.bad = self.good + verdicts.count("good"), self.bad + verdicts.count("bad")
+
+    def row(self) -> dict[str, Any]:
+        return {"runs": self.runs, "failures": self.failures, "failure_rate": round(self.failures / self.runs, 4),
+                "cost_usd": round(self.cost, 6), "tokens": self.tokens,
+                "cached_share": round(self.cached / self.prompt, 4) if self.prompt else 0.0,
+                "first_token_ms_p50": _median(self.first_tokens), "duration_s_p50": _median(self.durations),
+                "tool_calls": self.tool_calls, "approvals": self.approvals, "approval_wait_s_p50": _median(self.waits),
+                "feedback": {"good": self.good, "bad": self.bad}}  # fmt: skip
+
+
+def add_up(runs: Iterable[tuple[Figures, Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
+    """Runs with their ratings → the report ``runs stats --json`` prints."""
+    groups: dict[tuple[str, str], Group] = defaultdict(Group)
+    reasons, tools, skills = Counter[str](), Counter[str](), Counter[str]()
+    for run, ratings in runs:
+        groups[(run.workflow, run.trigger)].add(run, ratings)
+        reasons.update([run.reason] if run.reason else [])
+        tools.update(run.tools)
+        skills.update(run.skills)
+    rows = [{"workflow": w, "trigger": t, **g.row()} for (w, t), g in sorted(groups.items())]
+    return {
+        "runs": sum(g.runs for g in groups.values()),
+        "groups": rows,
+        "failures_by_reason": dict(reasons.most_common()),
+        "tool_calls_by_tool": dict(tools.most_common()),
+        "skill_loads_by_skill": dict(skills.most_common()),
+    }
+
+
+def table(report: Mapping[str, Any]) -> str:
+    head = f"{'workflow':<24} {'trigger':<9} {'runs':>5} {'failed':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
+    head += f"{'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
+    lines = [head]
+    for row in report["groups"]:
+        wait = f" ({row['approval_wait_s_p50']:.0f}s)" if row["approval_wait_s_p50"] is not None else ""
+        cost = f"${row['cost_usd']:.4f}"
+        lines.append(
+            f"{row['workflow'][:24]:<24} {row['trigger'][:9]:<9} {row['runs']:>5} "
+            f"{row['failures']:>3} {row['failure_rate']:>3.0%} {cost:>10} {row['tokens']:>10,} "
+            f"{row['cached_share']:>7.0%} {_ms(row['first_token_ms_p50']):>10} {_s(row['duration_s_p50']):>9} "
+            f"{row['tool_calls']:>6} {str(row['approvals']) + wait:>10} "
+            f"{row['feedback']['good']:>4}/{row['feedback']['bad']:<4}"
+        )
+    for title, key in (("failures by reason", "failures_by_reason"), ("tool calls by tool", "tool_calls_by_tool"),
+                       ("skill loads by skill", "skill_loads_by_skill")):  # fmt: skip
+        counts = report[key]
+        if counts:
+            lines.append(f"{title}: " + ", ".join(f"{name} {count}" for name, count in list(counts.items())[:20]))
+    return "\n".join(lines)
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} ms"
+
+
+def _s(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f} s"

@@ -1,0 +1,142 @@
+"""Each run's metrics: the embedded-metric-format lines the worker prints as a run ends (and as it is rated) parse
+with Powertools' own EMF types, every dimension and metric they name is in the line, and they carry the workflow
+and the trigger — runs, failures by reason, cost, tokens and cached share, tool calls by tool, skill loads by
+skill, approvals and their wait, feedback. Through the webhook, SQS (moto) and the worker."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pydantic
+import typing_extensions
+from agent_runtime.figures import figures
+from agent_runtime.service.metrics import RunMetrics
+from agent_runtime.testing import reply, server_error
+from aws_lambda_powertools.metrics.provider.cloudwatch_emf import types as emf
+
+from tests.functional.test_approvals_e2e import feedback_buttons, rate
+from tests.functional.test_triggers_e2e import read_design, system  # noqa: F401  (the fixture)
+from tests.triggers_support import slack_mention, slack_request
+
+emf.NotRequired = typing_extensions.NotRequired  # type: ignore[attr-defined]  (imported for type checkers only)
+SCHEMA = pydantic.TypeAdapter(emf.CloudWatchEMFOutput)
+
+
+def blobs(text: str) -> list[dict[str, Any]]:
+    """The EMF lines among what was printed, each checked: Powertools' shape, and every name it declares present."""
+    found = []
+    for line in text.splitlines():
+        if line.startswith('{"_aws"'):
+            blob = json.loads(line)
+            SCHEMA.validate_python(blob, strict=True)
+            [directive] = blob["_aws"]["CloudWatchMetrics"]
+            assert directive["Namespace"] == "AgentRuntime"
+            names = [*directive["Dimensions"][0], *(m["Name"] for m in directive["Metrics"])]
+            assert all(name in blob for name in names)
+            found.append(blob)
+    return found
+
+
+def by_dimensions(found: list[dict[str, Any]]) -> dict[frozenset[str], list[dict[str, Any]]]:
+    grouped: dict[frozenset[str], list[dict[str, Any]]] = {}
+    for blob in found:
+        grouped.setdefault(frozenset(blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0]), []).append(blob)
+    return grouped
+
+
+def test_a_runs_metrics_carry_its_workflow_and_trigger(system, scripted, capsys) -> None:  # noqa: F811
+    server = scripted(read_design, reply("Add a rollback plan."))
+    s = system(server)
+    s.apis.files["/files/design.md"] = b"# Design\n"
+    attachment = {"id": "F1", "name": "design.md", "url_private": f"{s.base}/files/design.md", "size": 9}
+    s.post("/slack/events", *slack_request(slack_mention("Ev800", files=[attachment])))
+    capsys.readouterr()
+    assert s.deliver() == ["answered"]
+    found = by_dimensions(blobs(capsys.readouterr().out))
+    [run] = found[frozenset({"service", "workflow", "trigger"})]
+    assert (run["service"], run["workflow"], run["trigger"]) == ("agent-runtime", "design-review", "slack")
+    assert run["Runs"] == [1.0] and run["RunFailures"] == [0.0] and run["ToolCalls"] == [1.0]
+    assert run["Tokens"][0] > 0 and run["CostUSD"][0] > 0 and 0 <= run["CachedShare"][0] <= 100
+    assert run["ModelCalls"] == [2.0] and run["TimeToFirstToken"][0] >= 0 and run["Duration"][0] >= 0
+    [rollup] = found[frozenset({"service", "workflow"})]
+    assert rollup["Runs"] == [1.0] and rollup["CostUSD"] == run["CostUSD"]
+    [tool] = found[frozenset({"service", "workflow", "tool"})]
+    assert (tool["tool"], tool["ToolCalls"]) == ("file_read", [1.0])
+    assert frozenset({"service", "workflow", "reason"}) not in found  # it completed
+
+    rate(s, feedback_buttons(s)["bad"], "U0DANA")
+    capsys.readouterr()
+    assert s.deliver() == ["rated"]
+    [feedback] = blobs(capsys.readouterr().out)
+    assert (feedback["workflow"], feedback["FeedbackGood"], feedback["FeedbackBad"]) == ("design-review", [0.0], [1.0])
+    rate(s, feedback_buttons(s)["bad"], "U0DANA")  # the same again: counted once
+    capsys.readouterr()
+    assert s.deliver() == ["rated"] and blobs(capsys.readouterr().out) == []
+
+
+def test_a_failed_run_counts_its_reason(system, scripted, capsys) -> None:  # noqa: F811
+    s = system(scripted(server_error(500), server_error(500), server_error(500)))
+    s.post("/slack/events", *slack_request(slack_mention("Ev810")))
+    capsys.readouterr()
+    assert s.deliver() == ["failed"]
+    found = by_dimensions(blobs(capsys.readouterr().out))
+    [reason] = found[frozenset({"service", "workflow", "reason"})]
+    assert reason["reason"].startswith("failed:") and reason["RunFailures"] == [1.0]
+    assert found[frozenset({"service", "workflow", "trigger"})][0]["RunFailures"] == [1.0]
+
+
+def test_skills_and_approvals_are_counted_with_their_waits() -> None:
+    record = {
+        "workflow": "ops", "status": "completed", "cost_usd": 0.5,
+        "usage": {"prompt_tokens": 1000, "cached_tokens": 250, "total_tokens": 1100},
+        "started_at": "2026-11-26T10:00:00+00:00", "ended_at": "2026-11-26T10:02:00+00:00",
+        "model_calls": [{"first_token_ms": 420.0}, {"first_token_ms": 80.0}],
+        "tool_calls": [{"name": "restart", "is_error": False}, {"name": "restart", "is_error": True}],
+        "events": [
+            {"type": "skill_loaded", "skill": "runbooks"},
+            {"type": "approval_requested", "call": "c1", "at": "2026-11-26T10:00:10+00:00"},
+            {"type": "approval_decided", "call": "c1", "at": "2026-11-26T10:01:40+00:00", "decision": "approved"},
+        ],
+        "children": [{"tool_calls": [{"name": "file_read"}], "events": [{"type": "skill_loaded", "skill": "pdf"}]}],
+    }  # fmt: skip
+    run = figures(record, "jira")
+    assert run.cached_share == 0.25 and run.first_token_ms == 420.0 and run.duration_s == 120.0
+    assert run.tools == {"restart": 2, "file_read": 1} and run.tool_errors == 1
+    assert run.skills == {"runbooks": 1, "pdf": 1} and run.approvals == 1 and run.approval_waits == (90.0,)
+    printed: list[str] = []
+    RunMetrics(out=printed.append).ended(run)
+    found = by_dimensions(blobs("\n".join(printed)))
+    [main] = found[frozenset({"service", "workflow", "trigger"})]
+    assert main["ApprovalWait"] == [90.0] and main["ApprovalsAsked"] == [1.0] and main["CachedShare"] == [25.0]
+    assert sorted((b["skill"], b["SkillLoads"]) for b in found[frozenset({"service", "workflow", "skill"})]) == [
+        ("pdf", [1.0]), ("runbooks", [1.0])]  # fmt: skip
+
+
+def test_runs_stats_adds_up_what_the_metrics_carry(system, scripted, capsys, tmp_path) -> None:  # noqa: F811
+    """The same runs, two readings: the EMF lines the worker printed, and `runs stats` over the store."""
+    from tests.functional.test_cli import run_cli
+
+    server = scripted(reply("One."), server_error(500), server_error(500), server_error(500))
+    s = system(server, local_store=True)
+    capsys.readouterr()
+    s.post("/slack/events", *slack_request(slack_mention("Ev820", ts="1763800820.0")))
+    s.post("/slack/events", *slack_request(slack_mention("Ev821", ts="1763800821.0")))
+    assert sorted(s.deliver()) == ["answered", "failed"]
+    printed = blobs(capsys.readouterr().out)
+    emitted = [b for b in printed if "trigger" in b]
+    shown = run_cli("runs", "stats", "--json", env={"AGENT_STATE_DIR": str(tmp_path / "state")})
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    [group] = report["groups"]
+    assert (group["workflow"], group["trigger"], group["runs"], group["failures"]) == ("design-review", "slack", 2, 1)
+    assert group["cost_usd"] == round(sum(b["CostUSD"][0] for b in emitted), 6)
+    assert group["tokens"] == sum(b["Tokens"][0] for b in emitted)
+    [reason] = [b["reason"] for b in printed if "reason" in b]
+    assert report["failures_by_reason"] == {reason: 1} and reason.startswith("failed:")
+    table = run_cli("runs", "stats", "--since", "1h", env={"AGENT_STATE_DIR": str(tmp_path / "state")}).stdout
+    assert "2 run(s) since" in table and "design-review" in table and "failures by reason: failed:" in table
+    later = run_cli("runs", "stats", "--since", "2099-01-01", env={"AGENT_STATE_DIR": str(tmp_path / "state")})
+    assert "0 run(s)" in later.stdout
+    bad = run_cli("runs", "stats", "--since", "last tuesday", env={"AGENT_STATE_DIR": str(tmp_path / "state")})
+    assert bad.returncode == 2 and "give a span (7d, 24h, 30m, 2w) or a date" in bad.stderr
