@@ -16,7 +16,9 @@ def record(**extra: object) -> dict[str, object]:
             "ended_at": "2026-11-26T10:00:05.000", "final_answer": "done <script>alert(1)</script>",
             "model_calls": [{"turn": 1, "cost_usd": 0.01, "usage": {"prompt_tokens": 900, "completion_tokens": 30}}],
             "events": [{"type": "masking", "turn": 1, "count": 2}, {"type": "stopped", "by": "U1", "via": "slack",
-                                                                  "turn": 2}],
+                                                                  "turn": 2},
+                       {"type": "approval_decided", "tool": "restart", "decision": "approved", "by": "U0LEAD",
+                        "turn": 1}, {"type": "skill_loaded", "skill": "runbooks", "turn": 1}],
             "children": [{"run_id": "run-1.sub1", "status": "completed", "cost_usd": 0.002, "tool_calls": [1, 2]}],
             "feedback": [{"by": "U0DANA", "verdict": "good"}], **extra}  # fmt: skip
 
@@ -28,6 +30,7 @@ def test_a_run_reads_turn_by_turn_with_its_costs_events_helpers_and_ratings() ->
     assert lines[0] == "run run-1 · w · completed · gpt-4o · 1 model calls · 1,234 tokens · $0.0123 (helpers $0.0020)"
     assert "user: Check it" in lines and "-- turn 1 · $0.0100 · 900 in / 30 out" in lines
     assert "   [masking: 2 used output(s) became pointers]" in lines
+    assert "   [approval: restart approved by U0LEAD]" in lines and "   [skill loaded: runbooks]" in lines
     assert '  -> fetch\\x1b[2J {"url": "https://x"}' in lines  # an escape sequence shown, not sent
     assert "     <- ok: 3 rows" in lines and "   [stopped by U1 (slack)]" in lines
     assert "helper run-1.sub1: completed · $0.0020 · 2 tool calls" in lines

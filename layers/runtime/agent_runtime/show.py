@@ -30,7 +30,9 @@ _EVENTS = {  # the record's events worth a line in the transcript, and how each 
     "compaction": lambda e: (
         f"compaction ({e.get('tactic')}): {e.get('tokens_before', 0):,} -> {e.get('tokens_after', 0):,} tokens"
     ),
-    "approval": lambda e: f"approval: {e.get('tool')} {e.get('decision')} by {e.get('by')}",
+    "approval_requested": lambda e: f"approval asked for {e.get('tool')}",
+    "approval_decided": lambda e: f"approval: {e.get('tool')} {e.get('decision')} by {e.get('by') or 'nobody'}",
+    "skill_loaded": lambda e: f"skill loaded: {e.get('skill')}",
     "awaiting_approval": lambda e: f"waiting for approval of {', '.join(e.get('calls') or [])}",
     "suspended": lambda e: f"suspended: {e.get('reason')}",
     "stopped": lambda e: f"stopped by {e.get('by')} ({e.get('via')})",
