@@ -49,6 +49,42 @@ def test_serve_answers_a_slack_mention_through_the_local_worker(tmp_path: Path) 
     assert final.startswith("(demo model) Nothing is attached to this run")
 
 
+def test_serve_links_each_answer_to_its_page_and_serves_it(tmp_path: Path, monkeypatch) -> None:
+    """With RUN_PAGE_KEY set, serve's answers link their run's page at serve's own address, and a GET of that
+    link answers the page; an altered link a 403."""
+    import re
+
+    monkeypatch.setenv("RUN_PAGE_KEY", "local-page-key-0123456789")
+    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
+    runtime = RuntimeConfig(workflows_dir=tmp_path, state_dir=tmp_path / "state", skills_dir=REPO / "skills",
+                            use_demo_model=True, sandbox_mode="off")  # fmt: skip
+    with fake_apis() as (apis, base):
+        triggers = TriggerConfig.from_env({**ENV, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_API_URL": f"{base}/",
+                                           "RUN_PAGE_KEY": "local-page-key-0123456789"})  # fmt: skip
+        server = LocalServer(runtime, triggers, port=0).start()
+        try:
+            body, headers = slack_request(slack_mention("EvPage"))
+            request = urllib.request.Request(f"{server.url}/slack/events", data=body, headers=headers, method="POST")
+            urllib.request.urlopen(request, timeout=10).close()
+            deadline = time.monotonic() + 30
+            while not server.outcomes and time.monotonic() < deadline:
+                time.sleep(0.05)
+            final = apis.named("chat.update")[-1]["text"]
+            [link] = re.findall(r"<(http://127\.0\.0\.1:\d+/runs/[^|>]+)\|what it did>", final)
+            assert link.startswith(server.url)
+            with urllib.request.urlopen(link, timeout=10) as response:
+                page = response.read().decode()
+                assert response.headers["Content-Type"].startswith("text/html")
+            assert "<!DOCTYPE html>" in page and "design-review" in page
+            try:
+                urllib.request.urlopen(link[:-1] + ("0" if link[-1] != "0" else "1"), timeout=10)
+                raise AssertionError("an altered link opened the page")
+            except urllib.error.HTTPError as error:
+                assert error.code == 403
+        finally:
+            server.close()
+
+
 def _raw_post(url: str, head: bytes, body: bytes = b"") -> bytes:
     import socket
     from urllib.parse import urlparse

@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -44,12 +45,15 @@ READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must n
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # the listen backlog (the default 5 reset connections under a burst of webhooks)
+    local: LocalServer  # what its requests go through
 
 
 class LocalServer:
     def __init__(self, runtime: RuntimeConfig, triggers: TriggerConfig, *, host: str = "127.0.0.1", port: int = 8080):
+        self.http = _Server((host, port), _Handler)  # bound first: its port (0: any) is in run pages' links
+        self.http.local = self
         if runtime.api_url is None:  # run pages' links (with RUN_PAGE_KEY set) point here, as on AWS at the API
-            runtime = replace(runtime, api_url=f"http://{host}:{port}")
+            runtime = replace(runtime, api_url=self.url)
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store)
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
@@ -81,7 +85,6 @@ class LocalServer:
             wakeups=self.wakeups,
         )
         self.read_timeout = READ_TIMEOUT
-        self.http = _Server((host, port), _handler(self))
         self.outcomes: list[str] = []
         self._stop = threading.Event()
 
@@ -128,7 +131,7 @@ class LocalServer:
             self.sandbox.close()
 
 
-def api_gateway_event(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+def api_gateway_event(method: str, path: str, headers: dict[str, str], body: bytes, query: str = "") -> dict[str, Any]:
     """What API Gateway (HTTP API, payload 2.0) would hand the function for this request."""
     try:
         text, encoded = body.decode("utf-8"), False
@@ -139,7 +142,8 @@ def api_gateway_event(method: str, path: str, headers: dict[str, str], body: byt
         "version": "2.0",
         "routeKey": f"{method} {path}",
         "rawPath": path,
-        "rawQueryString": "",
+        "rawQueryString": query,
+        "queryStringParameters": dict(urllib.parse.parse_qsl(query)) or None,
         "headers": {k.lower(): v for k, v in headers.items()},
         "requestContext": {
             "accountId": "local",
@@ -170,50 +174,60 @@ class _RequestContext:
         return int((self._until - time.monotonic()) * 1000)
 
 
-def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            raw = self.headers.get("Content-Length") or "0"
-            if not raw.isdigit():  # "abc" or "-1": refuse, and close (the framing of what follows is unknown)
-                self.close_connection = True
-                self._reply(400, json.dumps({"error": f"bad Content-Length {raw[:20]!r}"}), {})
-                return
-            if int(raw) > MAX_BODY_BYTES:  # API Gateway's own payload limit
-                self.close_connection = True
-                self._drain(int(raw))  # a client still sending would see a reset, not the answer
-                self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
-                return
-            body = self.rfile.read(int(raw))
-            event = api_gateway_event("POST", self.path.split("?")[0], dict(self.headers.items()), body)
-            server.webhook_log.clear_state()
-            result = server.webhook.handle(event, _RequestContext())
-            self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
+class _Handler(BaseHTTPRequestHandler):
+    """A request to ``serve``: through the webhook's routes, as API Gateway would hand it over."""
 
-        def setup(self) -> None:
-            super().setup()
-            self.connection.settimeout(server.read_timeout)  # each read of the request: a silent client is let go
+    server: _Server
 
-        def _drain(self, size: int) -> None:
-            left = min(size, MAX_DRAINED_BYTES)
-            try:
-                while left > 0:
-                    chunk = self.rfile.read(min(left, 1 << 20))
-                    if not chunk:
-                        return
-                    left -= len(chunk)
-            except OSError:
-                return
+    def do_POST(self) -> None:
+        raw = self.headers.get("Content-Length") or "0"
+        if not raw.isdigit():  # "abc" or "-1": refuse, and close (the framing of what follows is unknown)
+            self.close_connection = True
+            self._reply(400, json.dumps({"error": f"bad Content-Length {raw[:20]!r}"}), {})
+            return
+        if int(raw) > MAX_BODY_BYTES:  # API Gateway's own payload limit
+            self.close_connection = True
+            self._drain(int(raw))  # a client still sending would see a reset, not the answer
+            self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
+            return
+        self._forward(self.rfile.read(int(raw)))
 
-        def _reply(self, status: int, text: str, headers: dict[str, str]) -> None:
-            payload = text.encode()
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def do_GET(self) -> None:  # a run's page (a signed link): the only GET route
+        self._forward(b"")
 
-        def log_message(self, format: str, *args: Any) -> None:
-            log.info("%s %s", self.command, self.path)
+    def _forward(self, body: bytes) -> None:
+        """The request, as API Gateway hands it over, through the webhook's routes."""
+        path, _, query = self.path.partition("?")
+        event = api_gateway_event(self.command, path, dict(self.headers.items()), body, query)
+        self.server.local.webhook_log.clear_state()
+        result = self.server.local.webhook.handle(event, _RequestContext())
+        self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
 
-    return Handler
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(
+            self.server.local.read_timeout
+        )  # each read of the request: a silent client is let go
+
+    def _drain(self, size: int) -> None:
+        left = min(size, MAX_DRAINED_BYTES)
+        try:
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 20))
+                if not chunk:
+                    return
+                left -= len(chunk)
+        except OSError:
+            return
+
+    def _reply(self, status: int, text: str, headers: dict[str, str]) -> None:
+        payload = text.encode()
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.info("%s %s", self.command, self.path)
