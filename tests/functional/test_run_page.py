@@ -114,3 +114,20 @@ def test_the_runs_channel_gets_a_line_per_run_and_its_ratings(system, scripted) 
     [private_link] = re.findall(r"<(https://agents\.example/runs/[^|>]+)\|what it did>", answer)
     page = s.get(private_link)["body"]
     assert "From a private conversation" in page
+
+
+def test_a_streamed_answer_ends_with_the_pages_link(system, scripted) -> None:  # noqa: F811
+    """Pages x streaming: the streamed message ends as the answer does, the page's link in its footer."""
+    from agent_runtime.testing import Paced
+
+    from tests.functional.test_slack_streaming import streamed_text
+
+    s = system(scripted(Paced(reply("The design needs a rollback plan. " * 20), interval=0.002)),
+               secrets={"RUN_PAGE_KEY": KEY}, settings={"api_url": API})  # fmt: skip
+    s.apis.streams = True
+    s.post("/slack/events", *slack_request(slack_mention("Ev730")))
+    assert s.deliver() == ["answered"]
+    text = streamed_text(s)
+    assert text.startswith("The design needs a rollback plan.")
+    [link] = re.findall(r"<(https://agents\.example/runs/[^|>]+)\|what it did>_$", text.strip())
+    assert s.get(link)["statusCode"] == 200

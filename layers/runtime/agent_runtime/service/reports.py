@@ -42,8 +42,8 @@ class Reports:
 
     def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
         """The run page's link (None: pages are not set up) and whether the run came from a private place."""
-        private = self._private(event) if (self.config.api_url or self.config.runs_channel) else False
         key = self.secrets(KEY) if self.config.api_url else None
+        private = self._private(event) if (key or self.config.runs_channel) else False  # one Slack call, if asked
         if not (key and self.config.api_url):
             return None, private
         links = PageLinks(self.config.api_url, key, self.config.run_page_days)
