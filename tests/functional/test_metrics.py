@@ -15,7 +15,7 @@ from agent_runtime.service.metrics import RunMetrics
 from agent_runtime.testing import reply, server_error
 from aws_lambda_powertools.metrics.provider.cloudwatch_emf import types as emf
 
-from tests.functional.test_approvals_e2e import feedback_buttons, rate
+from tests.functional.test_approvals_e2e import feedback_buttons, ops, rate  # noqa: F401  (ops: a fixture)
 from tests.functional.test_triggers_e2e import read_design, system  # noqa: F401  (the fixture)
 from tests.triggers_support import slack_mention, slack_request
 
@@ -140,3 +140,28 @@ def test_runs_stats_adds_up_what_the_metrics_carry(system, scripted, capsys, tmp
     assert "0 run(s)" in later.stdout
     bad = run_cli("runs", "stats", "--since", "last tuesday", env={"AGENT_STATE_DIR": str(tmp_path / "state")})
     assert bad.returncode == 2 and "give a span (7d, 24h, 30m, 2w) or a date" in bad.stderr
+
+
+def test_an_approved_run_counts_its_approval_and_wait_once_across_invocations(system, scripted, ops, capsys) -> None:  # noqa: F811
+    """Metrics x approvals x resumes: the request (first invocation) and the decision (the next) are one approval
+    with its wait, and the run counts once, when it ends — not at its suspension."""
+    from agent_runtime.testing import call
+
+    from tests.functional.test_approvals_e2e import approval_value, click, mention
+
+    ops()
+    s = system(scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments.")))
+    s.post("/slack/events", *slack_request(mention("Ev830", "restart payments", "1763800830.0")))
+    capsys.readouterr()
+    assert s.deliver() == ["awaiting_approval"]
+    assert [b for b in blobs(capsys.readouterr().out) if "trigger" in b] == []  # not ended: not counted yet
+    click(s, approval_value(s)[0], "U0DANA")
+    assert s.deliver() == ["answered"]
+    [run] = [b for b in blobs(capsys.readouterr().out) if "trigger" in b]
+    assert run["Runs"] == [1.0] and run["ApprovalsAsked"] == [1.0] and len(run["ApprovalWait"]) == 1
+    assert run["ToolCalls"] == [1.0] and run["ModelCalls"] == [2.0]
+    [summary] = s.worker.runs.list_runs(limit=5)
+    stored = s.worker.runs.load_record(summary["run_id"]) or {}  # runs show, the page: the whole run too
+    assert stored["invocations"] == 2 and len(stored["model_calls"]) == 2
+    kinds = [e["type"] for e in stored["events"]]
+    assert kinds.index("approval_requested") < kinds.index("approval_decided")

@@ -167,3 +167,26 @@ class RunRecord:
             "events": [event.to_dict() for event in self.events],
             "children": self.children,
         }
+
+
+def merged_invocations(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> dict[str, Any]:
+    """One run's stored record across its invocations (a deadline, an approval): the later one's outcome and
+    ledger (its spend carries the earlier ones'), every invocation's model calls, tool calls, events, files and
+    helpers, the usage summed, and the first invocation's start."""
+    files = {f.get("id"): f for f in [*(earlier.get("files") or []), *(later.get("files") or [])]}
+    calls = [*(earlier.get("model_calls") or []), *(later.get("model_calls") or [])]
+    usage: dict[str, int] = {}
+    for part in (earlier.get("usage") or {}, later.get("usage") or {}):
+        for key, value in part.items():
+            usage[key] = usage.get(key, 0) + int(value)
+    return {
+        **later,
+        "started_at": earlier.get("started_at") or later.get("started_at"),
+        "invocations": int(earlier.get("invocations") or 1) + 1,
+        "usage": usage,
+        "model_calls": calls,
+        "tool_calls": [*(earlier.get("tool_calls") or []), *(later.get("tool_calls") or [])],
+        "events": [*(earlier.get("events") or []), *(later.get("events") or [])],
+        "files": list(files.values()),
+        "children": [*(earlier.get("children") or []), *(later.get("children") or [])],
+    }

@@ -51,7 +51,7 @@ class Reports:
 
     def finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
         """The run's metrics, and its line in the runs channel (a refused post costs the line, never the run)."""
-        stored = record.to_dict()
+        stored = self.runs.load_record(record.run_id) or record.to_dict()  # all its invocations
         if self.metrics is not None:
             self.metrics.ended(figures(stored, event.source))
         slack = self.replies().slack

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..messages import find_orphans
-from ..record import RunRecord, RunState
+from ..record import RunRecord, RunState, merged_invocations
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
 
@@ -138,7 +138,12 @@ class RunStore:
         )
 
     def save_record(self, record: RunRecord, *, thread_id: str | None = None) -> None:
+        """Saved once per invocation; a run's later invocation (after the deadline, an approval) adds to what the
+        earlier ones saved, so the record is the whole run's: every call, event and approval, its usage summed."""
         data = record.to_dict()
+        earlier = self._get(record.run_id, RECORD)
+        if earlier is not None and earlier.get("started_at") != data["started_at"]:
+            data = merged_invocations(earlier, data)
         self._put(record.run_id, RECORD, data)
         # The index `runs list` reads: one item per invocation, named to sort by time (newest last).
         summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
