@@ -64,7 +64,7 @@ def figures(record: Mapping[str, Any], trigger: str) -> Figures:
         cached_tokens=int(usage.get("cached_tokens") or 0),
         model_calls=len(calls),
         compactions=sum(1 for e in events if e.get("type") == "compaction"),
-        duration_s=_seconds(record.get("started_at"), record.get("ended_at")),
+        duration_s=seconds(record.get("started_at"), record.get("ended_at")),
         first_token_ms=float(first) if first is not None else None,
         tools=tools,
         tool_errors=errors,
@@ -87,12 +87,13 @@ def _waits(events: list[Mapping[str, Any]]) -> Iterator[float]:
     asked = {e.get("call"): e.get("at") for e in events if e.get("type") == "approval_requested"}
     for event in events:
         if event.get("type") == "approval_decided" and event.get("call") in asked:
-            wait = _seconds(asked[event.get("call")], event.get("at"))
+            wait = seconds(asked[event.get("call")], event.get("at"))
             if wait is not None:
                 yield wait
 
 
-def _seconds(start: Any, end: Any) -> float | None:
+def seconds(start: Any, end: Any) -> float | None:
+    """From one ISO time to another (a record's, an event's); None when either is absent or unreadable."""
     try:
         return max(0.0, (datetime.fromisoformat(str(end)) - datetime.fromisoformat(str(start))).total_seconds())
     except (ValueError, TypeError):  # absent, or one with a zone and one without

@@ -10,10 +10,10 @@ import html
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from ..chart import run_chart
+from ..figures import seconds
 from ..show import clip, entries, visible
 
 CUT = 2_000  # characters of a message or a tool result on the page
@@ -92,12 +92,8 @@ def _header(page: RunPage) -> str:
 
 
 def _duration(record: Mapping[str, Any]) -> str:
-    try:
-        start = datetime.fromisoformat(str(record.get("started_at")))
-        end = datetime.fromisoformat(str(record.get("ended_at")))
-    except ValueError:
-        return "duration unknown"
-    return f"{(end - start).total_seconds():,.1f} s"
+    took = seconds(record.get("started_at"), record.get("ended_at"))
+    return "duration unknown" if took is None else f"{took:,.1f} s"
 
 
 def _answer(page: RunPage) -> str:

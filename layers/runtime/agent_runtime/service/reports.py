@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import suppress
-from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -18,7 +17,7 @@ from aws_lambda_powertools import Logger
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
-from ..figures import figures
+from ..figures import figures, seconds
 from ..pages import KEY, PageLinks
 from ..record import RunRecord
 from ..stores import RunStore
@@ -114,12 +113,8 @@ def _where(event: TriggerEvent) -> str:
 
 
 def _duration(record: Mapping[str, Any]) -> str:
-    try:
-        start = datetime.fromisoformat(str(record.get("started_at")))
-        end = datetime.fromisoformat(str(record.get("ended_at")))
-    except ValueError:
-        return "-"
-    return f"{(end - start).total_seconds():,.1f} s"
+    took = seconds(record.get("started_at"), record.get("ended_at"))
+    return "-" if took is None else f"{took:,.1f} s"
 
 
 def _safe(text: str) -> str:
