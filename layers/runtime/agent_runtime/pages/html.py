@@ -7,7 +7,7 @@ its own Content-Security-Policy forbids anything else), every value cut, redacte
 from __future__ import annotations
 
 import html
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,24 +158,28 @@ def _entry(page: RunPage, kind: str, text: str, detail: str) -> str:
 
 
 def _files(page: RunPage) -> str:
+    """Each file, what of it was kept out of the window, and the lines each tool read (helpers' reads too)."""
     record = page.record
-    reads: dict[str, list[str]] = defaultdict(list)
-    sizes: dict[str, str] = {}
+    reads: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    virtual: dict[str, str] = {}
     for event in record.get("events") or []:
-        if event.get("type") == "file_read" and isinstance(event.get("lines"), list) and len(event["lines"]) == 2:
-            reads[str(event.get("file"))].append(f"{event.get('tool')} lines {event['lines'][0]}-{event['lines'][1]}")
+        lines = event.get("lines")
+        if event.get("type") == "file_read" and isinstance(lines, list) and len(lines) == 2:
+            shown = str(lines[0]) if lines[0] == lines[1] else f"{lines[0]}-{lines[1]}"
+            reads[str(event.get("file"))][str(event.get("tool"))].append(shown)
         elif event.get("type") == "virtual_file":
-            sizes[str(event.get("file"))] = f"{event.get('tokens', 0):,} tokens, {event.get('lines', 0):,} lines"
+            virtual[str(event.get("file"))] = f"{event.get('tokens', 0):,} tokens, {event.get('lines', 0):,} lines"
     rows = []
     for meta in record.get("files") or []:
-        where = reads.get(str(meta.get("id")), [])
-        read = "; ".join(where[:40]) + (f"; … {len(where) - 40} more" if len(where) > 40 else "") or "not read"
+        by_tool = reads.get(str(meta.get("id")), {})
+        read = "; ".join(f"{tool}: {', '.join(spans[:60])}" + (" …" if len(spans) > 60 else "")
+                         for tool, spans in by_tool.items()) or "not read"  # fmt: skip
         cells = (meta.get("name"), meta.get("source"), f"{int(meta.get('size_bytes') or 0):,} bytes",
-                 sizes.get(str(meta.get("id")), "inline"), read)  # fmt: skip
+                 virtual.get(str(meta.get("id")), "-"), read)  # fmt: skip
         rows.append("<tr>" + "".join(f"<td>{page.text(c, 2_000)}</td>" for c in cells) + "</tr>")
     if not rows:
         return '<h2 id="files">Files</h2><p>No files.</p>'
-    head = "".join(f"<th>{h}</th>" for h in ("file", "from", "size", "in the window", "read where"))
+    head = "".join(f"<th>{h}</th>" for h in ("file", "from", "size", "kept out of the window", "lines read, by tool"))
     return f'<h2 id="files">Files</h2><table><tr>{head}</tr>{"".join(rows)}</table>'
 
 
@@ -189,7 +193,8 @@ def _helpers(page: RunPage) -> str:
         spent = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
         tools = [str(c.get("name")) for c in child.get("tool_calls") or [] if isinstance(c, dict)]
         line = f"{child.get('run_id')} · {child.get('workflow')} · {child.get('status')} · {spent} · {len(tools)} calls"
-        used = f"<p>{page.text(', '.join(tools), 600)}</p>" if tools else ""
+        counted = ", ".join(f"{name} {count}" for name, count in Counter(tools).most_common())
+        used = f"<p>{page.text(counted, 600)}</p>" if tools else ""
         answer = page.text(child.get("final_answer") or "(no answer)", CUT)
         shown.append(f'<h3>{page.text(line)}</h3>{used}<div class="assistant"><pre>{answer}</pre></div>')
     body = "".join(shown) or "<p>No helpers.</p>"
