@@ -419,12 +419,16 @@ def test_a_run_says_where_it_is_stored_and_the_list_says_which_store_it_reads(
     [told] = [line for line in ran.stderr.splitlines() if line.startswith("stored in ")]
     command = told.split(": ", 1)[1]
     assert told.startswith(f"stored in {state.resolve()} (AGENT_STATE_DIR)")
-    assert command.startswith(f"AGENT_STATE_DIR={state.resolve()} agent-runtime runs show run-")
+    assert command.startswith(f"AGENT_STATE_DIR={state.resolve()} ") and " runs show run-" in command
     run_id = command.rsplit(" ", 1)[1]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    shown = run_cli("runs", "show", run_id, "--json", env={"AGENT_STATE_DIR": str(state.resolve())}, cwd=elsewhere)
-    assert shown.returncode == 0 and json.loads(shown.stdout)["run_id"] == run_id
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_STATE_DIR"}  # the command sets it itself
+    # As written, in a shell, from another directory, with no venv on the PATH.
+    shown = subprocess.run(["sh", "-c", command + " --json"], cwd=elsewhere, env=env | {"PATH": "/usr/bin:/bin"},
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["run_id"] == run_id
     monkeypatch.delenv("AGENT_STATE_DIR")  # the default: where the command runs
     empty = run_cli("runs", "list", cwd=elsewhere)
     assert f"store: {(elsewhere / '.agent-runtime').resolve()} (AGENT_STATE_DIR) (no runs here)" in empty.stderr

@@ -91,6 +91,17 @@ def runs_store(config: RuntimeConfig) -> RunStore:
     return RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))
 
 
+def program() -> str:
+    """How to run this command again from any directory: the script's absolute path (``.venv/bin/agent-runtime``
+    is not on a newcomer's PATH), or ``python -m agent_runtime`` with this interpreter."""
+    import shlex
+
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is None or script.name in ("__main__.py", "-c") or not script.exists():
+        return f"{shlex.quote(sys.executable)} -m agent_runtime"
+    return shlex.quote(str(script.resolve())) if "/" in sys.argv[0] else script.name
+
+
 def store_location(config: RuntimeConfig) -> str:
     """Which store the CLI reads and writes: the local one depends on AGENT_STATE_DIR (default: ./.agent-runtime,
     where the command runs), so the path is said: an empty list elsewhere is not a mystery."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from .common import (
     load_files,
     message_text,
     print_outcome,
+    program,
     save_outputs,
     store_location,
 )
@@ -150,11 +152,8 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.out_dir:
         save_outputs(files, before, Path(args.out_dir))
     if not args.quiet and not args.json:  # where the run is kept, and how to open it from any directory
-        where, local = store_location(config), config.state_dir.resolve()
-        show = (
-            f"AGENT_STATE_DIR={local} agent-runtime runs show"
-            if "AGENT_STATE_DIR" in where
-            else "agent-runtime runs show"
-        )
+        where, local = store_location(config), shlex.quote(str(config.state_dir.resolve()))
+        show = f"{program()} runs show"
+        show = f"AGENT_STATE_DIR={local} {show}" if "AGENT_STATE_DIR" in where else show
         print(f"stored in {where}: {show} {record.run_id}", file=sys.stderr)
     return EXIT_CODES.get(record.status, 1)
