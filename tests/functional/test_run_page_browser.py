@@ -69,3 +69,4 @@ def test_the_demo_runs_page_opens_in_chromium_with_its_transcript_and_chart(tmp_
     dump = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", "--dump-dom", page_file.as_uri()]
     dom = subprocess.run(dump, capture_output=True, text=True, timeout=120, check=True).stdout
     assert "<svg" in dom and "turn 1" in dom and run_id in dom and "webhook-retries-design.md" in dom
+    assert f"{run_id}.sub1" in dom and "subagent/file_read:" in dom  # the helper's run, and the lines it read
