@@ -268,6 +268,7 @@ class ApprovalRequested(RunEvent):
     tool: str
     arguments_sha256: str  # the arguments themselves stay out of the record
     expires_at: float
+    turn: int = 0  # the turn whose call it is (a transcript shows it there)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -278,6 +279,7 @@ class ApprovalDecided(RunEvent):
     decision: str  # approved | denied | expired
     by: str | None
     arguments_sha256: str
+    turn: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

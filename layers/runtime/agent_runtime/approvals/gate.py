@@ -149,7 +149,7 @@ class ApprovalGate:
         entries[call.id] = entry
         run.record.event(
             ApprovalRequested(call=call.id, tool=call.name, arguments_sha256=entry["arguments_sha256"],
-                              expires_at=entry["expires_at"])
+                              expires_at=entry["expires_at"], turn=run.state.turn)
         )  # fmt: skip
         return entry
 
@@ -158,7 +158,7 @@ class ApprovalGate:
     ) -> tuple[Decision, str | None]:
         entry["status"], entry["by"], entry["decided_at"] = str(decision), who, self.clock()
         run.record.event(ApprovalDecided(call=call.id, tool=call.name, decision=str(decision), by=who,
-                                         arguments_sha256=entry["arguments_sha256"]))  # fmt: skip
+                                         arguments_sha256=entry["arguments_sha256"], turn=run.state.turn))  # fmt: skip
         return decision, who
 
 
