@@ -131,3 +131,33 @@ def test_a_streamed_answer_ends_with_the_pages_link(system, scripted) -> None:  
     assert text.startswith("The design needs a rollback plan.")
     [link] = re.findall(r"<(https://agents\.example/runs/[^|>]+)\|what it did>_$", text.strip())
     assert s.get(link)["statusCode"] == 200
+
+
+def test_a_channel_slack_will_not_describe_counts_as_private_and_a_broken_secret_costs_only_the_link(
+    system,  # noqa: F811
+    scripted,
+) -> None:
+    """conversations.info refused (the app lacks channels:read): the run is private — its line in the runs channel
+    has no link and no channel; and a secret that cannot be read loses the answer's link, never the answer."""
+    from agent_runtime.service.reports import Reports
+
+    s = system(scripted(reply("Fine.")), secrets={"RUN_PAGE_KEY": KEY},
+               settings={"api_url": API, "runs_channel": "C0RUNS"})  # fmt: skip
+    s.apis.refuse["conversations.info"] = "missing_scope"
+    s.post("/slack/events", *slack_request(slack_mention("Ev740")))
+    assert s.deliver() == ["answered"]
+    [line] = [m["text"] for m in s.apis.named("chat.postMessage") if m["channel"] == "C0RUNS"]
+    assert "a private conversation" in line and "agents.example" not in line and "C0REVIEW" not in line
+    [link] = re.findall(r"<(https://[^|>]+)\|what it did>", s.apis.named("chat.update")[-1]["text"])
+    assert "From a private conversation" in s.get(link)["body"]
+
+    def unreadable(name: str) -> str | None:
+        raise TimeoutError("Secrets Manager did not answer")
+
+    from agent_runtime.record import RunRecord
+    from agent_runtime.triggers.event import TriggerEvent
+
+    reports = Reports(s.worker.config, s.worker.runs, unreadable, lambda: s.worker.replies, s.worker.log, time.time)
+    [summary] = s.worker.runs.list_runs(limit=1)
+    event = TriggerEvent.from_dict(s.worker.runs.load_event(summary["run_id"]) or {})
+    assert reports.page(event, RunRecord(summary["run_id"], "design-review", "gpt-4o")) == (None, True)

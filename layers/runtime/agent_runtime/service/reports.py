@@ -40,7 +40,15 @@ class Reports:
         self.metrics = metrics
 
     def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
-        """The run page's link (None: pages are not set up) and whether the run came from a private place."""
+        """The run page's link (None: pages are not set up) and whether the run came from a private place. A
+        failure (the secret unreadable, Slack down) costs the link, never the answer; the run counts as private."""
+        try:
+            return self._page(event, record)
+        except Exception as error:  # anything: the answer goes out without its link
+            self.log.warning("no page link", extra={"error": type(error).__name__})
+            return None, True
+
+    def _page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
         key = self.secrets(KEY) if self.config.api_url else None
         private = self._private(event) if (key or self.config.runs_channel) else False  # one Slack call, if asked
         if not (key and self.config.api_url):
@@ -49,7 +57,14 @@ class Reports:
         return links.url(record.run_id, self.clock(), private=private), private
 
     def finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
-        """The run's metrics, and its line in the runs channel (a refused post costs the line, never the run)."""
+        """The run's metrics, and its line in the runs channel: after the answer, so a failure here costs them, not
+        a redelivery of a message whose answer is out."""
+        try:
+            self._finished(event, record, link, private)
+        except Exception as error:  # anything: the answer is out; a redelivery would post nothing more
+            self.log.warning("run not reported", extra={"error": type(error).__name__})
+
+    def _finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
         stored = self.runs.load_record(record.run_id) or record.to_dict()  # all its invocations
         if self.metrics is not None:
             self.metrics.ended(figures(stored, event.source))
