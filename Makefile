@@ -83,8 +83,10 @@ TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2); e
 .PHONY: test
 # Debian's Chromium, headless: a test opens the demo run's page in it and looks at the screenshot.
 .PHONY: browser
-browser: ## Install Debian's chromium (the run page's browser test) unless it is on the PATH
-	@command -v chromium >/dev/null 2>&1 || { \
+browser: ## Install Debian's chromium (the run page's browser test) unless a Chromium or Chrome is there (CHROMIUM=path)
+	@[ -n "$$CHROMIUM" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		command -v google-chrome >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "make browser: no apt-get: install Chromium or Chrome, or set CHROMIUM=/path/to/it"; exit 1; }; \
 		[ "$$(id -u)" = 0 ] && SUDO= || SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
 

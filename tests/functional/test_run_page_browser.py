@@ -5,6 +5,7 @@ headless Chromium (installed by `make browser`): its screenshot shows the transc
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,14 +20,15 @@ from tests.functional.test_cli import DOCS, REPO, run_cli
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--hide-scrollbars")  # fmt: skip
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 USER_BLOCK = (0xE8, 0xF0, 0xFB)  # the transcript's user messages (pages/html.py STYLE)
 HISTORY = (0x7F, 0xA7, 0xC9)  # the chart's "history" area (chart.COLORS)
 
 
 def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    found = os.environ.get("CHROMIUM") or next(filter(None, map(shutil.which, BROWSERS)), None)
     if found is None:
-        pytest.fail("no chromium on the PATH: `make browser` installs Debian's (make test does)")
+        pytest.fail("no Chromium: `make browser` installs Debian's (make test does), or set CHROMIUM=/path/to/it")
     return found
 
 
