@@ -121,6 +121,7 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
     """The secrets a page must never show: the integrations secret's and the workflows' declared ones."""
+    from ..pages.route import declared_secrets
     from ..redaction import Redactor
     from ..triggers.config import TriggerConfig, all_workflows
 
@@ -128,9 +129,7 @@ def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
         workflows = all_workflows(config)
     except ConfigError:
         workflows = []  # a broken workflow file: the integrations secret's keys are still redacted
-    names = {n for w in workflows for n in w.tools.secrets()}
-    names |= {w.triggers.webhook.secret for w in workflows if w.triggers.webhook is not None}
-    return Redactor(TriggerConfig.from_env().secret_values(names))
+    return Redactor(TriggerConfig.from_env().secret_values(declared_secrets(workflows)))
 
 
 def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import re
 import secrets as token_source
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +25,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..stores.base import Store
 from ..stores.opening import open_store
-from ..stores.runs import check_thread_id
+from ..stores.runs import RUN_ID, check_thread_id
 from ..workflows import Workflow
 from ..workflows.triggers import Routed
 from . import jira, signed, slack
@@ -40,13 +39,6 @@ from .queue import EventQueue, SqsQueue
 from .queued import EventMessage, PaneMessage, StopMessage
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
-PAGE_HEADERS = {  # the page's own CSP too: nothing but inline style and data: images, never indexed or cached
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-    "Cache-Control": "private, no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Robots-Tag": "noindex",
-    "X-Content-Type-Options": "nosniff",
-}
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
 
 
@@ -68,9 +60,6 @@ def route(event: Routed, workflows: Sequence[Workflow]) -> str | None:
         if workflow.triggers.matches(event):
             return workflow.name
     return None
-
-
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: it goes to the queue
 
 
 def create_app(
@@ -165,7 +154,7 @@ class _Routes:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
         try:
             caller = _api_caller(raw, self.config)
-            if not _RUN_ID.fullmatch(run_id):
+            if not RUN_ID.fullmatch(run_id):  # whole: it goes to the queue
                 raise RejectedRequest(400, "not a run id")
         except RejectedRequest as error:
             return self.refused(error)
@@ -176,27 +165,17 @@ class _Routes:
 
     def page(self, raw: dict[str, Any], run_id: str) -> Response[str]:
         """``GET /runs/{run_id}/page?expires=…&private=…&signature=…``: that run's page, for a signed link only."""
-        from ..pages import LinkRefused, page_for, verify
-        from ..redaction import Redactor
-        from ..stores import RunStore
+        from ..pages.route import HEADERS, PageNotServed, declared_secrets, served
 
-        key = self.config.secret(PAGE_KEY)
-        if not key or self.store is None:
-            return self.refused(RejectedRequest(404, "run pages are not enabled (no run_page_key)"))
+        secrets = lambda: self.config.secret_values(declared_secrets(self.workflows))  # noqa: E731 (made if served)
+        query = raw.get("queryStringParameters") or {}
         try:
-            if not _RUN_ID.fullmatch(run_id):
-                raise LinkRefused("not a run id")
-            private = verify(key, run_id, raw.get("queryStringParameters") or {}, self.clock())
-        except LinkRefused as error:
-            return self.refused(RejectedRequest(403, str(error)))
-        names = {n for w in self.workflows for n in w.tools.secrets()}
-        names |= {w.triggers.webhook.secret for w in self.workflows if w.triggers.webhook is not None}
-        redact = Redactor(self.config.secret_values(names))
-        page = page_for(RunStore(self.store()), run_id, private=private, redact=redact, note=_expiry(raw))
-        if page is None:
-            return self.refused(RejectedRequest(404, "no such run (its record has expired?)"))
+            page, private = served(run_id, query, key=self.config.secret(PAGE_KEY), store=self.store,
+                                   secrets=secrets, now=self.clock())  # fmt: skip
+        except PageNotServed as refused:
+            return self.refused(RejectedRequest(refused.status, refused.reason))
         self.log.info("run page served", extra={"private": private})
-        return Response(200, "text/html; charset=utf-8", page, headers=PAGE_HEADERS)
+        return Response(200, "text/html; charset=utf-8", page, headers=HEADERS)
 
     def interactivity(self, raw: dict[str, Any]) -> Response[str]:
         try:
@@ -328,11 +307,6 @@ def _raw_body(raw: dict[str, Any]) -> bytes:
         except ValueError:
             raise RejectedRequest(400, "the body is not valid base64") from None
     return body.encode("utf-8")
-
-
-def _expiry(raw: dict[str, Any]) -> str:
-    expires = str((raw.get("queryStringParameters") or {}).get("expires") or "0")
-    return f"This link expires {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(int(expires)))}."
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:

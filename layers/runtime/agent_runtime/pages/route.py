@@ -1,0 +1,65 @@
+"""``GET /runs/{run_id}/page`` as the webhook serves it: the link checked, the page made and redacted, the headers.
+
+The webhook only maps what this raises to its answers (403 for a link that does not hold, 404 for pages off or a
+run the store no longer has); everything a page is lives here."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from ..redaction import Redactor
+from ..stores import RunStore
+from ..stores.base import Store
+from ..stores.runs import RUN_ID
+from ..workflows import Workflow
+from .build import page_for
+from .links import LinkRefused, verify
+
+HEADERS = {  # the page's own CSP too: nothing but inline style and data: images, never indexed or cached
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    "Cache-Control": "private, no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+class PageNotServed(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def declared_secrets(workflows: Iterable[Workflow]) -> set[str]:
+    """The secret names the workflows declare: their tools' ``${secret:NAME}`` and their webhooks' keys."""
+    names: set[str] = set()
+    for workflow in workflows:
+        names |= workflow.tools.secrets()
+        names |= {workflow.triggers.webhook.secret} if workflow.triggers.webhook is not None else set()
+    return names
+
+
+def served(
+    run_id: str,
+    query: Mapping[str, str],
+    *,
+    key: str | None,
+    store: Callable[[], Store] | None,
+    secrets: Callable[[], Sequence[str]],
+    now: float,
+) -> tuple[str, bool]:
+    """The page's HTML and whether it is private; ``PageNotServed`` otherwise."""
+    if not key or store is None:
+        raise PageNotServed(404, "run pages are not enabled (no run_page_key)")
+    try:
+        if not RUN_ID.fullmatch(run_id):
+            raise LinkRefused("not a run id")
+        private = verify(key, run_id, query, now)
+    except LinkRefused as error:
+        raise PageNotServed(403, str(error)) from None
+    note = f"This link expires {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(int(query['expires'])))}."
+    page = page_for(RunStore(store()), run_id, private=private, redact=Redactor(secrets()), note=note)
+    if page is None:
+        raise PageNotServed(404, "no such run (its record has expired?)")
+    return page, private
