@@ -25,9 +25,22 @@ def since(text: str, now: datetime) -> datetime:
     if found:
         return now - timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
     try:
-        moment = datetime.fromisoformat(text.strip())
+        return _utc(datetime.fromisoformat(text.strip()))
     except ValueError:
         raise ConfigError(f"--since {text!r}: give a span (7d, 24h, 30m, 2w) or a date (2026-11-01)") from None
+
+
+def started(row: Mapping[str, Any]) -> datetime:
+    """When a ``runs list`` row's run started; one with no time reads as the latest (counted, never the reason to
+    stop reading newest first)."""
+    try:
+        return _utc(datetime.fromisoformat(str(row.get("started_at"))))
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)
+
+
+def _utc(moment: datetime) -> datetime:
+    """A time with no zone is UTC's (the records' times, a date typed at the prompt)."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

@@ -105,7 +105,7 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     elif args.html:
         from ..pages import page_for
 
-        text = page_for(runs, args.run_id, redact=_redactor(config)) or ""
+        text = page_for(runs, args.run_id, redact=_redactor(config), record=record) or ""
     else:
         from ..show import transcript
 
@@ -134,13 +134,13 @@ def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
 
 def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..figures import figures
-    from ..stats import add_up, since, table
+    from ..stats import add_up, since, started, table
 
     start = since(args.since, datetime.now(UTC))
     runs = runs_store(config)
     found = []
     for row in runs.list_runs(limit=max(1, args.limit)):  # newest first: stop at the period's start
-        if _started(row) < start:
+        if started(row) < start:
             break
         record = runs.load_record(row["run_id"]) if not args.workflow or row["workflow"] == args.workflow else None
         if record is not None:
@@ -153,14 +153,6 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
         print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
         print(table(report) if found else "(none)")
     return 0
-
-
-def _started(row: dict[str, object]) -> datetime:
-    try:
-        moment = datetime.fromisoformat(str(row.get("started_at")))
-    except ValueError:
-        return datetime.max.replace(tzinfo=UTC)  # no time: counted, never the reason to stop reading
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:

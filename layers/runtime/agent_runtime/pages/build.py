@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..stores import RunStore
 from .html import RunPage, render
@@ -15,10 +16,11 @@ def page_for(
     private: bool | None = None,
     redact: Callable[[str], str] = lambda text: text,
     note: str = "",
+    record: Mapping[str, Any] | None = None,
 ) -> str | None:
     """The HTML, or None when the store has no such run. ``private`` None: a direct message counts as private
-    (a link says what the worker found when it made it)."""
-    record = runs.load_record(run_id)
+    (a link says what the worker found when it made it). ``record``: the one the caller has loaded already."""
+    record = record if record is not None else runs.load_record(run_id)
     if record is None:
         return None
     checkpoint = runs.load_checkpoint(run_id)

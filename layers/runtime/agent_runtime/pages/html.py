@@ -33,7 +33,7 @@ table{border-collapse:collapse;font-size:12.5px}td,th{border:1px solid #dde1e8;p
 th{background:#eceff4}.num{text-align:right}.chart{overflow-x:auto;background:#fff;border:1px solid #dde1e8}
 footer{color:#6b7385;font-size:12px;margin-top:32px}
 """
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # in the page, and its header when served
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def render(page: RunPage) -> str:
     footer = f"<footer>Made by agent-runtime from the run's record. {page.text(page.note)}</footer>"
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f'<meta name="robots" content="noindex"><meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{title}</title><style>{STYLE}</style></head>\n<body><main>{body}{footer}</main></body></html>\n"
     )

@@ -14,10 +14,11 @@ from ..stores.base import Store
 from ..stores.runs import RUN_ID
 from ..workflows import Workflow
 from .build import page_for
+from .html import CSP
 from .links import LinkRefused, verify
 
 HEADERS = {  # the page's own CSP too: nothing but inline style and data: images, never indexed or cached
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    "Content-Security-Policy": CSP,
     "Cache-Control": "private, no-store",
     "Referrer-Policy": "no-referrer",
     "X-Robots-Tag": "noindex",

@@ -65,7 +65,7 @@ class Reports:
             self.log.warning("run not reported", extra={"error": type(error).__name__})
 
     def _finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
-        stored = self.runs.load_record(record.run_id) or record.to_dict()  # all its invocations
+        stored = self.runs.load_record(record.run_id, feedback=False) or record.to_dict()  # all its invocations
         if self.metrics is not None:
             self.metrics.ended(figures(stored, event.source))
         slack = self.replies().slack

@@ -46,13 +46,16 @@ class Stops:
     def said(self, message: StopMessage) -> Outcome:
         """ "stop" written in a thread: the run working there is asked to stop, as a click on its Stop would."""
         said = message.said
-        run_id = self.threads.latest(said.thread_id) if said is not None else None
-        saved = self.runs.load_event(run_id) if run_id and self.runs.reply_state(run_id) is None else None
-        if said is None or run_id is None or saved is None:
-            if said is not None:
-                self.channel(said, "").tell(message.user, NOTHING)
+        if said is None:
             return Outcome.IGNORED
-        return self.asked(replace(message, run_id=run_id, said=None), TriggerEvent.from_dict(saved))
+        run_id = self.threads.latest(said.thread_id)
+        saved = self.runs.load_event(run_id) if run_id else None
+        if run_id and saved is not None:
+            outcome = self.asked(replace(message, run_id=run_id, said=None), TriggerEvent.from_dict(saved))
+            if outcome is not Outcome.IGNORED:  # IGNORED: it has answered, so nothing works there
+                return outcome
+        self.channel(said, "").tell(message.user, NOTHING)
+        return Outcome.IGNORED
 
     def asked(self, message: StopMessage, event: TriggerEvent) -> Outcome:
         if self.runs.reply_state(message.run_id) is not None:

@@ -41,6 +41,7 @@ PROGRESS = "progress"  # the chat message that shows progress and becomes the an
 THREAD_BASE = "thread-base"  # the thread version the turn started from, and the files it had
 ASKED = "approval-asked#"  # + call id: the approval request was posted (where), so a redelivery does not ask twice
 DECISION = "approval#"  # + call id: the first decision on it (approved/denied, who, when); later ones are no-ops
+ANNOUNCED = "announced"  # the runs channel's line about the run: where it is, its text (ratings are added to it)
 STOP = "stop"  # a person asked the run to stop (who, when, from where): the first request wins
 
 
@@ -78,10 +79,10 @@ class RunStore:
 
     def announced(self, run_id: str) -> dict[str, Any] | None:
         """Where the runs channel's line about the run is (channel, ts) and its text."""
-        return self._get(run_id, "announced")
+        return self._get(run_id, ANNOUNCED)
 
     def save_announced(self, run_id: str, where: dict[str, Any]) -> None:
-        self._put(run_id, "announced", where)
+        self._put(run_id, ANNOUNCED, where)
 
     def reply_state(self, run_id: str) -> str | None:
         data = self._get(run_id, REPLY)
@@ -195,10 +196,11 @@ class RunStore:
         """The run's row of the runs index as of its latest invocation (workflow, status, thread, cost)."""
         return self._get(run_id, SUMMARY)
 
-    def load_record(self, run_id: str) -> dict[str, Any] | None:
-        """The run's record, with the feedback people gave its answer since (``feedback``: by, verdict, at)."""
+    def load_record(self, run_id: str, *, feedback: bool = True) -> dict[str, Any] | None:
+        """The run's record, with the feedback people gave its answer since (``feedback``: by, verdict, at); without
+        it for a caller that has no use for ratings (a run that has just ended has none)."""
         record = self._get(run_id, RECORD)
-        if record is not None:
+        if record is not None and feedback:
             record["feedback"] = self.feedback(run_id)
         return record
 
@@ -216,7 +218,7 @@ class RunStore:
         return [item for name in names if (item := self._get(run_id, name)) is not None]
 
 
-LATEST_RUN = "latest-run"
+LATEST_RUN = "latest-run"  # thread item: the run its newest turn started ("stop" written in the thread stops it)
 ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
 DEFERRED = "deferred"  # thread item: messages that arrived while a turn waited for approval
 SPEND_RAISE = "spend-raise"  # thread item: what approvers added to today's spend limit ("continue with $N more")
@@ -235,7 +237,10 @@ class ThreadStore:
 
     def active(self, thread_id: str) -> str | None:
         """The run of the turn under way (suspended, or killed mid-run), if any."""
-        item = self.store.get_item(thread_partition(thread_id), ACTIVE_RUN)
+        return self._run_named(thread_id, ACTIVE_RUN)
+
+    def _run_named(self, thread_id: str, name: str) -> str | None:
+        item = self.store.get_item(thread_partition(thread_id), name)
         run_id = item.data.get("run_id") if item is not None else None
         return str(run_id) if run_id else None
 
@@ -244,9 +249,7 @@ class ThreadStore:
         self.store.put_latest(thread_partition(thread_id), LATEST_RUN, {"run_id": run_id})
 
     def latest(self, thread_id: str) -> str | None:
-        item = self.store.get_item(thread_partition(thread_id), LATEST_RUN)
-        run_id = item.data.get("run_id") if item is not None else None
-        return str(run_id) if run_id else None
+        return self._run_named(thread_id, LATEST_RUN)
 
     def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
         """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
