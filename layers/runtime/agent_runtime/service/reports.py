@@ -18,7 +18,7 @@ from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
 from ..figures import figures, seconds
-from ..pages import KEY, PageLinks
+from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
 from ..stores import RunStore
 from ..toolsets.secrets import Secrets
