@@ -34,7 +34,7 @@ from ..triggers.schedules import due
 from ..triggers.webhook import create_app
 from .setup import replies_for
 from .wakeups import TimerWakeups
-from .worker import Worker
+from .worker import Process, Worker
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -73,16 +73,18 @@ class LocalServer:
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
         self.worker = Worker(
-            runtime,
-            store=self.store,
-            queue=self.queue,
-            models=lambda workflow: open_model(workflow, runtime),
-            replies=replies_for(triggers),
-            sandbox=self.sandbox,
-            logger=self.worker_log,
-            max_attachment_bytes=triggers.max_attachment_bytes,
-            secrets=triggers.secret,
-            wakeups=self.wakeups,
+            Process(
+                runtime,
+                store=self.store,
+                queue=self.queue,
+                models=lambda workflow: open_model(workflow, runtime),
+                replies=replies_for(triggers),
+                sandbox=self.sandbox,
+                log=self.worker_log,
+                max_attachment_bytes=triggers.max_attachment_bytes,
+                secrets=triggers.secret,
+                wakeups=self.wakeups,
+            )
         )
         self.read_timeout = READ_TIMEOUT
         self.outcomes: list[str] = []

@@ -1,0 +1,79 @@
+"""A run's end in its thread: the answer (or the apology) posted once, what the run tells beyond its thread (its
+page, the runs channel, metrics), and the thread's state kept for its next turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..chat.channels import Channel
+from ..events import Failed, now_iso
+from ..record import RunRecord, RunState, RunStatus
+from ..stores import StoreFileStore, VersionConflictError
+from ..stores.exceptions import InvalidStateError
+from ..triggers.event import TriggerEvent
+from ..workflows import Workflow
+from .outcome import Outcome
+from .process import Process
+
+
+def finish(
+    process: Process,
+    event: TriggerEvent,
+    channel: Channel,
+    workflow: Workflow,
+    record: RunRecord,
+    files: StoreFileStore,
+) -> Outcome:
+    base = process.runs.load_thread_base(record.run_id)
+    reports = process.reports
+    link, private = reports.page(event, record)
+    answers = process.answers
+    answer = answers.compose(record, workflow, base, files, page=link)
+    answers.post(channel, record.run_id, answer)
+    reports.finished(event, record, link, private)  # the runs channel, the metrics
+    if record.state is not None:  # every ending: the next message of the thread goes on from this turn
+        _save_thread(process, event.thread_id, base, record.state)
+    if record.status is RunStatus.STOPPED:
+        return Outcome.STOPPED
+    if not answer.answered:
+        process.log.warning("run did not complete", extra={"status": str(record.status), "reason": record.stop_reason})
+    return Outcome.ANSWERED if answer.answered else Outcome.FAILED
+
+
+def not_started(
+    process: Process,
+    event: TriggerEvent,
+    channel: Channel,
+    workflow: Workflow,
+    run_id: str,
+    model: str,
+    error: Exception,
+    files: StoreFileStore,
+) -> Outcome:
+    """A run that could not be built still ends in an answer (the apology), a record saying why, and a thread free
+    for its next message: never "working" forever, never a message redelivered to the dead-letter queue."""
+    process.log.warning("the run could not start", extra={"error": type(error).__name__})
+    record = RunRecord(run_id, workflow.name, model, status=RunStatus.FAILED)
+    record.stop_reason = f"the run could not start: {type(error).__name__}: {error}"[:1_000]
+    record.event(Failed(error=type(error).__name__))
+    record.ended_at = now_iso()
+    process.runs.save_record(record, thread_id=event.thread_id)
+    process.threads.mark_active(event.thread_id, None)
+    outcome = finish(process, event, channel, workflow, record, files)
+    process.desk.release(event.thread_id, process.queue)
+    return outcome
+
+
+def _save_thread(process: Process, thread_id: str, base: dict[str, Any] | None, state: RunState) -> None:
+    """Saved over the version the turn started from, so a turn that finished meanwhile is never overwritten.
+
+    Turns of one thread are serialised (FIFO group; a new turn waits behind a suspended one), so a conflict means
+    an out-of-band writer; the answer is already posted, only this turn's memory is not kept."""
+    threads = process.threads
+    version = base.get("version") if base is not None else threads.load(thread_id)[1]
+    try:
+        threads.save(thread_id, state, expected_version=version)
+    except VersionConflictError:
+        process.log.warning("thread saved by another turn since this one started; this turn's state not kept")
+    except InvalidStateError as error:
+        process.log.warning("invalid turn state; the thread keeps its previous one", extra={"why": str(error)})

@@ -1,0 +1,119 @@
+"""A turn of a run: its state (the checkpoint, or the thread's last turn), its message, the agent built for it,
+and what the worker does with the run's outcome — answer, wait for a decision, or say it is still working."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..chat.channels import Channel, SlackChannel
+from ..continuation import ContinuationHook, count_continuation
+from ..hooks import Hook
+from ..record import RunState, RunStatus
+from ..runtime import build_agent
+from ..sandbox.outputs import code_files
+from ..stopping import StopCheck
+from ..stores import StoreFileStore
+from ..stores.hook import new_turn
+from ..stores.runs import thread_partition
+from ..toolsets import ToolEnv
+from ..triggers.event import TriggerEvent
+from .approvals import ChannelApprover, pending, wake_when_expired
+from .finish import finish, not_started
+from .grants import granted
+from .handlers import Delivery
+from .inputs import measure, message_for, resolved
+from .outcome import Outcome
+from .progress import AnswerStreamHook, ProgressHook
+
+STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
+
+
+def answered_already(delivery: Delivery[Any], event: TriggerEvent) -> Outcome:
+    """A duplicate delivery. The messages that waited behind the run go out again if they may still be waiting
+    (a release cut short by a failed send; each is sent once, under its own dedup id)."""
+    process = delivery.process
+    process.log.info("duplicate delivery: already answered")
+    if process.threads.active(event.thread_id) is None:
+        process.desk.release(event.thread_id, process.queue)
+    return Outcome.DUPLICATE
+
+
+def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, continuation: bool) -> Outcome:
+    process = delivery.process
+    event = resolved(event, process.replies)  # a reaction: the message it marks
+    workflow = process.workflow(str(event.workflow))
+    files = StoreFileStore(process.store, thread_partition(event.thread_id))
+    channel = process.channel(event, run_id)
+    checkpoint = process.runs.load_checkpoint(run_id)
+    message: str | None = None
+    state: RunState | None
+    if checkpoint is not None:
+        state = checkpoint[0]
+        if continuation:
+            count_continuation(state.context)
+    else:
+        state = _fresh_state(delivery, event, run_id, files)
+        message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
+        if state is None:  # the thread's first message names it (where a surface names conversations)
+            channel.title(event.text)
+        process.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+    grant = granted(event, workflow, channel, run_id, process.threads, process.log) if checkpoint is None else 0.0
+    channel.begin()
+    with process.models(workflow) as model:
+        services = replace(  # the process's services, with what this message brings
+            process.services,
+            tool_env=_tool_env(delivery, event),
+            approver=ChannelApprover(process.runs, channel, event.thread_id),
+            clock=process.clock,
+            thread_id=event.thread_id,
+            trace_parent=delivery.trace_parent,
+            granted=grant,
+        )
+        try:
+            agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
+        except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
+            return not_started(process, event, channel, workflow, run_id, model.name, error, files)
+        stop = StopCheck(lambda: process.runs.stop_request(run_id))
+        record = agent.run(message, state=state, deadline=delivery.deadline, run_id=run_id, stop=stop)
+    measure(process.metrics, record)
+    waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
+    process.threads.mark_active(event.thread_id, record.run_id if waits else None)
+    if record.status is RunStatus.AWAITING_APPROVAL:
+        channel.waiting(f":raised_hand: Waiting for approval ({record.stop_reason}).")
+        waiting = pending(record.state.context) if record.state else {}
+        wake_when_expired(process.wakeups, event, run_id, waiting, process.now())
+        return Outcome.AWAITING_APPROVAL
+    if waits:
+        channel.progress(STILL_WORKING)
+        return Outcome.SUSPENDED
+    outcome = finish(process, event, channel, workflow, record, files)
+    process.desk.release(event.thread_id, process.queue)  # messages that waited behind an approval
+    return outcome
+
+
+def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:
+    process = delivery.process
+    hooks: list[Hook] = [
+        ProgressHook(channel.progress, workflow=str(event.workflow), interval=process.progress_interval)
+    ]
+    if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
+        hooks.append(AnswerStreamHook(channel.stream))
+    if process.queue is not None:
+        hooks.append(ContinuationHook(process.queue, thread_id=event.thread_id))
+    return hooks
+
+
+def _fresh_state(delivery: Delivery[Any], event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
+    process = delivery.process
+    state, version = process.threads.load(event.thread_id)
+    # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
+    process.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
+    return new_turn(state, run_id)
+
+
+def _tool_env(delivery: Delivery[Any], event: TriggerEvent) -> ToolEnv:
+    process = delivery.process
+    origin = {"source": event.source, **event.reply_to}
+    slack, jira = process.replies.slack, process.replies.jira
+    return ToolEnv.from_env(slack=slack, jira=jira, origin=origin, secrets=process.secrets)
