@@ -46,18 +46,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     files = StoreFileStore(process.store, thread_partition(event.thread_id))
     channel = process.channel(event, run_id)
     checkpoint = process.runs.load_checkpoint(run_id)
-    message: str | None = None
-    state: RunState | None
-    if checkpoint is not None:
-        state = checkpoint[0]
-        if continuation:
-            count_continuation(state.context)
-    else:
-        state = _fresh_state(delivery, event, run_id, files)
-        message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
-        if state is None:  # the thread's first message names it (where a surface names conversations)
-            channel.title(event.text)
-        process.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+    state, message = _start(delivery, event, run_id, channel, files, checkpoint, continuation=continuation)
     grant = granted(event, workflow, channel, run_id, process.threads, process.log) if checkpoint is None else 0.0
     channel.begin()
     with process.models(workflow) as model:
@@ -90,6 +79,31 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     outcome = finish(process, event, channel, workflow, record, files)
     process.desk.release(event.thread_id, process.queue)  # messages that waited behind an approval
     return outcome
+
+
+def _start(
+    delivery: Delivery[Any],
+    event: TriggerEvent,
+    run_id: str,
+    channel: Channel,
+    files: StoreFileStore,
+    checkpoint: tuple[RunState, int] | None,
+    *,
+    continuation: bool,
+) -> tuple[RunState | None, str | None]:
+    """The state the run goes on from (its checkpoint, else the thread's last turn) and its message (None: a run
+    that resumes has read it already)."""
+    process = delivery.process
+    if checkpoint is not None:
+        if continuation:
+            count_continuation(checkpoint[0].context)
+        return checkpoint[0], None
+    state = _fresh_state(delivery, event, run_id, files)
+    message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
+    if state is None:  # the thread's first message names it (where a surface names conversations)
+        channel.title(event.text)
+    process.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+    return state, message
 
 
 def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:
