@@ -73,13 +73,13 @@ def gather(runs: RunStore, start: datetime, *, workflow: str | None = None, limi
     for run_id, when in runs.started():
         if started(when) < start:
             break
-        if limit is not None and len(found) >= limit:
-            return Gathered(found, unreadable, limited=True)
         try:
             run = _read(runs, run_id, workflow)
         except _MALFORMED:
             unreadable += 1
             continue
+        if run is not None and limit is not None and len(found) >= limit:  # one more of the period: say so
+            return Gathered(found, unreadable, limited=True)
         found += [run] if run is not None else []
     return Gathered(found, unreadable)
 
