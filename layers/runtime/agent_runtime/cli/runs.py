@@ -77,11 +77,14 @@ def add(commands: Commands) -> None:
         description="Add up the stored runs of a period, per workflow and trigger: runs and failures, cost, tokens "
         "and the cached share, time to the first token and duration (medians), tool calls, approvals and their "
         "wait, ratings; then failures by reason, tool calls by tool and skill loads by skill — the figures the "
-        "stack's metrics and dashboard carry. Reads the store `runs list` reads.",
+        "stack's metrics and dashboard carry. Reads every run of the period from the store `runs list` reads; a "
+        "run whose record cannot be read is skipped and counted.",
     )
     runs_stats.add_argument("--since", default="7d", metavar="WHEN", help="a span (7d, 24h, 30m, 2w) or a date")
     runs_stats.add_argument("--workflow", metavar="NAME", help="only this workflow's runs")
-    runs_stats.add_argument("--limit", type=int, default=1000, metavar="N", help="read at most N runs (default 1000)")
+    runs_stats.add_argument(
+        "--limit", type=int, metavar="N", help="only the newest N runs of the period, said so (default: every run)"
+    )
     runs_stats.add_argument("--json", action="store_true", help="the figures as JSON")
     runs_stats.set_defaults(handler=_cmd_stats)
     runs_stop = runs_commands.add_parser(
@@ -133,25 +136,23 @@ def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
 
 
 def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    from ..figures import figures
-    from ..stats import add_up, since, started, table
+    from ..stats import add_up, gather, since, table
 
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
     start = since(args.since, datetime.now(UTC))
-    runs = runs_store(config)
-    found = []
-    for row in runs.list_runs(limit=max(1, args.limit)):  # newest first: stop at the period's start
-        if started(row) < start:
-            break
-        record = runs.load_record(row["run_id"]) if not args.workflow or row["workflow"] == args.workflow else None
-        if record is not None:
-            trigger = str((runs.load_event(row["run_id"]) or {}).get("source") or "cli")
-            found.append((figures(record, trigger), record.get("feedback") or []))
-    report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(found)}
+    read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit)
+    report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(read.runs),
+              "unreadable": read.unreadable, "limited_to": args.limit if read.limited else None}  # fmt: skip
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
-        print(table(report) if found else "(none)")
+        return 0
+    print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
+    if read.limited:
+        print(f"only the newest {args.limit} (--limit): the period has more")
+    if read.unreadable:
+        print(f"{read.unreadable} run(s) could not be read (their records are damaged or gone): not counted")
+    print(table(report) if read.runs else "(none)")
     return 0
 
 
