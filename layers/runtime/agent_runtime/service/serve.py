@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_DRAINED_BYTES = 64 * 1024 * 1024  # a body over the limit is read and dropped up to this, so the 413 is heard
 READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must not hold a thread forever)
+TICK_SECONDS = 15.0  # how often the schedules' clock is read: a tick fires within this of its time
 
 
 class _Server(ThreadingHTTPServer):
@@ -87,6 +88,7 @@ class LocalServer:
             wakeups=self.wakeups,
         )
         self.read_timeout = READ_TIMEOUT
+        self.tick_every = TICK_SECONDS
         self.outcomes: list[str] = []
         self._stop = threading.Event()
 
@@ -98,10 +100,10 @@ class LocalServer:
     def start(self) -> LocalServer:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
-        threading.Thread(target=self._tick, daemon=True).start()
+        threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
-    def _tick(self, every: float = 15.0) -> None:
+    def _tick(self, every: float = TICK_SECONDS) -> None:
         """Fires the workflows' schedules into the queue as their times pass (not the ones missed while serve
         was not running); a tick is one run however often it is sent (its id comes from its time). Nothing that
         goes wrong in one tick stops the next."""
