@@ -29,6 +29,7 @@ from .files import FileStore
 from .loop import Agent, stopped
 from .models import ModelRequest, ToolCall
 from .record import RunStatus
+from .redaction import scrub
 from .spend import request_cap
 from .state import Slot
 from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
@@ -145,7 +146,7 @@ class ScriptAgent(Agent):
         except RunError:
             raise
         except Exception as error:  # the script's own words, never its traceback, in the thread
-            raise ScriptFailed(f"the script failed: {type(error).__name__}: {error}"[:1_000]) from None
+            raise ScriptFailed(scrub(f"the script failed: {type(error).__name__}: {error}")[:1_000]) from None
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         run.state.messages.append(msgs.assistant(text))
         return Final(text)
