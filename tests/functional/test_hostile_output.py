@@ -31,6 +31,9 @@ import os
 
 
 def leaky(run):
+    if run.message.endswith("answer"):
+        run.progress("asking billing with " + os.environ["BILLING_TOKEN"])
+        return "billing took " + os.environ["BILLING_TOKEN"]
     at = int(run.message.rsplit(" ", 1)[-1])  # where the secret starts in the run's stop reason
     pad = run.message.rsplit(" ", 2)[-2]
     raise RuntimeError(pad * max(0, at - {prefix}) + os.environ["BILLING_TOKEN"] + " was refused by billing")
@@ -96,9 +99,10 @@ def test_a_scripts_error_quoting_a_secret_leaves_no_part_of_it_anywhere(
         ran.append((at, run_id))
         stored = [p.read_text("utf-8", "replace") for p in (leaky_flow / "state").rglob("*") if p.is_file()]
         record = s.worker.runs.load_record(run_id) or {}
-        assert "the script failed: RuntimeError: " in record["stop_reason"] and "***" in record["stop_reason"]
+        reason = f"the script failed: RuntimeError: {pad * (at - PREFIX)}*** was refused by billing"[:1_000]
+        assert record["stop_reason"] == reason  # redacted whole, then cut
         logged = [line for line in printed.splitlines() if '"run did not complete"' in line]
-        assert logged and "***" in json.loads(logged[-1])["reason"]  # the extra field, redacted
+        assert logged and json.loads(logged[-1])["reason"] == reason  # the extra field
         assert '{"_aws"' in printed  # the metrics lines are among what was checked
         line = [m["text"] for m in s.apis.named("chat.postMessage") if m["channel"] == "C0RUNS"][-1]
         answer = [u["text"] for u in s.apis.named("chat.update") if u["channel"] == "C0REVIEW"][-1]
@@ -108,7 +112,13 @@ def test_a_scripts_error_quoting_a_secret_leaves_no_part_of_it_anywhere(
         assert not leaks(printed, *stored, line, answer, page)
 
     one()
-    strict(s.get(re.findall(r"<(https://[^|>]+)\|What", s.apis.named("chat.update")[-1]["text"])[0])["body"])
+    capsys.readouterr()
+    s.post("/slack/events", *slack_request(slack_mention("Ev9999", ts="1763809999.0", text="<@UBOT> answer")))
+    assert s.deliver() == ["answered"]
+    said = [m["text"] for m in s.apis.named("chat.postMessage") + s.apis.named("chat.update")]
+    assert any(text.startswith("billing took ***") for text in said) and not leaks(*said, capsys.readouterr().out)
+    assert any("asking billing with ***" in text for text in said)
+    strict(s.get(re.findall(r"<(https://[^|>]+)\|[Ww]hat", s.apis.named("chat.update")[-1]["text"])[0])["body"])
     env = {"AGENT_STATE_DIR": str(leaky_flow / "state"), "AGENT_WORKFLOWS_DIR": str(leaky_flow),
            "BILLING_TOKEN": SECRET}  # fmt: skip
     run_id = next((i for at, i in ran if 400 - len(SECRET) <= at <= 400), ran[-1][1])  # across runs show's cut
