@@ -191,3 +191,22 @@ def test_runs_show_list_and_stats_print_a_hostile_run_inert_and_the_page_under_t
     assert made.returncode == 0, made.stderr
     assert page.stat().st_size <= len(json.dumps(page.read_text("utf-8"))) <= 5_000_000
     assert "more entries left out, to keep this page under 5 MB (runs show --json has the record)" in page.read_text()
+
+
+def test_the_live_trace_prints_a_models_hostile_tool_name_inert(scripted: Any) -> None:
+    """The terminal's trace (`agent-runtime run`) names each call: a model that calls a tool named with OSC 52 and a
+    bidi override gets its name shown as escapes, not obeyed."""
+    import io
+
+    from agent_runtime.runtime import build_agent
+    from agent_runtime.testing import call, reply
+    from agent_runtime.trace import TraceHook
+
+    from tests.conftest import make_workflow, model_for
+    from tests.unit.test_inert import unsafe
+
+    screen = io.StringIO()
+    server = scripted(call(OSC52 + "\u202e", {}), reply("done"))
+    build_agent(make_workflow(), model_for(server), hooks=[TraceHook(screen)]).run("go")
+    assert "✗ deploy\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07\\u202e" in screen.getvalue()
+    assert not [c for c in screen.getvalue() if c != "\n" and unsafe(c)]
