@@ -210,3 +210,21 @@ def test_the_live_trace_prints_a_models_hostile_tool_name_inert(scripted: Any) -
     build_agent(make_workflow(), model_for(server), hooks=[TraceHook(screen)]).run("go")
     assert "✗ deploy\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07\\u202e" in screen.getvalue()
     assert not [c for c in screen.getvalue() if c != "\n" and unsafe(c)]
+
+
+def test_agent_runtime_runs_error_line_and_json_are_inert(scripted: Any) -> None:
+    """`agent-runtime run`'s line saying why a run failed echoes a server's words: a 401 body with OSC 52 and a bidi
+    override prints as escapes; `--json` prints the same record with JSON's own escapes."""
+    from agent_runtime.testing import Fail
+
+    from tests.unit.test_inert import unsafe
+
+    said = "Incorrect API key \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07 \u202egpj.exe"
+    server = scripted(Fail(401, said, code="invalid_api_key"), Fail(401, said, code="invalid_api_key"))
+    env = {"OPENAI_BASE_URL": server.base_url}
+    failed = run_cli("run", "document-feedback", "-m", "hi", env=env)
+    as_json = run_cli("run", "document-feedback", "-m", "hi", "--json", env=env)
+    assert failed.returncode == as_json.returncode == 1
+    assert "Incorrect API key \\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07 \\u202egpj.exe" in failed.stderr
+    assert not [c for out in (failed, as_json) for c in out.stdout + out.stderr if c != "\n" and unsafe(c)]
+    assert said in json.loads(as_json.stdout)["stop_reason"]
