@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
+from .. import inert
 from ..approvals import Approver
 from ..approvals.approvers import FixedApprover, TerminalApprover
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..files import FileInputError, FileStore
 from ..record import RunRecord, RunStatus
+from ..redaction import scrub, scrubbed
 from ..sandbox.outputs import save_files, written_since
 from ..stores import RunStore
 
@@ -72,14 +73,18 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
 
 
 def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:
+    """The answer (inert on a terminal: a tool's result may have steered the model into an escape sequence; as it
+    is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets."""
     if as_json:
-        print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
+        print(inert.json_text(scrubbed(record.to_dict())))
     elif record.final_answer is not None:
-        print(record.final_answer + (f"\n\n{footer}" if footer else ""))
+        answer = record.final_answer + (f"\n\n{footer}" if footer else "")
+        print(inert.terminal(answer) if sys.stdout.isatty() else answer)
+    why = inert.terminal(scrub(str(record.stop_reason)))
     if record.status is not RunStatus.COMPLETED:
-        print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
+        print(f"agent-runtime: run {record.status}: {why}", file=sys.stderr)
     elif record.stop_reason:
-        print(f"agent-runtime: warning: {record.stop_reason}", file=sys.stderr)
+        print(f"agent-runtime: warning: {why}", file=sys.stderr)
 
 
 def runs_store(config: RuntimeConfig) -> RunStore:

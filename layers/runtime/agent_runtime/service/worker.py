@@ -26,6 +26,7 @@ from ..events import Failed, now_iso
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
+from ..redaction import scrub
 from ..runtime import Services, build_agent, deployed
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files
@@ -287,7 +288,7 @@ class Worker:
         free for its next message: never "working" forever, never a message redelivered to the dead-letter queue."""
         self.log.warning("the run could not start", extra={"error": type(error).__name__})
         record = RunRecord(run_id, workflow.name, model, status=RunStatus.FAILED)
-        record.stop_reason = f"the run could not start: {type(error).__name__}: {error}"[:1_000]
+        record.stop_reason = scrub(f"the run could not start: {type(error).__name__}: {error}")[:1_000]
         record.event(Failed(error=type(error).__name__))
         record.ended_at = now_iso()
         self.runs.save_record(record, thread_id=event.thread_id)
