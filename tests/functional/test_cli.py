@@ -189,7 +189,7 @@ def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("run", "no-such-flow", "-m", "hi"), "no such workflow; available: document-feedback"),
+        (("run", "no-such-flow", "-m", "hi"), "no such workflow 'no-such-flow'; available: document-feedback"),
         (
             ("run", "document-feedback", "-m", "hi", "-f", "/nope/missing.pdf"),
             "--file /nope/missing.pdf: No such file or directory",

@@ -148,3 +148,41 @@ def test_each_missing_credential_is_named_and_no_set_one_is(present: set[str], s
     assert ("JIRA_WEBHOOK_SECRET (or JIRA_SHARED_SECRET) is not set" in said) is not bool(verify)
     if set(KEYS) <= present and site:
         assert lacking == []
+
+
+TYPOED = [
+    ("run", "incident-helpr", "-m", "hi"),
+    ("eval", "incident-helpr"),
+    ("eval", "add", "incident-helpr", "--from-run", "run-0123456789abcdef"),
+    ("workflows", "validate", "incident-helpr"),
+    ("workflows", "webhook-token", "incident-helpr"),
+    ("runs", "stats", "--workflow", "incident-helpr"),
+]
+
+
+def test_a_typo_of_a_workflow_name_is_said_as_one_wherever_a_name_is_taken(tmp_path: Path) -> None:
+    readme_first_workflow(tmp_path)
+    env = bare_env(AGENT_WORKFLOWS_DIR=str(tmp_path / "workflows"), AGENT_STATE_DIR=str(tmp_path / "state"))
+    for args in TYPOED:
+        result = cli(*args, cwd=tmp_path, env=env)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "no such workflow 'incident-helpr'; did you mean 'incident-helper'?" in result.stderr, args
+        assert "write " not in result.stderr and "Traceback" not in result.stderr
+
+
+NAMES = ["document-feedback", "incident-helper", "jira-triage", "knowledge-answers", "slack-helper"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(NAMES), st.integers(0, 40), st.sampled_from(["drop", "swap", "change"]), st.sampled_from("xqz"))
+def test_one_slip_of_the_keyboard_points_back_to_the_name_meant(name: str, at: int, slip: str, letter: str) -> None:
+    """Any one character dropped, swapped with the next or changed: the name suggested is the one meant; a
+    name of the folder is never a typo."""
+    from agent_runtime.workflows.loader import closest
+
+    i = at % (len(name) - 1)
+    typo = {"drop": name[:i] + name[i + 1 :], "swap": name[:i] + name[i + 1] + name[i] + name[i + 2 :],
+            "change": name[:i] + letter + name[i + 1 :]}[slip]  # fmt: skip
+    assert closest(name, NAMES) is None
+    if typo not in NAMES:
+        assert closest(typo, NAMES) == name

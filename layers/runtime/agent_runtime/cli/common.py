@@ -111,3 +111,16 @@ def store_location(config: RuntimeConfig) -> str:
     if triggers.table and triggers.bucket:
         return f"DynamoDB {triggers.table} + S3 {triggers.bucket}"
     return f"{config.state_dir.resolve()} (AGENT_STATE_DIR)"
+
+
+def check_workflow(name: str, config: RuntimeConfig, *, strict: bool = True) -> None:
+    """A workflow name taken on the command line: a typo is said with the name it likely meant ("no such
+    workflow 'incident-helpr'; did you mean 'incident-helper'?"). ``strict``: the name must be a workflow here
+    (eval); else (webhook-token, runs stats, which read a store a deployed stack writes too) only a likely typo
+    of a workflow here is an error."""
+    from ..workflows.loader import meant_workflow, resolve_workflow_path, unknown_workflow
+
+    if strict:
+        resolve_workflow_path(name, config.workflows_dir)
+    elif meant_workflow(name, config.workflows_dir) is not None:
+        raise ConfigError(unknown_workflow(name, config.workflows_dir))

@@ -16,7 +16,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
 from ..stores import RunStore
-from .common import Commands, runs_store, store_location
+from .common import Commands, check_workflow, runs_store, store_location
 
 
 def add(commands: Commands) -> None:
@@ -146,6 +146,8 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
         if record is not None:
             trigger = str((runs.load_event(row["run_id"]) or {}).get("source") or "cli")
             found.append((figures(record, trigger), record.get("feedback") or []))
+    if args.workflow and not found:
+        check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
     report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(found)}
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))

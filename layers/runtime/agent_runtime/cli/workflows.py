@@ -13,7 +13,7 @@ from ..runtime import default_tools
 from ..skills import SkillLibrary
 from ..toolsets import ToolEnv, validate_tools
 from ..workflows import Workflow, WorkflowError, available_workflows, load_workflow
-from .common import EXIT_USAGE, Commands
+from .common import EXIT_USAGE, Commands, check_workflow
 
 
 def add(commands: Commands) -> None:
@@ -75,6 +75,7 @@ def _cmd_webhook_token(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
     tokens = Handshakes(runs_store(config).store).tokens(args.workflow)
     if not tokens:
+        check_workflow(args.workflow, config, strict=False)  # none for a typo of a workflow here: say so
         print(f"agent-runtime: no verification token for {args.workflow!r} in {store_location(config)}: create the "
               f"subscription in Notion with the URL .../hooks/{args.workflow} (tokens are kept 7 days)",
               file=sys.stderr)  # fmt: skip
