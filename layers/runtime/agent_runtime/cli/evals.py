@@ -65,7 +65,9 @@ def add(commands: Commands) -> None:
         help="a workflow key for every case, without editing the file (repeatable; the value is YAML): "
         "--set context.context_budget=8000 --set limits.max_tool_calls=10",
     )
-    cmd.add_argument("--tag", dest="tags", action="append", default=[], help="only cases with this tag (repeatable)")
+    cmd.add_argument(
+        "--tag", dest="tags", action="append", default=[], metavar="TAG", help="only cases with this tag (repeatable)"
+    )
     cmd.add_argument("--json", metavar="FILE", help="write the report as JSON (keep it to --compare later)")
     cmd.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test per case and attempt)")
     cmd.add_argument("--compare", metavar="REPORT", help="a stored JSON report to put beside this one")
