@@ -31,13 +31,17 @@ def add(commands: Commands) -> None:
         "validate",
         help="validate workflows; exit 2 with one line per problem (file: key: why)",
         description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
-        "Prints one line per problem (file: key: why) on stderr and exits 2 if any workflow is invalid.",
+        "Prints every problem in one pass, one line each (file: key: why) on stderr, and exits 2 if any workflow "
+        "is invalid; then warns (file: warning: key: why) of what this machine lacks — a built-in tool's "
+        "credentials (a run goes without it), the secrets serve needs for the triggers, a schedule's answer "
+        "token — without changing the exit code.",
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.add_argument(
         "--offline",
         action="store_true",
-        help="check the tools section without reaching MCP servers or fetching remote OpenAPI documents",
+        help="check the files alone: no MCP server reached, no remote OpenAPI document fetched, no secret or "
+        "credential asked for",
     )
     wf_validate.set_defaults(handler=_cmd_validate)
     wf_token = wf_commands.add_parser(
