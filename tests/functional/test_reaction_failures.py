@@ -16,6 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from agent_runtime.stores import LocalStore, RunStore
 
 from tests.functional.test_reactions import FLOW, PARENT, REPLY, reaction
@@ -96,3 +97,29 @@ def test_a_refused_reactions_get_is_a_failed_run_with_an_apology_in_the_thread(s
     assert any(str(p.get("text", "")).startswith("Sorry") for p in posted)
     assert {p.get("thread_ts") for p in s.apis.named("chat.postMessage")} <= {REPLY, PARENT}
     assert set(s.redeliver()) == {"duplicate"}
+
+
+def test_a_run_under_way_that_slack_refuses_is_tried_again_not_failed(system, scripted, tmp_path) -> None:  # noqa: F811
+    """Only a run that has not begun fails for its preparation: a suspended run's continuation that Slack
+    refuses raises (SQS gives the message again) and keeps its checkpoint, and answers once Slack is back."""
+    from agent_runtime.chat.exceptions import ReplyError
+    from agent_runtime.deadline import Deadline
+    from agent_runtime.testing import reply
+    from agent_runtime.triggers.queue import decode
+
+    (tmp_path / "jira-draft.yaml").write_text(FLOW)
+    s = system(scripted(reply("Drafted: PROJ-? Queue consumer drops messages on retry.")))
+    s.apis.threads[PARENT] = [{"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen this?"},
+                              {"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "It drops."}]  # fmt: skip
+    assert json.loads(s.post("/slack/events", *slack_request(reaction("EvLater")))["body"])["status"] == "queued"
+    assert s.deliver(seconds=0, batches=1) == ["suspended"]
+    s.apis.refuse["reactions.get"] = "internal_error"
+    sqs = s.clients["sqs"]
+    [message] = sqs.receive_message(QueueUrl=s.queue_url, MaxNumberOfMessages=1)["Messages"]
+    with pytest.raises(ReplyError, match=r"reactions\.get failed: internal_error"):
+        s.worker.handle(decode(message["Body"], s.store), deadline=Deadline.after(600))
+    [row] = [r for r in s.worker.runs.list_runs() if r["workflow"] == "jira-draft"]
+    assert row["status"] != "failed" and s.worker.runs.load_checkpoint(row["run_id"]) is not None
+    del s.apis.refuse["reactions.get"]
+    sqs.change_message_visibility(QueueUrl=s.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
+    assert s.deliver() == ["answered"]

@@ -217,6 +217,8 @@ class Worker:
         try:  # Slack or JIRA unreachable, or a method refused, before the run began: a failed run that says why
             event, channel, state, message, grant = self._prepare(event, workflow, run_id, files, continuation)
         except ReplyError as error:
+            if self.runs.load_checkpoint(run_id) is not None:  # a run under way keeps its work: redelivered later
+                raise
             channel = channel_for(event, self.replies, self.runs, run_id)
             return self._not_started(event, channel, workflow, run_id, workflow.model.name, error, files)
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
