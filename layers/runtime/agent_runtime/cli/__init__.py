@@ -1,7 +1,7 @@
 """``agent-runtime``: run workflows locally, check workflow files and skills, inspect runs, serve webhooks.
 
-One module per command group, each with ``add(commands)``. Exit codes: 0 completed, 1 the run failed, 2 bad
-usage or configuration, 3 stopped at the tool-call limit, 4 suspended at the deadline.
+One module per command group, each with ``add(commands)``. The exit codes are ``common.EXIT_MEANINGS``; the
+reference, docs/cli.md, is made from this parser (``scripts/cli_reference.py``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
 from ..stores import RunStore
-from .common import Commands, runs_store, store_location
+from .common import Commands, check_workflow, runs_store, store_location
 
 
 def add(commands: Commands) -> None:
@@ -46,7 +46,7 @@ def add(commands: Commands) -> None:
         "the same link an answer's footer carries. Needs AGENT_API_URL and the run_page_key secret (RUN_PAGE_KEY "
         "locally); lasts AGENT_RUN_PAGE_DAYS days (default 7).",
     )
-    runs_link.add_argument("run_id", metavar="RUN_ID")
+    runs_link.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_link.add_argument("--private", action="store_true", help="mark the page private (as for a private channel)")
     runs_link.set_defaults(handler=_cmd_link)
     runs_chart = runs_commands.add_parser(
@@ -56,7 +56,7 @@ def add(commands: Commands) -> None:
         "compaction point, compactions and maskings, tool calls per turn. SVG; PNG when FILE ends in .png (needs "
         "rsvg-convert or ImageMagick on the PATH).",
     )
-    runs_chart.add_argument("run_id", metavar="RUN_ID")
+    runs_chart.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_chart.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the chart")
     runs_chart.set_defaults(handler=_cmd_chart)
     runs_list = runs_commands.add_parser(
@@ -94,7 +94,7 @@ def add(commands: Commands) -> None:
         "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
         "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set). Exit 1 when the run has already ended.",
     )
-    runs_stop.add_argument("run_id", metavar="RUN_ID")
+    runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
 
 
@@ -146,6 +146,8 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
     start = since(args.since, datetime.now(UTC))
     read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit)
+    if args.workflow and not read.runs:
+        check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
     report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(read.runs),
               "unreadable": read.unreadable, "limited_to": args.limit if read.limited else None}  # fmt: skip
     if args.json:
