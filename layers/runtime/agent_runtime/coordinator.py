@@ -10,7 +10,8 @@ count): a run resumed after the Lambda deadline or an approval runs the function
 steps return what they returned then, without running again. So a script must call in the same order each time it
 runs (it may branch on what the calls returned).
 A step that waits for a person, the deadline, a stop or a limit ends this invocation there; an exception in the
-script is the run's failure with the script's own message."""
+script is the run's failure with the script's own message. The script's words that reach people — its answer, its
+progress, its error — lose every secret value the process used (``redaction.scrub``), whole, before any cut."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from .files import FileStore
 from .loop import Agent, stopped
 from .models import ModelRequest, ToolCall
 from .record import RunStatus
+from .redaction import scrub
 from .spend import request_cap
 from .state import Slot
 from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
@@ -103,7 +105,7 @@ class Script:
 
     def progress(self, text: str) -> None:
         """Say what the script is doing, in the chat's "working…" message (not a step: never journalled)."""
-        self._agent.hooks.on_status(self._run, text)
+        self._agent.hooks.on_status(self._run, scrub(text))  # the script's words, as its answer: no secret
 
     def _key(self, step: str | None, kind: str) -> str:
         self._counts[kind] += 1
@@ -145,8 +147,8 @@ class ScriptAgent(Agent):
         except RunError:
             raise
         except Exception as error:  # the script's own words, never its traceback, in the thread
-            raise ScriptFailed(f"the script failed: {type(error).__name__}: {error}"[:1_000]) from None
-        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+            raise ScriptFailed(scrub(f"the script failed: {type(error).__name__}: {error}")[:1_000]) from None
+        text = scrub(answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False))  # goes to people
         run.state.messages.append(msgs.assistant(text))
         return Final(text)
 

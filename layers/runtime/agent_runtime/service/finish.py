@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..chat.channels import Channel
+from ..chat.exceptions import ReplyError
 from ..events import Failed, now_iso
 from ..record import RunRecord, RunState, RunStatus
+from ..redaction import scrub
 from ..stores import StoreFileStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..triggers.event import TriggerEvent
@@ -52,14 +54,18 @@ def not_started(
 ) -> Outcome:
     """A run that could not be built still ends in an answer (the apology), a record saying why, and a thread free
     for its next message: never "working" forever, never a message redelivered to the dead-letter queue."""
-    process.log.warning("the run could not start", extra={"error": type(error).__name__})
     record = RunRecord(run_id, workflow.name, model, status=RunStatus.FAILED)
-    record.stop_reason = f"the run could not start: {type(error).__name__}: {error}"[:1_000]
+    record.stop_reason = scrub(f"the run could not start: {type(error).__name__}: {error}")[:1_000]
     record.event(Failed(error=type(error).__name__))
     record.ended_at = now_iso()
     process.runs.save_record(record, thread_id=event.thread_id)
     process.threads.mark_active(event.thread_id, None)
-    outcome = finish(process, event, channel, workflow, record, files)
+    try:
+        outcome = finish(process, event, channel, workflow, record, files)  # its one log line says why
+    except (ReplyError, OSError) as unsaid:  # where the run failed, its apology fails too: the record says why
+        said = {"status": str(record.status), "reason": record.stop_reason, "apology": str(unsaid)}
+        process.log.warning("run did not complete", extra=said)
+        outcome = Outcome.FAILED
     process.desk.release(event.thread_id, process.queue)
     return outcome
 

@@ -14,12 +14,14 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from .. import inert
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
 from ..figures import figures, seconds
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
+from ..redaction import scrub
 from ..stores import RunStore
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
@@ -153,5 +155,5 @@ def _duration(record: Mapping[str, Any]) -> str:
 
 
 def _safe(text: str) -> str:
-    """Names in Slack's mrkdwn: no markup of their own (a workflow or event name cannot ping a channel)."""
-    return text[:80].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("*", "")
+    """Names in Slack's mrkdwn: redacted, cut, inert, no markup of their own (a name cannot ping a channel)."""
+    return inert.mrkdwn(scrub(text)[:80])

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..chat.channels import Channel, SlackChannel
+from ..chat.exceptions import ReplyError
 from ..continuation import ContinuationHook, count_continuation
 from ..hooks import Hook
 from ..record import RunState, RunStatus
@@ -41,14 +42,17 @@ def answered_already(delivery: Delivery[Any], event: TriggerEvent) -> Outcome:
 
 def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, continuation: bool) -> Outcome:
     process = delivery.process
-    event = resolved(event, process.replies)  # a reaction: the message it marks
     workflow = process.workflow(str(event.workflow))
     files = StoreFileStore(process.store, thread_partition(event.thread_id))
-    channel = process.channel(event, run_id)
     checkpoint = process.runs.load_checkpoint(run_id)
-    state, message = _start(delivery, event, run_id, channel, files, checkpoint, continuation=continuation)
+    try:  # Slack or JIRA unreachable, or a method refused, before the run began: a failed run that says why
+        event, channel, state, message = _prepare(delivery, event, run_id, files, checkpoint, continuation)
+    except ReplyError as error:
+        if checkpoint is not None:  # a run under way keeps its work: redelivered later
+            raise
+        channel = process.channel(event, run_id)
+        return not_started(process, event, channel, workflow, run_id, workflow.model.name, error, files)
     grant = granted(event, workflow, channel, run_id, process.threads, process.log) if checkpoint is None else 0.0
-    channel.begin()
     with process.models(workflow) as model:
         services = replace(  # the process's services, with what this message brings
             process.services,
@@ -81,29 +85,33 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     return outcome
 
 
-def _start(
+def _prepare(
     delivery: Delivery[Any],
     event: TriggerEvent,
     run_id: str,
-    channel: Channel,
     files: StoreFileStore,
     checkpoint: tuple[RunState, int] | None,
-    *,
     continuation: bool,
-) -> tuple[RunState | None, str | None]:
-    """The state the run goes on from (its checkpoint, else the thread's last turn) and its message (None: a run
-    that resumes has read it already)."""
+) -> tuple[TriggerEvent, Channel, RunState | None, str | None]:
+    """What the run starts from: the event (a reaction's: the message it marks), its channel with the working
+    message posted, the state (its checkpoint, else the thread's last turn) and the message the model reads (None:
+    a run that resumes has read it already)."""
     process = delivery.process
+    event = resolved(event, process.replies)
+    channel = process.channel(event, run_id)
+    message: str | None = None
     if checkpoint is not None:
+        state: RunState | None = checkpoint[0]
         if continuation:
             count_continuation(checkpoint[0].context)
-        return checkpoint[0], None
-    state = _fresh_state(delivery, event, run_id, files)
-    message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
-    if state is None:  # the thread's first message names it (where a surface names conversations)
-        channel.title(event.text)
-    process.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
-    return state, message
+    else:
+        state = _fresh_state(delivery, event, run_id, files)
+        message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
+        if state is None:  # the thread's first message names it (where a surface names conversations)
+            channel.title(event.text)
+        process.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+    channel.begin()
+    return event, channel, state, message
 
 
 def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:

@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..messages import find_orphans
 from ..record import RunRecord, RunState, merged_invocations
+from ..redaction import scrubbed
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
 
@@ -143,7 +144,7 @@ class RunStore:
     def save_record(self, record: RunRecord, *, thread_id: str | None = None) -> None:
         """Saved once per invocation; a run's later invocation (after the deadline, an approval) adds to what the
         earlier ones saved, so the record is the whole run's: every call, event and approval, its usage summed."""
-        data = record.to_dict()
+        data = scrubbed(record.to_dict())  # no secret this process used: a script's error, a tool's words
         earlier = self._get(record.run_id, RECORD)
         if earlier is not None and earlier.get("started_at") != data["started_at"]:
             data = merged_invocations(earlier, data)
