@@ -71,11 +71,14 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
         print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
 
 
-def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:
+def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None, told: bool = False) -> None:
+    """The answer (or the record) on stdout, why the run ended on stderr unless ``told`` already (Ctrl-C)."""
     if as_json:
         print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
     elif record.final_answer is not None:
         print(record.final_answer + (f"\n\n{footer}" if footer else ""))
+    if told:
+        return
     if record.status is not RunStatus.COMPLETED:
         print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
     elif record.stop_reason:
