@@ -229,7 +229,7 @@ class Worker:
                 channel.title(event.text)
         grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
         if checkpoint is None:
-            self.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+            self.stops.started(event, run_id)  # what "stop" written in the thread stops
         channel.begin()
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
