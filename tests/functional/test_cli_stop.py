@@ -123,6 +123,7 @@ def test_runs_stop_from_another_shell_ends_a_cli_run_in_its_first_step(scripted:
 
     def stop_while_streaming(request: ScriptedRequest) -> Paced:
         seen["listed"] = cli.listed()  # the run is there while it works, saying so
+        seen["show"] = cli("runs", "show", next(iter(seen["listed"])))  # no record yet: it says why
         seen["stop"] = cli("runs", "stop", next(iter(seen["listed"])))
         return Paced(reply(LONG), interval=0.05)
 
@@ -130,7 +131,7 @@ def test_runs_stop_from_another_shell_ends_a_cli_run_in_its_first_step(scripted:
     cli = Cli(tmp_path, server)
     code, out, err = ended(cli.start("-m", "is payments up?"))
     [(run_id, status)] = seen["listed"].items()
-    assert status == "running"
+    assert status == "running" and "is still running: its record is stored when it ends" in seen["show"].stderr
     assert seen["stop"].returncode == 0 and "it ends at its next step" in seen["stop"].stdout
     assert code == 6 and out == "" and "Traceback" not in err  # 6: stopped (docs/slack-and-jira.md)
     assert "run stopped: Stopped by cli:" in err

@@ -135,7 +135,10 @@ def test_runs_stop_asks_a_stored_run_and_refuses_one_that_ended(tmp_path: Path) 
     runs = RunStore(LocalStore(tmp_path))
     runs.save_checkpoint(RunState("run-working", "w", [{"role": "user", "content": "go"}]), expected_version=None)
     runs.save_record(RunRecord("run-done", "w", "gpt-4o", status=RunStatus.COMPLETED))
+    runs.save_record(RunRecord("run-waits", "w", "gpt-4o", status=RunStatus.SUSPENDED))
     env = {"AGENT_STATE_DIR": str(tmp_path)}
+    waits = run_cli("runs", "stop", "run-waits", env=env)  # between invocations, and no queue to wake it
+    assert waits.returncode == 0 and "nothing is listening (suspended): it ends when it is resumed" in waits.stdout
     asked = run_cli("runs", "stop", "run-working", env=env)
     assert asked.returncode == 0 and "ends at its next step" in asked.stdout
     assert (runs.stop_request("run-working") or {})["via"] == "cli"

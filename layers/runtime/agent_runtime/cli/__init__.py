@@ -1,7 +1,8 @@
 """``agent-runtime``: run workflows locally, check workflow files and skills, inspect runs, serve webhooks.
 
 One module per command group, each with ``add(commands)``. Exit codes: 0 completed, 1 the run failed, 2 bad
-usage or configuration, 3 stopped at the tool-call limit, 4 suspended at the deadline.
+usage or configuration, 3 stopped at the tool-call limit, 4 suspended at the deadline, 5 at the spend limit, 6
+stopped (`runs stop`), 130 Ctrl-C.
 """
 
 from __future__ import annotations

@@ -49,14 +49,15 @@ class Process:
 
     @classmethod
     def from_dict(cls, data: Any) -> Process | None:
-        if not isinstance(data, dict) or not isinstance(data.get("pid"), int) or not isinstance(data.get("host"), str):
+        pid = data.get("pid") if isinstance(data, dict) else None
+        if type(pid) is not int or not 0 < pid < 2**31 or not isinstance(data.get("host"), str):
             return None
         started = data.get("started")
-        return cls(data["pid"], data["host"], float(started) if isinstance(started, int | float) else None)
+        return cls(pid, data["host"], float(started) if isinstance(started, int | float) else None)
 
     def alive(self) -> bool | None:
         """False: gone (or a zombie, or its pid now another process's); None: on another host, nobody can tell."""
-        if self.host != socket.gethostname() or self.pid <= 0:
+        if self.host != socket.gethostname():
             return None
         try:
             os.kill(self.pid, 0)

@@ -105,6 +105,9 @@ def add(commands: Commands) -> None:
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
+    if record is None and (runs.summary(args.run_id) or {}).get("status") == RunStatus.RUNNING:
+        raise ConfigError(f"run {args.run_id} is still running: its record is stored when it ends "
+                          f"(`runs stop {args.run_id}` stops it)")  # fmt: skip
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     if args.json:
