@@ -32,6 +32,15 @@ from pathlib import Path
 from agent_runtime import tool
 
 
+def _slowly(service: str, done: str) -> str:
+    gate = Path(os.environ["GATE"])
+    (gate / f"started-{service}").touch()
+    until = time.monotonic() + 15
+    while not (gate / "release").exists() and time.monotonic() < until:  # the test says when it is done
+        time.sleep(0.02)
+    return f"{service}: {done}"
+
+
 @tool
 def slow_check(service: str) -> str:
     """Check a service; it takes a while.
@@ -39,12 +48,17 @@ def slow_check(service: str) -> str:
     Args:
         service: Its name.
     """
-    gate = Path(os.environ["GATE"])
-    (gate / f"started-{service}").touch()
-    until = time.monotonic() + 15
-    while not (gate / "release").exists() and time.monotonic() < until:  # the test says when it is done
-        time.sleep(0.02)
-    return f"{service}: up"
+    return _slowly(service, "up")
+
+
+@tool(mutating=True)
+def restart(service: str) -> str:
+    """Restart a service; it takes a while.
+
+    Args:
+        service: Its name.
+    """
+    return _slowly(service, "restarted")
 
 
 def two_checks(run):
@@ -55,7 +69,7 @@ name: slow-checks
 description: Checks services slowly.
 prompt: You check services.
 model: {{name: gpt-4o, context_window: 128000, max_output_tokens: 512}}
-tools: {{python: [slow_tools:slow_check]}}
+tools: {{python: [slow_tools:slow_check, slow_tools:restart]}}
 {extra}"""
 
 
@@ -213,24 +227,14 @@ def test_ctrl_c_mid_stream_closes_the_call_and_the_thread_goes_on(scripted: Star
     assert (second.returncode, second.stdout.strip()) == (0, "asked before: True"), second.stderr
 
 
-@pytest.mark.parametrize("how", ["SIGKILL", "Ctrl-C twice"])
-def test_a_run_whose_process_is_gone_reads_interrupted_and_runs_stop_closes_it(
-    scripted: Start, tmp_path: Path, how: str
-) -> None:
-    server = scripted(call("slow_check", {"service": "api"}))
-    cli = Cli(tmp_path, server)
+def test_a_killed_run_reads_interrupted_and_runs_stop_closes_it(scripted: Start, tmp_path: Path) -> None:
+    """Was: `running` for ever, and `runs stop` answered "it ends at its next step"."""
+    cli = Cli(tmp_path, scripted(call("slow_check", {"service": "api"})))
     run = cli.start("-m", "check api")
     cli.wait_for("started-api")  # the tool waits for a release that never comes
     run_id = cli.working()
-    if how == "SIGKILL":
-        run.kill()
-    else:
-        run.send_signal(signal.SIGINT)
-        time.sleep(0.3)
-        run.send_signal(signal.SIGINT)
-    code, _, err = ended(run)
-    if how != "SIGKILL":  # quits at once, the tool call still under way
-        assert code == 130 and "Traceback" not in err and "quit mid-step" in err, err
+    run.kill()
+    run.wait(30)
     assert cli.listed() == {run_id: "interrupted"}
     closed = cli("runs", "stop", run_id)
     assert closed.returncode == 0 and "was not running: its process" in closed.stdout, closed.stderr
@@ -238,3 +242,26 @@ def test_a_run_whose_process_is_gone_reads_interrupted_and_runs_stop_closes_it(
     record = cli.record(run_id)
     assert record["status"] == "stopped" and record["stop_reason"].startswith("Interrupted: its process (pid ")
     assert RunStore(LocalStore(cli.state)).list_runs()[0]["status"] == "stopped"  # no longer running
+
+
+def test_a_second_ctrl_c_quits_at_once_and_the_thread_goes_on_from_its_last_step(
+    scripted: Start, tmp_path: Path
+) -> None:
+    """Mid mutating call: the next turn is told its outcome is unknown (was: "tool call has no result", for good)."""
+
+    def answer(request: ScriptedRequest) -> Any:
+        return reply(f"told: {'outcome of this restart call is unknown' in json.dumps(request.messages)}")
+
+    server = scripted(call("restart", {"service": "api"}), answer)
+    cli = Cli(tmp_path, server)
+    run = cli.start("-t", "T-11", "--approve", "all", "-m", "restart api")
+    cli.wait_for("started-api")  # the tool waits for a release that never comes
+    run.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # two presses, not one signal delivered twice
+    run.send_signal(signal.SIGINT)
+    code, _, err = ended(run)
+    assert code == 130 and "Traceback" not in err and "quit mid-step" in err, err
+    [run_id] = cli.runs()
+    assert cli.listed() == {run_id: "interrupted"}
+    second = cli("run", str(cli.flow), "-q", "-t", "T-11", "--approve", "all", "-m", "and?")
+    assert (second.returncode, second.stdout.strip()) == (0, "told: True"), second.stderr

@@ -263,10 +263,13 @@ class ThreadStore:
         return self._run_named(thread_id, LATEST_RUN)
 
     def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
-        """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
+        """The last checkpoint of a turn that never ended (its process was killed), to go on from: the calls it
+        left without a result are answered (``hook.settled``), so the next message follows a whole history."""
+        from .hook import settled  # hook.py builds on this module
+
         run_id = self.active(thread_id)
         checkpoint = runs.load_checkpoint(run_id) if run_id else None
-        return None if checkpoint is None else checkpoint[0]
+        return None if checkpoint is None else settled(checkpoint[0])
 
     def defer(self, thread_id: str, message: dict[str, Any]) -> None:
         """Keep a queue message until the thread's turn under way ends (one waiting for approval)."""
