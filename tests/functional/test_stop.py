@@ -135,7 +135,10 @@ def test_runs_stop_asks_a_stored_run_and_refuses_one_that_ended(tmp_path: Path) 
     runs = RunStore(LocalStore(tmp_path))
     runs.save_checkpoint(RunState("run-working", "w", [{"role": "user", "content": "go"}]), expected_version=None)
     runs.save_record(RunRecord("run-done", "w", "gpt-4o", status=RunStatus.COMPLETED))
+    runs.save_record(RunRecord("run-waits", "w", "gpt-4o", status=RunStatus.SUSPENDED))
     env = {"AGENT_STATE_DIR": str(tmp_path)}
+    waits = run_cli("runs", "stop", "run-waits", env=env)  # between invocations, and no queue to wake it
+    assert waits.returncode == 0 and "nothing is listening (suspended): it ends when it is resumed" in waits.stdout
     asked = run_cli("runs", "stop", "run-working", env=env)
     assert asked.returncode == 0 and "ends at its next step" in asked.stdout
     assert (runs.stop_request("run-working") or {})["via"] == "cli"
@@ -170,3 +173,30 @@ def test_a_stop_ends_a_helper_at_its_next_step_and_its_parent_with_it(scripted) 
     [helper] = record.children
     assert helper["status"] == "stopped" and not child.queue  # the helper asked twice, then stopped
     assert len(server.requests) == 3  # parent once, helper twice; nothing after the stop
+
+
+def test_stop_written_in_the_thread_a_reaction_answers_in_stops_its_run(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 49: a reaction's run keeps a thread of its own (one per message and emoji), so "stop" written in the
+    Slack thread it answers in found nothing; the run is named the newest of that thread too."""
+    from tests.functional.test_reactions import FLOW, PARENT, REPLY, reaction
+
+    (tmp_path / "jira-draft.yaml").write_text(FLOW)
+    seen: dict[str, Any] = {}
+
+    def stop_while_streaming(request: Any) -> Paced:  # "@agent stop" in the message's thread, by the one who reacted
+        s.post("/slack/events", *slack_request(mention("Ev47", "stop", "1763800060.000100")))
+        seen["stop"] = s.deliver()
+        return Paced(reply(LONG), interval=0.05)
+
+    server = scripted(stop_while_streaming)
+    s = system(server)
+    s.apis.streams = True
+    s.apis.threads[PARENT] = [
+        {"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen the consumer lose messages?"},
+        {"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "It drops them on retry."},
+    ]
+    s.post("/slack/events", *slack_request(reaction("Ev46")))
+    assert s.deliver()[0] == "stopped" and seen["stop"] == ["stopped"]
+    assert len(server.requests) == 1  # the streamed call was closed: no model call after the stop
+    [summary] = RunStore(s.store).list_runs(limit=5)
+    assert (RunStore(s.store).load_record(summary["run_id"]) or {})["stop_reason"] == "Stopped by <@U0DANA>."

@@ -27,9 +27,11 @@ NOT_RUN = "Not run: the run was stopped by {who} before this call."
 class StopRequest:
     by: str  # who: a Slack user id, "cli:<login>", "api:<caller>"
     at: float  # epoch seconds
-    via: str  # slack | cli | api
+    via: str  # slack | cli | api | ctrl-c (the terminal the CLI run works in)
 
     def who(self) -> str:
+        if self.via == "ctrl-c":
+            return f"Ctrl-C ({self.by})"
         return f"<@{self.by}>" if self.via == "slack" else self.by
 
     def reason(self) -> str:
@@ -67,8 +69,13 @@ class StopCheck:
         except Exception as error:  # a store hiccup is no request: the run goes on, the next check reads again
             logger.warning("error=<%s> | could not read the run's stop request", type(error).__name__)
             return None
-        self.found = StopRequest.from_dict(data) if data else None
+        self.found = self.found or (StopRequest.from_dict(data) if data else None)
         return self.found
+
+    def ask(self, request: StopRequest) -> None:
+        """A stop asked in this process (Ctrl-C): seen at once, by the next check (a stream's watcher too)."""
+        if self.found is None:
+            self.found = request
 
 
 def never() -> StopRequest | None:

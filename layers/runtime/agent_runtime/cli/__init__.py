@@ -80,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentRuntimeError as error:  # every error of the package is one line and an exit code, never a traceback
         print(f"agent-runtime: error: {inert.terminal(str(error))}", file=sys.stderr)
         return EXIT_CODES[RunStatus.FAILED]
+    except KeyboardInterrupt:  # Ctrl-C outside a run's steps (a run's own is a stop: cli/running.py)
+        print("agent-runtime: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `agent-runtime runs list | head -3`: the reader has what it wanted (as git, grep)
         _quiet_stdout()
         return 0

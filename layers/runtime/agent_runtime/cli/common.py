@@ -51,6 +51,8 @@ EXIT_MEANINGS: tuple[tuple[int, str, str, str], ...] = (
      "if any"),
     (6, "stopped", "stopped by a person (Slack's *Stop*, `runs stop RUN_ID`, `POST /runs/{run_id}/stop`): the run "
      "ended at its next step and keeps its work", "the last answer, if any"),
+    (130, "Ctrl-C", "stopped by Ctrl-C: the same stop, at once (one line on stderr, the record says stopped, the "
+     "thread goes on from it); a second Ctrl-C quits there and then", "the last answer, if any"),
 )  # fmt: skip
 
 
@@ -98,14 +100,17 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
         print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
 
 
-def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:
+def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None, told: bool = False) -> None:
     """The answer (inert on a terminal: a tool's result may have steered the model into an escape sequence; as it
-    is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets."""
+    is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets —
+    unless ``told`` already (Ctrl-C)."""
     if as_json:
         print(inert.json_text(scrubbed(record.to_dict())))
     elif record.final_answer is not None:
         answer = record.final_answer + (f"\n\n{footer}" if footer else "")
         print(inert.terminal(answer) if sys.stdout.isatty() else answer)
+    if told:
+        return
     why = inert.terminal(scrub(str(record.stop_reason)))
     if record.status is not RunStatus.COMPLETED:
         print(f"agent-runtime: run {record.status}: {why}", file=sys.stderr)

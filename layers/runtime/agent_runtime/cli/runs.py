@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import inert
 from ..config import RuntimeConfig
@@ -17,6 +18,7 @@ from ..errors import ConfigError
 from ..record import RunStatus
 from ..stores import RunStore
 from .common import Commands, check_workflow, runs_store, store_location
+from .running import INTERRUPTED, close, gone, login
 
 
 def add(commands: Commands) -> None:
@@ -64,7 +66,9 @@ def add(commands: Commands) -> None:
         help="list stored runs, newest first",
         description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate (all "
         "the run caused: its calls, compaction summaries and helpers), the helpers' share of it, "
-        "started. Reads the local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set.",
+        "started. A run at work says running (a CLI run from its start); one whose process is gone without "
+        "ending it (killed, a second Ctrl-C) says interrupted. Reads the local store, or S3 + DynamoDB when "
+        "AGENT_TABLE and AGENT_BUCKET are set.",
     )
     runs_list.add_argument("--thread", metavar="ID", help="only this thread's runs")
     runs_list.add_argument("--status", choices=[str(s) for s in RunStatus], help="only runs that ended so")
@@ -92,7 +96,10 @@ def add(commands: Commands) -> None:
         help="ask a working run to stop at its next step",
         description="Ask a run to stop: it ends at its next step (a model call in flight is closed), keeps its "
         "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
-        "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set). Exit 1 when the run has already ended.",
+        "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set); a CLI run sees it within half a second "
+        "(Ctrl-C in its terminal is the same stop). A run whose process is gone (interrupted) is closed as "
+        "stopped; one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); without one, "
+        "nothing is listening until it is resumed, and the command says so. Exit 1 when the run has already ended.",
     )
     runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
@@ -101,6 +108,9 @@ def add(commands: Commands) -> None:
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
+    if record is None and (runs.summary(args.run_id) or {}).get("status") == RunStatus.RUNNING:
+        raise ConfigError(f"run {args.run_id} is still running: its record is stored when it ends "
+                          f"(`runs stop {args.run_id}` stops it)")  # fmt: skip
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     redact = _redactor(config)  # every way out: the record, its page, its transcript
@@ -221,6 +231,7 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
     for row in rows:  # what people said of each answer (Slack's feedback buttons): +good/-bad
+        row["status"] = INTERRUPTED if gone(row) else row["status"]  # says running, but its process is gone
         verdicts = [item["verdict"] for item in runs.feedback(row["run_id"])]
         row["feedback"] = {"good": verdicts.count("good"), "bad": verdicts.count("bad")}
     if args.json:
@@ -246,7 +257,6 @@ ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TOOL_CALL_LIMIT, RunSt
 
 
 def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    import getpass
     import time
 
     from ..stopping import StopRequest
@@ -254,19 +264,32 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     summary = runs.summary(args.run_id)
     if summary is None and runs.load_checkpoint(args.run_id) is None:
-        raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
+        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     if summary is not None and summary.get("status") in ENDED:
         print(
             f"run {args.run_id} has ended ({inert.terminal(str(summary['status']))}): nothing to stop", file=sys.stderr
         )
         return 1
-    request = StopRequest(f"cli:{getpass.getuser()}", time.time(), "cli")
+    if summary is not None and (process := gone(summary)) is not None:
+        close(runs, summary, process, login())
+        print(f"run {args.run_id} was not running: its process (pid {process.pid}) is gone; closed it as stopped")
+        return 0
+    request = StopRequest(login(), time.time(), "cli")
     if not runs.request_stop(args.run_id, request.to_dict()):
         print(f"run {args.run_id} was already asked to stop")
         return 0
-    woken = _wake(runs, args.run_id) if summary is not None else False  # it waits (an approval) or is suspended
-    print(f"asked run {args.run_id} to stop: it ends at its next step" + (" (woken to end now)" if woken else ""))
+    print(f"asked run {args.run_id} to stop: {_when(runs, args.run_id, summary)}")
     return 0
+
+
+def _when(runs: RunStore, run_id: str, summary: dict[str, Any] | None) -> str:
+    """When the asked run ends: at its next step if something works on it; a run waiting for an approval or
+    between invocations when it is woken (a queue) or resumed; nothing is listening otherwise."""
+    if summary is None or summary.get("status") == RunStatus.RUNNING:
+        return "it ends at its next step"
+    if _wake(runs, run_id):
+        return "it was woken to end now"
+    return f"nothing is listening ({summary.get('status')}): it ends when it is resumed"
 
 
 def _wake(runs: RunStore, run_id: str) -> bool:

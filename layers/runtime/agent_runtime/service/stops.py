@@ -21,6 +21,7 @@ from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent
 from ..triggers.queue import EventQueue
 from ..triggers.queued import ContinueMessage, StopMessage
+from ..triggers.slack import thread_id
 from .outcome import Outcome
 
 NOT_YOURS = "Only the person who asked or one of this workflow's approvers can stop this run."
@@ -42,6 +43,14 @@ class Stops:
         self.runs, self.threads, self.approvers, self.channel, self.queue, self.log, self.clock = (
             runs, threads, approvers, channel, queue, log, clock,
         )  # fmt: skip
+
+    def started(self, event: TriggerEvent, run_id: str) -> None:
+        """Name the run as its thread's newest, so "stop" written there finds it. A reaction's run keeps a thread
+        of its own (one per message and emoji) but answers in the message's Slack thread: it is named there too."""
+        self.threads.mark_latest(event.thread_id, run_id)
+        answered = answered_in(event)
+        if answered is not None and answered != event.thread_id:
+            self.threads.mark_latest(answered, run_id)
 
     def said(self, message: StopMessage) -> Outcome:
         """ "stop" written in a thread: the run working there is asked to stop, as a click on its Stop would."""
@@ -79,6 +88,14 @@ class Stops:
         if message.via == "api":  # the route checked the caller's key or IAM identity
             return True
         return message.user == event.user or message.user in self.approvers(event)
+
+
+def answered_in(event: TriggerEvent) -> str | None:
+    """The thread id of the Slack thread a reaction's run answers in (``resolved``: the message's thread)."""
+    channel, thread_ts = event.reply_to.get("channel"), event.reply_to.get("thread_ts")
+    if event.kind != "reaction_added" or not (channel and thread_ts):
+        return None
+    return thread_id(str(event.attributes.get("team") or "T"), str(channel), str(thread_ts))
 
 
 def wake_to_end(queue: EventQueue, run_id: str, thread_id: str) -> None:

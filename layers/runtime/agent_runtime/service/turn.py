@@ -109,7 +109,7 @@ def _prepare(
         message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
         if state is None:  # the thread's first message names it (where a surface names conversations)
             channel.title(event.text)
-        process.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+        process.stops.started(event, run_id)  # what "stop" written in the thread stops
     channel.begin()
     return event, channel, state, message
 

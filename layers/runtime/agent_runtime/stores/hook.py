@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from .. import messages as msgs
 from ..approvals.gate import arguments_hash, binds
 from ..events import MutationReplayed, MutationUnknown
 from ..hooks import Hook
@@ -40,6 +41,21 @@ UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
     "effect. It was not run again; check its effect before retrying."
 )
+NOT_KEPT = "the result of this {tool} call was not kept: the turn was interrupted. Call it again if it is still needed."
+
+
+def settled(state: RunState) -> RunState:
+    """A killed turn's last checkpoint with every call answered, so a new message can follow it: a mutating call
+    from its journal (its result if it finished, else that its outcome is unknown), any other as not run."""
+    journal = JOURNAL.get(state.context)
+    for call in msgs.pending_tool_calls(state.messages):
+        entry, tool = journal.get(call["id"]), call["function"]["name"]
+        if entry is not None and entry["status"] == "done":
+            content = entry.get("result", "")
+        else:
+            content = error_text(UNKNOWN.format(tool=tool) if entry is not None else NOT_KEPT.format(tool=tool))
+        state.messages.append(msgs.tool_result(call["id"], content))
+    return state
 
 
 def new_turn(state: RunState | None, run_id: str) -> RunState | None:

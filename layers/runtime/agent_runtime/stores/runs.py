@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..messages import find_orphans
-from ..record import RunRecord, RunState, merged_invocations
+from ..record import RunRecord, RunState, RunStatus, merged_invocations
 from ..redaction import scrubbed
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
@@ -149,18 +149,29 @@ class RunStore:
         if earlier is not None and earlier.get("started_at") != data["started_at"]:
             data = merged_invocations(earlier, data)
         self._put(record.run_id, RECORD, data)
-        # The index `runs list` reads: one item per invocation, named to sort by time (newest last).
         summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
                    "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
                    "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"], "cost": data["cost"],
                    "started_at": record.started_at, "ended_at": record.ended_at, "thread_id": thread_id}  # fmt: skip
-        name = f"{record.started_at}#{record.run_id}"
+        self._index(summary)
+
+    def save_started(self, record: RunRecord, *, thread_id: str | None, process: dict[str, Any]) -> None:
+        """The run's row as it starts, saying running and which process runs it (``runs list`` tells a run whose
+        process is gone; ``runs stop`` finds it in its first step). Its record replaces the row at the end."""
+        self._index({"run_id": record.run_id, "workflow": record.workflow, "model": record.model,
+                     "status": str(RunStatus.RUNNING), "model_calls": 0, "tool_calls": 0, "tokens": 0,
+                     "cost_usd": None, "cost": {}, "started_at": record.started_at, "ended_at": None,
+                     "thread_id": thread_id, "process": process})  # fmt: skip
+
+    def _index(self, summary: dict[str, Any]) -> None:
+        """The index `runs list` reads: one item per invocation, named to sort by time (newest last)."""
+        name, thread_id = f"{summary['started_at']}#{summary['run_id']}", summary["thread_id"]
         self.store.put_latest(RUNS_INDEX, name, summary, ttl=self.ttl)
         # The same row under its thread and its status: a filtered listing reads only those (was: every row).
         if thread_id:
             self.store.put_latest(f"{RUNS_INDEX}#thread#{thread_id}", name, summary, ttl=self.ttl)
-        self.store.put_latest(f"{RUNS_INDEX}#status#{data['status']}", name, summary, ttl=self.ttl)
-        self._put(record.run_id, SUMMARY, summary)  # the run's latest row: its status now
+        self.store.put_latest(f"{RUNS_INDEX}#status#{summary['status']}", name, summary, ttl=self.ttl)
+        self._put(summary["run_id"], SUMMARY, summary)  # the run's latest row: its status now
 
     def list_runs(
         self, *, limit: int = 20, thread_id: str | None = None, status: str | None = None
@@ -264,10 +275,13 @@ class ThreadStore:
         return self._run_named(thread_id, LATEST_RUN)
 
     def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
-        """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
+        """The last checkpoint of a turn that never ended (its process was killed), to go on from: the calls it
+        left without a result are answered (``hook.settled``), so the next message follows a whole history."""
+        from .hook import settled  # hook.py builds on this module
+
         run_id = self.active(thread_id)
         checkpoint = runs.load_checkpoint(run_id) if run_id else None
-        return None if checkpoint is None else checkpoint[0]
+        return None if checkpoint is None else settled(checkpoint[0])
 
     def defer(self, thread_id: str, message: dict[str, Any]) -> None:
         """Keep a queue message until the thread's turn under way ends (one waiting for approval)."""

@@ -136,6 +136,11 @@ def attachments(message: Mapping[str, Any]) -> tuple[Attachment, ...]:
     )  # fmt: skip
 
 
+def thread_id(team: str, channel: str, thread_ts: str) -> str:
+    """The id of the conversation a Slack thread carries (its mentions' runs go on in it)."""
+    return f"slack-{team}-{channel}-{thread_ts}"
+
+
 def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> TriggerEvent:
     channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
     team = str(payload.get("team_id") or event.get("team") or "T")
@@ -150,7 +155,7 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         dedup_key=f"slack:{event_id}",
         text=_MENTION.sub("", str(event.get("text", ""))).strip(),
         user=str(event["user"]),
-        thread_id=f"slack-{team}-{channel}-{thread_ts}",
+        thread_id=thread_id(team, channel, thread_ts),
         correlation_id=event_id,
         reply_to={"channel": channel, "thread_ts": thread_ts},
         attributes=facts,
