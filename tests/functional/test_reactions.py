@@ -70,7 +70,10 @@ def test_the_bots_own_reactions_start_nothing(system, scripted, tmp_path: Path) 
     (tmp_path / "jira-draft.yaml").write_text(FLOW)
     server = scripted(reply("Drafted."))
     s = system(server)
-    s.apis.threads[PARENT] = [{"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen the consumer lose messages?"}]
+    s.apis.threads[PARENT] = [  # the message reacted to is there: a reaction to one Slack cannot read fails its run
+        {"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen the consumer lose messages?"},
+        {"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "The queue consumer drops messages on retry."},
+    ]
     by_config = reaction("Ev50", user=BOT_USER)
     by_envelope = {**reaction("Ev51", user="U0APPBOT"), "authorizations": [{"user_id": "U0APPBOT", "is_bot": True}]}
     for own in (by_config, by_envelope):
