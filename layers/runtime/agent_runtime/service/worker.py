@@ -146,6 +146,8 @@ class Worker:
             case StopMessage():  # in a group of its own: the run it stops may be working right now
                 return self.stops.asked(message, event)
         if self.runs.reply_state(run_id) is not None:
+            if isinstance(message, DecisionMessage):
+                self.desk.late(event, message)  # a request its run's end closed (or that expired): told why
             return self._answered_already(event)
         return self._turn(message, event, run_id, body, deadline)
 
@@ -269,6 +271,7 @@ class Worker:
         if waits:
             channel.progress(STILL_WORKING)
             return Outcome.SUSPENDED
+        self.desk.close(event, record)  # requests the run still waited on (it was stopped) can decide nothing now
         outcome = self._finish(event, channel, workflow, record, files)
         self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
         return outcome
