@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 from agent_runtime.chat.mentions import neutralise
@@ -113,7 +114,14 @@ def test_the_message_shows_only_what_counted_whatever_failed_or_was_cut(
 ) -> None:
     """Any model calls, each with failed attempts before the one that answered, then a last call that answers or
     is cut short (the deadline): the thread ends with one message, exactly the text of the attempts that counted
-    (then the answer's footer), or none when nothing counted. As AnswerStreamHook drives the stream."""
+    (then the answer's footer), or none when nothing counted. Driven through AnswerStreamHook, as the loop calls
+    it: each attempt's progress (its number, its deltas), the call's response, its tool calls, the run's end."""
+    from agent_runtime.models import ModelResponse, ToolCall
+    from agent_runtime.models.stream import Progress
+    from agent_runtime.record import RunRecord, RunStatus
+    from agent_runtime.service.progress import AnswerStreamHook
+    from agent_runtime.tools import ToolOutcome
+
     from tests.functional.test_stream_counted import thread
 
     apis, url = slack
@@ -130,24 +138,26 @@ def test_the_message_shows_only_what_counted_whatever_failed_or_was_cut(
 
     stream = AnswerStream(WebClient(token="xoxb-test", base_url=url + "/"), channel="C1", thread_ts="1.0",
                           team="T1", user=None, clock=clock)  # fmt: skip
+    hook, run = AnswerStreamHook(stream), SimpleNamespace(record=RunRecord("run", "w", "m"))
     counted: list[str] = []
     cards = 0
     for number, (failed, answered, tools) in enumerate([*calls, last]):
-        stream.new_call()
-        for attempt in [*failed, answered]:
-            stream.discard()  # a new attempt's first progress: what the one before wrote never counted
-            for delta in attempt:
-                stream.text(delta)
+        hook.before_model_call(run, [])
+        for attempt, deltas in enumerate([*failed, answered], 1):
+            for delta in deltas:
+                hook.on_model_progress(run, Progress(0.0, 1, 0, delta=delta, attempt=attempt))
         if cut and number == len(calls):  # the deadline closes the last call: it never answers
-            stream.discard()
             break
         counted.append("".join(answered))
-        stream.settle(counted[-1])
+        hook.after_model_call(run, ModelResponse(text=counted[-1] or None))
         for card in range(tools):
-            stream.task(f"call-{number}-{card}", "lookup", "complete")
+            tool_call = ToolCall(f"call-{number}-{card}", "lookup", "{}")
+            hook.before_tool_call(run, tool_call)
+            hook.on_tool_result(run, ToolOutcome(tool_call, "found"))
             cards += 1
+    run.record.status = RunStatus.SUSPENDED if cut else RunStatus.COMPLETED
+    hook.on_run_end(run)
     if cut:
-        stream.close()
         expected = joined(counted)
     else:
         assert stream.finish(counted[-1] + FOOTER, None)
