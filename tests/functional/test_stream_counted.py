@@ -66,40 +66,34 @@ def streamed_deletes(s: Any) -> list[str]:
     return [str(body.get("ts")) for body in s.apis.named("chat.delete") if body.get("ts") in streams]
 
 
-def quick_model(s: Any, server: Any) -> None:
-    """The worker's model with a 0.5 s idle timeout: a stalled stream fails fast and is retried."""
+def retried(build: Any, scripted: Any, failing: str, event: str) -> Any:
+    """A question answered after a retry: the first attempt streams ``failing`` and stalls part way (the worker's
+    model has a 0.5 s idle timeout, so it fails fast and is retried), the second writes the answer."""
+    stalls = Paced(reply(failing), interval=0.001, stall_after=120, stall=30)
+    server = scripted(stalls, Paced(reply(ANSWER.strip()), interval=0.001))
+    s = build(server)
+    s.apis.streams = True
     model = OpenAIChatModel("gpt-4o", client=server.client(), retry=RetryPolicy(3, 0.01, 0.02), timeout=0.5)
     s.worker.models = lambda workflow: nullcontext(model)
+    s.post("/slack/events", *slack_request(mention(event, "is payments up?", "1763800001.0")))
+    assert s.deliver() == ["answered"]
+    assert len(server.requests) == 2 and server.abandoned == [0]  # it did fail part way, and was retried
+    [final] = answers(s, ANSWER[:40])
+    assert final.startswith(ANSWER.strip() + "\n\n_Answered by the ") and final.count(ANSWER.strip()) == 1
+    return s
 
 
 def test_a_call_retried_part_way_shows_the_answer_once_without_the_failed_words(system, scripted, ops) -> None:  # noqa: F811
     ops()
-    stalls = Paced(reply(FRAGMENT + "the rest never comes"), interval=0.001, stall_after=120, stall=30)
-    server = scripted(stalls, Paced(reply(ANSWER.strip()), interval=0.001))
-    s = system(server)
-    s.apis.streams = True
-    quick_model(s, server)
-    s.post("/slack/events", *slack_request(mention("Ev1", "is payments up?", "1763800001.0")))
-    assert s.deliver() == ["answered"]
-    assert len(server.requests) == 2 and server.abandoned == [0]  # it did fail part way, and was retried
+    s = retried(system, scripted, FRAGMENT + "the rest never comes", "Ev1")
     assert streamed_deletes(s)  # the fragment had been shown: its message went
     assert not answers(s, FRAGMENT[:40])
-    [final] = answers(s, ANSWER[:40])
-    assert final.startswith(ANSWER.strip() + "\n\n_Answered by the ") and final.count(ANSWER.strip()) == 1
 
 
 def test_a_retry_that_writes_the_same_words_goes_on_in_the_same_message(system, scripted, ops) -> None:  # noqa: F811
     ops()
-    stalls = Paced(reply(ANSWER.strip()), interval=0.001, stall_after=120, stall=30)
-    server = scripted(stalls, Paced(reply(ANSWER.strip()), interval=0.001))
-    s = system(server)
-    s.apis.streams = True
-    quick_model(s, server)
-    s.post("/slack/events", *slack_request(mention("Ev2", "is payments up?", "1763800002.0")))
-    assert s.deliver() == ["answered"]
-    assert len(server.requests) == 2 and not streamed_deletes(s) and len(s.apis.named("chat.startStream")) == 1
-    [final] = answers(s, ANSWER[:40])
-    assert final.startswith(ANSWER.strip() + "\n\n_Answered by the ") and final.count(ANSWER.strip()) == 1
+    s = retried(system, scripted, ANSWER.strip(), "Ev2")
+    assert not streamed_deletes(s) and len(s.apis.named("chat.startStream")) == 1
 
 
 def test_a_call_the_deadline_cuts_leaves_no_message_and_the_answer_comes_once(system, scripted, ops) -> None:  # noqa: F811
