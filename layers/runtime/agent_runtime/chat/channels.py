@@ -27,6 +27,7 @@ from .stream import AnswerStream
 WORKING = ":hourglass_flowing_sand: Working on it…"
 WRITING = ":writing_hand: Writing the answer below…"
 EXPIRED = "expired: nobody decided in time, so it was not run"
+CLOSED = "closed: its run ended before anyone decided, so it was not run"
 JIRA_INLINE_CHARS = 20_000  # of the arguments in the comment (JIRA's limit is 32,767 characters); the rest attached
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
 MAX_THREAD_PAGES = 25  # of 200 messages, read to find the ones just before the mention
@@ -173,8 +174,9 @@ class SlackChannel(Channel):
         return {"ts": ts}
 
     def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
-        if decision == "expired":  # the buttons go: a click now would decide nothing
-            self.client.update(self.channel, asked["ts"], f":hourglass: `{request_tool}`: {EXPIRED}")
+        if decision in ("expired", "closed"):  # the buttons go: a click now would decide nothing
+            mark, said = (":hourglass:", EXPIRED) if decision == "expired" else (":octagonal_sign:", CLOSED)
+            self.client.update(self.channel, asked["ts"], f"{mark} `{request_tool}`: {said}")
             return
         mark = ":white_check_mark:" if decision == "approved" else ":no_entry_sign:"
         self.client.update(self.channel, asked["ts"], f"{mark} `{request_tool}`: {decision} by <@{who}>")
@@ -256,7 +258,7 @@ class JiraChannel(Channel):
         return {"comment": comment, "code": request.code}
 
     def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
-        said = EXPIRED if decision == "expired" else f"{decision} by {who}"
+        said = {"expired": EXPIRED, "closed": CLOSED}.get(decision) or f"{decision} by {who}"
         self.client.comment(self.issue_key, f"`{request_tool}`: {said}.")
 
     def tell(self, user: str, text: str) -> None:

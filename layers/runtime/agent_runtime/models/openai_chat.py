@@ -93,7 +93,7 @@ class OpenAIChatModel:
             attempt += 1
             began = time.monotonic()
             body = self.dialect.body(self.name, request)
-            reply = Assembler()
+            reply = Assembler(attempt=attempt)
             failure: Exception
             try:
                 self._attempt(body, reply, request, budget - (began - started))

@@ -11,6 +11,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..approvals import APPROVALS, ApprovalRequest, Decision
@@ -18,6 +19,7 @@ from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..messages import pending_tool_calls
+from ..record import RunRecord
 from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.queued import DecisionMessage, ExpireMessage
@@ -29,6 +31,11 @@ if TYPE_CHECKING:
 
 JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
 EXPIRED_CLICK = "This request had expired before your answer: nothing was decided, and the call did not run."
+CLOSED = "closed"  # a request its run's end settled (a stop, an answer): stored like a decision, decides nothing
+CLOSED_CLICK = (
+    "This request was closed when its run ended, before your answer: nothing was decided, and the call did not run."
+)
+LATE_CLICK = {"expired": EXPIRED_CLICK, CLOSED: CLOSED_CLICK}
 WHICH = "Several requests wait for a decision here: answer with the code of the one you mean, e.g. approve {code}."
 
 
@@ -40,6 +47,8 @@ class ChannelApprover:
 
     def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
         decided = self.runs.decision(request.run_id, request.call_id)
+        if decided is not None and decided["decision"] == CLOSED:  # its run had ended: nobody said yes
+            return Decision.DENIED, "nobody: the request was closed when its run ended"
         if decided is not None:
             return Decision(decided["decision"]), str(decided["by"])
         if self.runs.approval_asked(request.run_id, request.call_id) is None:
@@ -123,7 +132,7 @@ class ApprovalDesk:
             # its run went on. The run's checkpoint says which: a call it still waits for resumes it (once: its
             # checkpoint moves on, and a mutating call's journal never runs it twice).
             unfinished = decision.call_id in waiting or self._started(decision.run_id, decision.call_id)
-            return None if unfinished else Outcome.DUPLICATE
+            return None if unfinished else self.late(event, decision)
         tool = waiting[decision.call_id]["tool"] if decision.call_id in waiting else "the call"
         channel.approval_decided(asked, tool, decision.decision, decision.user)
         return None
@@ -164,6 +173,27 @@ class ApprovalDesk:
             if asked is not None and self.runs.save_decision(run_id, call_id, decision_record("expired", "")):
                 channel.approval_decided(asked, entry["tool"], "expired", "")
         return bool(due)
+
+    def close(self, event: TriggerEvent, record: RunRecord) -> None:
+        """The run ended (it answered, failed, or was stopped while it waited): every request it still waited on is
+        closed — stored like a decision, so a late click finds it decided and is told why — and shown closed where
+        it was asked (its buttons go)."""
+        waiting = pending(record.state.context) if record.state is not None else {}
+        for call_id, entry in waiting.items():
+            asked = self.runs.approval_asked(record.run_id, call_id)
+            if asked is None or not self.runs.save_decision(record.run_id, call_id, decision_record(CLOSED, "")):
+                continue  # never asked, or decided meanwhile
+            with suppress(ReplyError):  # the request is closed all the same: a click on it is told so
+                self.channel(event, record.run_id).approval_decided(asked, entry["tool"], CLOSED, "")
+
+    def late(self, event: TriggerEvent, decision: DecisionMessage) -> Outcome:
+        """A click on a request settled without it (expired, or closed when its run ended): the clicker is told
+        why, privately; a second click on one decided by a person changes nothing, silently."""
+        decided = self.runs.decision(decision.run_id, decision.call_id) or {}
+        said = LATE_CLICK.get(str(decided.get("decision")))
+        if said is not None:
+            self.channel(event, decision.run_id).tell(decision.user, said)
+        return Outcome.DUPLICATE
 
     def _wait(self, event: TriggerEvent, message: dict[str, Any]) -> Outcome:
         self.threads.defer(event.thread_id, message)

@@ -16,6 +16,7 @@ def on_decision(delivery: Delivery[DecisionMessage]) -> Outcome:
     if event is None:
         return Outcome.IGNORED
     if delivery.process.runs.reply_state(run_id) is not None:
+        delivery.process.desk.late(event, delivery.message)  # a request its run's end closed (or that expired)
         return turn.answered_already(delivery, event)
     refused = delivery.process.desk.record(event, delivery.message)
     return refused or turn.run_turn(delivery, event, run_id, continuation=False)

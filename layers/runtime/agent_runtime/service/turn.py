@@ -80,6 +80,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     if waits:
         channel.progress(STILL_WORKING)
         return Outcome.SUSPENDED
+    process.desk.close(event, record)  # requests the run still waited on (it was stopped) can decide nothing now
     outcome = finish(process, event, channel, workflow, record, files)
     process.desk.release(event.thread_id, process.queue)  # messages that waited behind an approval
     return outcome
