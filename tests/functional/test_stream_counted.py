@@ -74,7 +74,7 @@ def retried(build: Any, scripted: Any, failing: str, event: str) -> Any:
     s = build(server)
     s.apis.streams = True
     model = OpenAIChatModel("gpt-4o", client=server.client(), retry=RetryPolicy(3, 0.01, 0.02), timeout=0.5)
-    s.worker.models = lambda workflow: nullcontext(model)
+    s.worker.process.models = lambda workflow: nullcontext(model)
     s.post("/slack/events", *slack_request(mention(event, "is payments up?", "1763800001.0")))
     assert s.deliver() == ["answered"]
     assert len(server.requests) == 2 and server.abandoned == [0]  # it did fail part way, and was retried

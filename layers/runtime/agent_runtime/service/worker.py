@@ -21,7 +21,10 @@ __all__ = ["Process", "Worker"]
 
 
 class Worker:
-    """Sequences one queue message: parsed once, handed to the handler registered for its type."""
+    """Sequences one queue message: parsed once, handed to the handler registered for its type. Its services are
+    its process's (``worker.process``): a slot of its own, so an attribute set on the worker by mistake fails."""
+
+    __slots__ = ("process",)
 
     def __init__(self, process: Process) -> None:
         self.process = process
