@@ -6,6 +6,7 @@ server, a local store, and the real CLI in a subprocess where the CLI is what a 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -24,8 +25,10 @@ from agent_runtime.runtime import build_agent
 from agent_runtime.stopping import StopCheck
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.stores.hook import new_turn
-from agent_runtime.testing import Paced, ScriptedRequest, ScriptedServer, reply
+from agent_runtime.testing import Paced, ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.workflows import load_workflow
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
 OPS = '''
@@ -152,6 +155,12 @@ def stops_itself(run):
 
 def delegates(run):
     return "the helper said: " + run.call("subagent", task="Name the first planet.")
+
+
+def sequence(run):
+    import json
+
+    return json.dumps([run.call("restart", service=service, step=step) for step, service in json.loads(run.message)])
 '''
 
 
@@ -160,17 +169,19 @@ class Ops:
     root: Path
     module: str
 
-    def flow(self, script: str, extra: str = "") -> Path:
+    def flow(self, script: str | None, extra: str = "") -> Path:
+        """The workflow, driven by ``script`` (None: by the model)."""
         path = self.root / "workflows" / "ops-job.yaml"
+        driver = f"coordinator: script\nscript: {self.module}:{script}\n" if script else ""
         path.write_text(
             f"name: ops-job\ndescription: Restarts services, in code.\nprompt: You help the on-call engineer.\n"
-            f"coordinator: script\nscript: {self.module}:{script}\n"
+            f"{driver}"
             "model: {name: gpt-4o, context_window: 128000, max_output_tokens: 512}\nlimits: {max_tool_calls: 50}\n"
             f"tools: {{python: [{self.module}:restart, {self.module}:lookup, {self.module}:broken]}}\n{extra}"
         )
         return path
 
-    def agent(self, server: ScriptedServer, script: str, approver: Any = None, extra: str = "") -> Any:
+    def agent(self, server: ScriptedServer, script: str | None, approver: Any = None, extra: str = "") -> Any:
         workflow = load_workflow(str(self.flow(script, extra)), self.root / "workflows")
         services = Services(runs=RunStore(LocalStore(self.root / "state")), approver=approver)
         return build_agent(workflow, OpenAIChatModel("gpt-4o", client=server.client()), services)
@@ -398,3 +409,54 @@ def test_a_helper_works_on_its_task_not_the_parents_script(ops: Ops) -> None:
     assert record.status is RunStatus.COMPLETED, record.stop_reason
     assert record.final_answer == "the helper said: Mercury."
     assert "Name the first planet." in str(server.requests[0].messages)
+
+
+class AfterAsking:
+    """Approves a call once it has been asked about in an earlier invocation: every call waits once."""
+
+    def __init__(self) -> None:
+        self.asked: set[str] = set()
+
+    def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
+        if request.call_id in self.asked:
+            return Decision.APPROVED, "U0LEAD"
+        self.asked.add(request.call_id)
+        return Decision.PENDING, None
+
+
+NAMES = st.sampled_from(["restart", "r", None])  # repeats are the point: a name, or the tool's, used again
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(NAMES, st.sampled_from(["alpha", "bravo", "charlie"])), min_size=1, max_size=5))
+def test_any_sequence_of_step_names_gives_each_call_its_own_result(ops: Ops, steps: list[tuple[Any, str]]) -> None:
+    """Each call waits for an approval (the run resumes from the top each time): whatever the names and their
+    repeats, every call runs once and gets its own result, in order."""
+    (ops.root / "ops.log").unlink(missing_ok=True)
+    with ScriptedServer([]) as server:
+        agent = ops.agent(server, "sequence", AfterAsking())
+        record = agent.run(json.dumps(steps))
+        for _ in steps:
+            assert record.status is RunStatus.AWAITING_APPROVAL, record.stop_reason
+            record = agent.run(state=record.state)
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert json.loads(record.final_answer or "") == [f"restarted {service}" for _, service in steps]
+    assert ops.ran() == [f"restart {service}" for _, service in steps]
+
+
+def test_a_model_driven_runs_mutating_call_is_asked_and_run_again_in_the_next_turn(ops: Ops) -> None:
+    """The same for a model's calls: the server numbers them per reply (``call_1`` again, same arguments); the next
+    turn's call is asked about afresh and runs, never answered with the first turn's approval or result."""
+    restart_web = call("restart", {"service": "web"}, id="call_1")
+    said = lambda request: reply(next(iter(request.tool_results().values())))  # noqa: E731
+    with ScriptedServer([restart_web, said, restart_web, said]) as server:
+        first = ops.agent(server, None, Desk(web="approved")).run("restart web")
+        desk = Desk()
+        agent = ops.agent(server, None, desk)
+        second = agent.run("again", state=new_turn(first.state, "run-second"))
+        assert second.status is RunStatus.AWAITING_APPROVAL and len(desk.asked) == 1  # asked, in its own turn
+        desk.said["web"] = "approved"
+        second = agent.run(state=second.state)
+    assert (first.final_answer, second.final_answer) == ("restarted web", "restarted web")
+    assert ops.ran() == ["restart web", "restart web"]
+    assert not [e for e in second.events if e["type"] == "mutation_replayed"]
