@@ -274,3 +274,24 @@ def test_the_docs_example_catches_a_denial_on_the_demo_model(job: Path) -> None:
     assert record.final_answer == ("Marked #14. 3 items: #12 merged; #13 open; #14 merged. "
                                    "Not marked: #12 (denied by U0LEAD; it did not run).")  # fmt: skip
     assert calls(job) == ["list", "mark #14"]
+
+
+def test_a_run_waiting_under_the_previous_version_resumes_without_repeating_its_steps(job: Path) -> None:
+    """A checkpoint stored before steps were known by what they call (its journal by step name) resumes unchanged:
+    its finished steps are not run again, its waiting call finishes, and the rest run."""
+    desk = Desk()
+    with ScriptedServer([SUMMARY]) as server:
+        agent = agent_for(job, server, desk)
+        waiting = agent.run("go")
+        assert waiting.status is RunStatus.AWAITING_APPROVAL and calls(job) == ["list"]
+        state, steps = waiting.state, waiting.state.context.pop("script_steps")  # as the previous version kept it:
+        state.context["script_journal"] = {  # results by step name, and the waiting call's step name
+            "run": steps["run"],
+            "steps": {entry["name"]: entry["value"] for entry in steps["steps"].values()},
+            "calls": {call: name for call, (_, name) in steps["calls"].items()},
+        }
+        desk.said |= {"#12": "approved", "#14": "approved"}
+        record = agent.run(state=state)
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert record.final_answer == "Marked #12, #14. Two of three pull requests are merged."
+    assert calls(job) == ["list", "mark #12", "mark #14"] and len(server.requests) == 1

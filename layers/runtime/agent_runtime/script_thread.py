@@ -22,6 +22,7 @@ from types import FrameType
 from typing import Any
 
 RUNTIME = Path(__file__).resolve().parent  # frames of the runtime's own files are never "where the script was"
+STDLIB = Path(threading.__file__).resolve().parent
 POLL_SECONDS = 0.2  # how often the run's thread looks at the deadline and the stop while the script computes
 
 
@@ -131,21 +132,23 @@ def _frames(frame: FrameType | None) -> list[tuple[FrameType, int]]:
 def location(frames: list[tuple[FrameType, int]]) -> str | None:
     """``file.py:LINE in function`` of the innermost frame that is the script's (not the runtime's, not the standard
     library's or an installed package's), the file named as its module is (``acme/jobs.py``)."""
-    for frame, line in reversed(frames):
-        path = Path(frame.f_code.co_filename)
-        if _foreign(path):
-            continue
-        return f"{_shown(path, str(frame.f_globals.get('__name__', '')))}:{line} in {frame.f_code.co_name}"
-    return None
+    mine = [(frame, line) for frame, line in frames if not _runtimes(Path(frame.f_code.co_filename))]
+    own = [(frame, line) for frame, line in mine if not _installed(Path(frame.f_code.co_filename))] or mine
+    if not own:  # (a script installed as a package has only "installed" frames: the innermost of them, then)
+        return None
+    frame, line = own[-1]
+    path = Path(frame.f_code.co_filename)
+    return f"{_shown(path, str(frame.f_globals.get('__name__', '')))}:{line} in {frame.f_code.co_name}"
 
 
-def _foreign(path: Path) -> bool:
-    resolved = path.resolve() if path.is_absolute() else path
-    if resolved.is_relative_to(RUNTIME) or path.name.startswith("<"):
-        return True
-    return any(part in ("site-packages", "dist-packages") for part in resolved.parts) or resolved.is_relative_to(
-        Path(threading.__file__).resolve().parent
-    )
+def _runtimes(path: Path) -> bool:
+    return path.name.startswith("<") or path.resolve().is_relative_to(RUNTIME)
+
+
+def _installed(path: Path) -> bool:
+    """The standard library's, or an installed package's."""
+    resolved = path.resolve()
+    return any(part in ("site-packages", "dist-packages") for part in resolved.parts) or resolved.is_relative_to(STDLIB)
 
 
 def _shown(path: Path, module: str) -> str:
