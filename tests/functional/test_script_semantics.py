@@ -141,6 +141,19 @@ def spins_after_a_step(run):
         time.sleep(0.01)
 
 
+def stubborn(run):
+    run.call("lookup", key="a")
+    while not os.path.exists(os.environ["OPS_LOG"] + ".enough"):
+        try:
+            while not os.path.exists(os.environ["OPS_LOG"] + ".enough"):
+                pass
+        except BaseException:  # swallows what the runtime raises in it, and calls on
+            try:
+                run.call("restart", service="late")
+            except BaseException:
+                pass
+
+
 def asks_a_story(run):
     return run.ask("Tell me a long story")
 
@@ -292,6 +305,15 @@ def test_a_script_that_got_on_suspends_at_the_deadline(ops: Ops) -> None:
         record = ops.agent(server, "spins_after_a_step").run("go", deadline=Deadline.after(1.0))
     assert record.status is RunStatus.SUSPENDED, record.stop_reason
     assert (record.stop_reason or "").startswith("the deadline was reached while the script ran its own code (at ")
+
+
+def test_a_script_that_swallows_everything_still_ends_at_the_deadline_and_changes_nothing_after(ops: Ops) -> None:
+    with ScriptedServer([]) as server:
+        record = ops.agent(server, "stubborn", Desk(late="approved")).run("go", deadline=Deadline.after(1.0))
+        time.sleep(0.5)  # it goes on, in its thread, calling restart
+        (ops.root / "ops.log.enough").touch()
+    assert record.status is RunStatus.SUSPENDED, record.stop_reason  # it had made a step: the next invocation goes on
+    assert ops.ran() == [] and "late" not in json.dumps(record.state.to_dict())  # nothing it did after reached the run
 
 
 def test_a_stop_from_the_cli_ends_a_script_in_its_own_code(ops: Ops) -> None:

@@ -9,6 +9,7 @@ returns), and nothing it does after that reaches the run: the run's state is onl
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ctypes
 import queue
@@ -49,15 +50,21 @@ class Raised:
     error: BaseException
 
 
+class _Thread(threading.Thread):
+    def run(self) -> None:
+        with contextlib.suppress(Abandoned):  # arrived as the script finished: the run has ended already
+            super().run()
+
+
 class ScriptThread:
     """A function in a daemon thread; its requests and its end come to the run's thread by ``next``."""
 
     def __init__(self, function: Callable[[Any], Any]) -> None:
         self._inbox: queue.SimpleQueue[Request | Returned | Raised] = queue.SimpleQueue()
-        self._over, self._lock, self._finished = threading.Event(), threading.Lock(), False
+        self._lock = threading.Lock()  # a request is either answered or failed: never left waiting for nobody
+        self._over = self._finished = False
         context = contextvars.copy_context()  # the script sees the caller's context variables, as a tool does
-        self.thread = threading.Thread(target=context.run, args=(self._main, function), daemon=True)
-        self.thread.name = "coordinator-script"
+        self.thread = _Thread(target=context.run, args=(self._main, function), name="coordinator-script", daemon=True)
 
     def start(self, argument: Any) -> None:
         self._argument = argument
@@ -65,10 +72,11 @@ class ScriptThread:
 
     def request(self, work: Callable[[], Any]) -> Any:
         """From the script's thread: have the run's thread do ``work``, and wait for what it gives."""
-        if self._over.is_set():
-            raise Abandoned
         reply: Future[Any] = Future()
-        self._inbox.put(Request(work, reply))
+        with self._lock:
+            if self._over:
+                raise Abandoned
+            self._inbox.put(Request(work, reply))
         return reply.result()
 
     def next(self, timeout: float) -> Request | Returned | Raised | None:
@@ -84,31 +92,35 @@ class ScriptThread:
         return location(_frames(frame)) if frame is not None else None
 
     def abandon(self, waiting: Request | None = None) -> None:
-        """The run has ended: the script's waiting request fails, and so does whatever it does next; a script
-        still in its own code gets the exception where it is."""
-        self._over.set()
-        if waiting is not None and not waiting.reply.done():
-            waiting.reply.set_exception(Abandoned())
-            return
-        with self._lock:  # never into a thread that has left the script (its exception would be nobody's)
-            if not self._finished and self.thread.ident is not None:
-                ident, error = ctypes.c_ulong(self.thread.ident), ctypes.py_object(Abandoned)
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, error)
+        """The run has ended (once): the script's waiting requests fail, and so does whatever it asks next; a
+        script still in its own code gets the exception where it is."""
+        with self._lock:
+            if self._over:
+                return
+            self._over = True
+            asked = [waiting] if waiting is not None else []
+            while (item := self.next(0)) is not None:
+                asked += [item] if isinstance(item, Request) else []
+        for request in asked:
+            if not request.reply.done():
+                request.reply.set_exception(Abandoned())
+        if not asked and not self._finished and self.thread.ident is not None:
+            ident, error = ctypes.c_ulong(self.thread.ident), ctypes.py_object(Abandoned)
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, error)
 
     def _main(self, function: Callable[[Any], Any]) -> None:
         try:
             try:
                 outcome: Returned | Raised = Returned(function(self._argument))
             except Abandoned:
+                self._finished = True
                 return
             except BaseException as error:  # sys.exit in a script is its failure, as any exception
                 outcome = Raised(error)
+            self._finished = True  # before the run's thread hears of it: it never interrupts a finished script
             self._inbox.put(outcome)
         except Abandoned:  # arrived as it finished
-            return
-        finally:
-            with self._lock:
-                self._finished = True
+            self._finished = True
 
 
 def failure_location(error: BaseException) -> str | None:
