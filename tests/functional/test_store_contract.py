@@ -199,3 +199,59 @@ def test_a_filtered_runs_listing_reads_only_its_index(store: Store) -> None:
     assert len(reads) <= 2
     reads.clear()
     assert runs.list_runs(status="failed") == [] and reads == []
+
+
+class _Paged:
+    """The DynamoDB client answering 7 items a query, as DynamoDB pages at 1 MB: the listing must follow every
+    LastEvaluatedKey (moto pages only when asked to)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def query(self, **kwargs: Any) -> Any:
+        return self.client.query(Limit=7, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def test_every_run_is_listed_newest_first_past_any_page(store: Store) -> None:
+    """`runs stats` reads a period through RunStore.started: every run once (its latest invocation), newest first,
+    names only — however many pages the index takes."""
+    from agent_runtime import RunRecord, RunStatus
+
+    if isinstance(store, AwsStore):
+        store.dynamodb = _Paged(store.dynamodb)
+    runs = RunStore(store)
+    for number in range(45):
+        record = RunRecord(f"run-{number:02d}", "flow", "gpt-4o", status=RunStatus.COMPLETED)
+        record.started_at = f"2026-11-23T10:{number:02d}:00.000+00:00"
+        runs.save_record(record)
+    again = RunRecord("run-03", "flow", "gpt-4o", status=RunStatus.COMPLETED)  # its continuation, the latest
+    again.started_at = "2026-11-23T11:00:00.000+00:00"
+    runs.save_record(again)
+    reads: list[str] = []
+    original = store.get_item
+    store.get_item = lambda partition, name: reads.append(name) or original(partition, name)  # type: ignore[method-assign]
+    listed = list(runs.started())
+    assert listed[0] == ("run-03", "2026-11-23T11:00:00.000+00:00") and len(listed) == 45 and reads == []
+    assert [run_id for run_id, _ in listed[1:]] == [f"run-{n:02d}" for n in range(44, -1, -1) if n != 3]
+    assert len(runs.list_runs(limit=100)) == 45
+
+
+def test_an_item_the_store_cannot_read_is_a_store_error(store: Store) -> None:
+    """A damaged item (cut short, written by hand) is a StoreError, on both stores: `runs stats` counts its run as
+    unreadable and goes on."""
+    store.put_item("run#bad", "record", {"a": 1}, expected_version=None)
+    if isinstance(store, AwsStore):
+        key = {"pk": {"S": "run#bad"}, "sk": {"S": "record"}, "version": {"N": "1"}}
+        for data in ("{not json", "[1, 2]"):
+            store.dynamodb.put_item(TableName=store.table, Item=key | {"data": {"S": data}})
+            with pytest.raises(StoreError):
+                store.get_item("run#bad", "record")
+        return
+    path = store._item("run#bad", "record")  # type: ignore[attr-defined]
+    for text in ("{not json", "[1, 2]", '{"data": [], "version": 1}', '{"data": {}, "version": "1"}'):
+        path.write_text(text)
+        with pytest.raises(StoreError):
+            store.get_item("run#bad", "record")

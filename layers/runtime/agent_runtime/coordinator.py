@@ -15,7 +15,9 @@ script lets out ends the run ``failed``, its stop reason the script's file, line
 Steps (steps_journal.py): each call and ask is journalled in the run's state under what it is, so a run resumed
 after the deadline or an approval runs the function again from the top and a step made before returns (or raises)
 what it did then, without running again. The script runs in a thread of its own (script_thread.py), bounded by the
-run's deadline and stop; a step that waits for a person, the deadline, a stop or a limit ends this invocation."""
+run's deadline and stop; a step that waits for a person, the deadline, a stop or a limit ends this invocation.
+The script's words that reach people — its answer, its progress, its error — lose every secret value the process
+used (``redaction.scrub``), whole, before any cut."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from .files import FileStore
 from .loop import Agent, stopped
 from .models import ModelError, ModelRequest, ToolCall
 from .record import RunStatus
+from .redaction import scrub
 from .script_thread import POLL_SECONDS, Raised, Request, Returned, ScriptThread, failure_location
 from .spend import request_cap
 from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
@@ -118,8 +121,9 @@ class Script:
         return json.loads(entry["value"]) if schema is not None else entry.get("value", "")
 
     def progress(self, text: str) -> None:
-        """Say what the script is doing, in the chat's "working…" message (not a step: never journalled)."""
-        self._do(partial(self._agent.hooks.on_status, self._run, str(text)))
+        """Say what the script is doing, in the chat's "working…" message (not a step: never journalled); like its
+        answer, without a secret."""
+        self._do(partial(self._agent.hooks.on_status, self._run, scrub(str(text))))
 
 
 class ScriptAgent(Agent):
@@ -171,11 +175,13 @@ class ScriptAgent(Agent):
             if isinstance(item, Raised):
                 where = failure_location(item.error)
                 text = f"the script failed: {type(item.error).__name__}: {item.error}"
-                raise ScriptFailed((text + (f" (at {where})" if where else ""))[:1_000]) from None
+                text += f" (at {where})" if where else ""
+                raise ScriptFailed(scrub(text)[:1_000]) from None  # its own words and where, never its traceback
             if (asked := run.context.stop()) is not None:  # while it computed, or as it returned
                 return stopped(run, asked)
             if isinstance(item, Returned):
                 text = item.value if isinstance(item.value, str) else json.dumps(item.value, ensure_ascii=False)
+                text = scrub(text)  # goes to people
                 run.state.messages.append(msgs.assistant(text))
                 return Final(text)
             if run.deadline.expired():

@@ -1,17 +1,27 @@
 """A run's figures, read from its record: what the worker's metrics emit per run and ``runs stats`` adds up.
 
 One reading for both, so the dashboard and the command line never disagree on what a failure, a cost or a cached
-share is. Helpers count with their run (their tool calls and skill loads are the run's work)."""
+share is. Helpers count with their run (their tool calls and skill loads are the run's work).
+
+Names are the run's own, never a model's: a call to a tool the run did not have (the record marks it ``unknown``)
+counts under ``other``, and so does a reason that is not a status with an error class's name. The metrics make
+each name a CloudWatch dimension (a metric billed of its own), so a model inventing 29 tool names, or an e-mail
+address as one, must not create 29 metrics."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .record import RunStatus
+
 ENDED_WELL = ("completed",)
+OTHER = "other"  # every name the run did not declare: an invented tool, an unreadable reason
+_ERROR_CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # what type(error).__name__ gives (the code's, not a model's)
 
 
 @dataclass(frozen=True)
@@ -43,13 +53,12 @@ def figures(record: Mapping[str, Any], trigger: str) -> Figures:
     usage, calls, events = record.get("usage") or {}, record.get("model_calls") or [], record.get("events") or []
     status = str(record.get("status"))
     failed = next((str(e.get("error")) for e in events if e.get("type") == "failed"), None)
-    reason = None if status in ENDED_WELL else (f"{status}:{failed}" if failed else status)
     tools: Counter[str] = Counter()
     skills: Counter[str] = Counter()
     errors = 0
     for run in _runs(record):
         for call in run.get("tool_calls") or []:
-            tools[str(call.get("name"))[:100]] += 1
+            tools[OTHER if call.get("unknown") else str(call.get("name"))[:100]] += 1
             errors += bool(call.get("is_error"))
         skills.update(str(e.get("skill"))[:100] for e in run.get("events") or [] if e.get("type") == "skill_loaded")
     first = next((c.get("first_token_ms") for c in calls if c.get("first_token_ms") is not None), None)
@@ -57,7 +66,7 @@ def figures(record: Mapping[str, Any], trigger: str) -> Figures:
         workflow=str(record.get("workflow")),
         trigger=trigger,
         status=status,
-        reason=reason,
+        reason=_reason(status, failed),
         cost=float(record.get("cost_usd") or 0.0),
         tokens=int(usage.get("total_tokens") or 0),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
@@ -72,6 +81,15 @@ def figures(record: Mapping[str, Any], trigger: str) -> Figures:
         approvals=sum(1 for e in events if e.get("type") == "approval_requested"),
         approval_waits=tuple(_waits(events)),
     )
+
+
+def _reason(status: str, failed: str | None) -> str | None:
+    """Why the run did not complete: its status, with the error's class for a failure (None: it completed)."""
+    if status in ENDED_WELL:
+        return None
+    if status not in RunStatus.__members__.values():
+        return OTHER
+    return status if not failed else f"{status}:{failed if _ERROR_CLASS.fullmatch(failed) else OTHER}"
 
 
 def _runs(record: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

@@ -12,31 +12,88 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import inert
 from .errors import ConfigError
-from .figures import Figures
+from .figures import Figures, figures
+from .stores import RunStore
+from .stores.exceptions import StoreError
 
-_SPAN = re.compile(r"(\d+)([mhdw])")
+_SPAN = re.compile(r"([0-9]+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+# What a record the store holds may carry that figures cannot read (a number that is not one, a list for a map)
+_MALFORMED = (StoreError, ValueError, TypeError, AttributeError, KeyError, ArithmeticError)
 
 
 def since(text: str, now: datetime) -> datetime:
-    """``7d``, ``24h``, ``30m``, ``2w`` before ``now``, or a date/time (``2026-11-01``, ISO; UTC unless it says)."""
-    found = _SPAN.fullmatch(text.strip())
-    if found:
-        return now - timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+    """``7d``, ``24h``, ``30m``, ``2w`` before ``now``, or a date/time (``2026-11-01``, ISO; UTC unless it says).
+    A period no run can be in (before year 1, in the future) is refused with the reason, as is anything else."""
+    start = _start(text.strip(), now)
+    if start > now:
+        raise ConfigError(f"--since {text!r} is in the future: no run has started there yet")
+    return start
+
+
+def _start(text: str, now: datetime) -> datetime:
+    found = _SPAN.fullmatch(text)
     try:
-        return _utc(datetime.fromisoformat(text.strip()))
+        if found is None:
+            return _utc(datetime.fromisoformat(text))
+        amount = found.group(1).lstrip("0") or "0"
+        if len(amount) > 12:  # more than a trillion of anything: before year 1 (int() would refuse 4,300 digits)
+            raise OverflowError
+        return now - timedelta(**{_UNITS[found.group(2)]: int(amount)})
+    except OverflowError:
+        raise ConfigError(f"--since {text!r} reaches back before year 1: give a shorter span or a date") from None
     except ValueError:
         raise ConfigError(f"--since {text!r}: give a span (7d, 24h, 30m, 2w) or a date (2026-11-01)") from None
 
 
-def started(row: Mapping[str, Any]) -> datetime:
-    """When a ``runs list`` row's run started; one with no time reads as the latest (counted, never the reason to
-    stop reading newest first)."""
+def started(when: str) -> datetime:
+    """When a run started, as the runs index names it; one with no readable time reads as the latest (counted,
+    never the reason to stop reading newest first)."""
     try:
-        return _utc(datetime.fromisoformat(str(row.get("started_at"))))
+        return _utc(datetime.fromisoformat(when))
     except ValueError:
         return datetime.max.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """The runs of a period with their ratings, how many could not be read, and whether ``limit`` left some out."""
+
+    runs: list[tuple[Figures, list[dict[str, Any]]]]
+    unreadable: int = 0
+    limited: bool = False
+
+
+def gather(runs: RunStore, start: datetime, *, workflow: str | None = None, limit: int | None = None) -> Gathered:
+    """Every run that started since ``start``, newest first, to the period's first (``limit``: the newest N only,
+    and said). A run whose record cannot be read is counted as such, and the report goes on."""
+    found: list[tuple[Figures, list[dict[str, Any]]]] = []
+    unreadable = 0
+    for run_id, when in runs.started():
+        if started(when) < start:
+            break
+        try:
+            run = _read(runs, run_id, workflow)
+        except _MALFORMED:
+            unreadable += 1
+            continue
+        if run is not None and limit is not None and len(found) >= limit:  # one more of the period: say so
+            return Gathered(found, unreadable, limited=True)
+        found += [run] if run is not None else []
+    return Gathered(found, unreadable)
+
+
+def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, list[dict[str, Any]]] | None:
+    """A run's figures and ratings (None: another workflow's); raises what a record the store holds may raise."""
+    record = runs.load_record(run_id)
+    if record is None:  # listed, but its record gone: unreadable too (they are written and expire together)
+        raise StoreError(f"run {run_id}: no record")
+    if workflow and record.get("workflow") != workflow:
+        return None
+    trigger = str((runs.load_event(run_id) or {}).get("source") or "cli")
+    return figures(record, trigger), list(record.get("feedback") or [])
 
 
 def _utc(moment: datetime) -> datetime:
@@ -105,14 +162,16 @@ def add_up(runs: Iterable[tuple[Figures, Sequence[Mapping[str, Any]]]]) -> dict[
 
 
 def table(report: Mapping[str, Any]) -> str:
+    """The report for a terminal: every name (workflow, trigger, reason, tool, skill) cut, then made inert."""
     head = f"{'workflow':<24} {'trigger':<9} {'runs':>5} {'failed':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
     head += f"{'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
     lines = [head]
     for row in report["groups"]:
         wait = f" ({row['approval_wait_s_p50']:.0f}s)" if row["approval_wait_s_p50"] is not None else ""
         cost = f"${row['cost_usd']:.4f}"
+        workflow, trigger = inert.terminal(str(row["workflow"])[:24]), inert.terminal(str(row["trigger"])[:9])
         lines.append(
-            f"{row['workflow'][:24]:<24} {row['trigger'][:9]:<9} {row['runs']:>5} "
+            f"{workflow:<24} {trigger:<9} {row['runs']:>5} "
             f"{row['failures']:>3} {row['failure_rate']:>3.0%} {cost:>10} {row['tokens']:>10,} "
             f"{row['cached_share']:>7.0%} {_ms(row['first_token_ms_p50']):>10} {_s(row['duration_s_p50']):>9} "
             f"{row['tool_calls']:>6} {str(row['approvals']) + wait:>10} "
@@ -122,7 +181,8 @@ def table(report: Mapping[str, Any]) -> str:
                        ("skill loads by skill", "skill_loads_by_skill")):  # fmt: skip
         counts = report[key]
         if counts:
-            lines.append(f"{title}: " + ", ".join(f"{name} {count}" for name, count in list(counts.items())[:20]))
+            named = ", ".join(f"{inert.terminal(str(name)[:200])} {count}" for name, count in list(counts.items())[:20])
+            lines.append(f"{title}: {named}")
     return "\n".join(lines)
 
 

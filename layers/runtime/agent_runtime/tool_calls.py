@@ -81,8 +81,8 @@ class ToolCalls:
         )
         self._append(run, ToolOutcome(call=refused[0], content=error_text(reason), is_error=True), counted=False)
         for call in refused[1:]:  # audited, never sent again
-            run.record.tool_calls.append({"turn": run.state.turn, "executed": False, "id": call.id,
-                                          "name": call.name, "is_error": True, "refused": "limit"})  # fmt: skip
+            run.record.tool_calls.append({"turn": run.state.turn, "executed": False, "id": call.id, "name": call.name,
+                                          "is_error": True, "refused": "limit", **self._unknown(call)})  # fmt: skip
 
     def _batches(self, calls: list[ToolCall], alone: dict[str, str]) -> list[list[ToolCall]]:
         # Read-only calls run together; a mutating call runs alone, in order, so its effects stay ordered.
@@ -130,10 +130,16 @@ class ToolCalls:
         tool = self.tools.get(call.name)
         return tool is not None and tool.mutating
 
+    def _unknown(self, call: ToolCall) -> dict[str, bool]:
+        """A call to a name the run has no tool for is marked: the name is the model's invention, which the run's
+        metrics count as "other" (figures.py), never as a metric of its own."""
+        return {} if self.tools.get(call.name) is not None else {"unknown": True}
+
     def _append(self, run: Run, outcome: ToolOutcome, *, counted: bool = True) -> ToolOutcome:
         outcome = self.hooks.on_tool_result(run, outcome)
         run.state.messages.append(msgs.tool_result(outcome.call.id, outcome.content))
-        run.record.tool_calls.append({"turn": run.state.turn, "executed": counted, **outcome.to_record()})
+        entry = {"turn": run.state.turn, "executed": counted, **outcome.to_record(), **self._unknown(outcome.call)}
+        run.record.tool_calls.append(entry)
         run.state.tool_calls_used += int(counted)
         budget = run.context.budget
         if counted and budget is not None and budget.pending > 0:

@@ -21,8 +21,8 @@ def channel_for(event: TriggerEvent, replies: Replies, runs: RunStore, run_id: s
     if event.source == "jira" and replies.jira is not None:
         return JiraChannel(replies.jira, target["issue_key"])
     if event.source == "schedule":  # its answer_to: a Slack channel (a message of its own), a JIRA issue, the record
-        if "channel" in target and replies.slack is not None:
-            return SlackChannel(replies.slack, target, runs, run_id, "", user=None)
+        if "channel" in target and replies.slack is not None:  # its working message has a Stop, as any run's
+            return SlackChannel(replies.slack, target, runs, run_id, event.thread_id, user=None)
         if "issue_key" in target and replies.jira is not None:
             return JiraChannel(replies.jira, target["issue_key"])
     channel = Channel()

@@ -6,6 +6,7 @@ import argparse
 import math
 import shlex
 import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from .common import (
     EXIT_CODES,
     Commands,
     approver,
+    exit_codes_line,
     load_files,
     message_text,
     print_outcome,
@@ -41,9 +43,7 @@ examples:
   agent-runtime run document-feedback --thread PROJ-123 --message "and now?"
   agent-runtime run document-feedback --message "chart the latencies" --file log.txt --out-dir out/
 
-exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached (the model's
-last answer, made without tools, is printed), 4 suspended at the deadline, 5 spend limit reached (the same; a
-thread goes on from there)"""
+""" + textwrap.fill(exit_codes_line() + " (all of them: docs/cli.md)", 110)
 
 
 def add(commands: Commands) -> None:

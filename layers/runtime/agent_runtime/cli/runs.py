@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -12,11 +11,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
 from ..stores import RunStore
-from .common import Commands, runs_store, store_location
+from .common import Commands, check_workflow, runs_store, store_location
 
 
 def add(commands: Commands) -> None:
@@ -46,7 +46,7 @@ def add(commands: Commands) -> None:
         "the same link an answer's footer carries. Needs AGENT_API_URL and the run_page_key secret (RUN_PAGE_KEY "
         "locally); lasts AGENT_RUN_PAGE_DAYS days (default 7).",
     )
-    runs_link.add_argument("run_id", metavar="RUN_ID")
+    runs_link.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_link.add_argument("--private", action="store_true", help="mark the page private (as for a private channel)")
     runs_link.set_defaults(handler=_cmd_link)
     runs_chart = runs_commands.add_parser(
@@ -56,7 +56,7 @@ def add(commands: Commands) -> None:
         "compaction point, compactions and maskings, tool calls per turn. SVG; PNG when FILE ends in .png (needs "
         "rsvg-convert or ImageMagick on the PATH).",
     )
-    runs_chart.add_argument("run_id", metavar="RUN_ID")
+    runs_chart.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_chart.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the chart")
     runs_chart.set_defaults(handler=_cmd_chart)
     runs_list = runs_commands.add_parser(
@@ -77,11 +77,14 @@ def add(commands: Commands) -> None:
         description="Add up the stored runs of a period, per workflow and trigger: runs and failures, cost, tokens "
         "and the cached share, time to the first token and duration (medians), tool calls, approvals and their "
         "wait, ratings; then failures by reason, tool calls by tool and skill loads by skill — the figures the "
-        "stack's metrics and dashboard carry. Reads the store `runs list` reads.",
+        "stack's metrics and dashboard carry. Reads every run of the period from the store `runs list` reads; a "
+        "run whose record cannot be read is skipped and counted.",
     )
     runs_stats.add_argument("--since", default="7d", metavar="WHEN", help="a span (7d, 24h, 30m, 2w) or a date")
     runs_stats.add_argument("--workflow", metavar="NAME", help="only this workflow's runs")
-    runs_stats.add_argument("--limit", type=int, default=1000, metavar="N", help="read at most N runs (default 1000)")
+    runs_stats.add_argument(
+        "--limit", type=int, metavar="N", help="only the newest N runs of the period, said so (default: every run)"
+    )
     runs_stats.add_argument("--json", action="store_true", help="the figures as JSON")
     runs_stats.set_defaults(handler=_cmd_stats)
     runs_stop = runs_commands.add_parser(
@@ -91,7 +94,7 @@ def add(commands: Commands) -> None:
         "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
         "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set). Exit 1 when the run has already ended.",
     )
-    runs_stop.add_argument("run_id", metavar="RUN_ID")
+    runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
 
 
@@ -100,17 +103,20 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     record = runs.load_record(args.run_id)
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+    redact = _redactor(config)  # every way out: the record, its page, its transcript
     if args.json:
-        text = json.dumps(record, indent=2, ensure_ascii=False)
+        from ..redaction import redacted
+
+        text = inert.json_text(redacted(record, redact))
     elif args.html:
         from ..pages import page_for
 
-        text = page_for(runs, args.run_id, redact=_redactor(config), record=record) or ""
+        text = page_for(runs, args.run_id, redact=redact, record=record) or ""
     else:
         from ..show import transcript
 
         checkpoint = runs.load_checkpoint(args.run_id)
-        text = transcript(record, checkpoint[0].messages if checkpoint else None)
+        text = transcript(record, checkpoint[0].messages if checkpoint else None, redact)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
         print(f"agent-runtime: wrote {args.output}", file=sys.stderr)
@@ -120,7 +126,8 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
-    """The secrets a page must never show: the integrations secret's and the workflows' declared ones."""
+    """The secrets a page, a transcript or a printed record must never show: the integrations secret's and the
+    workflows' declared ones."""
     from ..pages.route import declared_secrets
     from ..redaction import Redactor
     from ..triggers.config import TriggerConfig, all_workflows
@@ -133,25 +140,25 @@ def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
 
 
 def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    from ..figures import figures
-    from ..stats import add_up, since, started, table
+    from ..stats import add_up, gather, since, table
 
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
     start = since(args.since, datetime.now(UTC))
-    runs = runs_store(config)
-    found = []
-    for row in runs.list_runs(limit=max(1, args.limit)):  # newest first: stop at the period's start
-        if started(row) < start:
-            break
-        record = runs.load_record(row["run_id"]) if not args.workflow or row["workflow"] == args.workflow else None
-        if record is not None:
-            trigger = str((runs.load_event(row["run_id"]) or {}).get("source") or "cli")
-            found.append((figures(record, trigger), record.get("feedback") or []))
-    report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(found)}
+    read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit)
+    if args.workflow and not read.runs:
+        check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
+    report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(read.runs),
+              "unreadable": read.unreadable, "limited_to": args.limit if read.limited else None}  # fmt: skip
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
-        print(table(report) if found else "(none)")
+        print(inert.json_text(report))
+        return 0
+    print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
+    if read.limited:
+        print(f"only the newest {args.limit} (--limit): the period has more")
+    if read.unreadable:
+        print(f"{read.unreadable} run(s) could not be read (their records are damaged or gone): not counted")
+    print(table(report) if read.runs else "(none)")
     return 0
 
 
@@ -217,7 +224,7 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
         verdicts = [item["verdict"] for item in runs.feedback(row["run_id"])]
         row["feedback"] = {"good": verdicts.count("good"), "bad": verdicts.count("bad")}
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(inert.json_text(rows))
         return 0
     print(f"store: {store_location(config)}" + ("" if rows else " (no runs here)"), file=sys.stderr)
     print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
@@ -227,12 +234,14 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
         helpers = (row.get("cost") or {}).get("helpers")
         shared = f"${helpers:.4f}" if helpers else "-"
         rated = f"+{row['feedback']['good']}/-{row['feedback']['bad']}" if any(row["feedback"].values()) else "-"
-        started = row["started_at"][:19].replace("T", " ")
-        print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
+        started = inert.terminal(str(row["started_at"])[:19].replace("T", " "))
+        run_id, workflow, status = (inert.terminal(str(row[key])[:cut]) for key, cut in LIST_CUTS)
+        print(f"{run_id:<30} {workflow:<20} {status:<17} {row['model_calls']:>5} "
               f"{row['tokens']:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
     return 0
 
 
+LIST_CUTS = (("run_id", 200), ("workflow", 20), ("status", 40))  # a row's texts, cut before they are made inert
 ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT, RunStatus.STOPPED}
 
 
@@ -247,7 +256,9 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if summary is None and runs.load_checkpoint(args.run_id) is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
     if summary is not None and summary.get("status") in ENDED:
-        print(f"run {args.run_id} has ended ({summary['status']}): nothing to stop", file=sys.stderr)
+        print(
+            f"run {args.run_id} has ended ({inert.terminal(str(summary['status']))}): nothing to stop", file=sys.stderr
+        )
         return 1
     request = StopRequest(f"cli:{getpass.getuser()}", time.time(), "cli")
     if not runs.request_stop(args.run_id, request.to_dict()):

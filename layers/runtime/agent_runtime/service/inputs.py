@@ -45,15 +45,16 @@ def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, li
 
 def resolved(event: TriggerEvent, replies: Replies) -> TriggerEvent:
     """A reaction's event with the message it was added to (read now: the webhook answers Slack within 3 s):
-    its text as the run's message, its files, and its thread, where the answer goes."""
+    its text as the run's message, its files, and its thread, where the answer goes. Raises ReplyError when
+    the message cannot be read (Slack unreachable, ``reactions.get`` refused: the reactions:read scope)."""
     if event.kind != "reaction_added" or replies.slack is None or event.text:
         return event
     channel, ts, emoji = str(event.reply_to["channel"]), str(event.attributes["ts"]), event.attributes["reaction"]
     lead = f"[<@{event.user}> reacted with :{emoji}: to this message]"
     try:
         message = replies.slack.reacted(channel, ts)
-    except ReplyError as error:
-        return replace(event, text=f"{lead}\n[the message could not be read: {error}]")
+    except ReplyError as error:  # a run on a message it cannot read would answer nothing: it fails, saying why
+        raise ReplyError(f"the message reacted to could not be read: {error}") from None
     thread_ts = str(message.get("thread_ts") or ts)
     text = f"{lead}\n{message.get('text') or '(no text)'}"
     reply_to = {"channel": channel, "thread_ts": thread_ts}

@@ -14,12 +14,14 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from .. import inert
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
 from ..figures import figures, seconds
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
+from ..redaction import scrub
 from ..stores import RunStore
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
@@ -58,16 +60,29 @@ class Reports:
 
     def finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
         """The run's metrics, and its line in the runs channel: after the answer, so a failure here costs them, not
-        a redelivery of a message whose answer is out."""
-        try:
-            self._finished(event, record, link, private)
-        except Exception as error:  # anything: the answer is out; a redelivery would post nothing more
-            self.log.warning("run not reported", extra={"error": type(error).__name__})
+        a redelivery of a message whose answer is out. Each apart: one failing never costs the other."""
+        stored, metrics = self._stored(record), self.metrics
+        if metrics is not None:
+            self._apart("run metrics not emitted", lambda: metrics.ended(figures(stored, event.source)))
+        self._apart("runs channel line not posted", lambda: self._announce(event, record.run_id, stored, link, private))
 
-    def _finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
-        stored = self.runs.load_record(record.run_id, feedback=False) or record.to_dict()  # all its invocations
-        if self.metrics is not None:
-            self.metrics.ended(figures(stored, event.source))
+    def _stored(self, record: RunRecord) -> dict[str, Any]:
+        """The whole run (all its invocations), or this invocation's record when the store cannot say."""
+        try:
+            return self.runs.load_record(record.run_id, feedback=False) or record.to_dict()
+        except Exception as error:  # the store unreadable: this invocation's figures are still worth reporting
+            self.log.warning("run record not read for its reports", extra={"error": type(error).__name__})
+            return record.to_dict()
+
+    def _apart(self, what: str, report: Callable[[], object]) -> None:
+        try:
+            report()
+        except Exception as error:  # anything: the answer is out; a redelivery would post nothing more
+            self.log.warning(what, extra={"error": type(error).__name__})
+
+    def _announce(
+        self, event: TriggerEvent, run_id: str, stored: Mapping[str, Any], link: str | None, private: bool
+    ) -> None:
         slack = self.replies().slack
         if not self.config.runs_channel or slack is None:
             return
@@ -77,13 +92,20 @@ class Reports:
         except ReplyError as error:
             self.log.warning("runs channel line not posted", extra={"reason": str(error)})
             return
-        self.runs.save_announced(record.run_id, {"channel": self.config.runs_channel, "ts": ts, "text": text})
+        self.runs.save_announced(run_id, {"channel": self.config.runs_channel, "ts": ts, "text": text})
 
     def rated(self, run_id: str, verdict: str) -> None:
-        """A rating counted in the metrics; the run's line gets its ratings (good/bad counts), edited in place."""
-        event = self.runs.load_event(run_id)
+        """A rating counted in the metrics; the run's line gets its ratings (good/bad counts), edited in place. Each
+        apart, as when the run ended."""
+        self._apart("rating not counted", lambda: self._count_rating(run_id, verdict))
+        self._apart("runs channel line not rated", lambda: self._rate_line(run_id))
+
+    def _count_rating(self, run_id: str, verdict: str) -> None:
+        event = self.runs.load_event(run_id) if self.metrics is not None else None
         if self.metrics is not None and event is not None:
             self.metrics.rated(str(event.get("workflow")), verdict)
+
+    def _rate_line(self, run_id: str) -> None:
         slack, where = self.replies().slack, self.runs.announced(run_id)
         if slack is None or where is None:
             return
@@ -133,5 +155,5 @@ def _duration(record: Mapping[str, Any]) -> str:
 
 
 def _safe(text: str) -> str:
-    """Names in Slack's mrkdwn: no markup of their own (a workflow or event name cannot ping a channel)."""
-    return text[:80].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("*", "")
+    """Names in Slack's mrkdwn: redacted, cut, inert, no markup of their own (a name cannot ping a channel)."""
+    return inert.mrkdwn(scrub(text)[:80])

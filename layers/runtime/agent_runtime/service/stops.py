@@ -68,7 +68,10 @@ class Stops:
         if not self.runs.request_stop(message.run_id, request.to_dict()):
             return Outcome.DUPLICATE
         self.log.info("stop requested", extra={"via": message.via})
-        if self.queue is not None:
+        # A tick's run first works outside its thread's message group (Scheduler's group is the schedule's): a
+        # continuation would run beside it, so it is woken only when it waits or is suspended.
+        elsewhere = event.source == "schedule" and self.threads.active(event.thread_id) != message.run_id
+        if self.queue is not None and not elsewhere:
             wake_to_end(self.queue, message.run_id, event.thread_id)
         return Outcome.STOPPED
 

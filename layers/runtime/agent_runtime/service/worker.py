@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger, Metrics
 
 from .. import telemetry
 from ..chat.channels import Channel, Replies, SlackChannel
+from ..chat.exceptions import ReplyError
 from ..chat.surface import channel_for
 from ..config import RuntimeConfig
 from ..continuation import ContinuationHook, count_continuation
@@ -26,6 +27,7 @@ from ..events import Failed, now_iso
 from ..hooks import Hook
 from ..models import Model
 from ..record import RunRecord, RunState, RunStatus
+from ..redaction import scrub
 from ..runtime import Services, build_agent, deployed
 from ..sandbox import SandboxClient
 from ..sandbox.outputs import code_files
@@ -212,25 +214,14 @@ class Worker:
         return Outcome.DEFERRED
 
     def _run(self, event: TriggerEvent, run_id: str, *, continuation: bool, deadline: Deadline) -> Outcome:
-        event, workflow = resolved(event, self.replies), self._workflow(event)  # a reaction: the message it marks
-        files = StoreFileStore(self.store, thread_partition(event.thread_id))
-        channel = channel_for(event, self.replies, self.runs, run_id)
-        checkpoint = self.runs.load_checkpoint(run_id)
-        message: str | None = None
-        state: RunState | None
-        if checkpoint is not None:
-            state = checkpoint[0]
-            if continuation:
-                count_continuation(state.context)
-        else:
-            state = self._fresh_state(event, run_id, files)
-            message = message_for(event, channel, files, self.max_attachment_bytes, first=state is None)
-            if state is None:  # the thread's first message names it (where a surface names conversations)
-                channel.title(event.text)
-        grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
-        if checkpoint is None:
-            self.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
-        channel.begin()
+        workflow, files = self._workflow(event), StoreFileStore(self.store, thread_partition(event.thread_id))
+        try:  # Slack or JIRA unreachable, or a method refused, before the run began: a failed run that says why
+            event, channel, state, message, grant = self._prepare(event, workflow, run_id, files, continuation)
+        except ReplyError as error:
+            if self.runs.load_checkpoint(run_id) is not None:  # a run under way keeps its work: redelivered later
+                raise
+            channel = channel_for(event, self.replies, self.runs, run_id)
+            return self._not_started(event, channel, workflow, run_id, workflow.model.name, error, files)
         hooks: list[Hook] = [ProgressHook(channel.progress, workflow=workflow.name, interval=self.progress_interval)]
         if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
             hooks.append(AnswerStreamHook(channel.stream))
@@ -273,6 +264,31 @@ class Worker:
         self.desk.release(event.thread_id, self.queue)  # messages that waited behind an approval
         return outcome
 
+    def _prepare(
+        self, event: TriggerEvent, workflow: Workflow, run_id: str, files: StoreFileStore, continuation: bool
+    ) -> tuple[TriggerEvent, Channel, RunState | None, str | None, float]:
+        """What the run starts from: the event (a reaction's: the message it marks), its channel with the working
+        message posted, the state, the message the model reads (None: a checkpoint goes on), the dollars granted."""
+        event = resolved(event, self.replies)
+        channel = channel_for(event, self.replies, self.runs, run_id)
+        checkpoint = self.runs.load_checkpoint(run_id)
+        message: str | None = None
+        state: RunState | None
+        if checkpoint is not None:
+            state = checkpoint[0]
+            if continuation:
+                count_continuation(state.context)
+        else:
+            state = self._fresh_state(event, run_id, files)
+            message = message_for(event, channel, files, self.max_attachment_bytes, first=state is None)
+            if state is None:  # the thread's first message names it (where a surface names conversations)
+                channel.title(event.text)
+        grant = granted(event, workflow, channel, run_id, self.threads, self.log) if checkpoint is None else 0.0
+        if checkpoint is None:
+            self.threads.mark_latest(event.thread_id, run_id)  # what "stop" written in the thread stops
+        channel.begin()
+        return event, channel, state, message, grant
+
     def _not_started(
         self,
         event: TriggerEvent,
@@ -285,14 +301,18 @@ class Worker:
     ) -> Outcome:
         """A run that could not be built still ends in an answer (the apology), a record saying why, and a thread
         free for its next message: never "working" forever, never a message redelivered to the dead-letter queue."""
-        self.log.warning("the run could not start", extra={"error": type(error).__name__})
         record = RunRecord(run_id, workflow.name, model, status=RunStatus.FAILED)
-        record.stop_reason = f"the run could not start: {type(error).__name__}: {error}"[:1_000]
+        record.stop_reason = scrub(f"the run could not start: {type(error).__name__}: {error}")[:1_000]
         record.event(Failed(error=type(error).__name__))
         record.ended_at = now_iso()
         self.runs.save_record(record, thread_id=event.thread_id)
         self.threads.mark_active(event.thread_id, None)
-        outcome = self._finish(event, channel, workflow, record, files)
+        try:
+            outcome = self._finish(event, channel, workflow, record, files)  # its one log line says why
+        except (ReplyError, OSError) as unsaid:  # where the run failed, its apology fails too: the record says why
+            said = {"status": str(record.status), "reason": record.stop_reason, "apology": str(unsaid)}
+            self.log.warning("run did not complete", extra=said)
+            outcome = Outcome.FAILED
         self.desk.release(event.thread_id, self.queue)
         return outcome
 

@@ -81,8 +81,12 @@ class AwsStore(Store):
             return None
         if "blob" in raw:
             body = self._call(self.s3.get_object, Bucket=self.bucket, Key=raw["blob"]["S"])["Body"].read()
-            return Item(json.loads(body), int(raw["version"]["N"]))
-        return Item(json.loads(raw["data"]["S"]), int(raw["version"]["N"]))
+        else:
+            body = raw["data"]["S"]
+        data = _document(body)
+        if data is None:
+            raise StoreError(f"cannot read item {name!r} of {partition!r}: not a JSON object")
+        return Item(data, int(raw["version"]["N"]))
 
     def put_item(
         self, partition: str, name: str, data: dict[str, Any], *, expected_version: int | None, ttl: int | None = None
@@ -151,3 +155,12 @@ class AwsStore(Store):
             return method(**kwargs)
         except ClientError as error:
             raise StoreError(f"{method.__name__}: {error}") from error
+
+
+def _document(body: str | bytes) -> dict[str, Any] | None:
+    """An item's JSON object; None when it is not one (written by hand, cut short)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

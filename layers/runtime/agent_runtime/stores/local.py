@@ -69,7 +69,12 @@ class LocalStore(Store):
             return None
         except (OSError, ValueError) as error:
             raise StoreError(f"cannot read item {name!r} of {partition!r}: {error}") from None
-        if stored.get("expires_at") and stored["expires_at"] < time.time():
+        if not (
+            isinstance(stored, dict) and isinstance(stored.get("data"), dict) and type(stored.get("version")) is int
+        ):
+            raise StoreError(f"cannot read item {name!r} of {partition!r}: not an item the store wrote")
+        expires = stored.get("expires_at")
+        if isinstance(expires, int | float) and expires and expires < time.time():
             return None
         return Item(stored["data"], stored["version"])
 

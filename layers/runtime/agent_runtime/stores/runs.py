@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ConfigError
 from ..messages import find_orphans
 from ..record import RunRecord, RunState, merged_invocations
+from ..redaction import scrubbed
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
 
@@ -142,7 +144,7 @@ class RunStore:
     def save_record(self, record: RunRecord, *, thread_id: str | None = None) -> None:
         """Saved once per invocation; a run's later invocation (after the deadline, an approval) adds to what the
         earlier ones saved, so the record is the whole run's: every call, event and approval, its usage summed."""
-        data = record.to_dict()
+        data = scrubbed(record.to_dict())  # no secret this process used: a script's error, a tool's words
         earlier = self._get(record.run_id, RECORD)
         if earlier is not None and earlier.get("started_at") != data["started_at"]:
             data = merged_invocations(earlier, data)
@@ -168,12 +170,7 @@ class RunStore:
         if thread_id or status:  # the narrower index: a thread's runs, else the runs that ever had the status
             partition += f"#thread#{thread_id}" if thread_id else f"#status#{status}"
         rows: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        for name in reversed(self.store.list_items(partition)):
-            run_id = name.split("#", 1)[1]
-            if run_id in seen:
-                continue
-            seen.add(run_id)
+        for run_id, name in self._newest(partition):
             row = self._latest(partition, name, run_id, filtered=bool(status))
             if row is None or (thread_id and row.get("thread_id") != thread_id) or (status and row["status"] != status):
                 continue
@@ -181,6 +178,21 @@ class RunStore:
             if len(rows) >= limit:
                 break
         return rows
+
+    def started(self) -> Iterator[tuple[str, str]]:
+        """Every run of the index, newest first, once each: its id and when its latest invocation started (as the
+        index names it, unparsed). Names only — the whole listing, which S3 + DynamoDB reads page by page — so no
+        row is read and no run is left out: ``runs stats`` reads a period this way, down to its first run."""
+        for run_id, name in self._newest(RUNS_INDEX):
+            yield run_id, name.split("#", 1)[0]
+
+    def _newest(self, partition: str) -> Iterator[tuple[str, str]]:
+        seen: set[str] = set()
+        for name in reversed(self.store.list_items(partition)):
+            run_id = name.split("#", 1)[-1]
+            if run_id not in seen:
+                seen.add(run_id)
+                yield run_id, name
 
     def _latest(self, partition: str, name: str, run_id: str, *, filtered: bool) -> dict[str, Any] | None:
         """The run's row; with a status filter, its latest one (a run suspended, then completed, is listed once,

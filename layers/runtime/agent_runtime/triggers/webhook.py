@@ -6,6 +6,7 @@ Nothing here runs the agent. Every refusal says why in the log and in a short JS
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 import json
 import secrets as token_source
@@ -28,7 +29,7 @@ from ..stores.opening import open_store
 from ..stores.runs import RUN_ID, check_thread_id
 from ..workflows import Workflow
 from ..workflows.triggers import Routed
-from . import jira, signed, slack
+from . import fields, jira, signed, slack
 from .config import TriggerConfig, all_workflows
 from .event import Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
@@ -99,7 +100,9 @@ class _Routes:
     clock: Callable[[], float]
     store: Callable[[], Store] | None = None
 
-    def guarded(self, handler: Callable[[], TriggerEvent | PaneEvent | Ignored | Challenge]) -> Response[str]:
+    def guarded(
+        self, handler: Callable[[], TriggerEvent | signed.Delivery | PaneEvent | Ignored | Challenge]
+    ) -> Response[str]:
         try:
             return self.accept(handler())
         except RejectedRequest as error:
@@ -109,7 +112,9 @@ class _Routes:
         self.log.warning("rejected", extra={"status": error.status, "reason": error.reason})
         return _json(error.status, {"error": error.reason})
 
-    def accept(self, result: TriggerEvent | PaneEvent | Ignored | Challenge) -> Response[str]:
+    def accept(self, result: TriggerEvent | signed.Delivery | PaneEvent | Ignored | Challenge) -> Response[str]:
+        signed_key = result.signed_key if isinstance(result, signed.Delivery) else None
+        result = result.event if isinstance(result, signed.Delivery) else result
         if isinstance(result, Challenge):
             return Response(200, "text/plain", result.challenge)
         if isinstance(result, PaneEvent):
@@ -131,17 +136,18 @@ class _Routes:
         with telemetry.span(
             f"receive {event.source}", {"agent_runtime.workflow": name, "agent_runtime.kind": event.kind}
         ):
-            status = _send(self.enqueue, event)
+            status = _send(self.enqueue, event, signed_key)
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
-    def signed(self, raw: dict[str, Any], name: str) -> TriggerEvent | Ignored:
+    def signed(self, raw: dict[str, Any], name: str) -> signed.Delivery | Ignored:
         """A signed delivery for the workflow named in the route (``triggers.webhook``)."""
         workflow = next((w for w in self.workflows if w.name == name and w.triggers.webhook is not None), None)
         if workflow is None or workflow.triggers.webhook is None:
             raise RejectedRequest(404, "no workflow takes webhooks at this route")
-        secret = self.config.secret(workflow.triggers.webhook.secret)
-        result = signed.parse(raw.get("headers") or {}, _raw_body(raw), workflow, secret, self.clock())
+        key = workflow.triggers.webhook.secret
+        result = signed.parse(raw.get("headers") or {}, _raw_body(raw), workflow, self.config.secret(key),
+                              self.clock(), unset=_secret_source(self.config, key))  # fmt: skip
         if not isinstance(result, signed.Handshake):
             return result
         if self.store is None:
@@ -154,8 +160,7 @@ class _Routes:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
         try:
             caller = _api_caller(raw, self.config)
-            if not RUN_ID.fullmatch(run_id):  # whole: it goes to the queue
-                raise RejectedRequest(400, "not a run id")
+            fields.token(run_id, "the run id", RUN_ID, status=400)  # whole: it goes to the queue
         except RejectedRequest as error:
             return self.refused(error)
         message = StopMessage(run_id, f"api:{caller}", "api").body()
@@ -225,13 +230,15 @@ def _jira(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEven
     return jira.parse(body, bot_account_id=config.jira_bot_account_id, now=now)
 
 
-def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent) -> str:
+def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent, signed_key: str | None = None) -> str:
+    """``signed_key``: what the sender signed, when the event's own key is not (a second record: either one
+    already there makes the delivery a duplicate)."""
     nonce = token_source.token_hex(8)
     carrier: dict[str, str] = {}
     telemetry.inject(carrier)  # the run's trace continues the webhook's (one trace per Slack event)
     try:
         message = {"dedup_key": event.dedup_key, "nonce": nonce, "event": event.to_dict(), "trace": carrier}
-        result = enqueue(message=message)
+        result = enqueue(message, signed_key)
     except IdempotencyAlreadyInProgressError:
         return "duplicate"  # the same event is being enqueued by a concurrent delivery
     return "queued" if result.get("nonce") == nonce else "duplicate"
@@ -253,7 +260,20 @@ def _idempotent_enqueue(
         message_id = queue.send(body, group=event.thread_id, dedup=message["dedup_key"])
         return {"nonce": message["nonce"], "message_id": message_id}
 
-    return enqueue, config
+    # A delivery keyed twice (by what was signed, then by its own id) is this record around that one. Powertools
+    # configures a persistence layer once, for one function: the outer record needs a layer of its own.
+    @idempotent_function(  # type: ignore[untyped-decorator]
+        data_keyword_argument="message", persistence_store=copy.copy(persistence), config=config
+    )
+    def enqueue_signed(message: dict[str, Any]) -> dict[str, Any]:
+        return enqueue(message=message["delivery"])  # type: ignore[no-any-return]
+
+    def send(message: dict[str, Any], signed_key: str | None) -> dict[str, Any]:
+        if signed_key is None:
+            return enqueue(message=message)  # type: ignore[no-any-return]
+        return enqueue_signed(message={"dedup_key": signed_key, "delivery": message})  # type: ignore[no-any-return]
+
+    return send, config
 
 
 def _api_caller(raw: dict[str, Any], config: TriggerConfig) -> str:
@@ -262,7 +282,8 @@ def _api_caller(raw: dict[str, Any], config: TriggerConfig) -> str:
     key = config.secret("api_key")
     iam = ((raw.get("requestContext") or {}).get("authorizer") or {}).get("iam")
     if key:
-        if not token_source.compare_digest(headers.get("authorization", ""), f"Bearer {key}"):
+        given = fields.text(headers.get("authorization"), "Authorization (Bearer and the API key)")
+        if not fields.same(given, f"Bearer {key}"):
             raise RejectedRequest(401, "missing or wrong API key (Authorization: Bearer ...)")
     elif not iam:
         raise RejectedRequest(401, "the /runs route needs IAM authorization or an API key")
@@ -306,7 +327,17 @@ def _raw_body(raw: dict[str, Any]) -> bytes:
             return base64.b64decode(body, validate=True)
         except ValueError:
             raise RejectedRequest(400, "the body is not valid base64") from None
-    return body.encode("utf-8")
+    try:
+        return body.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an escape in the event's JSON): no sender signed that
+        raise RejectedRequest(400, "the body is not UTF-8") from None
+
+
+def _secret_source(config: TriggerConfig, key: str) -> str:
+    """Where a secret is read where this runs: the integrations secret's key on AWS, the environment locally."""
+    if config.secrets_name:
+        return f"the integrations secret's key {key!r}"
+    return f"{key.upper()} in the environment (the integrations secret's key {key!r} when deployed)"
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:

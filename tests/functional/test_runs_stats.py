@@ -1,0 +1,118 @@
+"""`runs stats` under real data: every run of the period however many (was: the first 1,000, reported as if all),
+a damaged record skipped and counted (was: the whole report lost), and any --since either a report or one line
+with exit 2 (was: an OverflowError traceback for 1000000d)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from agent_runtime.cli import main
+from agent_runtime.errors import ConfigError
+from agent_runtime.stats import since
+from agent_runtime.stores import LocalStore
+from agent_runtime.stores.runs import RECORD, RUNS_INDEX, run_partition
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.functional.test_cli import run_cli
+
+RUNS = 3_000
+NOW = datetime.now(UTC)
+
+
+def write(store: LocalStore, partition: str, name: str, data: object) -> None:
+    """An item in the local store's own layout, written straight: 3,000 runs in about a second, not ten."""
+    path = store._item(partition, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"data": data, "version": 1, "expires_at": None}))
+
+
+def stored_runs(root: Path) -> LocalStore:
+    """3,000 runs of the last 3,000 minutes at $0.001 each, two of them damaged, and one from a month ago."""
+    store = LocalStore(root)
+    for number in range(RUNS + 1):
+        run_id = f"run-{number:05d}"
+        started = (NOW - timedelta(minutes=number + 1 if number < RUNS else 60 * 24 * 30)).isoformat()
+        record = {"run_id": run_id, "workflow": "ops", "status": "completed", "cost_usd": 0.001,
+                  "usage": {"prompt_tokens": 10, "total_tokens": 12}, "started_at": started}  # fmt: skip
+        write(store, run_partition(run_id), RECORD, record)
+        write(store, RUNS_INDEX, f"{started}#{run_id}", {"run_id": run_id, "started_at": started})
+    store._item(run_partition("run-00100"), RECORD).write_text("{cut sh")  # damaged on disk
+    write(store, run_partition("run-02000"), RECORD, {"workflow": "ops", "usage": [1, 2], "status": "completed"})
+    return store
+
+
+def stats(*args: str) -> tuple[int, str, str]:
+    """The command in process (3,000 runs read in a second or two, without a process's start on top)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["runs", "stats", *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_every_run_of_the_period_is_counted_and_the_unreadable_ones_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored_runs(tmp_path / "state")
+    monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
+    code, out, err = stats("--since", "7d", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["runs"], report["unreadable"], report["limited_to"]) == (RUNS - 2, 2, None)
+    [group] = report["groups"]
+    assert group["cost_usd"] == pytest.approx(0.001 * (RUNS - 2))
+    code, out, err = stats("--since", "7d", "--limit", "1000")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("1000 run(s) since") and "only the newest 1000 (--limit): the period has more" in lines
+    assert "1 run(s) could not be read (their records are damaged or gone): not counted" in lines  # run-00100
+
+
+def spans() -> st.SearchStrategy[str]:
+    digits = st.one_of(st.integers(0, 10**20).map(str), st.integers(13, 6_000).map(lambda n: "7" * n))
+    zone = st.timedeltas(min_value=-timedelta(hours=23, minutes=59), max_value=timedelta(hours=23, minutes=59))
+    moments = st.builds(lambda at, offset: at.replace(tzinfo=timezone(offset)).isoformat(), st.datetimes(), zone)
+    return st.one_of(
+        st.tuples(digits, st.sampled_from("mhdw")).map("".join),
+        moments,
+        st.dates().map(str),
+        st.text(max_size=40),
+        st.sampled_from(
+            ["1000000d", "99999999999999999999999999w", "0d", "٣d", "2099-01-01", "0001-01-01T00:00+05:00"]
+        ),
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=spans())
+def test_any_since_is_a_start_in_the_past_or_a_clear_refusal(text: str) -> None:
+    try:
+        start = since(text, NOW)
+    except ConfigError as error:
+        assert "\n" not in str(error) and str(error).startswith("--since ")
+    else:
+        assert start <= NOW and start.tzinfo is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=spans())
+def test_runs_stats_answers_any_since_in_one_line_or_a_report(text: str) -> None:
+    """In process (AGENT_STATE_DIR: this test's, empty), so 40 values take a second, not a minute."""
+    code, out, err = stats(f"--since={text}")
+    if code == 0:
+        assert out.startswith("0 run(s) since ") and err == ""
+    else:
+        assert code == 2 and out == ""
+        assert err.startswith("agent-runtime: error: --since ") and err.count("\n") == 1
+
+
+def test_an_impossible_period_is_one_line_from_the_command(tmp_path: Path) -> None:
+    """The real command, in its own process: exit 2 and one line, never a traceback (was: OverflowError)."""
+    shown = run_cli("runs", "stats", "--since", "1000000d", env={"AGENT_STATE_DIR": str(tmp_path)})
+    assert shown.returncode == 2 and shown.stdout == "" and "Traceback" not in shown.stderr
+    assert shown.stderr.startswith("agent-runtime: error: --since ") and shown.stderr.count("\n") == 1
