@@ -209,34 +209,40 @@ class ScriptAgent(Agent):
         return raw, digest
 
     def call_step(self, run: Run, keys: tuple[str, str], name: str, tool: str, raw: str) -> Entry:
-        """In the run's thread: the call's journalled entry, or a new call made, checkpointed and journalled."""
+        """In the run's thread: the call's entry (made before, or now)."""
+        return self._made(run, keys, name, partial(self._call, run, keys[0], name, tool, raw))
+
+    def ask_step(self, run: Run, keys: tuple[str, str], name: str, prompt: str, schema: Any) -> Entry:
+        """In the run's thread: the ask's entry (made before, or now)."""
+
+        def ask(journal: Journal) -> Entry:
+            entry = journal.steps[keys[0]] = self.answer(run, name, prompt, schema)
+            return entry
+
+        return self._made(run, keys, name, ask)
+
+    def _made(self, run: Run, keys: tuple[str, str], name: str, make: Callable[[Journal], Entry]) -> Entry:
+        """A step made before in this run gives what it gave; a new one is made (not after a stop or the deadline),
+        journalled, and checkpointed."""
         journal = Journal.of(run)
         found = journal.find(*keys)
         if found is not None:
             return found
         self._before(run, name)
-        call = ToolCall(call_id_for(run.state, keys[0]), tool, raw)
-        journal.started(call.id, keys[0], name)
+        entry = make(journal)
+        self.hooks.after_step(run)
+        return entry
+
+    def _call(self, run: Run, key: str, name: str, tool: str, raw: str, journal: Journal) -> Entry:
+        call = ToolCall(call_id_for(run.state, key), tool, raw)
+        journal.started(call.id, key, name)
         run.state.messages.append(msgs.assistant(None, [call.to_dict()]))
         remember_ids(run.state, [call])
         run.state.turn += 1
         result = self.calls.run(run, [call])
         if not isinstance(result, RanTools):
-            raise _Ended(result)
-        entry = journal.finished(call.id, partial(settled, run, call, result))
-        self.hooks.after_step(run)  # checkpointed after each step
-        return entry
-
-    def ask_step(self, run: Run, keys: tuple[str, str], name: str, prompt: str, schema: Any) -> Entry:
-        """In the run's thread: the ask's journalled entry, or a model's answer asked, journalled, checkpointed."""
-        journal = Journal.of(run)
-        found = journal.find(*keys)
-        if found is not None:
-            return found
-        self._before(run, name)
-        entry = journal.steps[keys[0]] = self.answer(run, name, prompt, schema)
-        self.hooks.after_step(run)
-        return entry
+            raise _Ended(result)  # it waits for a person, or a limit or the deadline came first
+        return journal.finished(call.id, partial(settled, run, call, result))
 
     def _before(self, run: Run, name: str) -> None:
         """A new step may start: not after a stop or the deadline."""
