@@ -180,7 +180,8 @@ class ScriptAgent(Agent):
             if (asked := run.context.stop()) is not None:  # while it computed, or as it returned
                 return stopped(run, asked)
             if isinstance(item, Returned):
-                text = item.value if isinstance(item.value, str) else json.dumps(item.value, ensure_ascii=False)
+                value = item.value
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
                 text = scrub(text)  # goes to people
                 run.state.messages.append(msgs.assistant(text))
                 return Final(text)
