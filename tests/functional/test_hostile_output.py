@@ -38,6 +38,8 @@ def leaky(run):
     pad = run.message.rsplit(" ", 2)[-2]
     raise RuntimeError(pad * max(0, at - {prefix}) + os.environ["BILLING_TOKEN"] + " was refused by billing")
 """
+RAISES = next(n for n, line in enumerate(SCRIPT.splitlines(), 1) if "raise RuntimeError" in line)
+WHERE = f"(at leaky.py:{RAISES} in leaky)"  # where the script raised, after its words
 FLOW = """\
 name: design-review
 description: Reviews designs.
@@ -99,7 +101,7 @@ def test_a_scripts_error_quoting_a_secret_leaves_no_part_of_it_anywhere(
         ran.append((at, run_id))
         stored = [p.read_text("utf-8", "replace") for p in (leaky_flow / "state").rglob("*") if p.is_file()]
         record = s.worker.process.runs.load_record(run_id) or {}
-        reason = f"the script failed: RuntimeError: {pad * (at - PREFIX)}*** was refused by billing"[:1_000]
+        reason = f"the script failed: RuntimeError: {pad * (at - PREFIX)}*** was refused by billing {WHERE}"[:1_000]
         assert record["stop_reason"] == reason  # redacted whole, then cut
         logged = [line for line in printed.splitlines() if '"run did not complete"' in line]
         assert logged and json.loads(logged[-1])["reason"] == reason  # the extra field

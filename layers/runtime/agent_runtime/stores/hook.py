@@ -34,7 +34,9 @@ class JournalEntry(TypedDict):
     is_error: NotRequired[bool]
 
 
-JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)  # mutating calls by call id
+# Mutating calls by call id, for the thread's life: ids are never given to two calls of a thread (turns.py mints
+# them past every key here), so an entry answers only its own call, in this turn or a later one resuming it.
+JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)
 VERSION: Slot[int | None] = Slot("checkpoint_version", lambda: None, owner=__name__)  # of the last checkpoint
 REUSED = "not run: this {tool} call reuses the id of another call already made in this run; call it again."
 UNKNOWN = (
