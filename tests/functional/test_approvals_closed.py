@@ -49,7 +49,7 @@ def test_a_click_on_an_expired_request_after_the_run_answered_is_told_why(system
     s.post("/slack/events", *slack_request(mention("Ev2", "restart cache", "1763800002.0")))
     assert s.deliver() == ["awaiting_approval"]
     value, _ = approval_value(s)
-    s.worker.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1
+    s.worker.process.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1
     click(s, value, "U0DANA")
     assert s.deliver() == ["answered"]
     click(s, value, "U0LEE")  # after the answer
