@@ -42,7 +42,9 @@ def test_help_is_complete() -> None:
     for flag in ("--message", "--file", "--thread", "--json", "--quiet", "--out-dir", "exit codes"):
         assert flag in run_help
     assert "validate" in run_cli("workflows", "--help").stdout
-    assert "one line per problem" in run_cli("workflows", "validate", "--help").stdout
+    assert "every problem in one pass, one line each" in run_cli("workflows", "validate", "--help").stdout.replace(
+        "\n", " "
+    )
 
 
 def test_demo_model_reviews_the_attached_documents() -> None:
