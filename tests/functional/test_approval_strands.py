@@ -58,7 +58,7 @@ def test_a_release_cut_short_is_done_again_by_the_redelivery(system, scripted, o
     queue.send = original
     assert len(s.worker.process.threads.deferred(THREAD)) == 1
     assert s.worker.handle(decision, deadline=Deadline.after(600)) == "duplicate"  # answered, and released
-    assert s.worker.process.threads.deferred(THREAD) == []
+    assert s.worker.process.threads.deferred(THREAD) == ()
     assert s.deliver() == ["answered"]  # the message that waited is answered
     assert "and is it up?" in json.dumps(server.requests[-1].messages)
 

@@ -10,11 +10,14 @@ an extra field that redaction never saw."""
 from __future__ import annotations
 
 import json
+import logging
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_lambda_powertools import Logger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,6 +87,9 @@ def test_a_scripts_error_quoting_a_secret_leaves_no_part_of_it_anywhere(
 ) -> None:
     s = system(scripted(), local_store=True, secrets={"RUN_PAGE_KEY": KEY, "BILLING_TOKEN": SECRET},
                settings={"api_url": API, "runs_channel": "C0RUNS"})  # fmt: skip
+    # A logger of its own, writing to the stdout capsys reads (the worker's shared one keeps the stream of the test
+    # that first made it); the process's services are read when a message is handled, so this one is used.
+    s.worker.process.log = Logger(service="hostile-output", logger_handler=logging.StreamHandler(sys.stdout))
     ran: list[tuple[int, str]] = []
 
     @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -122,8 +122,8 @@ def test_a_scheduled_runs_working_message_has_a_stop_its_approvers_can_press(sys
                                   MessageDeduplicationId="t1")  # fmt: skip
     assert s.deliver() == ["stopped"]  # and no continuation beside it (the tick's group is not its thread's)
     [summary] = RunStore(s.store).list_runs(limit=5)
-    event = RunStore(s.store).load_event(summary["run_id"]) or {}
-    assert seen["value"] == f"{summary['run_id']}|{event['thread_id']}"
+    event = RunStore(s.store).load_event(summary["run_id"])
+    assert event is not None and seen["value"] == f"{summary['run_id']}|{event.thread_id}"
     assert seen["clicks"] == [200, 200] and sorted(seen["outcomes"]) == ["refused", "stopped"]
     assert summary["status"] == "stopped"
     told = s.apis.named("chat.postEphemeral")

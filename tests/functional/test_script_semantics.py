@@ -22,7 +22,7 @@ from agent_runtime import Deadline, RunStatus, Services
 from agent_runtime.approvals import ApprovalRequest, Decision
 from agent_runtime.models import OpenAIChatModel
 from agent_runtime.runtime import build_agent
-from agent_runtime.stopping import StopCheck
+from agent_runtime.stopping import StopCheck, StopRequest
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.stores.hook import new_turn
 from agent_runtime.testing import Paced, ScriptedRequest, ScriptedServer, call, reply
@@ -159,10 +159,11 @@ def asks_a_story(run):
 
 
 def stops_itself(run):
+    from agent_runtime.stopping import StopRequest
     from agent_runtime.stores import LocalStore, RunStore
 
     runs = RunStore(LocalStore(Path(os.environ["AGENT_STATE_DIR"])))
-    runs.request_stop(os.environ["OPS_RUN"], {"by": "cli:dana", "at": time.time(), "via": "cli"})
+    runs.request_stop(os.environ["OPS_RUN"], StopRequest("cli:dana", time.time(), "cli"))
     return "all done"
 
 
@@ -342,7 +343,7 @@ def test_a_stop_closes_an_ask_in_flight(ops: Ops) -> None:
     run_id = f"run-{uuid.uuid4().hex[:16]}"
 
     def stop_while_streaming(request: ScriptedRequest) -> Paced:
-        runs.request_stop(run_id, {"by": "U0DANA", "at": time.time(), "via": "slack"})
+        runs.request_stop(run_id, StopRequest("U0DANA", time.time(), "slack"))
         return Paced(reply("Once upon a time. " * 400), interval=0.05)  # ~20 s unless closed
 
     with ScriptedServer([stop_while_streaming]) as server:

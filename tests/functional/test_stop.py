@@ -63,7 +63,7 @@ def test_a_stop_click_during_a_streamed_run_ends_it_within_one_step(system, scri
     assert next(e for e in record["events"] if e["type"] == "stopped")["by"] == "U0DANA"
     assert LONG not in streamed_text(s)  # the streaming call was closed part way
     assert ":octagonal_sign: Stopped by <@U0DANA>." in streamed_text(s)  # said in the thread, for all to see
-    thread = str(runs.load_event(summary["run_id"])["thread_id"])
+    thread = runs.load_event(summary["run_id"]).thread_id
     assert threads.active(thread) is None  # the thread is free
     state, _ = threads.load(thread)
     assert state is not None and any("3 jobs in flight" in str(m.get("content")) for m in state.messages)
@@ -121,7 +121,7 @@ def test_the_api_stops_a_run_that_waits_for_an_approval_and_the_call_never_runs(
     record = RunStore(s.store).load_record(run_id) or {}
     assert record["status"] == "stopped" and "api:api-key" in record["stop_reason"]
     assert not log.exists()  # the restart waiting for approval never ran
-    state, _ = ThreadStore(s.store).load(str(RunStore(s.store).load_event(run_id)["thread_id"]))
+    state, _ = ThreadStore(s.store).load(RunStore(s.store).load_event(run_id).thread_id)
     results = [m for m in state.messages if m["role"] == "tool"] if state else []
     assert [r["content"] for r in results] == ["Not run: the run was stopped by api:api-key before this call."]
 
@@ -141,7 +141,7 @@ def test_runs_stop_asks_a_stored_run_and_refuses_one_that_ended(tmp_path: Path) 
     assert waits.returncode == 0 and "nothing is listening (suspended): it ends when it is resumed" in waits.stdout
     asked = run_cli("runs", "stop", "run-working", env=env)
     assert asked.returncode == 0 and "ends at its next step" in asked.stdout
-    assert (runs.stop_request("run-working") or {})["via"] == "cli"
+    assert (stop := runs.stop_request("run-working")) is not None and stop.via == "cli"
     assert "already asked" in run_cli("runs", "stop", "run-working", env=env).stdout
     ended = run_cli("runs", "stop", "run-done", env=env)
     assert ended.returncode == 1 and "has ended (completed)" in ended.stderr

@@ -89,6 +89,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         sandbox: Any = None,
         secrets: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,  # RuntimeConfig's fields: api_url, runs_channel, ...
+        wrap: Callable[[Store], Store] = lambda store: store,  # the worker's store as the test sees it (a spy)
     ) -> System:
         apis_cm = fake_apis()
         apis, base = apis_cm.__enter__()
@@ -104,7 +105,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         )
         from agent_runtime.triggers.config import all_workflows
 
-        worker_store = LocalStore(tmp_path / "state") if local_store else store
+        worker_store = wrap(LocalStore(tmp_path / "state") if local_store else store)
         queue = SqsQueue(clients["sqs"], url, store=worker_store)
 
         webhook = create_app(

@@ -53,7 +53,7 @@ def test_a_live_process_is_not_gone_a_dead_or_reused_pid_is_and_another_host_can
 
 def test_ctrl_c_is_seen_at_once_and_kept() -> None:
     reads: list[int] = []
-    check = StopCheck(lambda: reads.append(1) or {"by": "U1", "at": 1.0, "via": "slack"}, interval=60.0)
+    check = StopCheck(lambda: reads.append(1) or StopRequest("U1", 1.0, "slack"), interval=60.0)
     check.ask(StopRequest("cli:dana", 2.0, "ctrl-c"))
     assert check() == StopRequest("cli:dana", 2.0, "ctrl-c") and reads == []
     assert check().reason() == "Stopped by Ctrl-C (cli:dana)."

@@ -92,7 +92,8 @@ def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, l
         raise StoreError(f"run {run_id}: no record")
     if workflow and record.get("workflow") != workflow:
         return None
-    trigger = str((runs.load_event(run_id) or {}).get("source") or "cli")
+    event = runs.load_event(run_id)
+    trigger = event.source if event is not None else "cli"
     return figures(record, trigger), list(record.get("feedback") or [])
 
 

@@ -275,7 +275,7 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
         print(f"run {args.run_id} was not running: its process (pid {process.pid}) is gone; closed it as stopped")
         return 0
     request = StopRequest(login(), time.time(), "cli")
-    if not runs.request_stop(args.run_id, request.to_dict()):
+    if not runs.request_stop(args.run_id, request):
         print(f"run {args.run_id} was already asked to stop")
         return 0
     print(f"asked run {args.run_id} to stop: {_when(runs, args.run_id, summary)}")
@@ -305,5 +305,5 @@ def _wake(runs: RunStore, run_id: str) -> bool:
     from ..service.stops import wake_to_end
     from ..triggers.queue import SqsQueue
 
-    wake_to_end(SqsQueue(boto3.client("sqs"), url), run_id, str(event.get("thread_id")))
+    wake_to_end(SqsQueue(boto3.client("sqs"), url), run_id, event.thread_id)
     return True

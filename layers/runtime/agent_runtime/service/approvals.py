@@ -21,6 +21,7 @@ from ..chat.exceptions import ReplyError
 from ..messages import pending_tool_calls
 from ..record import RunRecord
 from ..stores import RunStore, ThreadStore
+from ..stores.items import Decided
 from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.queued import DecisionMessage, ExpireMessage
 from .outcome import Outcome
@@ -47,10 +48,10 @@ class ChannelApprover:
 
     def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
         decided = self.runs.decision(request.run_id, request.call_id)
-        if decided is not None and decided["decision"] == CLOSED:  # its run had ended: nobody said yes
+        if decided is not None and decided.decision == CLOSED:  # its run had ended: nobody said yes
             return Decision.DENIED, "nobody: the request was closed when its run ended"
         if decided is not None:
-            return Decision(decided["decision"]), str(decided["by"])
+            return Decision(decided.decision), decided.by
         if self.runs.approval_asked(request.run_id, request.call_id) is None:
             try:
                 where = self.channel.ask_approval(request, self.thread_id)
@@ -83,8 +84,8 @@ def request_code(run_id: str, call_id: str) -> str:
     return ApprovalRequest(run_id, call_id, "", "", "", 0.0).code
 
 
-def decision_record(decision: str, user: str) -> dict[str, Any]:
-    return {"decision": decision, "by": user, "at": time.time()}
+def decision_record(decision: str, user: str) -> Decided:
+    return Decided(decision, user, time.time())
 
 
 def pending(context: Mapping[str, Any]) -> dict[str, ApprovalEntry]:
@@ -146,7 +147,7 @@ class ApprovalDesk:
         resume: Callable[[TriggerEvent, str], Outcome],
     ) -> Outcome | None:
         """A new message in a thread whose run waits for approval."""
-        owner = TriggerEvent.from_dict(self.runs.load_event(other) or event.to_dict())
+        owner = self.runs.load_event(other) or event
         said = jira_decision(event.text) if event.source == "jira" else None
         if said is not None:
             decision, code = said
@@ -189,8 +190,8 @@ class ApprovalDesk:
     def late(self, event: TriggerEvent, decision: DecisionMessage) -> Outcome:
         """A click on a request settled without it (expired, or closed when its run ended): the clicker is told
         why, privately; a second click on one decided by a person changes nothing, silently."""
-        decided = self.runs.decision(decision.run_id, decision.call_id) or {}
-        said = LATE_CLICK.get(str(decided.get("decision")))
+        decided = self.runs.decision(decision.run_id, decision.call_id)
+        said = LATE_CLICK.get(decided.decision) if decided is not None else None
         if said is not None:
             self.channel(event, decision.run_id).tell(decision.user, said)
         return Outcome.DUPLICATE
@@ -216,7 +217,7 @@ class ApprovalDesk:
         messages = self.threads.deferred(thread_id)
         for message in messages:
             digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:32]
-            queue.send(message, group=thread_id, dedup=f"{thread_id}:released:{digest}")
+            queue.send(dict(message), group=thread_id, dedup=f"{thread_id}:released:{digest}")
         self.threads.drop_deferred(thread_id, len(messages))
 
 

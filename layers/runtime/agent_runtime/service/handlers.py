@@ -12,12 +12,21 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .. import telemetry
+from ..chat.channels import Channel
+from ..chat.surface import channel_for
 from ..deadline import Deadline
 from ..triggers.event import TriggerEvent
 from ..triggers.exceptions import InvalidMessageError
 from ..triggers.queued import EventMessage, QueueMessage
+from .answer import Answers
+from .approvals import ApprovalDesk
+from .metrics import RunMetrics
 from .outcome import Outcome
+from .pane import Pane
 from .process import Process
+from .reports import Reports
+from .stops import Stops
+from .unit import Unit, UnitRuns, UnitThreads
 
 M = TypeVar("M", bound=QueueMessage)
 
@@ -25,12 +34,51 @@ M = TypeVar("M", bound=QueueMessage)
 @dataclass(frozen=True)
 class Delivery(Generic[M]):
     """One queue message as the worker took it: the message, its body as it came (a deferred message is sent
-    again as it was), the invocation's deadline, and the process's services."""
+    again as it was), the invocation's deadline, the process's services and the message's unit of work — what
+    the features it calls are made with."""
 
     process: Process
     message: M
     body: dict[str, Any]
     deadline: Deadline
+    unit: Unit
+
+    @property
+    def runs(self) -> UnitRuns:
+        return self.unit.runs
+
+    @property
+    def threads(self) -> UnitThreads:
+        return self.unit.threads
+
+    def channel(self, event: TriggerEvent, run_id: str) -> Channel:
+        return channel_for(event, self.process.replies, self.runs, run_id)
+
+    @property
+    def desk(self) -> ApprovalDesk:
+        return ApprovalDesk(self.runs, self.threads, self.channel, self.process.approvers, self.process.now)
+
+    @property
+    def answers(self) -> Answers:
+        process = self.process
+        return Answers(process.config, self.runs, process.log, process.max_attachment_bytes, clock=process.now)
+
+    @property
+    def pane(self) -> Pane:
+        return Pane(self.threads, self.process.replies, self.process.workflow, self.process.log)
+
+    @property
+    def reports(self) -> Reports:
+        """Pages, the runs channel, each run's metrics (EMF lines, beside the handler's counts)."""
+        p = self.process
+        emf = RunMetrics() if p.metrics is not None else None
+        return Reports(p.config, self.runs, p.secrets, lambda: p.replies, p.log, p.now, emf)
+
+    @property
+    def stops(self) -> Stops:
+        p = self.process
+        return Stops(self.runs, self.threads, approvers=p.approvers, channel=self.channel, queue=p.queue, log=p.log,
+                     clock=p.now)  # fmt: skip
 
     @property
     def trace_parent(self) -> Any:
@@ -46,15 +94,14 @@ class Delivery(Generic[M]):
     def run_event(self, run_id: str, *, click: bool = False) -> TriggerEvent | None:
         """The event that started ``run_id``. A click (a decision, a rating, a stop) on a run this stack never saw
         — a forged id, or items expired — is dropped (None); any other message for it is invalid."""
-        saved = self.process.runs.load_event(run_id)
+        saved = self.runs.load_event(run_id)
         if saved is None and click:
             self.process.log.warning("a click on a run this stack never saw: dropped")
             return None
         if saved is None:
             raise InvalidMessageError(f"a message for unknown run {run_id}")
-        event = TriggerEvent.from_dict(saved)
-        self.about(event, run_id)
-        return event
+        self.about(saved, run_id)
+        return saved
 
 
 Handler = Callable[[Delivery[Any]], Outcome]

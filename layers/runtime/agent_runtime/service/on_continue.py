@@ -14,6 +14,6 @@ def on_continue(delivery: Delivery[ContinueMessage]) -> Outcome:
     run_id = delivery.message.run_id
     event = delivery.run_event(run_id)
     assert event is not None  # not a click: an unknown run raises
-    if delivery.process.runs.reply_state(run_id) is not None:
+    if delivery.runs.reply_state(run_id) is not None:
         return turn.answered_already(delivery, event)
     return turn.run_turn(delivery, event, run_id, continuation=True)

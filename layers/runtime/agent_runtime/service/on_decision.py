@@ -15,8 +15,8 @@ def on_decision(delivery: Delivery[DecisionMessage]) -> Outcome:
     event = delivery.run_event(run_id, click=True)
     if event is None:
         return Outcome.IGNORED
-    if delivery.process.runs.reply_state(run_id) is not None:
-        delivery.process.desk.late(event, delivery.message)  # a request its run's end closed (or that expired)
+    if delivery.runs.reply_state(run_id) is not None:
+        delivery.desk.late(event, delivery.message)  # a request its run's end closed (or that expired)
         return turn.answered_already(delivery, event)
-    refused = delivery.process.desk.record(event, delivery.message)
+    refused = delivery.desk.record(event, delivery.message)
     return refused or turn.run_turn(delivery, event, run_id, continuation=False)

@@ -15,11 +15,10 @@ from .outcome import Outcome
 
 @handles(EventMessage)
 def on_event(delivery: Delivery[EventMessage]) -> Outcome:
-    process = delivery.process
-    event, run_id = process.pane.framed(delivery.message.event), run_id_for(delivery.message.event)
-    process.runs.save_event(run_id, event.to_dict())
+    event, run_id = delivery.pane.framed(delivery.message.event), run_id_for(delivery.message.event)
+    delivery.runs.save_event(run_id, event)
     delivery.about(event, run_id)
-    if process.runs.reply_state(run_id) is not None:
+    if delivery.runs.reply_state(run_id) is not None:
         return turn.answered_already(delivery, event)
     deferred = _behind_active_run(delivery, event, run_id)
     return deferred or turn.run_turn(delivery, event, run_id, continuation=False)
@@ -39,10 +38,10 @@ def _behind_active_run(delivery: Delivery[EventMessage], event: TriggerEvent, ru
     run that awaits approval: a JIRA "approve"/"deny" is the decision; an expired request resumes that run first;
     anything else waits with the thread until the decision."""
     process = delivery.process
-    other = process.threads.active(event.thread_id)
+    other = delivery.threads.active(event.thread_id)
     if not other or other == run_id:
         return None
-    desk = process.desk
+    desk = delivery.desk
     waiting = desk.waiting(other)
     if waiting is not None:
 

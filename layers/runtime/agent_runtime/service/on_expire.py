@@ -15,9 +15,9 @@ def on_expire(delivery: Delivery[ExpireMessage]) -> Outcome:
     process, run_id = delivery.process, delivery.message.run_id
     event = delivery.run_event(run_id)
     assert event is not None  # not a click: an unknown run raises
-    if process.runs.reply_state(run_id) is not None:
+    if delivery.runs.reply_state(run_id) is not None:
         return turn.answered_already(delivery, event)
-    desk = process.desk
+    desk = delivery.desk
     waiting = desk.waiting(run_id) or {}
     if not desk.expire(event, run_id, waiting):
         wake_when_expired(process.wakeups, event, run_id, waiting, process.now(), again=True)  # if it still waits

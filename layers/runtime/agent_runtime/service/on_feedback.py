@@ -12,5 +12,4 @@ from .outcome import Outcome
 def on_feedback(delivery: Delivery[FeedbackMessage]) -> Outcome:
     if delivery.run_event(delivery.message.run_id, click=True) is None:
         return Outcome.IGNORED
-    process = delivery.process
-    return process.answers.rate(delivery.message, then=process.reports.rated)
+    return delivery.answers.rate(delivery.message, then=delivery.reports.rated)

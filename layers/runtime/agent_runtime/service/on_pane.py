@@ -9,4 +9,4 @@ from .outcome import Outcome
 
 @handles(PaneMessage)
 def on_pane(delivery: Delivery[PaneMessage]) -> Outcome:
-    return delivery.process.pane.opened(delivery.message)
+    return delivery.pane.opened(delivery.message)

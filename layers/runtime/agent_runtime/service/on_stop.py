@@ -10,7 +10,7 @@ from .outcome import Outcome
 
 @handles(StopMessage)
 def on_stop(delivery: Delivery[StopMessage]) -> Outcome:
-    message, stops = delivery.message, delivery.process.stops
+    message, stops = delivery.message, delivery.stops
     if not message.run_id:
         return stops.said(message)  # "stop" written in a thread: the run working there, if any
     event = delivery.run_event(message.run_id, click=True)

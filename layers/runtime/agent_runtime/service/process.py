@@ -1,8 +1,9 @@
 """The worker process's services, built once; every handler reads them when it runs.
 
-Features (the approval desk, answers, the pane, reports, stops) are made from it where a handler needs them, not
-wired at construction: a client replaced after secrets load (``setup.load_secrets``), or a clock a test moves,
-reaches every handler, and a new feature needs no line in the worker.
+Features (the approval desk, answers, the pane, reports, stops) are made for each message from it and the
+message's unit of work (``handlers.Delivery``), not wired at construction: a client replaced after secrets load
+(``setup.load_secrets``), or a clock a test moves, reaches every handler, and a new feature needs no line in the
+worker.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from dataclasses import dataclass, field
 
 from aws_lambda_powertools import Logger, Metrics
 
-from ..chat.channels import Channel, Replies
-from ..chat.surface import channel_for
+from ..chat.channels import Replies
 from ..config import RuntimeConfig
 from ..models import Model
 from ..runtime import Services, deployed
@@ -26,12 +26,6 @@ from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.event import TriggerEvent
 from ..triggers.queue import EventQueue
 from ..workflows import Workflow, load_workflow
-from .answer import Answers
-from .approvals import ApprovalDesk
-from .metrics import RunMetrics
-from .pane import Pane
-from .reports import Reports
-from .stops import Stops
 from .wakeups import NoWakeups, Wakeups
 
 
@@ -63,38 +57,5 @@ class Process:
         loaded = load_workflow(name, self.config.workflows_dir, skill_names=self.skills.names())
         return deployed(loaded, self.config)
 
-    def channel(self, event: TriggerEvent, run_id: str) -> Channel:
-        return channel_for(event, self.replies, self.runs, run_id)
-
     def approvers(self, event: TriggerEvent) -> tuple[str, ...]:
         return tuple(self.workflow(str(event.workflow)).tools.approvers)
-
-    @property
-    def desk(self) -> ApprovalDesk:
-        return ApprovalDesk(self.runs, self.threads, self.channel, self.approvers, self.now)
-
-    @property
-    def answers(self) -> Answers:
-        return Answers(self.config, self.runs, self.log, self.max_attachment_bytes, clock=self.now)
-
-    @property
-    def pane(self) -> Pane:
-        return Pane(self.threads, self.replies, self.workflow, self.log)
-
-    @property
-    def reports(self) -> Reports:
-        """Pages, the runs channel, each run's metrics (EMF lines, beside the handler's counts)."""
-        emf = RunMetrics() if self.metrics is not None else None
-        return Reports(self.config, self.runs, self.secrets, lambda: self.replies, self.log, self.now, emf)
-
-    @property
-    def stops(self) -> Stops:
-        return Stops(
-            self.runs,
-            self.threads,
-            approvers=self.approvers,
-            channel=self.channel,
-            queue=self.queue,
-            log=self.log,
-            clock=self.now,
-        )

@@ -23,6 +23,7 @@ from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
 from ..redaction import scrub
 from ..stores import RunStore
+from ..stores.items import Announced
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
 from .metrics import RunMetrics
@@ -92,7 +93,7 @@ class Reports:
         except ReplyError as error:
             self.log.warning("runs channel line not posted", extra={"reason": str(error)})
             return
-        self.runs.save_announced(run_id, {"channel": self.config.runs_channel, "ts": ts, "text": text})
+        self.runs.save_announced(run_id, Announced(self.config.runs_channel, ts, text))
 
     def rated(self, run_id: str, verdict: str) -> None:
         """A rating counted in the metrics; the run's line gets its ratings (good/bad counts), edited in place. Each
@@ -103,7 +104,7 @@ class Reports:
     def _count_rating(self, run_id: str, verdict: str) -> None:
         event = self.runs.load_event(run_id) if self.metrics is not None else None
         if self.metrics is not None and event is not None:
-            self.metrics.rated(str(event.get("workflow")), verdict)
+            self.metrics.rated(str(event.workflow), verdict)
 
     def _rate_line(self, run_id: str) -> None:
         slack, where = self.replies().slack, self.runs.announced(run_id)
@@ -112,7 +113,7 @@ class Reports:
         verdicts = [r.get("verdict") for r in self.runs.feedback(run_id)]
         rated = f" · rated :+1: {verdicts.count('good')} :-1: {verdicts.count('bad')}"
         with suppress(ReplyError):  # cosmetic: the rating is stored with the run either way
-            slack.update(str(where["channel"]), str(where["ts"]), str(where["text"]) + rated)
+            slack.update(where.channel, where.ts, where.text + rated)
 
     def _private(self, event: TriggerEvent) -> bool:
         if event.source != "slack":

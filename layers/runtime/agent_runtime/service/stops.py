@@ -60,7 +60,7 @@ class Stops:
         run_id = self.threads.latest(said.thread_id)
         saved = self.runs.load_event(run_id) if run_id else None
         if run_id and saved is not None:
-            outcome = self.asked(replace(message, run_id=run_id, said=None), TriggerEvent.from_dict(saved))
+            outcome = self.asked(replace(message, run_id=run_id, said=None), saved)
             if outcome is not Outcome.IGNORED:  # IGNORED: it has answered, so nothing works there
                 return outcome
         self.channel(said, "").tell(message.user, NOTHING)
@@ -74,7 +74,7 @@ class Stops:
             self.channel(event, message.run_id).tell(message.user, NOT_YOURS)
             return Outcome.REFUSED
         request = StopRequest(message.user, self.clock(), message.via)
-        if not self.runs.request_stop(message.run_id, request.to_dict()):
+        if not self.runs.request_stop(message.run_id, request):
             return Outcome.DUPLICATE
         self.log.info("stop requested", extra={"via": message.via})
         # A tick's run first works outside its thread's message group (Scheduler's group is the schedule's): a

@@ -35,8 +35,8 @@ def answered_already(delivery: Delivery[Any], event: TriggerEvent) -> Outcome:
     (a release cut short by a failed send; each is sent once, under its own dedup id)."""
     process = delivery.process
     process.log.info("duplicate delivery: already answered")
-    if process.threads.active(event.thread_id) is None:
-        process.desk.release(event.thread_id, process.queue)
+    if delivery.threads.active(event.thread_id) is None:
+        delivery.desk.release(event.thread_id, process.queue)
     return Outcome.DUPLICATE
 
 
@@ -44,20 +44,21 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     process = delivery.process
     workflow = process.workflow(str(event.workflow))
     files = StoreFileStore(process.store, thread_partition(event.thread_id))
-    checkpoint = process.runs.load_checkpoint(run_id)
+    checkpoint = delivery.runs.load_checkpoint(run_id)
     try:  # Slack or JIRA unreachable, or a method refused, before the run began: a failed run that says why
         event, channel, state, message = _prepare(delivery, event, run_id, files, checkpoint, continuation)
     except ReplyError as error:
         if checkpoint is not None:  # a run under way keeps its work: redelivered later
             raise
-        channel = process.channel(event, run_id)
-        return not_started(process, event, channel, workflow, run_id, workflow.model.name, error, files)
-    grant = granted(event, workflow, channel, run_id, process.threads, process.log) if checkpoint is None else 0.0
+        channel = delivery.channel(event, run_id)
+        return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
+    grant = granted(event, workflow, channel, run_id, delivery.threads, process.log) if checkpoint is None else 0.0
     with process.models(workflow) as model:
         services = replace(  # the process's services, with what this message brings
             process.services,
+            runs=delivery.runs,  # the run's checkpoints and record, through the message's unit of work
             tool_env=_tool_env(delivery, event),
-            approver=ChannelApprover(process.runs, channel, event.thread_id),
+            approver=ChannelApprover(delivery.runs, channel, event.thread_id),
             clock=process.clock,
             thread_id=event.thread_id,
             trace_parent=delivery.trace_parent,
@@ -66,12 +67,12 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
         try:
             agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
         except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
-            return not_started(process, event, channel, workflow, run_id, model.name, error, files)
-        stop = StopCheck(lambda: process.runs.stop_request(run_id))
+            return not_started(delivery, event, channel, workflow, run_id, model.name, error, files)
+        stop = StopCheck(lambda: delivery.runs.stop_request(run_id))
         record = agent.run(message, state=state, deadline=delivery.deadline, run_id=run_id, stop=stop)
     measure(process.metrics, record)
     waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
-    process.threads.mark_active(event.thread_id, record.run_id if waits else None)
+    delivery.threads.mark_active(event.thread_id, record.run_id if waits else None)
     if record.status is RunStatus.AWAITING_APPROVAL:
         channel.waiting(f":raised_hand: Waiting for approval ({record.stop_reason}).")
         waiting = pending(record.state.context) if record.state else {}
@@ -80,9 +81,9 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     if waits:
         channel.progress(STILL_WORKING)
         return Outcome.SUSPENDED
-    process.desk.close(event, record)  # requests the run still waited on (it was stopped) can decide nothing now
-    outcome = finish(process, event, channel, workflow, record, files)
-    process.desk.release(event.thread_id, process.queue)  # messages that waited behind an approval
+    delivery.desk.close(event, record)  # requests the run still waited on (it was stopped) can decide nothing now
+    outcome = finish(delivery, event, channel, workflow, record, files)
+    delivery.desk.release(event.thread_id, process.queue)  # messages that waited behind an approval
     return outcome
 
 
@@ -99,7 +100,7 @@ def _prepare(
     a run that resumes has read it already)."""
     process = delivery.process
     event = resolved(event, process.replies)
-    channel = process.channel(event, run_id)
+    channel = delivery.channel(event, run_id)
     message: str | None = None
     if checkpoint is not None:
         state: RunState | None = checkpoint[0]
@@ -110,7 +111,7 @@ def _prepare(
         message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
         if state is None:  # the thread's first message names it (where a surface names conversations)
             channel.title(event.text)
-        process.stops.started(event, run_id)  # what "stop" written in the thread stops
+        delivery.stops.started(event, run_id)  # what "stop" written in the thread stops
     channel.begin()
     return event, channel, state, message
 
@@ -128,10 +129,9 @@ def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> li
 
 
 def _fresh_state(delivery: Delivery[Any], event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
-    process = delivery.process
-    state, version = process.threads.load(event.thread_id)
+    state, version = delivery.threads.load(event.thread_id)
     # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
-    process.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
+    delivery.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
     return new_turn(state, run_id)
 
 

@@ -16,6 +16,7 @@ from . import on_continue, on_decision, on_event, on_expire, on_feedback, on_pan
 from .handlers import Delivery, dispatch
 from .outcome import Outcome
 from .process import Process
+from .unit import Unit
 
 __all__ = ["Process", "Worker"]
 
@@ -32,4 +33,4 @@ class Worker:
     def handle(self, body: dict[str, Any], *, deadline: Deadline) -> Outcome:
         """A new event, the continuation of a suspended run, a decision on a call that waits for approval, the
         wake-up set for when that request expires, a stop, a rating, the pane, a schedule's tick."""
-        return dispatch(Delivery(self.process, parse(body), body, deadline))
+        return dispatch(Delivery(self.process, parse(body), body, deadline, Unit(self.process.store)))
