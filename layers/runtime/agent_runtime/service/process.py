@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from aws_lambda_powertools import Logger, Metrics
 
 from ..chat.channels import Channel, Replies
-from ..chat.surface import channel_for
+from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
 from ..models import Model
 from ..runtime import Services, deployed
 from ..sandbox import SandboxClient
 from ..skills import SkillLibrary
+from ..sources import BUILTIN, Sources
 from ..stores import RunStore, Store, ThreadStore
 from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.event import TriggerEvent
@@ -50,6 +51,7 @@ class Process:
     secrets: Secrets = env_secret  # ${secret:NAME} in workflows' tools sections, the run page's key
     clock: Callable[[], float] = time.time  # approvals expire by it
     wakeups: Wakeups = field(default_factory=NoWakeups)  # a run waiting for approval is woken when it expires
+    sources: Sources = BUILTIN  # the webhook's (setup and serve hand both the same): what differs per trigger source
 
     def __post_init__(self) -> None:
         self.runs, self.threads = RunStore(self.store), ThreadStore(self.store)
@@ -63,15 +65,20 @@ class Process:
         loaded = load_workflow(name, self.config.workflows_dir, skill_names=self.skills.names())
         return deployed(loaded, self.config)
 
+    @property
+    def chat(self) -> Surfaces:
+        """What a source may use of chat (the clients as they are now: secrets load after the process is made)."""
+        return Surfaces(self.replies, self.runs)
+
     def channel(self, event: TriggerEvent, run_id: str) -> Channel:
-        return channel_for(event, self.replies, self.runs, run_id)
+        return self.sources.of(event).channel(event, self.chat, run_id)
 
     def approvers(self, event: TriggerEvent) -> tuple[str, ...]:
         return tuple(self.workflow(str(event.workflow)).tools.approvers)
 
     @property
     def desk(self) -> ApprovalDesk:
-        return ApprovalDesk(self.runs, self.threads, self.channel, self.approvers, self.now)
+        return ApprovalDesk(self.runs, self.threads, self.channel, self.approvers, self.now, sources=self.sources)
 
     @property
     def answers(self) -> Answers:
@@ -85,7 +92,9 @@ class Process:
     def reports(self) -> Reports:
         """Pages, the runs channel, each run's metrics (EMF lines, beside the handler's counts)."""
         emf = RunMetrics() if self.metrics is not None else None
-        return Reports(self.config, self.runs, self.secrets, lambda: self.replies, self.log, self.now, emf)
+        return Reports(
+            self.config, self.runs, self.secrets, lambda: self.replies, self.log, self.now, emf, self.sources
+        )
 
     @property
     def stops(self) -> Stops:
@@ -97,4 +106,5 @@ class Process:
             queue=self.queue,
             log=self.log,
             clock=self.now,
+            sources=self.sources,
         )
