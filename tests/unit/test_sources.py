@@ -138,3 +138,16 @@ def test_routing_reads_each_workflows_triggers_as_it_did(rules: list[TriggerSett
     if source == "slack" and facts["direct_message"] and "reaction" not in facts:  # the pane routes as its DMs
         pane = PaneEvent("opened", "k", "T1", str(facts["channel"]), "U1")
         assert BUILTIN.route(pane, flows) == expected
+
+
+def test_every_sources_route_is_one_the_stack_serves() -> None:
+    """On AWS a route exists only where template.yaml declares it (``serve`` takes any path): each source's POST
+    route is there, and every POST route there is a source's or one every source shares."""
+    from tests.unit.test_dashboard import TEMPLATE
+
+    events = [event["Properties"] for resource in TEMPLATE["Resources"].values()
+              for event in (resource.get("Properties") or {}).get("Events", {}).values()
+              if event.get("Type") == "HttpApi"]  # fmt: skip
+    posted = {str(event["Path"]).strip('"') for event in events if event["Method"] == "POST"}
+    routes = {str(source.route).replace("<", "{").replace(">", "}") for source in BUILTIN.routed()}
+    assert posted == routes | {"/slack/interactivity", "/runs/{run_id}/stop"}
