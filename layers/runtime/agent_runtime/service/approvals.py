@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -20,6 +19,7 @@ from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..messages import pending_tool_calls
 from ..record import RunRecord
+from ..sources import Sources
 from ..stores import RunStore, ThreadStore
 from ..stores.items import Decided
 from ..triggers.event import TriggerEvent, run_id_for
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from ..triggers.queue import EventQueue
     from .wakeups import Wakeups
 
-JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
 EXPIRED_CLICK = "This request had expired before your answer: nothing was decided, and the call did not run."
 CLOSED = "closed"  # a request its run's end settled (a stop, an answer): stored like a decision, decides nothing
 CLOSED_CLICK = (
@@ -70,16 +69,6 @@ def may_decide(approvers: Sequence[str], user: str, requester: str) -> bool:
     return user in approvers or ("requester" in approvers and user == requester)
 
 
-def jira_decision(text: str) -> tuple[str, str | None] | None:
-    """A JIRA comment that is just "approve" or "deny", with the request's code or without (a reply to an
-    approval request): the decision and the code."""
-    match = JIRA_DECISION.match(text or "")
-    if match is None:
-        return None
-    decision = str(Decision.APPROVED if match.group(1).lower().startswith("approv") else Decision.DENIED)
-    return decision, (match.group(2) or "").lower() or None
-
-
 def request_code(run_id: str, call_id: str) -> str:
     return ApprovalRequest(run_id, call_id, "", "", "", 0.0).code
 
@@ -103,8 +92,11 @@ class ApprovalDesk:
         channel: Callable[[TriggerEvent, str], Channel],
         approvers: Callable[[TriggerEvent], Sequence[str]],
         clock: Callable[[], float],
+        *,
+        sources: Sources,
     ) -> None:
         self.runs, self.threads, self.channel, self.approvers, self.clock = runs, threads, channel, approvers, clock
+        self.sources = sources  # a decision said in a message (a JIRA comment "approve")
 
     def waiting(self, run_id: str) -> dict[str, ApprovalEntry] | None:
         """The calls of ``run_id`` that wait for a decision (from its checkpoint), or None when it waits for none."""
@@ -148,7 +140,7 @@ class ApprovalDesk:
     ) -> Outcome | None:
         """A new message in a thread whose run waits for approval."""
         owner = self.runs.load_event(other) or event
-        said = jira_decision(event.text) if event.source == "jira" else None
+        said = self.sources.of(event).decision(event)
         if said is not None:
             decision, code = said
             codes = {request_code(other, call): call for call in waiting}

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from .. import telemetry
 from ..chat.channels import Channel
-from ..chat.surface import channel_for
+from ..chat.surface import Surfaces
 from ..deadline import Deadline
 from ..triggers.event import TriggerEvent
 from ..triggers.exceptions import InvalidMessageError
@@ -51,12 +51,18 @@ class Delivery(Generic[M]):
     def threads(self) -> UnitThreads:
         return self.unit.threads
 
+    @property
+    def chat(self) -> Surfaces:
+        """What a source may use of chat: the clients as they are now (secrets load after the process is made)."""
+        return Surfaces(self.process.replies, self.runs)
+
     def channel(self, event: TriggerEvent, run_id: str) -> Channel:
-        return channel_for(event, self.process.replies, self.runs, run_id)
+        return self.process.sources.of(event).channel(event, self.chat, run_id)
 
     @property
     def desk(self) -> ApprovalDesk:
-        return ApprovalDesk(self.runs, self.threads, self.channel, self.process.approvers, self.process.now)
+        p = self.process
+        return ApprovalDesk(self.runs, self.threads, self.channel, p.approvers, p.now, sources=p.sources)
 
     @property
     def answers(self) -> Answers:
@@ -72,13 +78,21 @@ class Delivery(Generic[M]):
         """Pages, the runs channel, each run's metrics (EMF lines, beside the handler's counts)."""
         p = self.process
         emf = RunMetrics() if p.metrics is not None else None
-        return Reports(p.config, self.runs, p.secrets, lambda: p.replies, p.log, p.now, emf)
+        return Reports(p.config, self.runs, p.secrets, lambda: p.replies, p.log, p.now, emf, p.sources)
 
     @property
     def stops(self) -> Stops:
         p = self.process
-        return Stops(self.runs, self.threads, approvers=p.approvers, channel=self.channel, queue=p.queue, log=p.log,
-                     clock=p.now)  # fmt: skip
+        return Stops(
+            self.runs,
+            self.threads,
+            approvers=p.approvers,
+            channel=self.channel,
+            queue=p.queue,
+            log=p.log,
+            clock=p.now,
+            sources=p.sources,
+        )
 
     @property
     def trace_parent(self) -> Any:

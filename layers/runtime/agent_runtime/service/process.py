@@ -21,6 +21,7 @@ from ..models import Model
 from ..runtime import Services, deployed
 from ..sandbox import SandboxClient
 from ..skills import SkillLibrary
+from ..sources import BUILTIN, Sources
 from ..stores import RunStore, Store, ThreadStore
 from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.event import TriggerEvent
@@ -44,6 +45,7 @@ class Process:
     secrets: Secrets = env_secret  # ${secret:NAME} in workflows' tools sections, the run page's key
     clock: Callable[[], float] = time.time  # approvals expire by it
     wakeups: Wakeups = field(default_factory=NoWakeups)  # a run waiting for approval is woken when it expires
+    sources: Sources = BUILTIN  # the webhook's (setup and serve hand both the same): what differs per trigger source
 
     def __post_init__(self) -> None:
         self.runs, self.threads = RunStore(self.store), ThreadStore(self.store)

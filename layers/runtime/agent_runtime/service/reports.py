@@ -14,14 +14,15 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from .. import inert
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
+from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
 from ..figures import figures, seconds
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
-from ..redaction import scrub
+from ..sources import BUILTIN, Sources
+from ..sources.base import safe
 from ..stores import RunStore
 from ..stores.items import Announced
 from ..toolsets.secrets import Secrets
@@ -35,12 +36,12 @@ MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octago
 class Reports:
     def __init__(
         self, config: RuntimeConfig, runs: RunStore, secrets: Secrets, replies: Callable[[], Replies], log: Logger,
-        clock: Callable[[], float], metrics: RunMetrics | None = None,
+        clock: Callable[[], float], metrics: RunMetrics | None = None, sources: Sources = BUILTIN,
     ) -> None:  # fmt: skip
         self.config, self.runs, self.secrets, self.replies, self.log, self.clock = (
             config, runs, secrets, replies, log, clock,
         )  # fmt: skip
-        self.metrics = metrics
+        self.metrics, self.sources = metrics, sources
 
     def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
         """The run page's link (None: pages are not set up) and whether the run came from a private place. A
@@ -87,7 +88,7 @@ class Reports:
         slack = self.replies().slack
         if not self.config.runs_channel or slack is None:
             return
-        text = line(event, stored, None if private else link, private)
+        text = line(event, stored, None if private else link, private, self.sources)
         try:
             ts = slack.post(self.config.runs_channel, "", text)
         except ReplyError as error:
@@ -116,45 +117,23 @@ class Reports:
             slack.update(where.channel, where.ts, where.text + rated)
 
     def _private(self, event: TriggerEvent) -> bool:
-        if event.source != "slack":
-            return False  # JIRA, webhooks, schedules, the API: no Slack conversation to keep apart
-        facts, slack = event.attributes, self.replies().slack
-        if facts.get("direct_message") or facts.get("channel_type") in ("im", "mpim", "group"):
-            return True
-        channel = str(event.reply_to.get("channel") or facts.get("channel") or "")
-        return slack.is_private(channel) if slack is not None and channel else True
+        return self.sources.of(event).private(event, Surfaces(self.replies(), self.runs))
 
 
-def line(event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool) -> str:
+def line(
+    event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool, sources: Sources = BUILTIN
+) -> str:
     """``:white_check_mark: *workflow* · slack mention in <#C…> · completed · $0.0123 · 8.2 s · <link|run page>``."""
     status = str(record.get("status"))
     cost = record.get("cost_usd")
-    where = "a private conversation" if private else _where(event)
-    parts = [f"{MARKS.get(status, ':grey_question:')} *{_safe(str(record.get('workflow')))}*", where, status,
+    where = "a private conversation" if private else sources.of(event).described(event)
+    parts = [f"{MARKS.get(status, ':grey_question:')} *{safe(str(record.get('workflow')))}*", where, status,
              "-" if cost is None else f"${cost:.4f}", _duration(record)]  # fmt: skip
     if link:
         parts.append(f"<{link}|run page>")
     return " · ".join(parts)
 
 
-def _where(event: TriggerEvent) -> str:
-    facts, target = event.attributes, event.reply_to
-    match event.source:
-        case "slack":
-            return f"slack {event.kind} in <#{_safe(str(target.get('channel') or facts.get('channel')))}>"
-        case "jira":
-            return f"jira {event.kind} on {_safe(str(target.get('issue_key')))}"
-        case "webhook":
-            return f"webhook {_safe(str(facts.get('event') or event.kind))}"
-        case _:
-            return _safe(event.source)
-
-
 def _duration(record: Mapping[str, Any]) -> str:
     took = seconds(record.get("started_at"), record.get("ended_at"))
     return "-" if took is None else f"{took:,.1f} s"
-
-
-def _safe(text: str) -> str:
-    """Names in Slack's mrkdwn: redacted, cut, inert, no markup of their own (a name cannot ping a channel)."""
-    return inert.mrkdwn(scrub(text)[:80])

@@ -26,6 +26,7 @@ from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..runtime import open_model
 from ..sandbox import sandbox_for
+from ..sources import BUILTIN
 from ..stores import LocalStore
 from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
@@ -63,6 +64,7 @@ class LocalServer:
         self.webhook_log = Logger(service="agent-runtime-serve")
         self.worker_log = Logger(service="agent-runtime-serve-worker")
         self.tick_log = Logger(service="agent-runtime-serve-schedules")
+        sources = BUILTIN  # one registry for the routes and the worker
         self.webhook = create_app(
             triggers,
             queue=self.queue,
@@ -70,6 +72,7 @@ class LocalServer:
             workflows=(workflows := all_workflows(runtime)),
             logger=self.webhook_log,
             store=lambda: self.store,
+            sources=sources,
         )
         self.workflows = workflows  # their schedules fire here, as EventBridge Scheduler fires them on AWS
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -87,6 +90,7 @@ class LocalServer:
                 max_attachment_bytes=triggers.max_attachment_bytes,
                 secrets=triggers.secret,
                 wakeups=self.wakeups,
+                sources=sources,
             )
         )
         self.read_timeout = READ_TIMEOUT

@@ -21,6 +21,7 @@ from ..context.encodings import encoding_for_model
 from ..errors import AgentRuntimeError
 from ..runtime import open_model
 from ..sandbox import sandbox_for
+from ..sources import BUILTIN
 from ..stores import Store
 from ..stores.opening import open_store
 from ..toolsets import ToolEnv, close_sessions, declared_tools
@@ -53,6 +54,7 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
         max_attachment_bytes=triggers.max_attachment_bytes,
         secrets=triggers.secret,
         wakeups=wakeups_for(triggers, session) or NoWakeups(),
+        sources=BUILTIN,  # the webhook function's too (webhook_from_env)
     )
     worker = Worker(process)
     load = functools.partial(load_secrets, worker, triggers, keep_key=bool(os.environ.get("OPENAI_API_KEY")))

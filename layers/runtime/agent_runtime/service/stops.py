@@ -16,12 +16,12 @@ from dataclasses import replace
 from aws_lambda_powertools import Logger
 
 from ..chat.channels import Channel
+from ..sources import Sources
 from ..stopping import StopRequest
 from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent
 from ..triggers.queue import EventQueue
 from ..triggers.queued import ContinueMessage, StopMessage
-from ..triggers.slack import thread_id
 from .outcome import Outcome
 
 NOT_YOURS = "Only the person who asked or one of this workflow's approvers can stop this run."
@@ -39,16 +39,18 @@ class Stops:
         queue: EventQueue | None,
         log: Logger,
         clock: Callable[[], float],
+        sources: Sources,
     ) -> None:
         self.runs, self.threads, self.approvers, self.channel, self.queue, self.log, self.clock = (
             runs, threads, approvers, channel, queue, log, clock,
         )  # fmt: skip
+        self.sources = sources  # where a run answers when not in its own thread; a run that starts apart
 
     def started(self, event: TriggerEvent, run_id: str) -> None:
         """Name the run as its thread's newest, so "stop" written there finds it. A reaction's run keeps a thread
         of its own (one per message and emoji) but answers in the message's Slack thread: it is named there too."""
         self.threads.mark_latest(event.thread_id, run_id)
-        answered = answered_in(event)
+        answered = self.sources.of(event).answers_in(event)
         if answered is not None and answered != event.thread_id:
             self.threads.mark_latest(answered, run_id)
 
@@ -79,7 +81,7 @@ class Stops:
         self.log.info("stop requested", extra={"via": message.via})
         # A tick's run first works outside its thread's message group (Scheduler's group is the schedule's): a
         # continuation would run beside it, so it is woken only when it waits or is suspended.
-        elsewhere = event.source == "schedule" and self.threads.active(event.thread_id) != message.run_id
+        elsewhere = self.sources.of(event).starts_apart and self.threads.active(event.thread_id) != message.run_id
         if self.queue is not None and not elsewhere:
             wake_to_end(self.queue, message.run_id, event.thread_id)
         return Outcome.STOPPED
@@ -88,14 +90,6 @@ class Stops:
         if message.via == "api":  # the route checked the caller's key or IAM identity
             return True
         return message.user == event.user or message.user in self.approvers(event)
-
-
-def answered_in(event: TriggerEvent) -> str | None:
-    """The thread id of the Slack thread a reaction's run answers in (``resolved``: the message's thread)."""
-    channel, thread_ts = event.reply_to.get("channel"), event.reply_to.get("thread_ts")
-    if event.kind != "reaction_added" or not (channel and thread_ts):
-        return None
-    return thread_id(str(event.attributes.get("team") or "T"), str(channel), str(thread_ts))
 
 
 def wake_to_end(queue: EventQueue, run_id: str, thread_id: str) -> None:

@@ -99,7 +99,7 @@ def _prepare(
     message posted, the state (its checkpoint, else the thread's last turn) and the message the model reads (None:
     a run that resumes has read it already)."""
     process = delivery.process
-    event = resolved(event, process.replies)
+    event = resolved(event, process.sources, delivery.chat)
     channel = delivery.channel(event, run_id)
     message: str | None = None
     if checkpoint is not None:

@@ -164,10 +164,11 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
 
 
 def says_stop(event: TriggerEvent) -> bool:
-    """A reply in a thread that is only "stop" (a mention's name aside): it stops the run working there, as the
-    Stop button does — the way to stop a run in the app's pane, where a status, not a message, shows it works."""
+    """A reply in a Slack thread that is only "stop" (a mention's name aside): it stops the run working there, as
+    the Stop button does — the way to stop a run in the app's pane, where a status, not a message, shows it works.
+    Asked of Slack's messages only (``sources.slack_mention``)."""
     replied = event.reply_to.get("thread_ts") != event.attributes.get("ts")
-    return event.source == "slack" and replied and event.text.strip(" .!").lower() == "stop"
+    return replied and event.text.strip(" .!").lower() == "stop"
 
 
 def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> PaneEvent | Ignored:
