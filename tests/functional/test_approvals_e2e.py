@@ -427,7 +427,8 @@ def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system,
 
     queue.send = flaky  # type: ignore[method-assign]
     process = s.worker.process
-    desk = ApprovalDesk(process.runs, process.threads, lambda event, run_id: Channel(), process.approvers, time.time)
+    channel = lambda event, run_id: Channel()  # noqa: E731 (release sends and forgets: it tells nobody)
+    desk = ApprovalDesk(process.runs, process.threads, channel, process.approvers, time.time, sources=process.sources)
     with pytest.raises(ConnectionError):
         desk.release(thread, queue)
     assert len(s.worker.process.threads.deferred(thread)) == 1  # still kept
