@@ -72,7 +72,8 @@ def test_the_page_and_the_transcript_never_show_a_secrets_start_or_end(case: tup
     page = render(RunPage(record, history, {"source": text, "kind": text}, redact=redact))
     shown = transcript(record, history, redact)
     assert not leaks(secret, page, shown)
-    assert "***" in page and "***" in shown
+    assert "***" in shown  # the transcript shows the final answer whole: the redaction ran
+    assert "***" in page or "more characters" in page  # the page shows it, or was cut before it (its byte bound)
 
 
 @settings(max_examples=40, deadline=None)
