@@ -166,5 +166,5 @@ def test_a_channel_slack_will_not_describe_counts_as_private_and_a_broken_secret
         time.time,
     )
     [summary] = s.worker.process.runs.list_runs(limit=1)
-    event = TriggerEvent.from_dict(s.worker.process.runs.load_event(summary["run_id"]) or {})
-    assert reports.page(event, RunRecord(summary["run_id"], "design-review", "gpt-4o")) == (None, True)
+    event = TriggerEvent.from_dict(s.worker.process.runs.load_event(summary.run_id) or {})
+    assert reports.page(event, RunRecord(summary.run_id, "design-review", "gpt-4o")) == (None, True)

@@ -8,9 +8,8 @@ channel's line names no channel and carries no link, so the conversation's words
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
 
 from aws_lambda_powertools import Logger
 
@@ -18,13 +17,14 @@ from .. import inert
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
-from ..figures import figures, seconds
+from ..figures import figures
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
 from ..redaction import scrub
 from ..stores import RunStore
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
+from ..views.run import StoredRun, whole_run
 from .metrics import RunMetrics
 
 MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
@@ -61,18 +61,14 @@ class Reports:
     def finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
         """The run's metrics, and its line in the runs channel: after the answer, so a failure here costs them, not
         a redelivery of a message whose answer is out. Each apart: one failing never costs the other."""
-        stored, metrics = self._stored(record), self.metrics
+        stored, metrics = whole_run(self.runs, record, self._unread), self.metrics
         if metrics is not None:
             self._apart("run metrics not emitted", lambda: metrics.ended(figures(stored, event.source)))
         self._apart("runs channel line not posted", lambda: self._announce(event, record.run_id, stored, link, private))
 
-    def _stored(self, record: RunRecord) -> dict[str, Any]:
-        """The whole run (all its invocations), or this invocation's record when the store cannot say."""
-        try:
-            return self.runs.load_record(record.run_id, feedback=False) or record.to_dict()
-        except Exception as error:  # the store unreadable: this invocation's figures are still worth reporting
-            self.log.warning("run record not read for its reports", extra={"error": type(error).__name__})
-            return record.to_dict()
+    def _unread(self, error: Exception) -> None:
+        """The store unreadable: this invocation's figures are still worth reporting."""
+        self.log.warning("run record not read for its reports", extra={"error": type(error).__name__})
 
     def _apart(self, what: str, report: Callable[[], object]) -> None:
         try:
@@ -80,9 +76,7 @@ class Reports:
         except Exception as error:  # anything: the answer is out; a redelivery would post nothing more
             self.log.warning(what, extra={"error": type(error).__name__})
 
-    def _announce(
-        self, event: TriggerEvent, run_id: str, stored: Mapping[str, Any], link: str | None, private: bool
-    ) -> None:
+    def _announce(self, event: TriggerEvent, run_id: str, stored: StoredRun, link: str | None, private: bool) -> None:
         slack = self.replies().slack
         if not self.config.runs_channel or slack is None:
             return
@@ -109,7 +103,7 @@ class Reports:
         slack, where = self.replies().slack, self.runs.announced(run_id)
         if slack is None or where is None:
             return
-        verdicts = [r.get("verdict") for r in self.runs.feedback(run_id)]
+        verdicts = [rating.verdict for rating in self.runs.feedback(run_id)]
         rated = f" · rated :+1: {verdicts.count('good')} :-1: {verdicts.count('bad')}"
         with suppress(ReplyError):  # cosmetic: the rating is stored with the run either way
             slack.update(str(where["channel"]), str(where["ts"]), str(where["text"]) + rated)
@@ -124,13 +118,12 @@ class Reports:
         return slack.is_private(channel) if slack is not None and channel else True
 
 
-def line(event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool) -> str:
+def line(event: TriggerEvent, run: StoredRun, link: str | None, private: bool) -> str:
     """``:white_check_mark: *workflow* · slack mention in <#C…> · completed · $0.0123 · 8.2 s · <link|run page>``."""
-    status = str(record.get("status"))
-    cost = record.get("cost_usd")
     where = "a private conversation" if private else _where(event)
-    parts = [f"{MARKS.get(status, ':grey_question:')} *{_safe(str(record.get('workflow')))}*", where, status,
-             "-" if cost is None else f"${cost:.4f}", _duration(record)]  # fmt: skip
+    took = "-" if run.duration_s is None else f"{run.duration_s:,.1f} s"
+    parts = [f"{MARKS.get(run.status, ':grey_question:')} *{_safe(run.workflow)}*", where, run.status,
+             "-" if run.cost_usd is None else f"${run.cost_usd:.4f}", took]  # fmt: skip
     if link:
         parts.append(f"<{link}|run page>")
     return " · ".join(parts)
@@ -147,11 +140,6 @@ def _where(event: TriggerEvent) -> str:
             return f"webhook {_safe(str(facts.get('event') or event.kind))}"
         case _:
             return _safe(event.source)
-
-
-def _duration(record: Mapping[str, Any]) -> str:
-    took = seconds(record.get("started_at"), record.get("ended_at"))
-    return "-" if took is None else f"{took:,.1f} s"
 
 
 def _safe(text: str) -> str:
