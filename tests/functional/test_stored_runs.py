@@ -31,7 +31,7 @@ from agent_runtime.workflows.schema import Limits
 
 from tests.conftest import make_workflow
 from tests.functional.stored_run import RUN_ID, fixture, resumed_run
-from tests.functional.test_approvals_e2e import OPS, TOOL, approval_value, click, mention
+from tests.functional.test_approvals_e2e import approval_value, click, mention, ops  # noqa: F401  (ops: a fixture)
 from tests.functional.test_runs_stats import write
 from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
 from tests.triggers_support import slack_request
@@ -74,18 +74,10 @@ def test_a_resumed_run_reads_as_one_run_in_every_reader(tmp_path: Path) -> None:
     assert code == 0 and (tmp_path / "run.svg").read_text() == run_chart(run)
 
 
-def test_the_chart_attached_to_a_resumed_runs_answer_draws_every_invocation(
-    system,  # noqa: F811
-    scripted,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    (tmp_path / "ops-actions.yaml").write_text(OPS.format(approvers="") + "report: {chart: true}\n")
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    (tools / "ops_tools.py").write_text(TOOL)
-    monkeypatch.setenv("AGENT_TOOLS_PATH", str(tools))
-    monkeypatch.setenv("OPS_LOG", str(tools / "restarts.log"))
+def test_the_chart_attached_to_a_resumed_runs_answer_draws_every_invocation(system, scripted, ops, tmp_path) -> None:  # noqa: F811
+    ops()
+    with (tmp_path / "ops-actions.yaml").open("a") as flow:
+        flow.write("report: {chart: true}\n")
     s = system(scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments.")))
     s.post("/slack/events", *slack_request(mention("Ev40", "restart payments", "1763800040.0")))
     assert s.deliver() == ["awaiting_approval"]
