@@ -7,6 +7,7 @@ read as a run says where."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tempfile
@@ -250,3 +251,35 @@ def test_a_record_an_earlier_version_wrote_still_reads(data: st.DataObject) -> N
 def test_a_record_that_does_not_read_as_a_run_says_where(damage: dict[str, Any], where: str) -> None:
     with pytest.raises(Unreadable, match=r"the run's record cannot be read \(" + re.escape(where)):
         read_run(fixture() | damage)
+
+
+PACKAGE = Path(__file__).parents[2] / "layers" / "runtime" / "agent_runtime"
+# Where a reader still calls .get: on the checkpoint's history (typed messages), on the case it builds, or reading
+# the trigger event (typed on the trigger path: each read kept in one small function).
+ALLOWED: dict[str, dict[str, set[str]]] = {
+    "chart.py": {}, "figures.py": {}, "pages/html.py": {}, "service/answer.py": {}, "runtime.py": {},
+    "show.py": {"receivers": {"message"}}, "evals/from_run.py": {"receivers": {"m", "message", "case"}},
+    "stats.py": {"functions": {"_source"}}, "pages/build.py": {"functions": {"_started"}},
+    "cli/runs.py": {"functions": {"_wake"}}, "cli/running.py": {"functions": {"from_dict"}},
+    "service/reports.py": {"functions": {"_count_rating", "_private", "_where"}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("module", sorted(ALLOWED))
+def test_no_reader_reads_a_stored_record_with_get(module: str) -> None:
+    """Every reader reads the typed value: a ``.get("key")`` over a stored record is the parse-back's alone
+    (``views``); a reader keeps a lookup in a table of its own (a mark by status, a cost by turn)."""
+    tree = ast.parse((PACKAGE / module).read_text())
+    within = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        keyed = isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+        if keyed and isinstance(node.func, ast.Attribute) and node.func.attr == "get":  # .get("key"): JSON's way
+            function = within.get(node)
+            while function is not None and not isinstance(function, ast.FunctionDef):
+                function = within.get(function)
+            name, receiver = getattr(function, "name", "<module>"), ast.unparse(node.func.value)
+            allowed = ALLOWED[module]
+            if name not in allowed.get("functions", ()) and receiver not in allowed.get("receivers", ()):
+                found.append(f"{module}:{node.lineno} {name}: {ast.unparse(node)}")
+    assert found == []
