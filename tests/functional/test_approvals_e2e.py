@@ -146,8 +146,8 @@ def test_deny_from_slack_tells_the_model_and_nothing_runs(system, scripted, ops)
     assert not log.exists()
     result = next(iter(server.requests[1].tool_results().values()))
     assert result.startswith("ERROR: not run: this restart_service call was denied by U0DANA")
-    [summary] = [r for r in s.worker.process.runs.list_runs() if r["status"] == "completed"]
-    stored = s.worker.process.runs.load_record(summary["run_id"])
+    [summary] = [r for r in s.worker.process.runs.list_runs() if r.status == "completed"]
+    stored = s.worker.process.runs.load_record(summary.run_id)
     assert stored is not None
     assert [(c["name"], c["mutating"], c["executed"]) for c in stored["tool_calls"]] == [
         ("restart_service", True, False)  # was recorded mutating: false

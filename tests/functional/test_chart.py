@@ -11,6 +11,7 @@ from agent_runtime.chart import HEIGHT, PARTS, run_chart
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import call, reply
+from agent_runtime.views import read_run
 
 from tests.conftest import make_workflow, model_for
 
@@ -24,7 +25,7 @@ def test_the_chart_draws_the_record(scripted: Any) -> None:
     reads = [call("file_read", {"id": ledger.id, "start_line": a, "end_line": a + 149}) for a in range(1, 900, 150)]
     server = scripted(*reads, reply("All read."))
     record = build_agent(make_workflow(), model_for(server), files=files).run("Read the ledger.").to_dict()
-    svg = ET.fromstring(run_chart(record))
+    svg = ET.fromstring(run_chart(read_run(record)))
     turns = {int(g.get("data-turn")): g for g in svg.iter(f"{SVG}g") if g.get("class") == "turn"}
     calls = {c["turn"]: c["context"] for c in record["model_calls"]}
     assert sorted(turns) == sorted(calls)
@@ -58,7 +59,7 @@ def test_each_helper_gets_its_own_panel_with_its_own_numbers(scripted: Any) -> N
         call("subagent", {"task": "find clause 7", "files": [doc.id]}), reply("Clause 7."), intercept=child
     )
     record = parent(server, files).run("What does clause 7 say?").to_dict()
-    svg = ET.fromstring(run_chart(record))
+    svg = ET.fromstring(run_chart(read_run(record)))
     panels = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "panel"]
     [helper] = record["children"]
     assert [g.get("data-run-id") for g in panels] == [record["run_id"], helper["run_id"]]
@@ -83,7 +84,7 @@ def test_names_with_control_characters_keep_the_chart_well_formed(scripted: Any)
     for entry in record["tool_calls"]:
         entry["name"] = "evil\x01\x1b[31mtool\x00"
     record["workflow"] = "flow\x07"
-    svg = ET.fromstring(run_chart(record))  # parses
+    svg = ET.fromstring(run_chart(read_run(record)))  # parses
     assert "evil\ufffd\ufffd[31mtool\ufffd" in ET.tostring(svg, encoding="unicode")
 
 
@@ -94,7 +95,7 @@ def test_a_panels_title_fits_its_width_whatever_the_names(scripted: Any) -> None
     server = scripted(reply("ok"))
     record = build_agent(make_workflow(), model_for(server), files=InMemoryFileStore()).run("go").to_dict()
     record |= {"workflow": "document-feedback.subagent" * 6, "run_id": "run-d6848e8df82c420c.sub1" * 3}
-    svg = ET.fromstring(run_chart(record))
+    svg = ET.fromstring(run_chart(read_run(record)))
     title, facts = [t for t in svg.iter(f"{SVG}text") if t.get("y") in ("20", "37")][:2]
     for text, width_per_char in ((title, 8), (facts, 7)):  # bold 14 px and 12 px Helvetica stay under these
         assert len(text.text or "") * width_per_char <= WIDTH - LEFT - RIGHT

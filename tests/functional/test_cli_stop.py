@@ -115,11 +115,11 @@ class Cli:
     def working(self) -> str:
         """The run at work, read from the store (the CLI's listing of it is tested once, not at every step)."""
         [row] = RunStore(LocalStore(self.state)).list_runs()
-        assert row["status"] == "running"
-        return str(row["run_id"])
+        assert row.status == "running"
+        return str(row.run_id)
 
     def runs(self) -> list[str]:
-        return [str(row["run_id"]) for row in RunStore(LocalStore(self.state)).list_runs()]
+        return [str(row.run_id) for row in RunStore(LocalStore(self.state)).list_runs()]
 
     def record(self, run_id: str) -> dict[str, Any]:
         return RunStore(LocalStore(self.state)).load_record(run_id) or {}
@@ -241,7 +241,7 @@ def test_a_killed_run_reads_interrupted_and_runs_stop_closes_it(scripted: Start,
     assert "closed it as stopped" in closed.stdout
     record = cli.record(run_id)
     assert record["status"] == "stopped" and record["stop_reason"].startswith("Interrupted: its process (pid ")
-    assert RunStore(LocalStore(cli.state)).list_runs()[0]["status"] == "stopped"  # no longer running
+    assert RunStore(LocalStore(cli.state)).list_runs()[0].status == "stopped"  # no longer running
 
 
 def test_a_second_ctrl_c_quits_at_once_and_the_thread_goes_on_from_its_last_step(

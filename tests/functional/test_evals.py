@@ -180,7 +180,7 @@ def test_eval_add_keeps_a_threads_turns_and_its_attachments(tmp_path: Path) -> N
                               cwd=REPO, env=env, timeout=120)  # fmt: skip
         assert done.returncode == 0, done.stderr
     assert "77aa" in done.stdout  # the demo found it
-    latest = RunStore(LocalStore(state)).list_runs(thread_id="T-1")[0]["run_id"]
+    latest = RunStore(LocalStore(state)).list_runs(thread_id="T-1")[0].run_id
     added = run_cli("eval", "add", "document-feedback", "--from-run", latest, "--name", "on-call",
                     "--dir", str(evals), state=state)  # fmt: skip
     assert added.returncode == 0, added.stderr

@@ -102,8 +102,8 @@ def test_a_scripts_error_quoting_a_secret_leaves_no_part_of_it_anywhere(
         s.post("/slack/events", *slack_request(slack_mention(f"Ev9{len(ran):03d}", ts=ts, text=text)))
         assert s.deliver() == ["failed"]
         printed = capsys.readouterr().out  # the worker's log lines and its metrics lines
-        [summary] = [r for r in s.worker.process.runs.list_runs(limit=50) if r["run_id"] not in {i for _, i in ran}]
-        run_id = summary["run_id"]
+        [summary] = [r for r in s.worker.process.runs.list_runs(limit=50) if r.run_id not in {i for _, i in ran}]
+        run_id = summary.run_id
         ran.append((at, run_id))
         stored = [p.read_text("utf-8", "replace") for p in (leaky_flow / "state").rglob("*") if p.is_file()]
         record = s.worker.process.runs.load_record(run_id) or {}

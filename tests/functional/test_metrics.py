@@ -13,6 +13,7 @@ import typing_extensions
 from agent_runtime.figures import figures
 from agent_runtime.service.metrics import RunMetrics
 from agent_runtime.testing import reply, server_error
+from agent_runtime.views import read_run
 from aws_lambda_powertools.metrics.provider.cloudwatch_emf import types as emf
 
 from tests.functional.test_approvals_e2e import feedback_buttons, ops, rate  # noqa: F401  (ops: a fixture)
@@ -100,7 +101,7 @@ def test_skills_and_approvals_are_counted_with_their_waits() -> None:
         ],
         "children": [{"tool_calls": [{"name": "file_read"}], "events": [{"type": "skill_loaded", "skill": "pdf"}]}],
     }  # fmt: skip
-    run = figures(record, "jira")
+    run = figures(read_run(record), "jira")
     assert run.cached_share == 0.25 and run.first_token_ms == 420.0 and run.duration_s == 120.0
     assert run.tools == {"restart": 2, "file_read": 1} and run.tool_errors == 1
     assert run.skills == {"runbooks": 1, "pdf": 1} and run.approvals == 1 and run.approval_waits == (90.0,)
@@ -161,7 +162,7 @@ def test_an_approved_run_counts_its_approval_and_wait_once_across_invocations(sy
     assert run["Runs"] == [1.0] and run["ApprovalsAsked"] == [1.0] and len(run["ApprovalWait"]) == 1
     assert run["ToolCalls"] == [1.0] and run["ModelCalls"] == [2.0]
     [summary] = s.worker.process.runs.list_runs(limit=5)
-    stored = s.worker.process.runs.load_record(summary["run_id"]) or {}  # runs show, the page: the whole run too
+    stored = s.worker.process.runs.load_record(summary.run_id) or {}  # runs show, the page: the whole run too
     assert stored["invocations"] == 2 and len(stored["model_calls"]) == 2
     kinds = [e["type"] for e in stored["events"]]
     assert kinds.index("approval_requested") < kinds.index("approval_decided")

@@ -68,14 +68,14 @@ def test_a_reaction_under_serve_with_slack_unreachable_is_a_failed_run_not_a_tra
     assert "Traceback" not in said, said[-3000:]
     listed = RunStore(LocalStore(state)).list_runs()
     [row] = listed
-    assert row["workflow"] == "jira-draft" and row["status"] == "failed"
+    assert row.workflow == "jira-draft" and row.status == "failed"
     failures = [line for line in said.splitlines() if "reactions.get" in line]
     assert len(failures) == 1, said  # one line says it
-    shown = cli("runs", "show", row["run_id"], env=env)
+    shown = cli("runs", "show", row.run_id, env=env)
     assert shown.returncode == 0
     why = shown.stdout.split("why it ended:", 1)[1]
     assert "the message reacted to could not be read: Slack reactions.get failed" in why and "refused" in why
-    assert row["run_id"] in cli("runs", "list", "--status", "failed", env=env).stdout
+    assert row.run_id in cli("runs", "list", "--status", "failed", env=env).stdout
 
 
 def test_a_refused_reactions_get_is_a_failed_run_with_an_apology_in_the_thread(system, scripted, tmp_path) -> None:  # noqa: F811
@@ -89,8 +89,8 @@ def test_a_refused_reactions_get_is_a_failed_run_with_an_apology_in_the_thread(s
     assert json.loads(queued["body"])["status"] == "queued"
     assert s.deliver() == ["failed"]
     assert server.requests == []
-    [row] = [r for r in s.worker.process.runs.list_runs() if r["workflow"] == "jira-draft"]
-    record = s.worker.process.runs.load_record(row["run_id"])
+    [row] = [r for r in s.worker.process.runs.list_runs() if r.workflow == "jira-draft"]
+    record = s.worker.process.runs.load_record(row.run_id)
     assert record is not None and record["status"] == "failed"
     assert "Slack reactions.get failed: missing_scope" in record["stop_reason"]
     posted = s.apis.named("chat.postMessage") + s.apis.named("chat.update")
@@ -118,8 +118,8 @@ def test_a_run_under_way_that_slack_refuses_is_tried_again_not_failed(system, sc
     [message] = sqs.receive_message(QueueUrl=s.queue_url, MaxNumberOfMessages=1)["Messages"]
     with pytest.raises(ReplyError, match=r"reactions\.get failed: internal_error"):
         s.worker.handle(decode(message["Body"], s.store), deadline=Deadline.after(600))
-    [row] = [r for r in s.worker.process.runs.list_runs() if r["workflow"] == "jira-draft"]
-    assert row["status"] != "failed" and s.worker.process.runs.load_checkpoint(row["run_id"]) is not None
+    [row] = [r for r in s.worker.process.runs.list_runs() if r.workflow == "jira-draft"]
+    assert row.status != "failed" and s.worker.process.runs.load_checkpoint(row.run_id) is not None
     del s.apis.refuse["reactions.get"]
     sqs.change_message_visibility(QueueUrl=s.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
     assert s.deliver() == ["answered"]

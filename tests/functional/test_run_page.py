@@ -165,8 +165,6 @@ def test_a_channel_slack_will_not_describe_counts_as_private_and_a_broken_secret
         time.time,
     )
     [summary] = s.worker.process.runs.list_runs(limit=1)
-    event = s.worker.process.runs.load_event(summary["run_id"])
-    assert event is not None and reports.page(event, RunRecord(summary["run_id"], "design-review", "gpt-4o")) == (
-        None,
-        True,
-    )
+    event = s.worker.process.runs.load_event(summary.run_id)
+    assert event is not None
+    assert reports.page(event, RunRecord(summary.run_id, "design-review", "gpt-4o")) == (None, True)

@@ -90,7 +90,7 @@ def test_a_tick_delivered_twice_is_one_run_answered_in_its_channel(system, scrip
     assert {p["channel"] for p in posts} == {"C0DIGEST"} and not any(p.get("thread_ts") for p in posts)
     assert any("3 tickets closed" in str(u.get("text")) for u in s.apis.named("chat.update"))
     [summary] = RunStore(s.store).list_runs(limit=5)
-    assert summary["status"] == "completed"
+    assert summary.status == "completed"
     gone = TickMessage("daily-digest", "hourly", "2026-11-27T09:00:00Z").body()  # a schedule the workflow dropped
     s.clients["sqs"].send_message(QueueUrl=s.queue_url, MessageBody=json.dumps(gone), MessageGroupId="g",
                                   MessageDeduplicationId="c")  # fmt: skip
@@ -122,9 +122,9 @@ def test_a_scheduled_runs_working_message_has_a_stop_its_approvers_can_press(sys
                                   MessageDeduplicationId="t1")  # fmt: skip
     assert s.deliver() == ["stopped"]  # and no continuation beside it (the tick's group is not its thread's)
     [summary] = RunStore(s.store).list_runs(limit=5)
-    event = RunStore(s.store).load_event(summary["run_id"])
-    assert event is not None and seen["value"] == f"{summary['run_id']}|{event.thread_id}"
+    event = RunStore(s.store).load_event(summary.run_id)
+    assert event is not None and seen["value"] == f"{summary.run_id}|{event.thread_id}"
     assert seen["clicks"] == [200, 200] and sorted(seen["outcomes"]) == ["refused", "stopped"]
-    assert summary["status"] == "stopped"
+    assert summary.status == "stopped"
     told = s.apis.named("chat.postEphemeral")
     assert [t["user"] for t in told] == ["U0DANA"]  # the one who may not stop it is told so, privately

@@ -67,13 +67,13 @@ def test_same_named_schedules_of_two_workflows_both_fire_and_a_broken_one_stops_
             server.close()
     assert server.outcomes == ["answered"] * 4
     runs = RunStore(server.store).list_runs(limit=10)
-    assert sorted(str(r["workflow"]) for r in runs) == ["alpha", "alpha", "beta", "beta"]
+    assert sorted(str(r.workflow) for r in runs) == ["alpha", "alpha", "beta", "beta"]
     fired = [(line["workflow"], line["schedule"], line["at"]) for line in json_lines(logs["tick"])
              if line["message"] == "schedule fired"]  # fmt: skip
     minutes = ("2026-11-27T09:00:00Z", "2026-11-27T09:01:00Z")
     assert sorted(fired) == [(name, "schedule-1", at) for name in ("alpha", "beta") for at in minutes]
     handled = [line for line in json_lines(logs["worker"]) if line["message"] == "message handled"]
-    assert sorted(str(line["run_id"]) for line in handled) == sorted(str(r["run_id"]) for r in runs)
+    assert sorted(str(line["run_id"]) for line in handled) == sorted(str(r.run_id) for r in runs)
     assert {line["outcome"] for line in handled} == {"answered"}
     skipped = [r.getMessage() for r in caplog.records if "every-zero" in r.getMessage()]
     assert skipped and all("broken" in line and "skipped" in line for line in skipped)

@@ -46,7 +46,7 @@ def test_a_github_delivery_runs_once_and_forgeries_start_nothing(system, scripte
     [request] = server.requests
     assert request.last_user_text().startswith("Retry webhooks with backoff")
     [summary] = RunStore(s.store).list_runs(limit=5)
-    record = RunStore(s.store).load_record(summary["run_id"]) or {}
+    record = RunStore(s.store).load_record(summary.run_id) or {}
     assert record["status"] == "completed" and record["final_answer"].startswith("Looks good")
     assert [f["name"] for f in record["files"]] == ["delivery.json"]
 
@@ -142,7 +142,7 @@ def test_notions_handshake_is_kept_for_the_admin_and_its_token_then_verifies_eve
     [request] = server.requests
     assert "page.properties_updated" in request.last_user_text()
     [summary] = RunStore(s.store).list_runs(limit=5)
-    record = RunStore(s.store).load_record(summary["run_id"]) or {}
+    record = RunStore(s.store).load_record(summary.run_id) or {}
     assert record["status"] == "completed" and [f["name"] for f in record["files"]] == ["delivery.json"]
 
 

@@ -58,12 +58,12 @@ def test_a_stop_click_during_a_streamed_run_ends_it_within_one_step(system, scri
     assert len(server.requests) == 2  # within one step: no model call after the stop
     runs, threads = RunStore(s.store), ThreadStore(s.store)
     [summary] = runs.list_runs(limit=5)
-    record = runs.load_record(summary["run_id"]) or {}
+    record = runs.load_record(summary.run_id) or {}
     assert record["status"] == "stopped" and record["stop_reason"] == "Stopped by <@U0DANA>."
     assert next(e for e in record["events"] if e["type"] == "stopped")["by"] == "U0DANA"
     assert LONG not in streamed_text(s)  # the streaming call was closed part way
     assert ":octagonal_sign: Stopped by <@U0DANA>." in streamed_text(s)  # said in the thread, for all to see
-    thread = runs.load_event(summary["run_id"]).thread_id
+    thread = runs.load_event(summary.run_id).thread_id
     assert threads.active(thread) is None  # the thread is free
     state, _ = threads.load(thread)
     assert state is not None and any("3 jobs in flight" in str(m.get("content")) for m in state.messages)
@@ -96,11 +96,11 @@ def test_forged_foreign_and_stale_stops_change_nothing(system, scripted, ops, tm
     [told] = s.apis.named("chat.postEphemeral")
     assert told["user"] == "U0MALLORY" and "Only the person who asked" in told["text"]
     [summary] = RunStore(s.store).list_runs(limit=5)
-    assert summary["status"] == "completed" and RunStore(s.store).stop_request(summary["run_id"]) is None
+    assert summary.status == "completed" and RunStore(s.store).stop_request(summary.run_id) is None
 
     stale = click(s, stop_value(s), "U0DANA", action="run_stop")  # after the answer
     assert stale["statusCode"] == 200 and s.deliver() == ["ignored"]
-    assert RunStore(s.store).stop_request(summary["run_id"]) is None
+    assert RunStore(s.store).stop_request(summary.run_id) is None
 
 
 def test_the_api_stops_a_run_that_waits_for_an_approval_and_the_call_never_runs(system, scripted, ops) -> None:  # noqa: F811
@@ -112,7 +112,7 @@ def test_the_api_stops_a_run_that_waits_for_an_approval_and_the_call_never_runs(
     s.post("/slack/events", *slack_request(mention("Ev33", "restart payments", "1763800033.0")))
     assert s.deliver() == ["awaiting_approval"]
     [summary] = RunStore(s.store).list_runs(limit=5)
-    run_id = summary["run_id"]
+    run_id = summary.run_id
     assert s.post(f"/runs/{run_id}/stop", b"", {"Authorization": "Bearer wrong"})["statusCode"] == 401
     assert s.post("/runs/bad id!/stop", b"", {"Authorization": f"Bearer {API_KEY}"})["statusCode"] in (400, 404)
     asked = s.post(f"/runs/{run_id}/stop", b"", {"Authorization": f"Bearer {API_KEY}"})
@@ -199,4 +199,4 @@ def test_stop_written_in_the_thread_a_reaction_answers_in_stops_its_run(system, 
     assert s.deliver()[0] == "stopped" and seen["stop"] == ["stopped"]
     assert len(server.requests) == 1  # the streamed call was closed: no model call after the stop
     [summary] = RunStore(s.store).list_runs(limit=5)
-    assert (RunStore(s.store).load_record(summary["run_id"]) or {})["stop_reason"] == "Stopped by <@U0DANA>."
+    assert (RunStore(s.store).load_record(summary.run_id) or {})["stop_reason"] == "Stopped by <@U0DANA>."

@@ -168,14 +168,14 @@ def test_runs_are_listed_newest_first_once_each(store: Store) -> None:
     again = RunRecord("run-2", "flow", "gpt-4o", status=RunStatus.COMPLETED)  # its continuation, later
     again.started_at = "2026-11-23T10:09:00.000+00:00"
     runs.save_record(again, thread_id="T1")
-    assert [(r["run_id"], r["status"]) for r in runs.list_runs()] == [
+    assert [(r.run_id, r.status) for r in runs.list_runs()] == [
         ("run-2", "completed"), ("run-1", "failed"), ("run-0", "completed")
     ]  # fmt: skip
-    assert [r["run_id"] for r in runs.list_runs(thread_id="T1")] == ["run-2", "run-0"]
-    assert [r["run_id"] for r in runs.list_runs(status="failed")] == ["run-1"]
-    assert [r["run_id"] for r in runs.list_runs(limit=1)] == ["run-2"]
-    assert [r["run_id"] for r in runs.list_runs(status="suspended")] == []  # run-2 completed since
-    assert [r["run_id"] for r in runs.list_runs(status="completed")] == ["run-2", "run-0"]
+    assert [r.run_id for r in runs.list_runs(thread_id="T1")] == ["run-2", "run-0"]
+    assert [r.run_id for r in runs.list_runs(status="failed")] == ["run-1"]
+    assert [r.run_id for r in runs.list_runs(limit=1)] == ["run-2"]
+    assert [r.run_id for r in runs.list_runs(status="suspended")] == []  # run-2 completed since
+    assert [r.run_id for r in runs.list_runs(status="completed")] == ["run-2", "run-0"]
 
 
 def test_a_filtered_runs_listing_reads_only_its_index(store: Store) -> None:
@@ -195,7 +195,7 @@ def test_a_filtered_runs_listing_reads_only_its_index(store: Store) -> None:
         return original(partition, name)
 
     store.get_item = counted  # type: ignore[method-assign]
-    assert [r["run_id"] for r in runs.list_runs(thread_id="T9")] == ["run-007"]
+    assert [r.run_id for r in runs.list_runs(thread_id="T9")] == ["run-007"]
     assert len(reads) <= 2
     reads.clear()
     assert runs.list_runs(status="failed") == [] and reads == []

@@ -13,6 +13,7 @@ from typing import Any
 
 from agent_runtime.cli.running import Process, gone
 from agent_runtime.stopping import StopCheck, StopRequest
+from agent_runtime.views import RunRow
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,20 +35,19 @@ def dead_pid() -> int:
     {"pid": st.integers() | st.booleans(), "host": st.sampled_from([socket.gethostname(), "elsewhere"])},
     optional={"started": JSON}))  # fmt: skip
 def test_reading_any_row_never_fails_and_only_a_running_row_of_this_host_can_be_gone(status: Any, process: Any) -> None:
-    found = gone({"run_id": "run-1", "status": status, "process": process})
+    found = gone(RunRow("run-1", status=status, process=process))
     if found is not None:
         assert status == "running" and found.host == socket.gethostname() and found.alive() is False
 
 
 def test_a_live_process_is_not_gone_a_dead_or_reused_pid_is_and_another_host_cannot_tell() -> None:
     this = Process.this()
-    assert gone({"status": "running", "process": asdict(this)}) is None
-    assert this.started is None or gone({"status": "running", "process": asdict(this) | {"started": 1.0}}) == Process(
-        os.getpid(), this.host, 1.0
-    )  # the pid is another process's now
+    assert gone(RunRow("run-1", status="running", process=asdict(this))) is None
+    reused = RunRow("run-1", status="running", process=asdict(this) | {"started": 1.0})
+    assert this.started is None or gone(reused) == Process(os.getpid(), this.host, 1.0)  # the pid: another's now
     dead = {"pid": dead_pid(), "host": this.host, "started": None}
-    assert gone({"status": "running", "process": dead}) is not None
-    assert gone({"status": "stopped", "process": dead}) is None  # ended: nothing to tell
+    assert gone(RunRow("run-1", status="running", process=dead)) is not None
+    assert gone(RunRow("run-1", status="stopped", process=dead)) is None  # ended: nothing to tell
     assert Process(dead["pid"], "another-host", None).alive() is None
 
 

@@ -14,6 +14,7 @@ from agent_runtime import messages as m
 from agent_runtime.pages import RunPage, html, render
 from agent_runtime.pages.html import LIMIT, sent_bytes
 from agent_runtime.redaction import Redactor
+from agent_runtime.views import read_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +40,7 @@ def run(text: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 @given(text=st.text(max_size=300), name=st.text(max_size=60))
 def test_any_text_anywhere_renders_strict_html_with_nothing_live(text: str, name: str) -> None:
     rec, history = run(text, name)
-    page = render(RunPage(rec, history, {"source": name, "kind": text}))
+    page = render(RunPage(read_run(rec), history, f"{name}/{text}"))
     strict(page)
     assert page.count("<script") == 0 and page.count("<style") == 1
 
@@ -47,7 +48,7 @@ def test_any_text_anywhere_renders_strict_html_with_nothing_live(text: str, name
 def test_a_hostile_run_renders_escaped_and_bounded() -> None:
     huge = "<script>alert(1)</script>" + "A" * 10_000_000 + "\x07\x1b]0;pwned\x07\ud800\U0001fffe"
     rec, history = run(huge, "evil\x00<img src=x onerror=alert(1)>")
-    page = render(RunPage(rec, history))
+    page = render(RunPage(read_run(rec), history))
     strict(page)
     assert len(page) < 120_000  # 10 MB in four places: each cut to a few thousand characters
     assert "<script" not in page and "<img" not in page and "&lt;img src=x" in page
@@ -59,7 +60,7 @@ def test_declared_secrets_never_appear_in_any_form() -> None:
     secret = "sk-live/4f9+Qz=="
     text = f"key {secret} json {secret.replace('/', chr(92) + '/')} url sk-live%2F4f9%2BQz%3D%3D"
     rec, history = run(text, f"tool {secret}")
-    page = render(RunPage(rec, history, redact=Redactor([secret])))
+    page = render(RunPage(read_run(rec), history, redact=Redactor([secret])))
     strict(page)
     assert "sk-live" not in page and "4f9" not in page and "***" in page
 
@@ -87,7 +88,7 @@ def test_the_red_teams_quote_heavy_run_is_sent_under_the_bound_and_says_what_it_
     """Issue 51, point 3: 750 calls of quotes, within every character limit, made a 9.8 MB page (each ``"`` six
     bytes escaped), over Lambda's 6 MB response."""
     rec, history = many(750, '"', 2_200)
-    page = render(RunPage(rec, history))
+    page = render(RunPage(read_run(rec), history))
     assert len(page.encode()) <= sent_bytes(page) <= LIMIT
     assert len(json.dumps(page, ensure_ascii=False).encode()) <= LIMIT  # as Lambda's python3.13 runtime sends it
     assert "more entries left out, to keep this page under 5 MB (runs show --json has the record)" in page
@@ -106,7 +107,7 @@ def test_any_run_sends_at_most_the_bound(
     calls: int, unit: str, size: int, files: int, helpers: int, ratings: int
 ) -> None:
     rec, history = many(calls, unit, size, files=files, helpers=helpers, ratings=ratings)
-    page = render(RunPage(rec, history))
+    page = render(RunPage(read_run(rec), history))
     assert len(page.encode("utf-8", "surrogatepass")) <= sent_bytes(page) <= LIMIT
 
 
@@ -119,7 +120,7 @@ def test_every_section_says_what_it_left_out_and_the_page_stays_strict(
     monkeypatch.setattr(html, "LIMIT", 300_000)
     monkeypatch.setattr(html, "SHARES", {name: share // 20 for name, share in html.SHARES.items()})
     rec, history = many(300, unit, 500, files=300, helpers=150, ratings=3_000)
-    page = render(RunPage(rec, history))
+    page = render(RunPage(read_run(rec), history))
     strict(page)
     assert sent_bytes(page) <= 300_000
     for what in ("model calls", "entries", "files", "helpers", "ratings"):

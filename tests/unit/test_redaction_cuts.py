@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import logging
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from agent_runtime.service.reports import line
 from agent_runtime.show import transcript
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.triggers.event import TriggerEvent
+from agent_runtime.views import read_run
 from aws_lambda_powertools import Logger
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -69,8 +71,8 @@ def test_the_page_and_the_transcript_never_show_a_secrets_start_or_end(case: tup
     secret, text = case
     record, history = run_of(text)
     redact = Redactor([secret])
-    page = render(RunPage(record, history, {"source": text, "kind": text}, redact=redact))
-    shown = transcript(record, history, redact)
+    page = render(RunPage(read_run(record), history, f"{text}/{text}", redact=redact))
+    shown = transcript(read_run(record), history, redact)
     assert not leaks(secret, page, shown)
     assert "***" in shown  # the transcript shows the final answer whole: the redaction ran
     assert "***" in page or "more characters" in page  # the page shows it, or was cut before it (its byte bound)
@@ -89,12 +91,13 @@ def test_the_stored_record_its_metrics_and_its_line_never_carry_it(case: tuple[s
     with tempfile.TemporaryDirectory() as root:
         runs = RunStore(LocalStore(Path(root)))
         runs.save_record(record)
-        stored = runs.load_record("run-1") or {}
+        stored = runs.load_run("run-1")
         files = [p.read_text("utf-8") for p in Path(root).rglob("*") if p.is_file()]
     printed: list[str] = []
+    assert stored is not None
     RunMetrics(out=printed.append).ended(figures(stored, "webhook"))
     event = TriggerEvent("webhook", text, "k", text, "u", "t", "c", attributes={"event": text})
-    said = line(event, {**stored, "workflow": text}, None, private=False)
+    said = line(event, replace(stored, workflow=text), None, private=False)
     assert not leaks(secret, *files, *printed, said)
 
 

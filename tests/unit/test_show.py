@@ -7,6 +7,7 @@ from __future__ import annotations
 from agent_runtime import messages as m
 from agent_runtime.redaction import Redactor
 from agent_runtime.show import transcript
+from agent_runtime.views import read_run
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "fetch\x1b[2J", "arguments": '{"url": "https://x"}'}}
 
@@ -16,17 +17,18 @@ def record(**extra: object) -> dict[str, object]:
             "cost": {"helpers": 0.002}, "usage": {"total_tokens": 1234}, "started_at": "2026-11-26T10:00:00.000",
             "ended_at": "2026-11-26T10:00:05.000", "final_answer": "done <script>alert(1)</script>",
             "model_calls": [{"turn": 1, "cost_usd": 0.01, "usage": {"prompt_tokens": 900, "completion_tokens": 30}}],
-            "events": [{"type": "masking", "turn": 1, "count": 2}, {"type": "stopped", "by": "U1", "via": "slack",
+            "events": [{"type": "masking", "turn": 1, "outputs": 2}, {"type": "stopped", "by": "U1", "via": "slack",
                                                                   "turn": 2},
                        {"type": "approval_decided", "tool": "restart", "decision": "approved", "by": "U0LEAD",
                         "turn": 1}, {"type": "skill_loaded", "skill": "runbooks", "turn": 1}],
-            "children": [{"run_id": "run-1.sub1", "status": "completed", "cost_usd": 0.002, "tool_calls": [1, 2]}],
+            "children": [{"run_id": "run-1.sub1", "status": "completed", "cost_usd": 0.002,
+                          "tool_calls": [{"name": "a"}, {"name": "b"}]}],
             "feedback": [{"by": "U0DANA", "verdict": "good"}], **extra}  # fmt: skip
 
 
 def test_a_run_reads_turn_by_turn_with_its_costs_events_helpers_and_ratings() -> None:
     history = [m.system("s"), m.user("Check it"), m.assistant("Looking.", [CALL]), m.tool_result("c1", "ok: 3 rows")]
-    text = transcript(record(), history)
+    text = transcript(read_run(record()), history)
     lines = text.splitlines()
     assert lines[0] == "run run-1 · w · completed · gpt-4o · 1 model calls · 1,234 tokens · $0.0123 (helpers $0.0020)"
     assert "user: Check it" in lines and "-- turn 1 · $0.0100 · 900 in / 30 out" in lines
@@ -41,17 +43,17 @@ def test_a_run_reads_turn_by_turn_with_its_costs_events_helpers_and_ratings() ->
 def test_a_hostile_run_prints_bounded_and_inert() -> None:
     huge = "A" * 10_000_000 + "\x07\x1b]0;pwned\x07"
     history = [m.user("go\x00\x1b[31m"), m.assistant(None, [CALL]), m.tool_result("c1", huge)]
-    text = transcript(record(final_answer="done\x1b]52;c;cHduZWQ=\x07 \u202etxt.exe"), history)
+    text = transcript(read_run(record(final_answer="done\x1b]52;c;cHduZWQ=\x07 \u202etxt.exe")), history)
     assert len(text) < 10_000 and "\x1b" not in text and "\x07" not in text and "\x00" not in text
     assert "\u202e" not in text and "\\u202etxt.exe" in text  # a bidi override shown, not obeyed
     assert "A… (9,999,611 more characters)" in text  # the result: its first 400 characters, and how much was left
-    assert "(no checkpoint kept" in transcript(record(), None)
+    assert "(no checkpoint kept" in transcript(read_run(record()), None)
 
 
 def test_the_final_answer_is_shown_whole_redacted_and_inert() -> None:
     """Issue 50: the answer is what a person runs `runs show` for — never cut (was: "… 329 more characters")."""
     answer = "\n".join(f"line {i}: " + "x" * 60 for i in range(300)) + " key sk-live-0123456789 end\x1b[2J"
-    text = transcript(record(final_answer=answer), None, Redactor(["sk-live-0123456789"]))
+    text = transcript(read_run(record(final_answer=answer)), None, Redactor(["sk-live-0123456789"]))
     shown = text.split("\nanswer: ", 1)[1]
     assert "more characters" not in shown and "line 299: " + "x" * 60 + " key *** end\\x1b[2J" in shown
     assert all(f"line {i}: " in shown for i in range(300)) and "sk-live" not in text

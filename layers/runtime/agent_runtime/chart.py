@@ -10,9 +10,12 @@ runtime layer for one chart; the numbers are also in the SVG as data attributes.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape as _html_escape
-from typing import Any
+
+from .events import Compaction, Folding, Masking, RunEvent
+from .views.run import ModelCall, StoredRun
 
 PARTS = ("system", "tools", "summary", "files inline", "history")
 COLORS = {"system": "#8e9aaf", "tools": "#cbc0d3", "summary": "#efd3d7", "files inline": "#feeafa",
@@ -30,21 +33,16 @@ def escape(text: str) -> str:
     return _html_escape(_NOT_XML.sub("\ufffd", text))
 
 
-def run_chart(record: Mapping[str, Any]) -> str:
-    """The SVG for a stored run record (``RunRecord.to_dict()``): the run, then a panel for each helper it started
-    (its own window; helpers' helpers too), in the order they ran."""
-    records, queue = [record], list(record.get("children") or [])
-    while queue:
-        child = queue.pop(0)
-        queue[:0] = list(child.get("children") or [])  # a helper's helpers follow it
-        if _points(child.get("model_calls") or []):
-            records.append(child)
+def run_chart(run: StoredRun) -> str:
+    """The SVG for a stored run (every invocation of it): the run, then a panel for each helper it started (its
+    own window; helpers' helpers too), in the order they ran."""
+    runs = [run, *(helper for helper in run.helpers if _points(helper.model_calls))]
     panels = [
-        f'<g class="panel" data-run-id="{escape(str(item.get("run_id")))}" transform="translate(0 {HEIGHT * i})">\n'
+        f'<g class="panel" data-run-id="{escape(item.run_id)}" transform="translate(0 {HEIGHT * i})">\n'
         f"{_panel(item)}\n</g>"
-        for i, item in enumerate(records)
+        for i, item in enumerate(runs)
     ]
-    height = HEIGHT * len(records)
+    height = HEIGHT * len(runs)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
         f'font-family="Helvetica, Arial, sans-serif" font-size="11">\n<rect width="100%" height="100%" fill="white"/>\n'
@@ -53,27 +51,33 @@ def run_chart(record: Mapping[str, Any]) -> str:
     )
 
 
-def _panel(record: Mapping[str, Any]) -> str:
-    points = _points(record.get("model_calls") or [])
+def _panel(run: StoredRun) -> str:
+    points = _points(run.model_calls)
     if not points:
-        raise ValueError(f"run {record.get('run_id')} has no model call with context numbers to draw")
-    top = max(max(p["usable"], sum(p["split"].values())) for p in points) * 1.08
+        raise ValueError(f"run {run.run_id} has no model call with context numbers to draw")
+    top = max(max(p.usable, sum(p.split.values())) for p in points) * 1.08
     scale = _Scale(len(points), top)
-    parts = [_header(record, points), _axes(scale, top), _areas(points, scale), _lines(points, scale)]
-    parts += [_markers(record.get("events") or [], points, scale), _tools(record, points, scale), _legend()]
+    parts = [_header(run, points), _axes(scale, top), _areas(points, scale), _lines(points, scale)]
+    parts += [_markers(run.events, points, scale), _tools(run, points, scale), _legend()]
     return "\n".join(parts)
 
 
-def _points(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Point:
+    turn: int
+    split: dict[str, int]
+    usable: int
+    compaction_at: int
+
+
+def _points(calls: Sequence[ModelCall]) -> list[_Point]:
     """One point per turn (a retried call keeps its last attempt), in order."""
-    by_turn: dict[int, dict[str, Any]] = {}
+    by_turn: dict[int, _Point] = {}
     for call in calls:
-        context = call.get("context") or {}
-        if "split" in context:
-            split = {part: int(context["split"].get(part, 0)) for part in PARTS}
-            by_turn[int(call.get("turn", 0))] = {"turn": int(call.get("turn", 0)), "split": split,
-                                                 "usable": int(context["usable"]),
-                                                 "compaction_at": int(context["compaction_at"])}  # fmt: skip
+        window = call.context
+        if window is not None and window.split is not None:
+            split = {part: window.tokens(part) for part in PARTS}
+            by_turn[call.turn] = _Point(call.turn, split, window.usable, window.compaction_at)
     return [by_turn[turn] for turn in sorted(by_turn)]
 
 
@@ -89,13 +93,11 @@ class _Scale:
         return TOP + (HEIGHT - TOP - BOTTOM) * (1 - tokens / self.top)
 
 
-def _header(record: Mapping[str, Any], points: list[dict[str, Any]]) -> str:
+def _header(run: StoredRun, points: list[_Point]) -> str:
     """Two lines that fit the panel's width whatever the names: which run (bold), then what it did."""
-    usage = record.get("usage") or {}
-    cost = record.get("cost_usd")
-    money = f" · ~${cost:.4f}" if isinstance(cost, int | float) else ""
-    title = f"{record.get('workflow')} · run {record.get('run_id')}"
-    facts = f"{record.get('status')} · {len(points)} model call(s) · {usage.get('total_tokens', 0):,} tokens{money}"
+    money = f" · ~${run.cost_usd:.4f}" if run.cost_usd is not None else ""
+    title = f"{run.workflow} · run {run.run_id}"
+    facts = f"{run.status} · {len(points)} model call(s) · {run.usage.total_tokens:,} tokens{money}"
     room = WIDTH - LEFT - RIGHT
     return (
         f'<text x="{LEFT}" y="20" font-size="14" font-weight="bold">{escape(_fit(title, room // 8))}</text>\n'
@@ -126,53 +128,54 @@ def _nice_step(raw: float) -> float:
     return float(next(step * magnitude for step in (1, 2, 2.5, 5, 10) if step * magnitude >= raw))
 
 
-def _areas(points: list[dict[str, Any]], scale: _Scale) -> str:
+def _areas(points: list[_Point], scale: _Scale) -> str:
     rows, below = [], [0] * len(points)
     for part in PARTS:
-        above = [b + p["split"][part] for b, p in zip(below, points, strict=True)]
-        if any(p["split"][part] for p in points):
+        above = [b + p.split[part] for b, p in zip(below, points, strict=True)]
+        if any(p.split[part] for p in points):
             upper = " ".join(f"{scale.x(i):.1f},{scale.y(v):.1f}" for i, v in enumerate(above))
             lower = " ".join(f"{scale.x(i):.1f},{scale.y(v):.1f}" for i, v in reversed(list(enumerate(below))))
             rows.append(f'<polygon class="area" data-part="{part}" points="{upper} {lower}" fill="{COLORS[part]}" '
                         'stroke="white" stroke-width="0.5"/>')  # fmt: skip
         below = above
     for index, point in enumerate(points):  # the numbers, for tests and for reading the SVG
-        data = " ".join(f'data-{part.replace(" ", "-")}="{point["split"][part]}"' for part in PARTS)
-        rows.append(f'<g class="turn" data-turn="{point["turn"]}" data-x="{scale.x(index):.1f}" {data}/>')
+        data = " ".join(f'data-{part.replace(" ", "-")}="{point.split[part]}"' for part in PARTS)
+        rows.append(f'<g class="turn" data-turn="{point.turn}" data-x="{scale.x(index):.1f}" {data}/>')
     return "\n".join(rows)
 
 
-def _lines(points: list[dict[str, Any]], scale: _Scale) -> str:
+def _lines(points: list[_Point], scale: _Scale) -> str:
     rows = []
     for key, color, label in (("usable", "#c0392b", "window"), ("compaction_at", "#e67e22", "compaction point")):
-        path = " ".join(f"{scale.x(i):.1f},{scale.y(p[key]):.1f}" for i, p in enumerate(points))
+        values = [p.usable if key == "usable" else p.compaction_at for p in points]
+        path = " ".join(f"{scale.x(i):.1f},{scale.y(value):.1f}" for i, value in enumerate(values))
         rows.append(f'<polyline class="{key}" points="{path}" fill="none" stroke="{color}" stroke-width="1.5" '
                     'stroke-dasharray="6 3"/>')  # fmt: skip
-        rows.append(f'<text x="{WIDTH - RIGHT - 4}" y="{scale.y(points[-1][key]) - 4:.1f}" text-anchor="end" '
-                    f'fill="{color}">{label} {points[-1][key]:,}</text>')  # fmt: skip
+        rows.append(f'<text x="{WIDTH - RIGHT - 4}" y="{scale.y(values[-1]) - 4:.1f}" text-anchor="end" '
+                    f'fill="{color}">{label} {values[-1]:,}</text>')  # fmt: skip
     return "\n".join(rows)
 
 
-def _markers(events: Sequence[Mapping[str, Any]], points: list[dict[str, Any]], scale: _Scale) -> str:
-    index = {p["turn"]: i for i, p in enumerate(points)}
+def _markers(events: Sequence[RunEvent], points: list[_Point], scale: _Scale) -> str:
+    index = {p.turn: i for i, p in enumerate(points)}
     rows = []
     for event in events:
-        if event.get("type") not in ("compaction", "masking", "folding") or event.get("turn") not in index:
+        if not isinstance(event, Compaction | Masking | Folding) or event.turn not in index:
             continue
-        x = scale.x(index[event["turn"]])
-        tactic = str(event.get("tactic") or event["type"])
-        rows.append(f'<g class="marker" data-type="{event["type"]}" data-turn="{event["turn"]}">'
+        x = scale.x(index[event.turn])
+        tactic = event.tactic if isinstance(event, Compaction) and event.tactic else event.kind
+        rows.append(f'<g class="marker" data-type="{event.kind}" data-turn="{event.turn}">'
                     f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{scale.y(0):.1f}" stroke="#555" '
                     f'stroke-dasharray="2 2"/><text x="{x + 3:.1f}" y="{TOP + 10}" fill="#555" '
                     f'transform="rotate(90 {x + 3:.1f} {TOP + 10})">{escape(tactic)}</text></g>')  # fmt: skip
     return "\n".join(rows)
 
 
-def _tools(record: Mapping[str, Any], points: list[dict[str, Any]], scale: _Scale) -> str:
-    index = {p["turn"]: i for i, p in enumerate(points)}
+def _tools(run: StoredRun, points: list[_Point], scale: _Scale) -> str:
+    index = {p.turn: i for i, p in enumerate(points)}
     by_turn: dict[int, list[str]] = {}
-    for call in record.get("tool_calls") or []:
-        by_turn.setdefault(int(call.get("turn", 0)), []).append(str(call.get("name")))
+    for call in run.tool_calls:
+        by_turn.setdefault(call.turn, []).append(call.name)
     rows = [f'<text x="{LEFT - 60}" y="{HEIGHT - BOTTOM + 49}" fill="#555">tool calls</text>']
     for turn, names in sorted(by_turn.items()):
         if turn not in index:

@@ -1,16 +1,22 @@
 """What a run's record says happened: small typed events, stored as flat JSON (``{"type": ..., "at": ..., ...}``).
 
-Components record them (``record.event(Compaction(...))``); the trace, the worker's metrics and the CLI read them
-back by type. Each is also a read-only mapping of its JSON form, so ``event["type"]`` keeps working for code
-that reads stored records.
+Components record them (``record.event(Compaction(...))``); the trace and the worker's metrics read them by type.
+A stored event comes back to its class through one registry keyed by its ``type`` (:func:`read_event`: every
+class below registers its ``kind``), so a stored run's readers (``views``) match on classes too, never on names.
+Each is also a read-only mapping of its JSON form (``event["type"]``).
 """
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, ClassVar
+
+KINDS: dict[str, type[RunEvent]] = {}  # the stored ``type`` → its class: every event class registers its kind
 
 
 def now_iso() -> str:
@@ -40,6 +46,21 @@ class RunEvent(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self.to_dict())
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:  # a class of its own kind (Custom's is its name, kept per event)
+            KINDS.setdefault(cls.kind, cls)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """A field typed ``RunEvent`` (a stored run's events) is read by :func:`read_event`; a class of its own
+        kind validates its fields as the dataclass it is."""
+        if source is not RunEvent:
+            return handler(source)
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(read_event)
 
 
 # The loop
@@ -298,3 +319,65 @@ class Custom(RunEvent):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.name, "at": self.at, **self.extra}
+
+
+def turn_of(event: RunEvent) -> int:
+    """The turn an event happened in (0: an event of no turn, such as a skill's load or a run's end)."""
+    turn = getattr(event, "turn", 0)
+    return turn if isinstance(turn, int) else 0
+
+
+def read_event(data: object) -> RunEvent:
+    """A stored event back to its class, by its ``type``. A field an earlier version did not write reads as empty
+    (0, "", None, an empty list); an unknown type, or a field of another type than its class says, is kept as a
+    ``Custom`` event with everything it held — never dropped. Raises ``ValueError`` for what is no event at all."""
+    if isinstance(data, RunEvent):
+        return data
+    if not isinstance(data, Mapping):
+        raise ValueError("an event is not a JSON object")
+    rest = dict(data)
+    name, at = rest.pop("type", ""), rest.pop("at", "")
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is not None and isinstance(at, str):
+        from pydantic import ValidationError
+
+        try:
+            event: RunEvent = _adapter(kind).validate_python({**_filled(kind, rest), "at": at})
+            return event
+        except ValidationError:
+            pass  # another version's or a damaged event of this kind: kept whole, as a generic one
+    if not isinstance(at, str):
+        rest, at = {"at": at, **rest}, ""
+    return Custom(name=name if isinstance(name, str) else str(name), at=at, extra=rest)
+
+
+@functools.cache
+def _adapter(kind: type[RunEvent]) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(kind)
+
+
+def _filled(kind: type[RunEvent], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as ``kind``'s fields: each one missing given its type's empty value; keys of no field go to the
+    class's ``extra`` (a compaction's details), where it has one."""
+    empty, own = _empty(kind), {item.name for item in fields(kind)}
+    found = {key: value for key, value in data.items() if key in own}
+    if "extra" in own:
+        found["extra"] = {key: value for key, value in data.items() if key not in own}
+    return {**empty, **found}
+
+
+@functools.cache
+def _empty(kind: type[RunEvent]) -> dict[str, Any]:
+    """The empty value of each field of ``kind`` that has no default."""
+    hints = typing.get_type_hints(kind)
+    required = [item.name for item in fields(kind) if item.default is MISSING and item.default_factory is MISSING]
+    return {name: _empty_of(hints[name]) for name in required if name != "at"}
+
+
+def _empty_of(hint: Any) -> Any:
+    origin = typing.get_origin(hint) or hint
+    if origin in (typing.Union, types.UnionType):
+        return None if type(None) in typing.get_args(hint) else _empty_of(typing.get_args(hint)[0])
+    return {str: "", int: 0, float: 0.0, bool: False, list: [], tuple: ()}.get(origin, {})

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
 
+from .events import ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
 from .record import RunStatus
+from .views.run import StoredRun, seconds
 
 ENDED_WELL = ("completed",)
 OTHER = "other"  # every name the run did not declare: an invented tool, an unreadable reason
@@ -49,37 +49,33 @@ class Figures:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def figures(record: Mapping[str, Any], trigger: str) -> Figures:
-    usage, calls, events = record.get("usage") or {}, record.get("model_calls") or [], record.get("events") or []
-    status = str(record.get("status"))
-    failed = next((str(e.get("error")) for e in events if e.get("type") == "failed"), None)
+def figures(run: StoredRun, trigger: str) -> Figures:
+    """The run's figures: the whole run (every invocation), its helpers' tool calls and skill loads with it."""
+    failed = next((event.error for event in run.events_of(Failed)), None)
     tools: Counter[str] = Counter()
     skills: Counter[str] = Counter()
-    errors = 0
-    for run in _runs(record):
-        for call in run.get("tool_calls") or []:
-            tools[OTHER if call.get("unknown") else str(call.get("name"))[:100]] += 1
-            errors += bool(call.get("is_error"))
-        skills.update(str(e.get("skill"))[:100] for e in run.get("events") or [] if e.get("type") == "skill_loaded")
-    first = next((c.get("first_token_ms") for c in calls if c.get("first_token_ms") is not None), None)
+    for each in (run, *run.helpers):
+        tools.update(OTHER if call.unknown else call.name[:100] for call in each.tool_calls)
+        skills.update(event.skill[:100] for event in each.events_of(SkillLoaded))
+    first = next((c.first_token_ms for c in run.model_calls if c.first_token_ms is not None), None)
     return Figures(
-        workflow=str(record.get("workflow")),
+        workflow=run.workflow,
         trigger=trigger,
-        status=status,
-        reason=_reason(status, failed),
-        cost=float(record.get("cost_usd") or 0.0),
-        tokens=int(usage.get("total_tokens") or 0),
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        cached_tokens=int(usage.get("cached_tokens") or 0),
-        model_calls=len(calls),
-        compactions=sum(1 for e in events if e.get("type") == "compaction"),
-        duration_s=seconds(record.get("started_at"), record.get("ended_at")),
-        first_token_ms=float(first) if first is not None else None,
+        status=run.status,
+        reason=_reason(run.status, failed),
+        cost=run.cost_usd or 0.0,
+        tokens=run.usage.total_tokens,
+        prompt_tokens=run.usage.prompt_tokens,
+        cached_tokens=run.usage.cached_tokens,
+        model_calls=len(run.model_calls),
+        compactions=len(run.events_of(Compaction)),
+        duration_s=run.duration_s,
+        first_token_ms=first,
         tools=tools,
-        tool_errors=errors,
+        tool_errors=sum(call.is_error for each in (run, *run.helpers) for call in each.tool_calls),
         skills=skills,
-        approvals=sum(1 for e in events if e.get("type") == "approval_requested"),
-        approval_waits=tuple(_waits(events)),
+        approvals=len(run.events_of(ApprovalRequested)),
+        approval_waits=tuple(_waits(run)),
     )
 
 
@@ -92,27 +88,9 @@ def _reason(status: str, failed: str | None) -> str | None:
     return status if not failed else f"{status}:{failed if _ERROR_CLASS.fullmatch(failed) else OTHER}"
 
 
-def _runs(record: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    """The run, then its helpers (theirs too)."""
-    queue = [record]
-    while queue:
-        run = queue.pop()
-        yield run
-        queue.extend(run.get("children") or [])
-
-
-def _waits(events: list[Mapping[str, Any]]) -> Iterator[float]:
-    asked = {e.get("call"): e.get("at") for e in events if e.get("type") == "approval_requested"}
-    for event in events:
-        if event.get("type") == "approval_decided" and event.get("call") in asked:
-            wait = seconds(asked[event.get("call")], event.get("at"))
-            if wait is not None:
-                yield wait
-
-
-def seconds(start: Any, end: Any) -> float | None:
-    """From one ISO time to another (a record's, an event's); None when either is absent or unreadable."""
-    try:
-        return max(0.0, (datetime.fromisoformat(str(end)) - datetime.fromisoformat(str(start))).total_seconds())
-    except (ValueError, TypeError):  # absent, or one with a zone and one without
-        return None
+def _waits(run: StoredRun) -> Iterator[float]:
+    """Seconds from each approval request to its decision."""
+    asked = {event.call: event.at for event in run.events_of(ApprovalRequested)}
+    for event in run.events_of(ApprovalDecided):
+        if event.call in asked and (wait := seconds(asked[event.call], event.at)) is not None:
+            yield wait

@@ -169,6 +169,14 @@ class RunRecord:
         }
 
 
+def with_earlier(earlier: Mapping[str, Any] | None, later: dict[str, Any]) -> dict[str, Any]:
+    """The record an invocation stores: its own ``to_dict()``, after what the run's earlier invocations stored
+    (none: the run's first; the same start: this invocation's own, saved again, which it replaces)."""
+    if earlier is None or earlier.get("started_at") == later["started_at"]:
+        return later
+    return merged_invocations(earlier, later)
+
+
 def merged_invocations(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> dict[str, Any]:
     """One run's stored record across its invocations (a deadline, an approval): the later one's outcome and
     ledger (its spend carries the earlier ones'), every invocation's model calls, tool calls, events, files and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -287,9 +288,9 @@ def spend_limit(
         """Today's spend of the thread's other runs, less what approvers added to today's limit."""
         if runs is None or thread_id is None or limits.max_cost_per_thread_day is None:
             return 0.0
-        today = time.strftime("%Y-%m-%d", time.gmtime())
-        rows = runs.list_runs(limit=1_000, thread_id=thread_id)
-        spent = sum(r.get("cost_usd") or 0.0 for r in rows if r["run_id"] != run_id and r["started_at"][:10] == today)
+        today = time.strftime("%Y-%m-%d", time.gmtime())  # the rows come newest first: today's, however many
+        rows = itertools.takewhile(lambda row: row.started_at[:10] >= today, runs.rows(thread_id=thread_id))
+        spent = sum(row.cost_usd or 0.0 for row in rows if row.run_id != run_id and row.started_at[:10] == today)
         return spent - ThreadStore(runs.store).spend_raised(thread_id, today)
 
     return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent, granted if granted > 0 else 0.0)

@@ -13,33 +13,56 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import events as ev
 from . import inert
 from . import messages as msgs
 from .redaction import redacted
+from .views.run import ModelCall, StoredRun, Usage
 
 CUT = 400  # characters of a tool result or a message shown
 ARGUMENTS = 300  # characters of a call's arguments shown
-_EVENTS = {  # the record's events worth a line in the transcript, and how each reads
-    "virtual_file": lambda e: f"virtual file {e.get('file')}: {e.get('tokens', 0):,} tokens kept out of the window",
-    "masking": lambda e: f"masking: {e.get('count', e.get('outputs', '?'))} used output(s) became pointers",
-    "folding": lambda e: f"folding: {e.get('turns', '?')} old turn(s) folded into rows",
-    "compaction": lambda e: (
-        f"compaction ({e.get('tactic')}): {e.get('tokens_before', 0):,} -> {e.get('tokens_after', 0):,} tokens"
-    ),
-    "approval_requested": lambda e: f"approval asked for {e.get('tool')}",
-    "approval_decided": lambda e: f"approval: {e.get('tool')} {e.get('decision')} by {e.get('by') or 'nobody'}",
-    "skill_loaded": lambda e: f"skill loaded: {e.get('skill')}",
-    "awaiting_approval": lambda e: f"waiting for approval of {', '.join(e.get('calls') or [])}",
-    "suspended": lambda e: f"suspended: {e.get('reason')}",
-    "stopped": lambda e: f"stopped by {e.get('by')} ({e.get('via')})",
-    "cost_limit": lambda e: f"spend limit: {e.get('reason')}",
-    "tool_call_limit": lambda e: f"tool-call limit: {e.get('reason')}",
-    "failed": lambda e: f"failed: {e.get('error')}",
-}
+
+
+def _said(event: ev.RunEvent) -> str | None:
+    """The line a transcript gives an event worth one, by its class (None: not worth a line)."""
+    match event:
+        case ev.VirtualFile():
+            return f"virtual file {event.file}: {event.tokens:,} tokens kept out of the window"
+        case ev.Masking():
+            return f"masking: {event.outputs} used output(s) became pointers"
+        case ev.Folding():
+            return f"folding: {event.turns} old turn(s) folded into rows"
+        case ev.Compaction():
+            return f"compaction ({event.tactic}): {event.tokens_before:,} -> {event.tokens_after:,} tokens"
+        case ev.ApprovalRequested():
+            return f"approval asked for {event.tool}"
+        case ev.ApprovalDecided():
+            return f"approval: {event.tool} {event.decision} by {event.by or 'nobody'}"
+        case ev.SkillLoaded():
+            return f"skill loaded: {event.skill}"
+    return _paused(event)
+
+
+def _paused(event: ev.RunEvent) -> str | None:
+    """The line of an event that paused or ended the run."""
+    match event:
+        case ev.AwaitingApproval():
+            return f"waiting for approval of {', '.join(event.calls)}"
+        case ev.Suspended():
+            return f"suspended: {event.reason}"
+        case ev.CostLimitReached():
+            return f"spend limit: {event.reason}"
+        case ev.LimitReached():
+            return f"tool-call limit: {event.reason}"
+        case ev.Stopped():
+            return f"stopped by {event.by} ({event.via})"
+        case ev.Failed():
+            return f"failed: {event.error}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +74,16 @@ class Entry:
     detail: str = ""  # a call's arguments; a turn's cost
 
 
-def entries(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None, cut: int = CUT) -> list[Entry]:
+def entries(run: StoredRun, history: Sequence[msgs.Message] | None, cut: int = CUT) -> list[Entry]:
     """The run's turns in order: what the user said, each turn (its cost) with the engine's events, the model's
-    words, its calls (arguments) and their results; events of no turn last. ``record`` and ``history`` redacted
-    already (``redaction.redacted``): the texts are cut here."""
+    words, its calls (arguments) and their results; events of no turn last. ``run`` and ``history`` redacted
+    already (``StoredRun.redacted``, ``redaction.redacted``): the texts are cut here."""
     found: list[Entry] = []
-    costs = _costs_by_turn(record.get("model_calls") or [])
-    events = _events_by_turn(record.get("events") or [])
+    costs = _costs_by_turn(run.model_calls)
+    events = _events_by_turn(run.events)
     turn = 0
     for message in history or []:
-        role, text = message.get("role"), msgs.text_of(message)  # type: ignore[arg-type]
+        role, text = message["role"], msgs.text_of(message)
         if role == "assistant":
             turn += 1
             found.append(Entry("turn", f"turn {turn}", costs.get(turn, "")))
@@ -68,20 +91,18 @@ def entries(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | No
             if text:
                 found.append(Entry("assistant", clip(text, cut)))
             for call in message.get("tool_calls") or []:
-                function = call.get("function") or {}
-                found.append(Entry("call", clip(function.get("name"), 80), clip(function.get("arguments"), ARGUMENTS)))
+                function = call["function"]
+                found.append(Entry("call", clip(function["name"], 80), clip(function["arguments"], ARGUMENTS)))
         elif role in ("tool", "user"):
             found.append(Entry("result" if role == "tool" else "user", clip(text, cut)))
     return found + [Entry("event", line) for rest in events.values() for line in rest]
 
 
-def transcript(
-    record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None, redact: Callable[[str], str] = str
-) -> str:
+def transcript(run: StoredRun, history: Sequence[msgs.Message] | None, redact: Callable[[str], str] = str) -> str:
     """The run for a terminal: redacted whole by ``redact`` (the declared secrets), then cut, then inert."""
-    record, history = redacted(record, redact), redacted(history, redact)
-    lines = [_header(record)]
-    for entry in entries(record, history):
+    run, history = run.redacted(redact), redacted(history, redact)
+    lines = [_header(run)]
+    for entry in entries(run, history):
         match entry.kind:
             case "turn":
                 lines.append(f"\n-- {entry.text}{entry.detail}")
@@ -97,57 +118,51 @@ def transcript(
                 lines.append("user: " + _plain(entry.text))
     if history is None:
         lines.append("(no checkpoint kept: the words of this run are not stored; --json shows its record)")
-    lines += _ending(record)
+    lines += _ending(run)
     return "\n".join(lines)
 
 
-def _header(record: Mapping[str, Any]) -> str:
-    usage = record.get("usage") or {}
-    cost = record.get("cost") or {}
-    helpers = f" (helpers ${cost['helpers']:.4f})" if cost.get("helpers") else ""
-    spent = "-" if record.get("cost_usd") is None else f"${record['cost_usd']:.4f}{helpers}"
-    calls = len(record.get("model_calls") or [])
-    started, ended = str(record.get("started_at"))[:19], str(record.get("ended_at"))[:19]
-    head = f"run {record.get('run_id')} · {record.get('workflow')} · {record.get('status')} · {record.get('model')}"
-    return f"{_plain(clip(head, 300))} · {calls} model calls · {usage.get('total_tokens', 0):,} tokens · {spent}\n" + (
-        inert.terminal(f"started {started} · ended {ended}")
-    )
+def _header(run: StoredRun) -> str:
+    helpers = f" (helpers ${run.helpers_cost:.4f})" if run.helpers_cost else ""
+    spent = "-" if run.cost_usd is None else f"${run.cost_usd:.4f}{helpers}"
+    started, ended = str(run.started_at)[:19], str(run.ended_at)[:19]
+    head = f"run {run.run_id} · {run.workflow} · {run.status} · {run.model}"
+    return (f"{_plain(clip(head, 300))} · {len(run.model_calls)} model calls · {run.usage.total_tokens:,} tokens · "
+            f"{spent}\n" + inert.terminal(f"started {started} · ended {ended}"))  # fmt: skip
 
 
-def _costs_by_turn(calls: Sequence[Mapping[str, Any]]) -> dict[int, str]:
-    found: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+def _costs_by_turn(calls: Sequence[ModelCall]) -> dict[int, str]:
+    found: dict[int, list[ModelCall]] = defaultdict(list)
     for call in calls:
-        found[int(call.get("turn") or 0)].append(call)
+        found[call.turn].append(call)
     shown = {}
     for turn, made in found.items():
-        spent = sum(float(c.get("cost_usd") or 0.0) for c in made)
-        usage = [c.get("usage") or {} for c in made]
-        shown[turn] = (f" · ${spent:.4f} · {sum(u.get('prompt_tokens', 0) for u in usage):,} in / "
-                       f"{sum(u.get('completion_tokens', 0) for u in usage):,} out")  # fmt: skip
+        spent = sum(c.cost_usd or 0.0 for c in made)
+        usage = [c.usage or Usage() for c in made]
+        shown[turn] = (f" · ${spent:.4f} · {sum(u.prompt_tokens for u in usage):,} in / "
+                       f"{sum(u.completion_tokens for u in usage):,} out")  # fmt: skip
     return shown
 
 
-def _events_by_turn(events: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]:
+def _events_by_turn(events: Sequence[ev.RunEvent]) -> dict[int, list[str]]:
     found: dict[int, list[str]] = defaultdict(list)
     for event in events:
-        render = _EVENTS.get(str(event.get("type")))
-        if render is not None:
-            found[int(event.get("turn") or 0)].append(clip(render(event), 300))
+        line = _said(event)
+        if line is not None:
+            found[ev.turn_of(event)].append(clip(line, 300))
     return found
 
 
-def _ending(record: Mapping[str, Any]) -> list[str]:
-    lines = ["", "answer: " + _plain(str(record.get("final_answer") or "(none)"))]
-    if record.get("stop_reason"):
-        lines.append("why it ended: " + _plain(clip(record["stop_reason"], CUT)))
-    for child in record.get("children") or []:
-        cost = child.get("cost_usd")
-        spent = "-" if cost is None else f"${cost:.4f}"
-        tools = len(child.get("tool_calls") or [])
-        line = f"helper {child.get('run_id')}: {child.get('status')} · {spent} · {tools} tool calls"
+def _ending(run: StoredRun) -> list[str]:
+    lines = ["", "answer: " + _plain(run.final_answer or "(none)")]
+    if run.stop_reason:
+        lines.append("why it ended: " + _plain(clip(run.stop_reason, CUT)))
+    for child in run.children:
+        spent = "-" if child.cost_usd is None else f"${child.cost_usd:.4f}"
+        line = f"helper {child.run_id}: {child.status} · {spent} · {len(child.tool_calls)} tool calls"
         lines.append(_plain(clip(line, 300)))
-    for rating in record.get("feedback") or []:
-        lines.append(_plain(clip(f"feedback: {rating.get('by')} said {rating.get('verdict')}", 300)))
+    for rating in run.feedback:
+        lines.append(_plain(clip(f"feedback: {rating.by} said {rating.verdict}", 300)))
     return lines
 
 

@@ -17,11 +17,10 @@ from .errors import ConfigError
 from .figures import Figures, figures
 from .stores import RunStore
 from .stores.exceptions import StoreError
+from .views.rows import Rating
 
 _SPAN = re.compile(r"([0-9]+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-# What a record the store holds may carry that figures cannot read (a number that is not one, a list for a map)
-_MALFORMED = (StoreError, ValueError, TypeError, AttributeError, KeyError, ArithmeticError)
 
 
 def since(text: str, now: datetime) -> datetime:
@@ -61,7 +60,7 @@ def started(when: str) -> datetime:
 class Gathered:
     """The runs of a period with their ratings, how many could not be read, and whether ``limit`` left some out."""
 
-    runs: list[tuple[Figures, list[dict[str, Any]]]]
+    runs: list[tuple[Figures, tuple[Rating, ...]]]
     unreadable: int = 0
     limited: bool = False
 
@@ -69,14 +68,14 @@ class Gathered:
 def gather(runs: RunStore, start: datetime, *, workflow: str | None = None, limit: int | None = None) -> Gathered:
     """Every run that started since ``start``, newest first, to the period's first (``limit``: the newest N only,
     and said). A run whose record cannot be read is counted as such, and the report goes on."""
-    found: list[tuple[Figures, list[dict[str, Any]]]] = []
+    found: list[tuple[Figures, tuple[Rating, ...]]] = []
     unreadable = 0
     for run_id, when in runs.started():
         if started(when) < start:
             break
         try:
             run = _read(runs, run_id, workflow)
-        except _MALFORMED:
+        except StoreError:  # the item unreadable, or a record that does not read as a run (views.Unreadable)
             unreadable += 1
             continue
         if run is not None and limit is not None and len(found) >= limit:  # one more of the period: say so
@@ -85,16 +84,15 @@ def gather(runs: RunStore, start: datetime, *, workflow: str | None = None, limi
     return Gathered(found, unreadable)
 
 
-def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, list[dict[str, Any]]] | None:
-    """A run's figures and ratings (None: another workflow's); raises what a record the store holds may raise."""
-    record = runs.load_record(run_id)
-    if record is None:  # listed, but its record gone: unreadable too (they are written and expire together)
+def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, tuple[Rating, ...]] | None:
+    """A run's figures and ratings (None: another workflow's); ``StoreError`` for a record that cannot be read."""
+    run = runs.load_run(run_id)
+    if run is None:  # listed, but its record gone: unreadable too (they are written and expire together)
         raise StoreError(f"run {run_id}: no record")
-    if workflow and record.get("workflow") != workflow:
+    if workflow and run.workflow != workflow:
         return None
     event = runs.load_event(run_id)
-    trigger = event.source if event is not None else "cli"
-    return figures(record, trigger), list(record.get("feedback") or [])
+    return figures(run, event.source if event is not None else "cli"), run.feedback
 
 
 def _utc(moment: datetime) -> datetime:
@@ -120,7 +118,7 @@ class Group:
     durations: list[float] = field(default_factory=list)
     waits: list[float] = field(default_factory=list)
 
-    def add(self, run: Figures, ratings: Sequence[Mapping[str, Any]]) -> None:
+    def add(self, run: Figures, ratings: Sequence[Rating]) -> None:
         self.runs += 1
         self.failures += run.reason is not None
         self.cost += run.cost
@@ -131,7 +129,7 @@ class Group:
         self.waits += run.approval_waits
         self.first_tokens += [run.first_token_ms] if run.first_token_ms is not None else []
         self.durations += [run.duration_s] if run.duration_s is not None else []
-        verdicts = [r.get("verdict") for r in ratings]
+        verdicts = [rating.verdict for rating in ratings]
         self.good, self.bad = self.good + verdicts.count("good"), self.bad + verdicts.count("bad")
 
     def row(self) -> dict[str, Any]:
@@ -143,7 +141,7 @@ class Group:
                 "feedback": {"good": self.good, "bad": self.bad}}  # fmt: skip
 
 
-def add_up(runs: Iterable[tuple[Figures, Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
+def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]]) -> dict[str, Any]:
     """Runs with their ratings → the report ``runs stats --json`` prints."""
     groups: dict[tuple[str, str], Group] = defaultdict(Group)
     reasons, tools, skills = Counter[str](), Counter[str](), Counter[str]()

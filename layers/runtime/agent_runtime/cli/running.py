@@ -29,6 +29,7 @@ from ..stores import RunStore
 
 if TYPE_CHECKING:
     from ..steps import Run
+    from ..views.rows import RunRow
 
 CHECK_SECONDS = 0.5  # a stop request is a local file read: seen within half a second (deployed runs: 2 s)
 INTERRUPTED = "interrupted"  # how `runs list` shows a run that says running but whose process is gone
@@ -141,22 +142,22 @@ def _say(line: str) -> None:
     os.write(2, (line + "\n").encode())
 
 
-def gone(row: dict[str, Any]) -> Process | None:
+def gone(row: RunRow) -> Process | None:
     """The process of a run that says running but whose process is gone (None: it works, or nobody can tell)."""
-    process = Process.from_dict(row.get("process"))
-    if row.get("status") != RunStatus.RUNNING or process is None:
+    process = Process.from_dict(row.process)
+    if row.status != RunStatus.RUNNING or process is None:
         return None
     return process if process.alive() is False else None
 
 
-def close(runs: RunStore, row: dict[str, Any], process: Process, by: str) -> None:
+def close(runs: RunStore, row: RunRow, process: Process, by: str) -> None:
     """End the record of a run whose process is gone: stopped, saying so (its thread still goes on from its last
     checkpoint, as a killed turn's does)."""
-    record = RunRecord(str(row["run_id"]), str(row["workflow"]), str(row.get("model") or "-"))
-    record.status, record.started_at = RunStatus.STOPPED, str(row["started_at"])
+    record = RunRecord(row.run_id, row.workflow, row.model or "-")
+    record.status, record.started_at = RunStatus.STOPPED, row.started_at
     where = f"pid {process.pid} on {process.host}"
     record.stop_reason = f"Interrupted: its process ({where}) ended mid-run; closed by {by}."
     checkpoint = runs.load_checkpoint(record.run_id)
     record.event(ev.Stopped(by=by, via="cli", turn=checkpoint[0].turn if checkpoint else 0))
     record.ended_at = now_iso()
-    runs.save_record(record, thread_id=row.get("thread_id"))
+    runs.save_record(record, thread_id=row.thread_id)

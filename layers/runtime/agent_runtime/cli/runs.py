@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import inert
 from ..config import RuntimeConfig
@@ -19,6 +19,10 @@ from ..record import RunStatus
 from ..stores import RunStore
 from .common import Commands, check_workflow, runs_store, store_location
 from .running import INTERRUPTED, close, gone, login
+
+if TYPE_CHECKING:
+    from ..views.rows import RunRow
+    from ..views.run import StoredRun
 
 
 def add(commands: Commands) -> None:
@@ -108,31 +112,46 @@ def add(commands: Commands) -> None:
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
-    if record is None and (runs.summary(args.run_id) or {}).get("status") == RunStatus.RUNNING:
+    if record is None and _status(runs, args.run_id) == RunStatus.RUNNING:
         raise ConfigError(f"run {args.run_id} is still running: its record is stored when it ends "
                           f"(`runs stop {args.run_id}` stops it)")  # fmt: skip
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     redact = _redactor(config)  # every way out: the record, its page, its transcript
-    if args.json:
+    if args.json:  # as stored, whatever it holds
         from ..redaction import redacted
 
         text = inert.json_text(redacted(record, redact))
     elif args.html:
         from ..pages import page_for
 
-        text = page_for(runs, args.run_id, redact=redact, record=record) or ""
+        text = page_for(runs, args.run_id, redact=redact, run=_read(args.run_id, record)) or ""
     else:
         from ..show import transcript
 
         checkpoint = runs.load_checkpoint(args.run_id)
-        text = transcript(record, checkpoint[0].messages if checkpoint else None, redact)
+        text = transcript(_read(args.run_id, record), checkpoint[0].messages if checkpoint else None, redact)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
         print(f"agent-runtime: wrote {args.output}", file=sys.stderr)
     else:
         print(text)
     return 0
+
+
+def _read(run_id: str, record: dict[str, Any]) -> StoredRun:
+    """The stored record as a run; one that does not read as one is said, and where (``--json`` prints it)."""
+    from ..views import Unreadable, read_run
+
+    try:
+        return read_run(record)
+    except Unreadable as error:
+        raise ConfigError(f"run {run_id}: {error}; `runs show {run_id} --json` prints it as stored") from None
+
+
+def _status(runs: RunStore, run_id: str) -> str | None:
+    row = runs.summary(run_id)
+    return None if row is None else row.status
 
 
 def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
@@ -190,11 +209,11 @@ def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
 def _cmd_chart(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..chart import run_chart
 
-    record = runs_store(config).load_record(args.run_id)
+    record = runs_store(config).load_record(args.run_id, feedback=False)
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r}")
     try:
-        svg = run_chart(record)
+        svg = run_chart(_read(args.run_id, record))
     except ValueError as error:
         raise ConfigError(str(error)) from None
     target = Path(args.output)
@@ -230,29 +249,34 @@ def _write_png(svg: str, target: Path) -> None:
 def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
-    for row in rows:  # what people said of each answer (Slack's feedback buttons): +good/-bad
-        row["status"] = INTERRUPTED if gone(row) else row["status"]  # says running, but its process is gone
-        verdicts = [item["verdict"] for item in runs.feedback(row["run_id"])]
-        row["feedback"] = {"good": verdicts.count("good"), "bad": verdicts.count("bad")}
+    listed = [(row, *_listed(runs, row)) for row in rows]
     if args.json:
-        print(inert.json_text(rows))
+        print(inert.json_text([row.to_dict() | {"status": status, "feedback": {"good": good, "bad": bad}}
+                               for row, status, good, bad in listed]))  # fmt: skip
         return 0
     print(f"store: {store_location(config)}" + ("" if rows else " (no runs here)"), file=sys.stderr)
     print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
           f"{'rated':>6}  started")  # fmt: skip
-    for row in rows:  # cost: everything the run caused; helpers: its sub-agents' share of it
-        cost = "-" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
-        helpers = (row.get("cost") or {}).get("helpers")
-        shared = f"${helpers:.4f}" if helpers else "-"
-        rated = f"+{row['feedback']['good']}/-{row['feedback']['bad']}" if any(row["feedback"].values()) else "-"
-        started = inert.terminal(str(row["started_at"])[:19].replace("T", " "))
-        run_id, workflow, status = (inert.terminal(str(row[key])[:cut]) for key, cut in LIST_CUTS)
-        print(f"{run_id:<30} {workflow:<20} {status:<17} {row['model_calls']:>5} "
-              f"{row['tokens']:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
+    for row, status, good, bad in listed:  # cost: everything the run caused; helpers: its sub-agents' share of it
+        cost = "-" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+        shared = f"${row.helpers_cost:.4f}" if row.helpers_cost else "-"
+        rated = f"+{good}/-{bad}" if good or bad else "-"
+        started = inert.terminal(row.started_at[:19].replace("T", " "))
+        run_id, workflow, status = (inert.terminal(text[:cut]) for text, cut in zip((row.run_id, row.workflow, status),
+                                                                                   LIST_CUTS, strict=True))  # fmt: skip
+        print(f"{run_id:<30} {workflow:<20} {status:<17} {row.model_calls:>5} "
+              f"{row.tokens:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
     return 0
 
 
-LIST_CUTS = (("run_id", 200), ("workflow", 20), ("status", 40))  # a row's texts, cut before they are made inert
+def _listed(runs: RunStore, row: RunRow) -> tuple[str, int, int]:
+    """A row's status as listed (interrupted: it says running, but its process is gone) and what people said of
+    its answer (Slack's feedback buttons): good, bad."""
+    verdicts = [rating.verdict for rating in runs.feedback(row.run_id)]
+    return INTERRUPTED if gone(row) else row.status, verdicts.count("good"), verdicts.count("bad")
+
+
+LIST_CUTS = (200, 20, 40)  # a row's run id, workflow and status: cut before they are made inert
 ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT, RunStatus.STOPPED}
 
 
@@ -265,10 +289,8 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     summary = runs.summary(args.run_id)
     if summary is None and runs.load_checkpoint(args.run_id) is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
-    if summary is not None and summary.get("status") in ENDED:
-        print(
-            f"run {args.run_id} has ended ({inert.terminal(str(summary['status']))}): nothing to stop", file=sys.stderr
-        )
+    if summary is not None and summary.status in ENDED:
+        print(f"run {args.run_id} has ended ({inert.terminal(summary.status)}): nothing to stop", file=sys.stderr)
         return 1
     if summary is not None and (process := gone(summary)) is not None:
         close(runs, summary, process, login())
@@ -282,14 +304,14 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     return 0
 
 
-def _when(runs: RunStore, run_id: str, summary: dict[str, Any] | None) -> str:
+def _when(runs: RunStore, run_id: str, summary: RunRow | None) -> str:
     """When the asked run ends: at its next step if something works on it; a run waiting for an approval or
     between invocations when it is woken (a queue) or resumed; nothing is listening otherwise."""
-    if summary is None or summary.get("status") == RunStatus.RUNNING:
+    if summary is None or summary.status == RunStatus.RUNNING:
         return "it ends at its next step"
     if _wake(runs, run_id):
         return "it was woken to end now"
-    return f"nothing is listening ({summary.get('status')}): it ends when it is resumed"
+    return f"nothing is listening ({summary.status}): it ends when it is resumed"
 
 
 def _wake(runs: RunStore, run_id: str) -> bool:

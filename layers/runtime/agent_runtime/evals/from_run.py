@@ -22,6 +22,7 @@ from ..runtime import default_tools
 from ..skills import SkillLibrary
 from ..stores import RunStore, StoreFileStore
 from ..stores.runs import run_partition, thread_partition
+from ..views.run import StoredRun
 from ..workflows import load_workflow
 from .cases import argument_text
 
@@ -37,12 +38,13 @@ def case_from_run(
 
     triggers = TriggerConfig.from_env()
     runs = RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))
-    record, checkpoint = runs.load_record(run_id), runs.load_checkpoint(run_id)
+    record, checkpoint = runs.load_run(run_id), runs.load_checkpoint(run_id)
     if record is None or checkpoint is None:
         raise ConfigError(f"no stored run {run_id!r} with a checkpoint in {config.state_dir}")
-    if record["workflow"] != workflow:
-        raise ConfigError(f"run {run_id} ran workflow {record['workflow']!r}, not {workflow!r}")
-    thread = (runs.summary(run_id) or {}).get("thread_id") or None
+    if record.workflow != workflow:
+        raise ConfigError(f"run {run_id} ran workflow {record.workflow!r}, not {workflow!r}")
+    row = runs.summary(run_id)
+    thread = row.thread_id if row is not None else None
     files = StoreFileStore(runs.store, thread_partition(thread) if thread else run_partition(run_id))
     name = name or f"from-{run_id}"
     folder = evals_dir / workflow
@@ -83,14 +85,14 @@ def _turns(messages: list[Any], files: FileStore) -> dict[str, Any]:
     return {"message": said[0]} if len(said) == 1 else {"turns": said}
 
 
-def _attachments(record: dict[str, Any], files: FileStore, folder: Path) -> list[Path]:
+def _attachments(record: StoredRun, files: FileStore, folder: Path) -> list[Path]:
     written = []
-    for meta in record.get("files") or []:
-        if meta.get("source") != "attachment":
+    for meta in record.files:
+        if meta.source != "attachment":
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / Path(str(meta["name"])).name
-        path.write_bytes(files.read(meta["id"]))
+        path = folder / Path(meta.name).name
+        path.write_bytes(files.read(meta.id))
         written.append(path)
     return written
 
@@ -128,13 +130,13 @@ def _json_type(value: Any) -> str:
     return next((kind for cls, kind in kinds if isinstance(value, cls)), "object")
 
 
-def _expect(record: dict[str, Any], case: dict[str, Any], own: set[str], messages: list[Any]) -> dict[str, Any]:
+def _expect(record: StoredRun, case: dict[str, Any], own: set[str], messages: list[Any]) -> dict[str, Any]:
     """What held in this run, to edit: its status, the keys of the request the answer named, the external tools it
     used. A run rated bad gets no content checks: say what a good answer does (contains, judge…)."""
-    answer = record.get("final_answer") or ""
+    answer = record.final_answer or ""
     asked = " ".join(case.get("turns") or [case.get("message", "")])
     expect: dict[str, Any] = {"status": "completed"}
-    bad = any(item.get("verdict") == "bad" for item in record.get("feedback") or [])
+    bad = any(rating.verdict == "bad" for rating in record.feedback)
     keys = sorted({k for k in KEY.findall(asked) if k in answer})
     if keys and not bad:
         expect["identifiers"] = keys
@@ -144,10 +146,10 @@ def _expect(record: dict[str, Any], case: dict[str, Any], own: set[str], message
     return expect
 
 
-def _header(record: dict[str, Any], run_id: str) -> str:
-    verdicts = ", ".join(f"{f['verdict']} by {f['by']}" for f in record.get("feedback") or []) or "none"
-    answer = (record.get("final_answer") or "(no answer)").splitlines()
-    lines = [f"# A case made from run {run_id} ({record['workflow']}, {record['model']}, {record['status']}).",
+def _header(record: StoredRun, run_id: str) -> str:
+    verdicts = ", ".join(f"{rating.verdict} by {rating.by}" for rating in record.feedback) or "none"
+    answer = (record.final_answer or "(no answer)").splitlines()
+    lines = [f"# A case made from run {run_id} ({record.workflow}, {record.model}, {record.status}).",
              f"# Feedback on its answer: {verdicts}. Its answer was:"]  # fmt: skip
     lines += [f"#   {line}" for line in answer[:60]] + (["#   […]"] if len(answer) > 60 else [])
     lines += ["# Edit expect: what a good answer contains (contains, matches, identifiers) or a judge rubric."]

@@ -1,11 +1,11 @@
-"""A stored run's page: its record (with ratings), its checkpoint's history, the event that started it."""
+"""A stored run's page: the whole run (with ratings), its checkpoint's history, where it was started from."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from ..stores import RunStore
+from ..views.run import StoredRun
 from .html import RunPage, render
 
 
@@ -16,16 +16,23 @@ def page_for(
     private: bool | None = None,
     redact: Callable[[str], str] = lambda text: text,
     note: str = "",
-    record: Mapping[str, Any] | None = None,
+    run: StoredRun | None = None,
 ) -> str | None:
     """The HTML, or None when the store has no such run. ``private`` None: a direct message counts as private
-    (a link says what the worker found when it made it). ``record``: the one the caller has loaded already."""
-    record = record if record is not None else runs.load_record(run_id)
-    if record is None:
+    (a link says what the worker found when it made it). ``run``: the one the caller has loaded already."""
+    run = run if run is not None else runs.load_run(run_id)
+    if run is None:
         return None
     checkpoint = runs.load_checkpoint(run_id)
-    trigger = runs.load_event(run_id)
-    if private is None:
-        private = bool(trigger is not None and trigger.attributes.get("direct_message"))
+    started_by, direct = _started(runs, run_id)
     history = checkpoint[0].messages if checkpoint else None
-    return render(RunPage(record, history, trigger.to_dict() if trigger else None, private, redact, note))
+    return render(RunPage(run, history, started_by, direct if private is None else private, redact, note))
+
+
+def _started(runs: RunStore, run_id: str) -> tuple[str, bool]:
+    """Where the run was started from (``slack/app_mention``; no event stored: the command line), and whether in a
+    direct message."""
+    event = runs.load_event(run_id)
+    if event is None:
+        return "cli", False
+    return f"{event.source}/{event.kind}", bool(event.attributes.get("direct_message"))

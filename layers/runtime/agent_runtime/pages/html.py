@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import inert
 from ..chart import run_chart
-from ..figures import seconds
+from ..events import FileRead, VirtualFile
+from ..messages import Message
 from ..redaction import redacted
 from ..show import clip, entries
+from ..views.run import FileEntry, ModelCall, StoredRun, Usage
 
 CUT = 2_000  # characters of a message or a tool result on the page
 MAX_ENTRIES = 1_500  # of the transcript: the rest is counted, not shown (runs show --json has the record)
@@ -53,19 +55,21 @@ def sent_bytes(text: str) -> int:
 
 @dataclass(frozen=True)
 class RunPage:
-    """What a page shows: the record (with its feedback), the history from the checkpoint (None: not kept), the
-    event that started it, whether it came from a private conversation, and the redactor of declared secrets —
-    applied to the record, history and event as the page is made, before anything of them is cut."""
+    """What a page shows: the whole run (with its ratings), the history from the checkpoint (None: not kept), where
+    it was started from (``slack/app_mention``, ``cli``), whether it came from a private conversation, and the
+    redactor of declared secrets — applied to the run, history and origin as the page is made, before anything of
+    them is cut."""
 
-    record: Mapping[str, Any]
-    history: Sequence[Mapping[str, Any]] | None = None
-    trigger: Mapping[str, Any] | None = None
+    run: StoredRun
+    history: Sequence[Message] | None = None
+    started_by: str = "cli"
     private: bool = False
     redact: Callable[[str], str] = field(default=lambda text: text)
     note: str = ""  # a line for the footer (when the link that opened it expires)
 
     def __post_init__(self) -> None:
-        for name in ("record", "history", "trigger"):
+        object.__setattr__(self, "run", self.run.redacted(self.redact))
+        for name in ("history", "started_by"):
             object.__setattr__(self, name, redacted(getattr(self, name), self.redact))
 
     def text(self, value: Any, limit: int = 300) -> str:
@@ -102,8 +106,7 @@ class _Budget:
 
 
 def render(page: RunPage) -> str:
-    record = page.record
-    title = page.text(f"{record.get('workflow')} · run {record.get('run_id')}", 300)
+    title = page.text(f"{page.run.workflow} · run {page.run.run_id}", 300)
     head = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -137,13 +140,11 @@ def _left_out(what: str) -> str:
 
 
 def _header(page: RunPage) -> str:
-    record, trigger = page.record, page.trigger or {}
-    usage, cost = record.get("usage") or {}, record.get("cost_usd")
-    spent = "-" if not isinstance(cost, int | float) else f"${cost:.4f}"
-    source = f"{trigger.get('source', 'cli')}/{trigger.get('kind', 'run')}" if trigger else "cli"
-    facts = [str(record.get("status")), str(record.get("model")), f"started by {source}",
-             f"{str(record.get('started_at'))[:19]} · {_duration(record)}", f"{usage.get('total_tokens', 0):,} tokens",
-             spent]  # fmt: skip
+    run = page.run
+    spent = "-" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+    took = "duration unknown" if run.duration_s is None else f"{run.duration_s:,.1f} s"
+    facts = [run.status, run.model, f"started by {page.started_by}", f"{str(run.started_at)[:19]} · {took}",
+             f"{run.usage.total_tokens:,} tokens", spent]  # fmt: skip
     private = (
         '<p class="private">From a private conversation: this page shows what was said there. Do not forward its '
         "link.</p>"
@@ -153,29 +154,22 @@ def _header(page: RunPage) -> str:
     links = "".join(f'<a href="#{part}">{part}</a>' for part in ("answer", "cost", "context", "transcript", "files",
                                                                  "helpers", "ratings"))  # fmt: skip
     return (
-        f"<h1>{page.text(record.get('workflow'), 200)} <small>{page.text(record.get('run_id'), 200)}</small></h1>"
+        f"<h1>{page.text(run.workflow, 200)} <small>{page.text(run.run_id, 200)}</small></h1>"
         f'<p class="meta">{" · ".join(page.text(f, 200) for f in facts)}</p>{private}<nav>{links}</nav>'
     )
 
 
-def _duration(record: Mapping[str, Any]) -> str:
-    took = seconds(record.get("started_at"), record.get("ended_at"))
-    return "duration unknown" if took is None else f"{took:,.1f} s"
-
-
 def _answer(page: RunPage) -> str:
-    record = page.record
-    why = record.get("stop_reason")
+    why = page.run.stop_reason
     reason = f"<p><b>Why it ended:</b> {page.text(why, CUT)}</p>" if why else ""
-    answer = record.get("final_answer") or "(no answer)"
+    answer = page.run.final_answer or "(no answer)"
     return f'<h2 id="answer">Answer</h2><div class="assistant"><pre>{page.text(answer, 4 * CUT)}</pre></div>{reason}'
 
 
 def _costs(page: RunPage, budget: _Budget) -> str:
-    record = page.record
-    parts = [(name, value) for name, value in (record.get("cost") or {}).items() if isinstance(value, int | float)]
-    summary = (f'<tr><th>{page.text(name)}</th><td class="num">${float(value):.4f}</td></tr>' for name, value in parts)
-    calls = record.get("model_calls") or []
+    parts = list(page.run.cost.items())
+    summary = (f'<tr><th>{page.text(name)}</th><td class="num">${value:.4f}</td></tr>' for name, value in parts)
+    calls = page.run.model_calls
     head = "".join(f"<th>{h}</th>" for h in ("turn", "model", "in", "cached", "out", "cost", "latency"))
     totals, cut = _fitted(summary, len(parts), budget, "costs")
     rows, left = _fitted((_call_row(page, call) for call in calls), len(calls), budget, "model calls")
@@ -183,19 +177,18 @@ def _costs(page: RunPage, budget: _Budget) -> str:
     return f'<h2 id="cost">Cost</h2><table>{totals}</table>{cut}{table}'
 
 
-def _call_row(page: RunPage, call: Mapping[str, Any]) -> str:
-    usage = call.get("usage") or {}
-    estimated = " (estimated)" if call.get("usage_estimated") else ""
-    cells = [call.get("turn"), call.get("model"), usage.get("prompt_tokens", 0), usage.get("cached_tokens", 0),
-             usage.get("completion_tokens", 0), f"${float(call.get('cost_usd') or 0):.4f}{estimated}",
-             f"{float(call.get('latency_ms') or 0):,.0f} ms"]  # fmt: skip
+def _call_row(page: RunPage, call: ModelCall) -> str:
+    usage = call.usage or Usage()
+    estimated = " (estimated)" if call.usage_estimated else ""
+    cells = [call.turn, call.model, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens,
+             f"${call.cost_usd or 0:.4f}{estimated}", f"{call.latency_ms or 0:,.0f} ms"]  # fmt: skip
     return "<tr>" + "".join(f"<td>{page.text(c, 100)}</td>" for c in cells) + "</tr>"
 
 
 def _chart(page: RunPage, budget: _Budget) -> str:
     try:
-        svg = inert.terminal(run_chart(page.record))  # its markup escaped by chart.py; bidi controls shown here
-    except (ValueError, TypeError, KeyError) as error:
+        svg = inert.terminal(run_chart(page.run))  # its markup escaped by chart.py; bidi controls shown here
+    except ValueError as error:
         return f'<h2 id="context">Context</h2><p>No chart: {page.text(str(error))}</p>'
     chart = f'<div class="chart">{svg}</div>'
     if not budget.take(chart):
@@ -204,7 +197,7 @@ def _chart(page: RunPage, budget: _Budget) -> str:
 
 
 def _transcript(page: RunPage, budget: _Budget) -> str:
-    found = entries(page.record, page.history, CUT)
+    found = entries(page.run, page.history, CUT)
     shown, left = _fitted((_entry(page, e.kind, e.text, e.detail) for e in found[:MAX_ENTRIES]), len(found),
                           budget, "entries")  # fmt: skip
     kept = "" if page.history is not None else "<p>No checkpoint was kept: the words of this run are not stored.</p>"
@@ -227,27 +220,22 @@ def _entry(page: RunPage, kind: str, text: str, detail: str) -> str:
 
 
 def _files(page: RunPage, budget: _Budget) -> str:
-    """Each file, what of it was kept out of the window, and the lines each tool read (helpers' reads too)."""
-    record = page.record
+    """Each file, what of it was kept out of the window, and the lines each tool read."""
     reads: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    virtual: dict[str, str] = {}
-    for event in record.get("events") or []:
-        lines = event.get("lines")
-        if event.get("type") == "file_read" and isinstance(lines, list) and len(lines) == 2:
-            shown = str(lines[0]) if lines[0] == lines[1] else f"{lines[0]}-{lines[1]}"
-            reads[str(event.get("file"))][str(event.get("tool"))].append(shown)
-        elif event.get("type") == "virtual_file":
-            virtual[str(event.get("file"))] = f"{event.get('tokens', 0):,} tokens, {event.get('lines', 0):,} lines"
-    files = record.get("files") or []
+    for read in page.run.events_of(FileRead):
+        if read.lines is not None and len(read.lines) == 2:
+            first, last = read.lines
+            reads[read.file][read.tool].append(str(first) if first == last else f"{first}-{last}")
+    virtual = {v.file: f"{v.tokens:,} tokens, {v.lines:,} lines" for v in page.run.events_of(VirtualFile)}
+    files = page.run.files
     if not files:
         return '<h2 id="files">Files</h2><p>No files.</p>'
 
-    def row(meta: Mapping[str, Any]) -> str:
-        by_tool = reads.get(str(meta.get("id")), {})
+    def row(meta: FileEntry) -> str:
+        by_tool = reads.get(meta.id, {})
         read = "; ".join(f"{tool}: {', '.join(spans[:60])}" + (" …" if len(spans) > 60 else "")
                          for tool, spans in by_tool.items()) or "not read"  # fmt: skip
-        cells = (meta.get("name"), meta.get("source"), f"{int(meta.get('size_bytes') or 0):,} bytes",
-                 virtual.get(str(meta.get("id")), "-"), read)  # fmt: skip
+        cells = (meta.name, meta.source, f"{meta.size_bytes:,} bytes", virtual.get(meta.id, "-"), read)
         return "<tr>" + "".join(f"<td>{page.text(c, 2_000)}</td>" for c in cells) + "</tr>"
 
     head = "".join(f"<th>{h}</th>" for h in ("file", "from", "size", "kept out of the window", "lines read, by tool"))
@@ -257,30 +245,24 @@ def _files(page: RunPage, budget: _Budget) -> str:
 
 def _helpers(page: RunPage, budget: _Budget) -> str:
     """The helpers' runs, depth first (a helper's helpers after it): the first 100 at most."""
-    found: list[Mapping[str, Any]] = []
-    queue = list(page.record.get("children") or [])
-    while queue:
-        child = queue.pop(0)
-        queue[:0] = list(child.get("children") or [])
-        found.append(child)
+    found = page.run.helpers
     blocks, left = _fitted((_helper(page, child) for child in found[:100]), len(found), budget, "helpers")
     return f'<h2 id="helpers">Helpers</h2>{blocks if found else "<p>No helpers.</p>"}{left}'
 
 
-def _helper(page: RunPage, child: Mapping[str, Any]) -> str:
-    cost = child.get("cost_usd")
-    spent = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
-    tools = [str(c.get("name")) for c in child.get("tool_calls") or [] if isinstance(c, dict)]
-    line = f"{child.get('run_id')} · {child.get('workflow')} · {child.get('status')} · {spent} · {len(tools)} calls"
+def _helper(page: RunPage, child: StoredRun) -> str:
+    spent = f"${child.cost_usd:.4f}" if child.cost_usd is not None else "-"
+    tools = [call.name for call in child.tool_calls]
+    line = f"{child.run_id} · {child.workflow} · {child.status} · {spent} · {len(tools)} calls"
     counted = ", ".join(f"{name} {count}" for name, count in Counter(tools).most_common())
     used = f"<p>{page.text(counted, 600)}</p>" if tools else ""
-    answer = page.text(child.get("final_answer") or "(no answer)", CUT)
+    answer = page.text(child.final_answer or "(no answer)", CUT)
     return f'<h3>{page.text(line)}</h3>{used}<div class="assistant"><pre>{answer}</pre></div>'
 
 
 def _ratings(page: RunPage, budget: _Budget) -> str:
-    ratings = page.record.get("feedback") or []
-    rows = (f"<li>{page.text(r.get('by'), 100)}: {page.text(r.get('verdict'), 20)}</li>" for r in ratings)
+    ratings = page.run.feedback
+    rows = (f"<li>{page.text(r.by, 100)}: {page.text(r.verdict, 20)}</li>" for r in ratings)
     shown, left = _fitted(rows, len(ratings), budget, "ratings")
     return f'<h2 id="ratings">Ratings</h2>{f"<ul>{shown}</ul>{left}" if ratings else "<p>None yet.</p>"}'
 

@@ -1,7 +1,7 @@
 """``GET /runs/{run_id}/page`` as the webhook serves it: the link checked, the page made and redacted, the headers.
 
 The webhook only maps what this raises to its answers (403 for a link that does not hold, 404 for pages off or a
-run the store no longer has); everything a page is lives here."""
+run the store no longer has, 500 for a record that does not read as a run); everything a page is lives here."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..stores import RunStore
 from ..stores.base import Store
 from ..stores.runs import RUN_ID
 from ..triggers import fields
+from ..views.parsing import Unreadable
 from ..workflows import Workflow
 from .build import page_for
 from .html import CSP
@@ -60,7 +61,10 @@ def served(
     except (LinkRefused, fields.FieldError) as error:
         raise PageNotServed(403, str(error)) from None
     note = f"This link expires {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(link.expires))}."
-    page = page_for(RunStore(store()), run_id, private=link.private, redact=Redactor(secrets()), note=note)
+    try:
+        page = page_for(RunStore(store()), run_id, private=link.private, redact=Redactor(secrets()), note=note)
+    except Unreadable:  # where it fails is for `runs show`, not for whoever holds a link
+        raise PageNotServed(500, "the run's record cannot be read: `runs show RUN_ID --json` prints it") from None
     if page is None:
         raise PageNotServed(404, "no such run (its record has expired?)")
     return page, link.private

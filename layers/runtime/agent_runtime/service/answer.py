@@ -71,7 +71,7 @@ class Answers:
             text += f"\n\n_<{page}|What the run did>_"
         outputs, left_out = self._outputs(base, files) if answered else ([], [])
         if answered and workflow.report.chart:  # how the run used its window, beside its answer
-            outputs += _chart(record)
+            outputs += self._chart(record)
         if left_out:
             text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "
             text += ", ".join(left_out) + "_"
@@ -123,6 +123,19 @@ class Answers:
                 left_out.append(meta.name)
         return attached, left_out
 
+    def _chart(self, record: RunRecord) -> list[tuple[str, bytes]]:
+        """The whole run's chart (every invocation: one resumed after an approval draws both), as stored."""
+        from ..chart import run_chart
+        from ..views.run import whole_run
+
+        def unread(error: Exception) -> None:
+            self.log.warning("run record not read for its chart", extra={"error": type(error).__name__})
+
+        try:
+            return [(f"{record.run_id}-chart.svg", run_chart(whole_run(self.runs, record, unread)).encode("utf-8"))]
+        except ValueError:  # no model call to draw (an answer replayed from a checkpoint)
+            return []
+
     def _attach(self, channel: Channel, outputs: list[tuple[str, bytes]]) -> int:
         """Uploads after the answer; a refused upload is said in the thread, and the answer stands."""
         try:
@@ -145,12 +158,3 @@ def _note(record: RunRecord) -> str:
 def _cost_note(record: RunRecord) -> str:
     """The spend limit's reason and what the run cost (helpers and compaction included)."""
     return COST_LIMIT_NOTE.format(why=record.stop_reason or "", cost=describe(record.ledger.breakdown()))
-
-
-def _chart(record: RunRecord) -> list[tuple[str, bytes]]:
-    from ..chart import run_chart
-
-    try:
-        return [(f"{record.run_id}-chart.svg", run_chart(record.to_dict()).encode("utf-8"))]
-    except ValueError:  # no model call to draw (an answer replayed from a checkpoint)
-        return []

@@ -8,9 +8,8 @@ channel's line names no channel and carries no link, so the conversation's words
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
 
 from aws_lambda_powertools import Logger
 
@@ -18,7 +17,7 @@ from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
-from ..figures import figures, seconds
+from ..figures import figures
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
 from ..sources import BUILTIN, Sources
@@ -27,6 +26,7 @@ from ..stores import RunStore
 from ..stores.items import Announced
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
+from ..views.run import StoredRun, whole_run
 from .metrics import RunMetrics
 
 MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
@@ -63,18 +63,14 @@ class Reports:
     def finished(self, event: TriggerEvent, record: RunRecord, link: str | None, private: bool) -> None:
         """The run's metrics, and its line in the runs channel: after the answer, so a failure here costs them, not
         a redelivery of a message whose answer is out. Each apart: one failing never costs the other."""
-        stored, metrics = self._stored(record), self.metrics
+        stored, metrics = whole_run(self.runs, record, self._unread), self.metrics
         if metrics is not None:
             self._apart("run metrics not emitted", lambda: metrics.ended(figures(stored, event.source)))
         self._apart("runs channel line not posted", lambda: self._announce(event, record.run_id, stored, link, private))
 
-    def _stored(self, record: RunRecord) -> dict[str, Any]:
-        """The whole run (all its invocations), or this invocation's record when the store cannot say."""
-        try:
-            return self.runs.load_record(record.run_id, feedback=False) or record.to_dict()
-        except Exception as error:  # the store unreadable: this invocation's figures are still worth reporting
-            self.log.warning("run record not read for its reports", extra={"error": type(error).__name__})
-            return record.to_dict()
+    def _unread(self, error: Exception) -> None:
+        """The store unreadable: this invocation's figures are still worth reporting."""
+        self.log.warning("run record not read for its reports", extra={"error": type(error).__name__})
 
     def _apart(self, what: str, report: Callable[[], object]) -> None:
         try:
@@ -82,9 +78,7 @@ class Reports:
         except Exception as error:  # anything: the answer is out; a redelivery would post nothing more
             self.log.warning(what, extra={"error": type(error).__name__})
 
-    def _announce(
-        self, event: TriggerEvent, run_id: str, stored: Mapping[str, Any], link: str | None, private: bool
-    ) -> None:
+    def _announce(self, event: TriggerEvent, run_id: str, stored: StoredRun, link: str | None, private: bool) -> None:
         slack = self.replies().slack
         if not self.config.runs_channel or slack is None:
             return
@@ -111,7 +105,7 @@ class Reports:
         slack, where = self.replies().slack, self.runs.announced(run_id)
         if slack is None or where is None:
             return
-        verdicts = [r.get("verdict") for r in self.runs.feedback(run_id)]
+        verdicts = [rating.verdict for rating in self.runs.feedback(run_id)]
         rated = f" · rated :+1: {verdicts.count('good')} :-1: {verdicts.count('bad')}"
         with suppress(ReplyError):  # cosmetic: the rating is stored with the run either way
             slack.update(where.channel, where.ts, where.text + rated)
@@ -120,20 +114,12 @@ class Reports:
         return self.sources.of(event).private(event, Surfaces(self.replies(), self.runs))
 
 
-def line(
-    event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool, sources: Sources = BUILTIN
-) -> str:
+def line(event: TriggerEvent, run: StoredRun, link: str | None, private: bool, sources: Sources = BUILTIN) -> str:
     """``:white_check_mark: *workflow* · slack mention in <#C…> · completed · $0.0123 · 8.2 s · <link|run page>``."""
-    status = str(record.get("status"))
-    cost = record.get("cost_usd")
     where = "a private conversation" if private else sources.of(event).described(event)
-    parts = [f"{MARKS.get(status, ':grey_question:')} *{safe(str(record.get('workflow')))}*", where, status,
-             "-" if cost is None else f"${cost:.4f}", _duration(record)]  # fmt: skip
+    took = "-" if run.duration_s is None else f"{run.duration_s:,.1f} s"
+    parts = [f"{MARKS.get(run.status, ':grey_question:')} *{safe(run.workflow)}*", where, run.status,
+             "-" if run.cost_usd is None else f"${run.cost_usd:.4f}", took]  # fmt: skip
     if link:
         parts.append(f"<{link}|run page>")
     return " · ".join(parts)
-
-
-def _duration(record: Mapping[str, Any]) -> str:
-    took = seconds(record.get("started_at"), record.get("ended_at"))
-    return "-" if took is None else f"{took:,.1f} s"

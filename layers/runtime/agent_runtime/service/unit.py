@@ -104,7 +104,7 @@ class UnitRuns(RunStore):
         super()._put(run_id, name, data)
         self.snapshots.wrote(run_partition(run_id), name, data)
 
-    def feedback(self, run_id: str) -> list[dict[str, Any]]:
+    def _ratings(self, run_id: str) -> list[dict[str, Any]]:
         return self.snapshots.named(run_partition(run_id), FEEDBACK)
 
 

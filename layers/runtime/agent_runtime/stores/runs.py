@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, cast
 
 from ..errors import ConfigError
 from ..messages import find_orphans
-from ..record import RunRecord, RunState, RunStatus, merged_invocations
+from ..record import RunRecord, RunState, RunStatus, with_earlier
 from ..redaction import scrubbed
 from ..stopping import StopRequest
 from ..triggers.event import TriggerEvent
+from ..views.rows import Rating, RunRow, read_rating, read_row
+from ..views.run import StoredRun, read_run
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
 from .items import (
@@ -163,9 +166,7 @@ class RunStore:
         """Saved once per invocation; a run's later invocation (after the deadline, an approval) adds to what the
         earlier ones saved, so the record is the whole run's: every call, event and approval, its usage summed."""
         data = scrubbed(record.to_dict())  # no secret this process used: a script's error, a tool's words
-        earlier = self._get(record.run_id, RECORD)
-        if earlier is not None and earlier.get("started_at") != data["started_at"]:
-            data = merged_invocations(earlier, data)
+        data = with_earlier(self._get(record.run_id, RECORD), data)
         self._put(record.run_id, RECORD, data)
         summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
                    "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
@@ -191,22 +192,21 @@ class RunStore:
         self.store.put_latest(f"{RUNS_INDEX}#status#{summary['status']}", name, summary, ttl=self.ttl)
         self._put(summary["run_id"], SUMMARY, summary)  # the run's latest row: its status now
 
-    def list_runs(
-        self, *, limit: int = 20, thread_id: str | None = None, status: str | None = None
-    ) -> list[dict[str, Any]]:
+    def list_runs(self, *, limit: int = 20, thread_id: str | None = None, status: str | None = None) -> list[RunRow]:
         """Newest first, one row per run (its latest invocation), filtered by thread and status."""
+        return list(itertools.islice(self.rows(thread_id=thread_id, status=status), limit))
+
+    def rows(self, *, thread_id: str | None = None, status: str | None = None) -> Iterator[RunRow]:
+        """Every row, newest first, read as it is asked for: a caller stops where its period ends (a thread's spend
+        today), whatever the count."""
         partition = RUNS_INDEX
         if thread_id or status:  # the narrower index: a thread's runs, else the runs that ever had the status
             partition += f"#thread#{thread_id}" if thread_id else f"#status#{status}"
-        rows: list[dict[str, Any]] = []
         for run_id, name in self._newest(partition):
             row = self._latest(partition, name, run_id, filtered=bool(status))
-            if row is None or (thread_id and row.get("thread_id") != thread_id) or (status and row["status"] != status):
+            if row is None or (thread_id and row.thread_id != thread_id) or (status and row.status != status):
                 continue
-            rows.append(row)
-            if len(rows) >= limit:
-                break
-        return rows
+            yield row
 
     def started(self) -> Iterator[tuple[str, str]]:
         """Every run of the index, newest first, once each: its id and when its latest invocation started (as the
@@ -223,38 +223,47 @@ class RunStore:
                 seen.add(run_id)
                 yield run_id, name
 
-    def _latest(self, partition: str, name: str, run_id: str, *, filtered: bool) -> dict[str, Any] | None:
+    def _latest(self, partition: str, name: str, run_id: str, *, filtered: bool) -> RunRow | None:
         """The run's row; with a status filter, its latest one (a run suspended, then completed, is listed once,
         under its status now)."""
-        if filtered:
-            latest = self._get(run_id, SUMMARY)
-            if latest is not None:
-                return latest
+        if filtered and (latest := self.summary(run_id)) is not None:
+            return latest
         item = self.store.get_item(partition, name)
-        return item.data if item is not None else None
+        return read_row(item.data) if item is not None else None
 
-    def summary(self, run_id: str) -> dict[str, Any] | None:
+    def summary(self, run_id: str) -> RunRow | None:
         """The run's row of the runs index as of its latest invocation (workflow, status, thread, cost)."""
-        return self._get(run_id, SUMMARY)
+        data = self._get(run_id, SUMMARY)
+        return None if data is None else read_row(data)
+
+    def load_run(self, run_id: str, *, feedback: bool = True) -> StoredRun | None:
+        """The whole run (every invocation), typed, with the ratings of its answer (``feedback``: without them for
+        a caller that has no use for ratings: a run that has just ended has none). ``Unreadable`` says where a
+        damaged record is damaged; :meth:`load_record` still has it as stored."""
+        data = self.load_record(run_id, feedback=feedback)
+        return None if data is None else read_run(data)
 
     def load_record(self, run_id: str, *, feedback: bool = True) -> dict[str, Any] | None:
-        """The run's record, with the feedback people gave its answer since (``feedback``: by, verdict, at); without
-        it for a caller that has no use for ratings (a run that has just ended has none)."""
+        """The run's record as stored (JSON: ``runs show --json``), with the feedback people gave its answer since
+        (``feedback``: by, verdict, at). Readers read :meth:`load_run`."""
         record = self._get(run_id, RECORD)
         if record is not None and feedback:
-            record["feedback"] = self.feedback(run_id)
+            record["feedback"] = self._ratings(run_id)
         return record
 
     def save_feedback(self, run_id: str, user: str, verdict: str, at: float) -> bool:
         """A person's rating of the run's answer: one per person, the latest wins; False when nothing changed
         (the same verdict again)."""
         known = self._get(run_id, FEEDBACK + user)
-        if known is not None and known.get("verdict") == verdict:
+        if known is not None and read_rating(known).verdict == verdict:
             return False
-        self._put(run_id, FEEDBACK + user, {"by": user, "verdict": verdict, "at": at})
+        self._put(run_id, FEEDBACK + user, Rating(user, verdict, at).to_dict())
         return True
 
-    def feedback(self, run_id: str) -> list[dict[str, Any]]:
+    def feedback(self, run_id: str) -> list[Rating]:
+        return [read_rating(item) for item in self._ratings(run_id)]
+
+    def _ratings(self, run_id: str) -> list[dict[str, Any]]:
         names = self.store.list_items(run_partition(run_id), FEEDBACK)
         return [item for name in names if (item := self._get(run_id, name)) is not None]
 
