@@ -92,11 +92,10 @@ def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any
         yield body, None
 
 
-# One loop over locals: it runs once per element yielded (~60 per page), where attribute lookups and calls are most
-# of the cost. A block is turned into its string when the next one starts, so what stays alive is strings, not lists
-# the garbage collector would keep walking.
+# The top-level blocks as Markdown, empty ones dropped. One loop over locals: it runs once per element yielded (~60 per
+# page), where attribute lookups and calls are most of the cost. A block is turned into its string when the next one
+# starts, so what stays alive is strings, not lists the garbage collector would keep walking.
 def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[str]:  # noqa: C901 (one hot loop)
-    """The top-level blocks as Markdown, empty ones dropped."""
     blocks: list[str] = []
     text: list[str] = []  # where text goes now: the open paragraph's pieces, or the open cell's
     record: list[Any] | None = None  # the open top-level paragraph's [pieces, style, numId, level]

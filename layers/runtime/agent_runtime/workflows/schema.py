@@ -7,7 +7,7 @@ Every problem is collected, not just the first, so one edit fixes a file. Sectio
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -127,26 +127,9 @@ def parse_workflow(
     if not isinstance(data, Mapping):
         raise WorkflowError([Problem(file, "(document)", "must be a mapping of keys to values")])
     check_keys("", data, TOP_KEYS, check.add)
-    name = text("", data, "name", check.add) or ""
-    if name and not NAME_PATTERN.fullmatch(name):
-        check.add("name", "use lowercase letters, digits and single hyphens (e.g. document-feedback)")
-    description = text("", data, "description", check.add) or ""
-    prompt = _prompt(check, data, base_dir)
     section = partial(mapping, "", data, report=check.add)
-    model = _model(check, section("model"), "model" in data)
-    limits_data = section("limits")
-    check_keys("limits", limits_data, LIMIT_KEYS, check.add)
-    limits = _limits(check, limits_data, model)
-    context = parse_context_section(section("context"), check.add)
-    skills = parse_skills_section(section("skills"), check.add, skill_names)
-    subagents = parse_subagents_section(section("subagents"), check.add)
-    files = parse_files_section(section("files"), check.add)
-    sandbox = parse_sandbox_section(section("sandbox"), check.add)
-    triggers = parse_triggers_section(section("triggers"), check.add)
-    tools = parse_tools_section(section("tools"), check.add)
-    report_data = section("report")
-    check_keys("report", report_data, ("chart",), check.add)
-    report = ReportSettings(chart=flag("report", report_data, "chart", check.add))
+    name, description, prompt, model, limits = _head(check, data, section, base_dir)
+    context, skills, subagents, files, sandbox, triggers, tools, report = _features(check, section, skill_names)
     coordinator = choice("", data, "coordinator", COORDINATORS, "llm", check.add) or "llm"
     script = _script(check, data, coordinator)
     if check.problems:
@@ -169,6 +152,51 @@ def parse_workflow(
         prompt_path=prompt_path,
         coordinator=coordinator,
         script=script,
+    )
+
+
+def _head(
+    check: _Checker, data: Mapping[str, Any], section: Callable[[str], Mapping[str, Any]], base_dir: Path | None
+) -> tuple[str, str, str, ModelSettings, Limits]:
+    """The workflow's name, description, prompt, model and limits: Workflow's first fields, in their order."""
+    name = text("", data, "name", check.add) or ""
+    if name and not NAME_PATTERN.fullmatch(name):
+        check.add("name", "use lowercase letters, digits and single hyphens (e.g. document-feedback)")
+    description = text("", data, "description", check.add) or ""
+    prompt = _prompt(check, data, base_dir)
+    model = _model(check, section("model"), "model" in data)
+    limits_data = section("limits")
+    check_keys("limits", limits_data, LIMIT_KEYS, check.add)
+    return name, description, prompt, model, _limits(check, limits_data, model)
+
+
+Features = tuple[
+    ContextSettings,
+    SkillPolicy,
+    SubagentSettings,
+    FileSettings,
+    SandboxSettings,
+    TriggerSettings,
+    ToolSettings,
+    "ReportSettings",
+]  # fmt: skip  (a table: Workflow's fields in their order)
+
+
+def _features(
+    check: _Checker, section: Callable[[str], Mapping[str, Any]], skill_names: Collection[str] | None
+) -> Features:
+    """Each feature's section, parsed by the feature's own settings module: Workflow's next fields, in their order."""
+    report_data = section("report")
+    check_keys("report", report_data, ("chart",), check.add)
+    return (
+        parse_context_section(section("context"), check.add),
+        parse_skills_section(section("skills"), check.add, skill_names),
+        parse_subagents_section(section("subagents"), check.add),
+        parse_files_section(section("files"), check.add),
+        parse_sandbox_section(section("sandbox"), check.add),
+        parse_triggers_section(section("triggers"), check.add),
+        parse_tools_section(section("tools"), check.add),
+        ReportSettings(chart=flag("report", report_data, "chart", check.add)),
     )
 
 
