@@ -10,15 +10,17 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
-from ..stores import RunStore
 from .common import Commands, check_workflow, runs_store, store_location
 from .running import INTERRUPTED, close, gone, login
+
+if TYPE_CHECKING:
+    from ..stores import RunStore
 
 
 def add(commands: Commands) -> None:
