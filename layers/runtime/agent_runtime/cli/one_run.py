@@ -22,7 +22,8 @@ from ..runtime import Services, answer_footer, build_agent, deployed, open_model
 from ..skills import SkillLibrary
 from ..stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.hook import new_turn
-from ..stores.runs import check_thread_id, run_partition, thread_partition
+from ..stores.ids import check_thread_id
+from ..stores.runs import run_partition, thread_partition
 from ..trace import TraceHook
 from ..workflows import load_workflow
 from .common import (

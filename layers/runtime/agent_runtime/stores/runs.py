@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ConfigError
 from ..messages import find_orphans
 from ..record import RunRecord, RunState, RunStatus, merged_invocations
 from ..redaction import scrubbed
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
+from .ids import RUN_ID as RUN_ID  # where they were, for their importers
+from .ids import check_thread_id as check_thread_id
 
-_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: what a route may take as one
 RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threads live until deleted
-
-
-def check_thread_id(thread_id: str) -> str:
-    if not _THREAD_ID.fullmatch(thread_id):
-        raise ConfigError(f"thread id {thread_id!r}: use up to 200 letters, digits, '.', '_', ':' or '-'")
-    return thread_id
 
 
 def run_partition(run_id: str) -> str:

@@ -1,14 +1,14 @@
-"""Slack Events API: signature check (slack_sdk's verifier) and parsing into a :class:`TriggerEvent`."""
+"""Slack Events API: signature check (Slack's v0 scheme) and parsing into a :class:`TriggerEvent`."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from slack_sdk.signature import Clock, SignatureVerifier
 
 from ..actions import APPROVE, DENY, FEEDBACK, STOP
 from . import fields
@@ -27,8 +27,9 @@ _SLACK_ID = re.compile(r"[A-Z0-9]{2,40}")  # used with fullmatch: "C0VIEW\n" is 
 
 def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now: float | None = None) -> None:
     """Raise :class:`RejectedRequest` unless the v0 signature matches and the timestamp is within 5 minutes. Both
-    headers are read by the requests' strict parser first (slack_sdk's ``int`` and ``compare_digest`` raise on
-    what it refuses)."""
+    headers are read by the requests' strict parser first. The HMAC is Slack's documented v0 scheme, as JIRA's
+    beside it: slack_sdk's verifier is the same three lines, behind its package's import of the whole Web API
+    client (~13 ms of the webhook's cold start)."""
     lowered = {k.lower(): v for k, v in headers.items()}
     if not lowered.get("x-slack-request-timestamp") or not lowered.get("x-slack-signature"):
         raise RejectedRequest(401, "unsigned Slack request (no X-Slack-Signature / X-Slack-Request-Timestamp)")
@@ -38,16 +39,9 @@ def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now:
     now = time.time() if now is None else now
     if abs(now - stamp) > 60 * 5:
         raise RejectedRequest(401, "stale Slack request: timestamp outside the 5-minute window (replay?)")
-    if not SignatureVerifier(signing_secret, clock=_Clock(now)).is_valid(body, timestamp, signature):
+    signed = b"v0:" + timestamp.encode() + b":" + body
+    if not fields.same(signature, "v0=" + hmac.new(signing_secret.encode(), signed, hashlib.sha256).hexdigest()):
         raise RejectedRequest(401, "forged Slack request: signature mismatch")
-
-
-class _Clock(Clock):
-    def __init__(self, now: float) -> None:
-        self._now = now
-
-    def now(self) -> float:
-        return self._now
 
 
 def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | PaneEvent | Ignored | Challenge:

@@ -25,8 +25,8 @@ from .. import snapstart, telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..stores.base import Store
+from ..stores.ids import RUN_ID, check_thread_id
 from ..stores.opening import open_store
-from ..stores.runs import RUN_ID, check_thread_id
 from ..workflows import Workflow
 from ..workflows.triggers import Routed
 from . import fields, jira, signed, slack
