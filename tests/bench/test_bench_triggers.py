@@ -25,20 +25,11 @@ from moto.server import ThreadedMotoServer
 
 from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, layout
 from tests.functional.test_webhook import ENV, workflows
-from tests.triggers_support import FakeContext, api_event, slack_mention, slack_request
+from tests.triggers_support import HANDLER_ENV, FakeContext, api_event, slack_mention, slack_request
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 7
 REQUESTS = 400
-HANDLER_ENV = {
-    "AGENT_TABLE": "t",
-    "AGENT_BUCKET": "b",
-    "AGENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_ACCESS_KEY_ID": "x",
-    "AWS_SECRET_ACCESS_KEY": "y",
-    "AGENT_SANDBOX": "off",
-}
 
 
 def without_bytecode(folder: Path) -> Path:

@@ -19,16 +19,9 @@ from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.steps import reply
 
 from tests.conftest import REPO
+from tests.triggers_support import HANDLER_ENV
 
 AGENT = ("openai", "pydantic", "tiktoken", "agent_runtime.runtime", "agent_runtime.context", "agent_runtime.loop")
-ENV = {
-    "AGENT_TABLE": "t",
-    "AGENT_BUCKET": "b",
-    "AGENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_ACCESS_KEY_ID": "x",
-    "AWS_SECRET_ACCESS_KEY": "y",
-}
 FIRST_RUN = """\
 import json, os, sys
 import app
@@ -65,13 +58,13 @@ INIT = "import json, sys, app; print(json.dumps({'modules': sorted(sys.modules)}
 
 
 def test_the_webhook_init_loads_no_run_record_slack_client_or_agent() -> None:
-    modules = handler("webhook", INIT, ENV)["modules"]
+    modules = handler("webhook", INIT, HANDLER_ENV)["modules"]
     assert among(modules, ("agent_runtime.triggers.webhook", "boto3")) != []  # it did initialise
     assert among(modules, ("agent_runtime.events", "agent_runtime.record", "slack_sdk", *AGENT)) == []
 
 
 def test_the_worker_init_leaves_the_agent_to_the_first_run() -> None:
-    modules = handler("worker", INIT, ENV)["modules"]
+    modules = handler("worker", INIT, HANDLER_ENV)["modules"]
     assert among(modules, ("agent_runtime.service.worker", "boto3")) != []
     assert among(modules, AGENT) == []
 
