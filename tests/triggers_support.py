@@ -25,6 +25,16 @@ JIRA_SHARED = "automation-shared-secret"
 API_KEY = "api-key-for-tests"
 BOT_USER = "U0BOT"
 BOT_ACCOUNT = "5b10ac8d82e05b22cc7d4ef5"
+# What a handler's init needs to run outside Lambda (no call is made: clients are made, not used)
+HANDLER_ENV = {
+    "AGENT_TABLE": "t",
+    "AGENT_BUCKET": "b",
+    "AGENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "x",
+    "AWS_SECRET_ACCESS_KEY": "y",
+    "AGENT_SANDBOX": "off",
+}
 
 
 def api_event(path: str, body: bytes, headers: dict[str, str], *, base64_body: bool = False) -> dict[str, Any]:

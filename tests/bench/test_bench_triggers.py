@@ -2,7 +2,8 @@
 
 Side by side in one run: the webhook's full path (verify, deduplicate, route, enqueue) against a bare Powertools
 route that answers 200 at once; each handler's import (module init, clients included) against importing boto3
-alone, the floor for any handler that talks to AWS.
+and making one client, the floor for any handler that talks to AWS. Imports are measured in CPU time (the
+machine is shared: wall time measures the neighbours), each handler's run paired with a baseline run.
 """
 
 from __future__ import annotations
@@ -24,20 +25,11 @@ from moto.server import ThreadedMotoServer
 
 from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, layout
 from tests.functional.test_webhook import ENV, workflows
-from tests.triggers_support import FakeContext, api_event, slack_mention, slack_request
+from tests.triggers_support import HANDLER_ENV, FakeContext, api_event, slack_mention, slack_request
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 7
 REQUESTS = 400
-HANDLER_ENV = {
-    "AGENT_TABLE": "t",
-    "AGENT_BUCKET": "b",
-    "AGENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_ACCESS_KEY_ID": "x",
-    "AWS_SECRET_ACCESS_KEY": "y",
-    "AGENT_SANDBOX": "off",
-}
 
 
 def without_bytecode(folder: Path) -> Path:
@@ -48,11 +40,12 @@ def without_bytecode(folder: Path) -> Path:
 
 
 def import_ms(build: Path, function: str, code: str, python: str = str(LAMBDA_PYTHON)) -> float:
-    """One cold import in a fresh interpreter (Lambda's version unless ``python`` says), laid out as Lambda runs
-    it: only the built function and layers on the path, no site-packages, read-only (nothing written back)."""
+    """The CPU time of one cold import in a fresh interpreter (Lambda's version unless ``python`` says), laid out
+    as Lambda runs it: only the built function and layers on the path, no site-packages, read-only (nothing
+    written back). The interpreter's own start is left out, as Lambda's runtime has started before init."""
     paths = layout(function, build) if function else [str(build / "RuntimeLayer" / "python")]
-    script = f"import sys, time; sys.path[:0] = {paths!r}; t = time.perf_counter(); {code}; "
-    script += "print((time.perf_counter() - t) * 1000)"
+    script = f"import sys, time; sys.path[:0] = {paths!r}; t = time.process_time(); {code}; "
+    script += "print((time.process_time() - t) * 1000)"
     env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1", **HANDLER_ENV}
     env["AGENT_WORKFLOWS_DIR"] = str(build / "ContentLayer" / "workflows")
     env["AGENT_SKILLS_DIR"] = str(build / "ContentLayer" / "skills")
@@ -67,21 +60,35 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+FLOOR = "import boto3; boto3.client('sqs')"
+# label, function, what is imported, target (x the floor, issue 49). The worker leaves the agent (openai, the context
+# engine, the tools) to its first run: SnapStart's priming loads it before the snapshot, an on-demand start pays it
+# in its first run; the last row is that sum.
+ROWS = (
+    ("webhook", "WebhookFunction", "import app", 1.5),
+    ("worker", "WorkerFunction", "import app", 3.0),
+    ("+ agent", "WorkerFunction", "import app; import agent_runtime.runtime", None),
+)
+
+
 def test_handler_cold_imports(tmp_path: Path) -> None:
-    """The `sam build` output (`make bench` builds first): shipped bytecode vs none, and boto3 + one client."""
+    """The `sam build` output (`make bench` builds first): each handler's import paired with the floor's (run
+    alternately), shipped bytecode and none, CPU medians and the median of the pairs' ratios."""
     bare = without_bytecode(tmp_path)
-    floor = statistics.median(import_ms(BUILD, "", "import boto3; boto3.client('sqs')") for _ in range(RUNS))
-    print(f"\n\nHandler cold import from the built layout (module init incl. clients), medians of {RUNS}")
-    print(f"{'handler':<8} | ours ms | no bytecode ms | speed-up | vs boto3 + client ({floor:.0f} ms)")
-    for name, target in (("webhook", 150), ("worker", 300)):
-        function = f"{name.title()}Function"
-        ours = statistics.median(import_ms(BUILD, function, "import app") for _ in range(RUNS))
-        cold = statistics.median(import_ms(bare, function, "import app") for _ in range(RUNS))
-        verdict = "ok" if ours <= target else "MISSED"
-        print(
-            f"{name:<8} | {ours:>7.0f} | {cold:>14.0f} | {cold / ours:>7.2f}x | {ours / floor:.2f}x, "
-            f"target <= {target} ms {verdict}"
-        )
+    runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label, *_ in ROWS}
+    for _ in range(RUNS):
+        for label, function, code, _ in ROWS:
+            floor, ours = import_ms(BUILD, "", FLOOR), import_ms(BUILD, function, code)
+            runs[label].append((floor, ours, import_ms(bare, function, code)))
+    floor = statistics.median(f for rows in runs.values() for f, _, _ in rows)
+    print(f"\n\nHandler cold import from the built layout (module init incl. clients), CPU ms, medians of {RUNS}")
+    print(f"{'handler':<8} | ours | no bytecode | speed-up | vs boto3 + one client ({floor:.0f} ms), paired")
+    for label, _, _, target in ROWS:
+        rows = runs[label]
+        ours, cold = statistics.median(r[1] for r in rows), statistics.median(r[2] for r in rows)
+        ratio = statistics.median(r[1] / r[0] for r in rows)
+        verdict = "" if target is None else f", target <= {target}x {'ok' if ratio <= target else 'MISSED'}"
+        print(f"{label:<8} | {ours:>4.0f} | {cold:>11.0f} | {cold / ours:>7.2f}x | {ratio:.2f}x{verdict}")
 
 
 def test_webhook_ack_latency() -> None:

@@ -42,7 +42,7 @@ _EXPORTS = {
     "WorkflowError": "workflows",
     "load_workflow": "workflows",
     "build_agent": "runtime",
-    "Services": "runtime",
+    "Services": "deployment",
     "ToolEnv": "toolsets",
 }
 
@@ -91,13 +91,14 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     from .deadline import Deadline
+    from .deployment import Services
     from .errors import AgentRuntimeError, ConfigError, RunError, ToolError
     from .hooks import Hook
     from .loop import Agent, Final, RanTools, Run, Stopped, Suspended
     from .models import ContextLengthExceededError, Model, ModelError, OpenAIChatModel
     from .record import RunRecord, RunState, RunStatus
     from .run_context import RunContext
-    from .runtime import Services, build_agent
+    from .runtime import build_agent
     from .tools import Tool, ToolRegistry, tool
     from .toolsets import ToolEnv
     from .workflows import Workflow, WorkflowError, load_workflow

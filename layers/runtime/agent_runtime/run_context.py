@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from .deadline import Deadline
-from .events import RunEvent
 from .state import Slot
 
-if TYPE_CHECKING:  # an annotation only: the file tools import this module, the run context no file code
+if TYPE_CHECKING:  # annotations only: the file tools import this module, the run context no file code; the
+    from .events import RunEvent  # webhook (telemetry) imports it, and needs none of the events
     from .files import FileStore
 
 # The id of the tool call running in this thread (set by the registry while a tool runs): a helper started by a

@@ -7,17 +7,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import telemetry
-from .approvals import ApprovalGate, Approver
+from .approvals import ApprovalGate
 from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
 from .context import ContextEngine
 from .coordinator import ScriptAgent
+from .deployment import Services as Services  # here before deployment.py: their importers' name
+from .deployment import deployed as deployed
 from .errors import ConfigError, ToolError
 from .extract.tools import DOCUMENT_TOOLS
 from .files import FileStore
@@ -104,11 +106,6 @@ def prompt_sections(
     return sections
 
 
-def deployed(workflow: Workflow, config: RuntimeConfig) -> Workflow:
-    """The workflow as this deployment runs it: ``AGENT_MODEL`` replaces its model, for its helpers too."""
-    return workflow.with_model(config.model_override) if config.model_override else workflow
-
-
 @contextmanager
 def open_model(
     workflow: Workflow, config: RuntimeConfig, *, notice: TextIO | None = None, client: Any = None
@@ -160,25 +157,6 @@ def workflow_sandbox(
                     print(f"agent-runtime: warning: the python tool is not offered: {error}", file=notice)
                 sandbox = None
         yield sandbox
-
-
-@dataclass(frozen=True, slots=True)
-class Services:
-    """What an agent is built with besides its workflow, model, files, hooks and tools: made once per process (the
-    worker's, the CLI's, an eval's), with ``replace`` for what a message brings (its tool environment and origin,
-    its thread, an approver's grant, its trace parent). ``depth`` counts sub-agent nesting."""
-
-    config: RuntimeConfig | None = None
-    skills: SkillLibrary | None = None
-    runs: RunStore | None = None  # checkpoints, records and summaries are kept there (None: nothing is stored)
-    sandbox: SandboxClient | None = None  # the python tool, when the workflow enables it
-    tool_env: ToolEnv | None = None  # what declared tools need (secrets, chat clients, the origin); default: env
-    approver: Approver | None = None  # decides calls that need approval; None: they are denied
-    clock: Callable[[], float] = time.time
-    trace_parent: Any = None
-    thread_id: str | None = None
-    granted: float = 0.0  # an approver's "continue with $N more" in this message
-    depth: int = 0
 
 
 def build_agent(

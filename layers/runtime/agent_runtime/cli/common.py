@@ -6,18 +6,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from .. import inert
-from ..approvals import Approver
-from ..approvals.approvers import FixedApprover, TerminalApprover
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from ..files import FileInputError, FileStore
-from ..record import RunRecord, RunStatus
-from ..redaction import scrub, scrubbed
-from ..sandbox.outputs import save_files, written_since
-from ..stores import RunStore
+from ..record import RunStatus
+
+if TYPE_CHECKING:  # what only `run` uses loads with it: every command imports this module, --help included
+    from ..approvals import Approver
+    from ..files import FileStore
+    from ..record import RunRecord
+    from ..stores import RunStore
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -62,6 +62,8 @@ def exit_codes_line() -> str:
 
 
 def load_files(paths: Sequence[str], store: FileStore) -> FileStore:
+    from ..files import FileInputError
+
     for raw in paths:
         path = Path(raw)
         try:
@@ -84,6 +86,8 @@ def message_text(value: str) -> str:
 
 
 def approver(choice: str | None) -> Approver:
+    from ..approvals.approvers import FixedApprover, TerminalApprover
+
     if choice is not None:
         return FixedApprover(choice == "all", f"--approve {choice}")
     if sys.stdin.isatty():
@@ -92,6 +96,8 @@ def approver(choice: str | None) -> Approver:
 
 
 def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
+    from ..sandbox.outputs import save_files, written_since
+
     outputs = [(meta.name, files.read(meta.id)) for meta in written_since(files, before)]
     written, refused = save_files(outputs, folder)
     for path in written:
@@ -104,6 +110,8 @@ def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None
     """The answer (inert on a terminal: a tool's result may have steered the model into an escape sequence; as it
     is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets —
     unless ``told`` already (Ctrl-C)."""
+    from ..redaction import scrub, scrubbed
+
     if as_json:
         print(inert.json_text(scrubbed(record.to_dict())))
     elif record.final_answer is not None:
@@ -120,6 +128,7 @@ def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None
 
 def runs_store(config: RuntimeConfig) -> RunStore:
     """The local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set."""
+    from ..stores import RunStore
     from ..stores.opening import open_store
     from ..triggers.config import TriggerConfig
 

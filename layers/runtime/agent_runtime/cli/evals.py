@@ -8,15 +8,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from ..evals import Attempt, EvalOptions, Runner, build_report, compare, junit, load_cases, load_report, suite_files
-from ..evals.report import DEMO_ENDPOINT, table
 from .common import Commands, check_workflow
+
+if TYPE_CHECKING:  # the evals pull in the whole runtime (openai): loaded when `eval` runs, not for `--help`
+    from ..evals import Attempt, EvalOptions
 
 ENV_EVALS_DIR = "AGENT_EVALS_DIR"
 EPILOG = """\
@@ -87,6 +86,8 @@ def evals_dir(args: argparse.Namespace, config: RuntimeConfig) -> Path:
 
 
 def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..evals import EvalOptions, Runner, build_report, compare, load_cases, load_report, suite_files, table
+
     if args.workflow == "add":
         return _cmd_add(args, config)
     if args.from_run or args.name:
@@ -144,6 +145,8 @@ def _selected(name: str, case_id: str, tags: tuple[str, ...], args: argparse.Nam
 
 
 def _settings(items: list[str]) -> dict[str, Any]:
+    import yaml
+
     settings = {}
     for item in items:
         key, sep, raw = item.partition("=")
@@ -157,6 +160,8 @@ def _settings(items: list[str]) -> dict[str, Any]:
 
 
 def _meta(options: EvalOptions, config: RuntimeConfig, attempts: list[Attempt]) -> dict[str, Any]:
+    from ..evals.report import DEMO_ENDPOINT
+
     models = sorted({a.model for a in attempts if a.model})
     return {
         "model": ", ".join(models) or options.model or config.model_override or "(the workflow's)",
@@ -173,6 +178,8 @@ def _progress(attempt: Attempt) -> None:
 
 
 def _write(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    from ..evals import junit
+
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"agent-runtime: wrote {args.json}", file=sys.stderr)

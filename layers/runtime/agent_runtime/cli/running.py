@@ -25,10 +25,10 @@ from ..events import now_iso
 from ..hooks import Hook
 from ..record import RunRecord, RunStatus
 from ..stopping import StopCheck, StopRequest
-from ..stores import RunStore
 
 if TYPE_CHECKING:
     from ..steps import Run
+    from ..stores import RunStore
     from ..views.rows import RunRow
 
 CHECK_SECONDS = 0.5  # a stop request is a local file read: seen within half a second (deployed runs: 2 s)

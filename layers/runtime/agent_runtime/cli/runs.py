@@ -16,11 +16,11 @@ from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
-from ..stores import RunStore
 from .common import Commands, check_workflow, runs_store, store_location
 from .running import INTERRUPTED, close, gone, login
 
 if TYPE_CHECKING:
+    from ..stores import RunStore
     from ..views.rows import RunRow
     from ..views.run import StoredRun
 

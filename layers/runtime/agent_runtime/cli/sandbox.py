@@ -7,13 +7,14 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from ..sandbox import SandboxError, open_sandbox
-from ..sandbox.client import SandboxFile, SandboxResult
-from ..sandbox.outputs import save_files
 from .common import Commands
+
+if TYPE_CHECKING:
+    from ..sandbox.client import SandboxResult
 
 
 def add(commands: Commands) -> None:
@@ -40,6 +41,8 @@ def add(commands: Commands) -> None:
 
 
 def run_file(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..sandbox import SandboxError, SandboxFile, open_sandbox  # the sandbox's clients load when code runs
+
     code = _read(Path(args.path)).decode("utf-8", errors="replace")
     inputs = [SandboxFile(Path(raw).name, _read(Path(raw))) for raw in args.files]
     with open_sandbox(config) as sandbox:
@@ -67,6 +70,8 @@ def _read(path: Path) -> bytes:
 
 
 def _save(result: SandboxResult, folder: Path) -> None:
+    from ..sandbox.outputs import save_files
+
     _, refused = save_files(((item.name, item.data) for item in result.files), folder)
     if refused:
         raise ConfigError(f"refusing to write {refused[0]!r} outside {folder}")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from ..skills import SkillLibrary, skill_content
 from .common import EXIT_USAGE, Commands
 
 
@@ -39,6 +38,8 @@ def add(commands: Commands) -> None:
 
 
 def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..skills import SkillLibrary  # yaml: read when a skills command runs
+
     library = SkillLibrary(config.skills_dir)
     if args.json:
         rows = [{"name": s.name, "description": s.description, "path": str(s.path)} for s in library.skills.values()]
@@ -50,6 +51,8 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..skills import SkillLibrary  # yaml: read when a skills command runs
+
     library = SkillLibrary(Path(args.dir) if args.dir else config.skills_dir)
     problems = library.validate()
     for problem in problems:
@@ -62,6 +65,8 @@ def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..skills import SkillLibrary, skill_content
+
     library = SkillLibrary(config.skills_dir)
     if args.name not in library.skills:
         raise ConfigError(f"no skill named {args.name!r}; available: {', '.join(library.names()) or 'none'}")

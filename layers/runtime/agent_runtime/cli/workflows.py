@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..models.prices import unpriced_warning
-from ..runtime import default_tools
-from ..skills import SkillLibrary
-from ..toolsets import ToolEnv, validate_tools
-from ..workflows import Workflow, WorkflowError, available_workflows, load_workflow
 from .common import EXIT_USAGE, Commands, check_workflow
+
+if TYPE_CHECKING:  # loaded by the commands that read workflows (yaml, jsonschema; validate: the runtime's tools)
+    from ..skills import SkillLibrary
+    from ..workflows import Workflow
 
 
 def add(commands: Commands) -> None:
@@ -57,6 +58,9 @@ def add(commands: Commands) -> None:
 
 
 def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    from ..skills import SkillLibrary
+    from ..workflows import WorkflowError, available_workflows, load_workflow
+
     names = SkillLibrary(config.skills_dir).names()
     for name in available_workflows(config.workflows_dir):
         try:
@@ -93,6 +97,9 @@ def _cmd_webhook_token(args: argparse.Namespace, config: RuntimeConfig) -> int:
 def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
     """Every problem of every workflow named, in one pass: errors (exit 2) and warnings, what a run here goes
     without or what serve and the stack would need (exit unchanged)."""
+    from ..skills import SkillLibrary
+    from ..workflows import available_workflows
+
     refs = args.refs or available_workflows(config.workflows_dir)
     if not refs:
         raise ConfigError(f"no workflows found in {config.workflows_dir}")
@@ -102,6 +109,10 @@ def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline: bool) -> bool:
+    from ..runtime import default_tools
+    from ..toolsets import ToolEnv, validate_tools
+    from ..workflows import WorkflowError, load_workflow
+
     try:
         workflow = load_workflow(ref, config.workflows_dir, skill_names=library.names())
     except WorkflowError as error:

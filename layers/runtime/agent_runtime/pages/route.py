@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ..redaction import Redactor
 from ..stores import RunStore
 from ..stores.base import Store
-from ..stores.runs import RUN_ID
+from ..stores.ids import RUN_ID
 from ..triggers import fields
 from ..views.parsing import Unreadable
 from ..workflows import Workflow

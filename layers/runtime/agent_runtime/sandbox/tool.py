@@ -6,17 +6,20 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ToolError
 from ..run_context import RunContext
-from ..tools import Tool, tool
 from ..workflows.sandbox import SandboxSettings
 from .aws import LambdaSandbox
 from .client import SandboxClient, SandboxFile, SandboxResult
 from .exceptions import SandboxError
 from .local import LocalSandbox
 from .outputs import SOURCE
+
+if TYPE_CHECKING:  # the tools (pydantic) load with the agent that gets this tool: the worker's init needs sandbox_for
+    from ..tools import Tool
 
 MAX_INPUT_BYTES = 3 * 1024 * 1024  # base64 grows it to 4 MB: the function's request cap
 
@@ -34,6 +37,8 @@ they are in the working directory under skills/<skill>/ (run one with runpy.run_
 
 
 def python_tool(sandbox: SandboxClient, settings: SandboxSettings, read_skill: SkillFiles | None = None) -> Tool:
+    from ..tools import tool
+
     def python(ctx: RunContext, code: str, files: list[str] | None = None, skill_files: list[str] | None = None) -> str:
         """Run Python code in the sandbox.
 

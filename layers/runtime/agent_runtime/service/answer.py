@@ -15,7 +15,6 @@ from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
 from ..record import RunRecord, RunStatus
-from ..runtime import answer_footer
 from ..sandbox.outputs import written_since
 from ..spend import describe
 from ..stores import RunStore, StoreFileStore
@@ -78,6 +77,8 @@ class Answers:
         return Answer(text, outputs, answered)
 
     def with_footer(self, answer: str, workflow: Workflow, page: str | None = None) -> str:
+        from ..runtime import answer_footer  # loaded by the run this answers
+
         footer = answer_footer(workflow, self.config.workflows_url, self.config.workflows_dir, chat=True)
         link = footer.split("<", 1)[1].split("|", 1)[0] if "<" in footer else None
         shown = f"{footer[:-1]} · <{page}|what it did>_" if page else footer  # the footer is _italic_

@@ -17,8 +17,8 @@ from aws_lambda_powertools import Logger, Metrics
 
 from ..chat.channels import Replies
 from ..config import RuntimeConfig
+from ..deployment import Services, deployed
 from ..models import Model
-from ..runtime import Services, deployed
 from ..sandbox import SandboxClient
 from ..skills import SkillLibrary
 from ..sources import BUILTIN, Sources

@@ -9,7 +9,8 @@ import functools
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 
@@ -17,9 +18,7 @@ from .. import snapstart
 from ..chat.channels import Replies
 from ..chat.replies import JiraReplier, SlackReplier
 from ..config import RuntimeConfig
-from ..context.encodings import encoding_for_model
 from ..errors import AgentRuntimeError
-from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..sources import BUILTIN
 from ..stores import Store
@@ -30,6 +29,10 @@ from ..triggers.queue import SqsQueue
 from ..workflows import available_workflows, load_workflow
 from .wakeups import NoWakeups, SchedulerWakeups
 from .worker import Process, Worker
+
+if TYPE_CHECKING:
+    from ..models import Model
+    from ..workflows import Workflow
 
 
 def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
@@ -46,7 +49,7 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
         runtime,
         store=store,
         queue=queue,
-        models=lambda workflow: open_model(workflow, runtime, client=shared_client()),
+        models=functools.partial(_open_model, runtime),
         replies=Replies(),  # the tokens' clients once secrets load (load_secrets)
         sandbox=sandbox_for(runtime),
         log=logger,
@@ -64,6 +67,12 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
     else:
         load()
     return worker, store
+
+
+def _open_model(runtime: RuntimeConfig, workflow: Workflow) -> AbstractContextManager[Model]:
+    from ..runtime import open_model  # the agent's machinery: at the first run, or primed before the snapshot
+
+    return open_model(workflow, runtime, client=shared_client())
 
 
 def wakeups_for(triggers: TriggerConfig, session: Any) -> SchedulerWakeups | None:
@@ -87,7 +96,12 @@ def prime_worker(worker: Worker) -> None:
     """Before the snapshot: what the first run would otherwise pay for (~0.3 s here: the ``openai`` client's
     modules, the encodings' BPE tables, the workflows, their Python tools and local OpenAPI documents). Nothing
     here opens a connection or reads a secret; a workflow that cannot be primed is left to fail at its run, as it
-    would without SnapStart, rather than failing the version's publication."""
+    would without SnapStart, rather than failing the version's publication. The agent's machinery (``runtime``:
+    the model client, the context engine, the tools), which the worker's init leaves to the first run, is loaded
+    here too."""
+    from .. import runtime  # noqa: F401 (loaded for the first run after a restore)
+    from ..context.encodings import encoding_for_model
+
     shared_client().chat.completions  # noqa: B018 (the attribute loads the resource's modules)
     env = ToolEnv.from_env(secrets=lambda name: "not-read-before-the-snapshot")
     for name in available_workflows(worker.process.config.workflows_dir):

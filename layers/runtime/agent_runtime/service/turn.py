@@ -11,11 +11,9 @@ from ..chat.exceptions import ReplyError
 from ..continuation import ContinuationHook, count_continuation
 from ..hooks import Hook
 from ..record import RunState, RunStatus
-from ..runtime import build_agent
 from ..sandbox.outputs import code_files
 from ..stopping import StopCheck
 from ..stores import StoreFileStore
-from ..stores.hook import new_turn
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from ..triggers.event import TriggerEvent
@@ -41,6 +39,8 @@ def answered_already(delivery: Delivery[Any], event: TriggerEvent) -> Outcome:
 
 
 def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, continuation: bool) -> Outcome:
+    from ..runtime import build_agent  # the model client, context engine, tools: primed (setup.prime_worker)
+
     process = delivery.process
     workflow = process.workflow(str(event.workflow))
     files = StoreFileStore(process.store, thread_partition(event.thread_id))
@@ -129,6 +129,8 @@ def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> li
 
 
 def _fresh_state(delivery: Delivery[Any], event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
+    from ..stores.hook import new_turn  # with the tools it journals: loaded with the run (see run_turn)
+
     state, version = delivery.threads.load(event.thread_id)
     # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
     delivery.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])

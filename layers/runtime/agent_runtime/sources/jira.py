@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..approvals import Decision
 from ..triggers import jira
 from ..triggers.event import TriggerEvent
+from ..triggers.queued import DECISIONS
 from ..workflows import Workflow
 from .base import Chat, Intake, Request, Routed, Source, safe
 
@@ -56,5 +56,5 @@ def decision(text: str) -> tuple[str, str | None] | None:
     match = DECISION.match(text or "")
     if match is None:
         return None
-    said = str(Decision.APPROVED if match.group(1).lower().startswith("approv") else Decision.DENIED)
+    said = DECISIONS[0] if match.group(1).lower().startswith("approv") else DECISIONS[1]  # approved, denied
     return said, (match.group(2) or "").lower() or None

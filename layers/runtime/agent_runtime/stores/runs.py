@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, cast
 
-from ..errors import ConfigError
 from ..messages import find_orphans
 from ..record import RunRecord, RunState, RunStatus, with_earlier
 from ..redaction import scrubbed
@@ -17,6 +15,8 @@ from ..views.rows import Rating, RunRow, read_rating, read_row
 from ..views.run import StoredRun, read_run
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
+from .ids import RUN_ID as RUN_ID  # where they were, for their importers
+from .ids import check_thread_id as check_thread_id
 from .items import (
     ActiveRun,
     Announced,
@@ -35,15 +35,7 @@ from .items import (
 
 T = TypeVar("T", bound=StoredItem)
 
-_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: what a route may take as one
 RUN_TTL = 30 * 24 * 3600  # run items expire after 30 days (DynamoDB TTL); threads live until deleted
-
-
-def check_thread_id(thread_id: str) -> str:
-    if not _THREAD_ID.fullmatch(thread_id):
-        raise ConfigError(f"thread id {thread_id!r}: use up to 200 letters, digits, '.', '_', ':' or '-'")
-    return thread_id
 
 
 def run_partition(run_id: str) -> str:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, ToolError
-from ..tools.decorator import Tool
 from ..workflows.tools import McpServerSettings, OpenApiSettings, ToolSettings
 from .secrets import Redactor, Secrets, env_secret, expand, expand_headers
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Tool: annotations only (the worker's init imports this module; the tools load with a run)
     from ..chat.replies import JiraReplier, SlackReplier
+    from ..tools.decorator import Tool
     from ..workflows import Workflow
     from .mcp import McpSession
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
-from ..stores.runs import check_thread_id
+from ..stores.ids import check_thread_id
 from ..workflows import Workflow
 from . import fields
 from .config import TriggerConfig

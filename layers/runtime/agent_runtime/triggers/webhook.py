@@ -26,8 +26,8 @@ from ..config import RuntimeConfig
 from ..sources import BUILTIN, Queued, Request, Source, Sources
 from ..sources.base import Intake
 from ..stores.base import Store
+from ..stores.ids import RUN_ID
 from ..stores.opening import open_store
-from ..stores.runs import RUN_ID
 from ..workflows import Workflow
 from . import api, fields, slack
 from .config import TriggerConfig, all_workflows
