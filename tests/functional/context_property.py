@@ -25,8 +25,7 @@ from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter, 
 from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
-from agent_runtime.loop import system_prompt
-from agent_runtime.messages import text_of
+from agent_runtime.messages import system_prompt, text_of
 from agent_runtime.models import dialect, probe
 from agent_runtime.testing import Fail, ScriptedCall, ScriptedRequest, ScriptedServer, ServerKind, call, reply
 from agent_runtime.testing.steps import Reply

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_runtime import messages as m
-from agent_runtime.stopping import StopCheck, StopRequest, answer_pending
+from agent_runtime.stopping import StopCheck, StopRequest, answer_pending, asked_now
 
 
 def test_the_store_is_read_once_per_interval_and_a_request_is_kept() -> None:
@@ -45,3 +45,15 @@ def test_calls_left_unrun_are_answered_so_no_call_is_orphaned() -> None:
     answer_pending(history, StopRequest("cli:ana", 0.0, "cli"))
     assert m.pending_tool_calls(history) == []
     assert history[-1]["content"] == "Not run: the run was stopped by cli:ana before this call."
+
+
+def test_a_steps_boundary_reads_the_request_now_whatever_the_interval() -> None:
+    """Was: a stop written within the interval after the last read let one more model call through (a CLI that
+    starts in 0.1 s asked it between two steps 0.17 s apart: the second step read the stale answer)."""
+    now, stored = [0.0], [None]
+    check = StopCheck(lambda: stored[0], interval=2.0, clock=lambda: now[0])
+    assert check() is None  # read at 0
+    stored[0], now[0] = StopRequest("cli:dana", 0.1, "cli"), 0.2
+    assert check() is None  # a streamed call's many asks: within the interval, not read again
+    assert asked_now(check) == StopRequest("cli:dana", 0.1, "cli")  # the next step's boundary: read now
+    assert asked_now(lambda: None) is None  # any other check is just asked

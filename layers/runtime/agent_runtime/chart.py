@@ -18,8 +18,13 @@ from .events import Compaction, Folding, Masking, RunEvent
 from .views.run import ModelCall, StoredRun
 
 PARTS = ("system", "tools", "summary", "files inline", "history")
-COLORS = {"system": "#8e9aaf", "tools": "#cbc0d3", "summary": "#efd3d7", "files inline": "#feeafa",
-          "history": "#7fa7c9"}  # fmt: skip
+COLORS = {
+    "system": "#8e9aaf",
+    "tools": "#cbc0d3",
+    "summary": "#efd3d7",
+    "files inline": "#feeafa",
+    "history": "#7fa7c9",
+}
 WIDTH, HEIGHT = 960, 460
 LEFT, RIGHT, TOP, BOTTOM = 70, 40, 50, 110
 
@@ -135,8 +140,10 @@ def _areas(points: list[_Point], scale: _Scale) -> str:
         if any(p.split[part] for p in points):
             upper = " ".join(f"{scale.x(i):.1f},{scale.y(v):.1f}" for i, v in enumerate(above))
             lower = " ".join(f"{scale.x(i):.1f},{scale.y(v):.1f}" for i, v in reversed(list(enumerate(below))))
-            rows.append(f'<polygon class="area" data-part="{part}" points="{upper} {lower}" fill="{COLORS[part]}" '
-                        'stroke="white" stroke-width="0.5"/>')  # fmt: skip
+            rows.append(
+                f'<polygon class="area" data-part="{part}" points="{upper} {lower}" fill="{COLORS[part]}" '
+                'stroke="white" stroke-width="0.5"/>'
+            )
         below = above
     for index, point in enumerate(points):  # the numbers, for tests and for reading the SVG
         data = " ".join(f'data-{part.replace(" ", "-")}="{point.split[part]}"' for part in PARTS)
@@ -149,10 +156,14 @@ def _lines(points: list[_Point], scale: _Scale) -> str:
     for key, color, label in (("usable", "#c0392b", "window"), ("compaction_at", "#e67e22", "compaction point")):
         values = [p.usable if key == "usable" else p.compaction_at for p in points]
         path = " ".join(f"{scale.x(i):.1f},{scale.y(value):.1f}" for i, value in enumerate(values))
-        rows.append(f'<polyline class="{key}" points="{path}" fill="none" stroke="{color}" stroke-width="1.5" '
-                    'stroke-dasharray="6 3"/>')  # fmt: skip
-        rows.append(f'<text x="{WIDTH - RIGHT - 4}" y="{scale.y(values[-1]) - 4:.1f}" text-anchor="end" '
-                    f'fill="{color}">{label} {values[-1]:,}</text>')  # fmt: skip
+        rows.append(
+            f'<polyline class="{key}" points="{path}" fill="none" stroke="{color}" stroke-width="1.5" '
+            'stroke-dasharray="6 3"/>'
+        )
+        rows.append(
+            f'<text x="{WIDTH - RIGHT - 4}" y="{scale.y(values[-1]) - 4:.1f}" text-anchor="end" '
+            f'fill="{color}">{label} {values[-1]:,}</text>'
+        )
     return "\n".join(rows)
 
 
@@ -164,10 +175,12 @@ def _markers(events: Sequence[RunEvent], points: list[_Point], scale: _Scale) ->
             continue
         x = scale.x(index[event.turn])
         tactic = event.tactic if isinstance(event, Compaction) and event.tactic else event.kind
-        rows.append(f'<g class="marker" data-type="{event.kind}" data-turn="{event.turn}">'
-                    f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{scale.y(0):.1f}" stroke="#555" '
-                    f'stroke-dasharray="2 2"/><text x="{x + 3:.1f}" y="{TOP + 10}" fill="#555" '
-                    f'transform="rotate(90 {x + 3:.1f} {TOP + 10})">{escape(tactic)}</text></g>')  # fmt: skip
+        rows.append(
+            f'<g class="marker" data-type="{event.kind}" data-turn="{event.turn}">'
+            f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{scale.y(0):.1f}" stroke="#555" '
+            f'stroke-dasharray="2 2"/><text x="{x + 3:.1f}" y="{TOP + 10}" fill="#555" '
+            f'transform="rotate(90 {x + 3:.1f} {TOP + 10})">{escape(tactic)}</text></g>'
+        )
     return "\n".join(rows)
 
 
@@ -182,18 +195,22 @@ def _tools(run: StoredRun, points: list[_Point], scale: _Scale) -> str:
             continue
         x, y = scale.x(index[turn]), HEIGHT - BOTTOM + 45
         label = escape(", ".join(dict.fromkeys(names))[:40])
-        rows.append(f'<g class="tools" data-turn="{turn}" data-count="{len(names)}"><circle cx="{x:.1f}" cy="{y}" '
-                    f'r="9" fill="#3d6585"><title>turn {turn}: {label}</title></circle>'
-                    f'<text x="{x:.1f}" y="{y + 4}" text-anchor="middle" font-size="11" fill="white">{len(names)}'
-                    f'</text><text x="{x:.1f}" y="{y + 22}" text-anchor="middle" font-size="9" fill="#555">'
-                    f"{escape(', '.join(dict.fromkeys(names))[:22])}</text></g>")  # fmt: skip
+        rows.append(
+            f'<g class="tools" data-turn="{turn}" data-count="{len(names)}"><circle cx="{x:.1f}" cy="{y}" '
+            f'r="9" fill="#3d6585"><title>turn {turn}: {label}</title></circle>'
+            f'<text x="{x:.1f}" y="{y + 4}" text-anchor="middle" font-size="11" fill="white">{len(names)}'
+            f'</text><text x="{x:.1f}" y="{y + 22}" text-anchor="middle" font-size="9" fill="#555">'
+            f"{escape(', '.join(dict.fromkeys(names))[:22])}</text></g>"
+        )
     return "\n".join(rows)
 
 
 def _legend() -> str:
     rows, x = [], LEFT
     for part in PARTS:
-        rows.append(f'<rect x="{x}" y="{HEIGHT - 22}" width="12" height="12" fill="{COLORS[part]}"/>'
-                    f'<text x="{x + 16}" y="{HEIGHT - 12}">{part}</text>')  # fmt: skip
+        rows.append(
+            f'<rect x="{x}" y="{HEIGHT - 22}" width="12" height="12" fill="{COLORS[part]}"/>'
+            f'<text x="{x + 16}" y="{HEIGHT - 12}">{part}</text>'
+        )
         x += 110
     return "\n".join(rows)

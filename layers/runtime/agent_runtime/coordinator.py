@@ -40,6 +40,7 @@ from .script_thread import POLL_SECONDS, Raised, Request, Returned, ScriptThread
 from .spend import request_cap
 from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
 from .steps_journal import Entry, Journal, StepKeys, settled
+from .stopping import asked_now
 from .turns import call_id_for, remember_ids
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
@@ -114,8 +115,9 @@ class Script:
             jsonschema.validators.validator_for(schema).check_schema(schema)
         name = step or "ask"
         digest = json.dumps([prompt, schema], sort_keys=True, default=str)
-        entry: Entry = self._do(partial(self._agent.ask_step, self._run, self._keys.next(name, "ask", digest, step),
-                                        name, prompt, schema))  # fmt: skip
+        entry: Entry = self._do(
+            partial(self._agent.ask_step, self._run, self._keys.next(name, "ask", digest, step), name, prompt, schema)
+        )
         if "error" in entry:
             raise InvalidAnswer(entry.get("reason", ""), entry.get("value", ""))
         return json.loads(entry["value"]) if schema is not None else entry.get("value", "")
@@ -139,7 +141,7 @@ class ScriptAgent(Agent):
         return result
 
     def _script(self, run: Run) -> StepResult:
-        if (asked := run.context.stop()) is not None:
+        if (asked := asked_now(run.context.stop)) is not None:
             return stopped(run, asked)
         journal = Journal.of(run)
         made = len(journal.steps)
@@ -177,7 +179,7 @@ class ScriptAgent(Agent):
                 text = f"the script failed: {type(item.error).__name__}: {item.error}"
                 text += f" (at {where})" if where else ""
                 raise ScriptFailed(scrub(text)[:1_000]) from None  # its own words and where, never its traceback
-            if (asked := run.context.stop()) is not None:  # while it computed, or as it returned
+            if (asked := asked_now(run.context.stop)) is not None:  # while it computed, or as it returned
                 return stopped(run, asked)
             if isinstance(item, Returned):
                 value = item.value
@@ -247,7 +249,7 @@ class ScriptAgent(Agent):
 
     def _before(self, run: Run, name: str) -> None:
         """A new step may start: not after a stop or the deadline."""
-        if (asked := run.context.stop()) is not None:
+        if (asked := asked_now(run.context.stop)) is not None:
             raise _Ended(stopped(run, asked))
         if run.deadline.expired():
             raise _Ended(Suspended(f"the deadline was reached before step {name!r}"))
@@ -261,8 +263,9 @@ class ScriptAgent(Agent):
             raise _Ended(Stopped(RunStatus.COST_LIMIT, f"Stopped: {cap}."))
         run.state.turn += 1
         timeout = None if run.deadline.at is None else max(run.deadline.remaining(), 0.001)
-        request = ModelRequest(messages=messages, max_output_tokens=cap, timeout=timeout,
-                               cancelled=lambda: run.context.stop() is not None)  # fmt: skip
+        request = ModelRequest(
+            messages=messages, max_output_tokens=cap, timeout=timeout, cancelled=lambda: run.context.stop() is not None
+        )
         try:
             text = self.complete(run, request, source="script").text or ""  # priced as the run's calls are
         except ModelError:

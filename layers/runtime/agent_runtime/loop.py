@@ -19,7 +19,7 @@ from .context.counter import estimate_usage
 from .deadline import Deadline
 from .errors import ConfigError, RunError
 from .events import now_iso
-from .files import FileMeta, FileStore, InMemoryFileStore
+from .files import FileStore, InMemoryFileStore
 from .hooks import Hook, HookChain
 from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
 from .models.prices import prices_for
@@ -28,7 +28,7 @@ from .record import RunRecord, RunState, RunStatus, new_run_id
 from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, last_answer_cap, request_cap
 from .steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
-from .stopping import StopRequest, answer_pending, never
+from .stopping import StopRequest, answer_pending, asked_now, never
 from .tool_calls import ToolCalls
 from .tools import ToolRegistry
 from .turns import (
@@ -45,31 +45,26 @@ from .turns import (
 )
 from .workflows import Workflow
 
-__all__ = ["CUT_BY_SERVER", "CUT_BY_WINDOW", "TRUNCATED", "Agent", "AwaitingApproval", "Final", "RanTools", "Run",
-           "StepResult", "Stopped", "Suspended", "UnrunnableCallsError", "system_prompt"]  # fmt: skip
+__all__ = [
+    "CUT_BY_SERVER",
+    "CUT_BY_WINDOW",
+    "TRUNCATED",
+    "Agent",
+    "AwaitingApproval",
+    "Final",
+    "RanTools",
+    "Run",
+    "StepResult",
+    "Stopped",
+    "Suspended",
+    "UnrunnableCallsError",
+]
 logger = logging.getLogger(__name__)
 MAX_OVERFLOW_RETRIES = 3  # each retry follows a harder compaction; past this the server's window is not ours
 LIMIT_NOTE = (
     "The workflow's limit of {limit} tool calls (limits.max_tool_calls) is reached: no more tools can run. "
     "Answer now with what you have, and say briefly what is left undone."
 )
-
-
-def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
-    """The workflow's prompt, extra sections (e.g. the skills catalog), and the run's files list (metadata
-    only; contents come through tools)."""
-    parts = [workflow.prompt.rstrip(), *(s.strip() for s in sections if s.strip())]
-    if files:
-        parts.append(_files_section(files))
-    return "\n\n".join(parts)
-
-
-def _files_section(files: Sequence[FileMeta]) -> str:
-    rows = "\n".join(
-        f"- {f.id}: {msgs.quoted(f.name)} ({msgs.quoted(f.mimetype, 80)}, {f.size_bytes:,} bytes, {f.source})"
-        for f in files
-    )
-    return f"## Files\nRead them with the file tools, by id.\n{rows}"
 
 
 class Agent:
@@ -151,9 +146,9 @@ class Agent:
         new_files = [f for f in files if state is None or f.id not in state.announced_files]
         if state is None:
             state = RunState(run_id=run_id or new_run_id(), workflow=self.workflow.name)
-            state.messages.append(msgs.system(system_prompt(self.workflow, files, self.prompt_sections)))
+            state.messages.append(msgs.system(msgs.system_prompt(self.workflow, files, self.prompt_sections)))
         elif message is not None and new_files:  # a thread goes on with new attachments: say so in the turn
-            message = f"{message}\n\n{_files_section(new_files)}"
+            message = f"{message}\n\n{msgs.files_section(new_files)}"
         state.announced_files.extend(f.id for f in new_files)
         if message is not None:
             state.messages.append(msgs.user(message))
@@ -178,7 +173,7 @@ class Agent:
         return run
 
     def _step(self, run: Run) -> StepResult:
-        if (asked := run.context.stop()) is not None:
+        if (asked := asked_now(run.context.stop)) is not None:
             return stopped(run, asked)
         pending = msgs.pending_tool_calls(run.state.messages)
         if pending:  # a suspended run left calls unanswered: finish them before asking the model again
@@ -256,8 +251,13 @@ class Agent:
         adaptations, the call. A call without usage is charged an estimate of the request as it went (its messages
         and its tools' schemas), counted as the engine counts: an attempt cut short its prompt (and what arrived),
         an answer its prompt and reply. Once charged, what the spend limit held for the request goes."""
-        count = partial(estimate_usage, request.messages, model=self.model.name,
-                        tokenizer=self.workflow.model.tokenizer, tools=request.tools)  # fmt: skip
+        count = partial(
+            estimate_usage,
+            request.messages,
+            model=self.model.name,
+            tokenizer=self.workflow.model.tokenizer,
+            tools=request.tools,
+        )
         prompt = partial(count, "", ())
         try:
             try:

@@ -7,8 +7,12 @@ The invariant every component keeps: an assistant message's ``tool_calls`` are a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+if TYPE_CHECKING:  # annotations only: the files and the workflow sit above the messages
+    from .files import FileMeta
+    from .workflows import Workflow
 
 MAX_QUOTED = 200
 
@@ -134,3 +138,19 @@ def find_orphans(messages: list[Message], *, allow_pending: bool = False) -> lis
     for index, message in enumerate(messages):
         check.feed(index, message)
     return check.problems if allow_pending else check.result()
+
+
+def system_prompt(workflow: Workflow, files: Sequence[FileMeta], sections: Sequence[str] = ()) -> str:
+    """The workflow's prompt, extra sections (e.g. the skills catalog), and the run's files list (metadata
+    only; contents come through tools)."""
+    parts = [workflow.prompt.rstrip(), *(s.strip() for s in sections if s.strip())]
+    if files:
+        parts.append(files_section(files))
+    return "\n\n".join(parts)
+
+
+def files_section(files: Sequence[FileMeta]) -> str:
+    rows = "\n".join(
+        f"- {f.id}: {quoted(f.name)} ({quoted(f.mimetype, 80)}, {f.size_bytes:,} bytes, {f.source})" for f in files
+    )
+    return f"## Files\nRead them with the file tools, by id.\n{rows}"

@@ -124,10 +124,14 @@ def open_model(
     from .testing.server import ScriptedServer
 
     with ScriptedServer(demo_script(), model=name) as server:
-        canned = "" if workflow.name == DEMO_WORKFLOW else (
-            f": its answers are CANNED (it is scripted for {DEMO_WORKFLOW} only), not a model's — set "
-            "OPENAI_BASE_URL (and OPENAI_API_KEY) for real answers, or see docs/local-models.md"
-        )  # fmt: skip
+        canned = (
+            ""
+            if workflow.name == DEMO_WORKFLOW
+            else (
+                f": its answers are CANNED (it is scripted for {DEMO_WORKFLOW} only), not a model's — set "
+                "OPENAI_BASE_URL (and OPENAI_API_KEY) for real answers, or see docs/local-models.md"
+            )
+        )
         print(
             f"agent-runtime: OPENAI_API_KEY and OPENAI_BASE_URL are unset: using the embedded demo model "
             f"at {server.base_url}{canned}",
@@ -174,9 +178,15 @@ def build_agent(
     services = services or Services()
     registry, notes = _registry(workflow, model, services, hooks, tools)
     chain = _chain(workflow, model, services, registry, hooks)
-    sections = [*prompt_sections(workflow, services.skills, workflows_url=services.config.workflows_url if
-                                 services.config else None, workflows_dir=services.config.workflows_dir if
-                                 services.config else None), *notes]  # fmt: skip
+    sections = [
+        *prompt_sections(
+            workflow,
+            services.skills,
+            workflows_url=services.config.workflows_url if services.config else None,
+            workflows_dir=services.config.workflows_dir if services.config else None,
+        ),
+        *notes,
+    ]
     gate = ApprovalGate(
         services.approver or FixedApprover(False, "nobody (no approver in this process)"),
         timeout_hours=workflow.tools.approval_timeout_hours,
@@ -227,8 +237,14 @@ def _subagents(
 
     def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
         """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
-        return build_agent(replace(child, tools=ToolSettings()), model_for(child.model.name), helper,
-                           files=child_files, hooks=child_hooks, tools=helper_tools)  # fmt: skip
+        return build_agent(
+            replace(child, tools=ToolSettings()),
+            model_for(child.model.name),
+            helper,
+            files=child_files,
+            hooks=child_hooks,
+            tools=helper_tools,
+        )
 
     return subagent_tool(workflow, spawn=spawn, library=services.skills, trace=trace)
 

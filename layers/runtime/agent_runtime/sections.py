@@ -60,8 +60,9 @@ def integer(
     return fallback
 
 
-def number(section: str, data: Mapping[str, Any], key: str, default: float, report: Report, *, low: float,
-           high: float) -> float:  # fmt: skip
+def number(
+    section: str, data: Mapping[str, Any], key: str, default: float, report: Report, *, low: float, high: float
+) -> float:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
         report(_where(section, key), f"must be a number between {low} and {high}, got {value!r}")
@@ -81,8 +82,9 @@ def text(section: str, data: Mapping[str, Any], key: str, report: Report, *, req
     return value
 
 
-def choice(section: str, data: Mapping[str, Any], key: str, options: Sequence[str], default: str | None,
-           report: Report) -> str | None:  # fmt: skip
+def choice(
+    section: str, data: Mapping[str, Any], key: str, options: Sequence[str], default: str | None, report: Report
+) -> str | None:
     value = data.get(key, default)
     if value is not None and value not in options:
         report(_where(section, key), f"must be one of {', '.join(options)}, not {value!r}")

@@ -127,8 +127,10 @@ def _header(run: StoredRun) -> str:
     spent = "-" if run.cost_usd is None else f"${run.cost_usd:.4f}{helpers}"
     started, ended = str(run.started_at)[:19], str(run.ended_at)[:19]
     head = f"run {run.run_id} · {run.workflow} · {run.status} · {run.model}"
-    return (f"{_plain(clip(head, 300))} · {len(run.model_calls)} model calls · {run.usage.total_tokens:,} tokens · "
-            f"{spent}\n" + inert.terminal(f"started {started} · ended {ended}"))  # fmt: skip
+    return (
+        f"{_plain(clip(head, 300))} · {len(run.model_calls)} model calls · {run.usage.total_tokens:,} tokens · "
+        f"{spent}\n" + inert.terminal(f"started {started} · ended {ended}")
+    )
 
 
 def _costs_by_turn(calls: Sequence[ModelCall]) -> dict[int, str]:
@@ -139,8 +141,10 @@ def _costs_by_turn(calls: Sequence[ModelCall]) -> dict[int, str]:
     for turn, made in found.items():
         spent = sum(c.cost_usd or 0.0 for c in made)
         usage = [c.usage or Usage() for c in made]
-        shown[turn] = (f" · ${spent:.4f} · {sum(u.prompt_tokens for u in usage):,} in / "
-                       f"{sum(u.completion_tokens for u in usage):,} out")  # fmt: skip
+        shown[turn] = (
+            f" · ${spent:.4f} · {sum(u.prompt_tokens for u in usage):,} in / "
+            f"{sum(u.completion_tokens for u in usage):,} out"
+        )
     return shown
 
 

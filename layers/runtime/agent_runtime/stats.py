@@ -122,8 +122,11 @@ class Group:
         self.runs += 1
         self.failures += run.reason is not None
         self.cost += run.cost
-        self.tokens, self.prompt, self.cached = self.tokens + run.tokens, self.prompt + run.prompt_tokens, (
-            self.cached + run.cached_tokens)  # fmt: skip
+        self.tokens, self.prompt, self.cached = (
+            self.tokens + run.tokens,
+            self.prompt + run.prompt_tokens,
+            (self.cached + run.cached_tokens),
+        )
         self.tool_calls += sum(run.tools.values())
         self.approvals += run.approvals
         self.waits += run.approval_waits
@@ -133,12 +136,20 @@ class Group:
         self.good, self.bad = self.good + verdicts.count("good"), self.bad + verdicts.count("bad")
 
     def row(self) -> dict[str, Any]:
-        return {"runs": self.runs, "failures": self.failures, "failure_rate": round(self.failures / self.runs, 4),
-                "cost_usd": round(self.cost, 6), "tokens": self.tokens,
-                "cached_share": round(self.cached / self.prompt, 4) if self.prompt else 0.0,
-                "first_token_ms_p50": _median(self.first_tokens), "duration_s_p50": _median(self.durations),
-                "tool_calls": self.tool_calls, "approvals": self.approvals, "approval_wait_s_p50": _median(self.waits),
-                "feedback": {"good": self.good, "bad": self.bad}}  # fmt: skip
+        return {
+            "runs": self.runs,
+            "failures": self.failures,
+            "failure_rate": round(self.failures / self.runs, 4),
+            "cost_usd": round(self.cost, 6),
+            "tokens": self.tokens,
+            "cached_share": round(self.cached / self.prompt, 4) if self.prompt else 0.0,
+            "first_token_ms_p50": _median(self.first_tokens),
+            "duration_s_p50": _median(self.durations),
+            "tool_calls": self.tool_calls,
+            "approvals": self.approvals,
+            "approval_wait_s_p50": _median(self.waits),
+            "feedback": {"good": self.good, "bad": self.bad},
+        }
 
 
 def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]]) -> dict[str, Any]:
@@ -176,8 +187,11 @@ def table(report: Mapping[str, Any]) -> str:
             f"{row['tool_calls']:>6} {str(row['approvals']) + wait:>10} "
             f"{row['feedback']['good']:>4}/{row['feedback']['bad']:<4}"
         )
-    for title, key in (("failures by reason", "failures_by_reason"), ("tool calls by tool", "tool_calls_by_tool"),
-                       ("skill loads by skill", "skill_loads_by_skill")):  # fmt: skip
+    for title, key in (
+        ("failures by reason", "failures_by_reason"),
+        ("tool calls by tool", "tool_calls_by_tool"),
+        ("skill loads by skill", "skill_loads_by_skill"),
+    ):
         counts = report[key]
         if counts:
             named = ", ".join(f"{inert.terminal(str(name)[:200])} {count}" for name, count in list(counts.items())[:20])

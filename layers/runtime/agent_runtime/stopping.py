@@ -66,6 +66,12 @@ class StopCheck:
     def __call__(self) -> StopRequest | None:
         if self.found is not None or self.clock() < self._next:
             return self.found
+        return self.fresh()
+
+    def fresh(self) -> StopRequest | None:
+        """The request read now, whatever the interval (a step's boundary: see ``asked_now``)."""
+        if self.found is not None:
+            return self.found
         self._next = self.clock() + self.interval
         try:
             request = self.lookup()
@@ -79,6 +85,13 @@ class StopCheck:
         """A stop asked in this process (Ctrl-C): seen at once, by the next check (a stream's watcher too)."""
         if self.found is None:
             self.found = request
+
+
+def asked_now(check: Callable[[], StopRequest | None]) -> StopRequest | None:
+    """At a step's boundary (before a model call, a script's next call): a ``StopCheck`` reads the store now. Its
+    interval is for the many asks of a streamed call; steps may follow each other within it, and a stop asked just
+    before one must not let another model or tool call through."""
+    return check.fresh() if isinstance(check, StopCheck) else check()
 
 
 def never() -> StopRequest | None:

@@ -114,19 +114,30 @@ class TelemetryHook(Hook):
         run_id = run.state.run_id
         parent = _OPEN.get((run_id.rsplit(".sub", 1)[0], CURRENT_CALL.get() or "")) if ".sub" in run_id else None
         context = self._context(parent) if parent is not None else self.parent
-        self._run = self.tracer.start_span(f"invoke_agent {run.workflow.name}", context=context, attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.workflow.name,
-            "gen_ai.agent.id": run_id, "gen_ai.request.model": run.record.model,
-            "agent_runtime.resumed": run.state.turn > 0,
-        })  # fmt: skip
+        self._run = self.tracer.start_span(
+            f"invoke_agent {run.workflow.name}",
+            context=context,
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": run.workflow.name,
+                "gen_ai.agent.id": run_id,
+                "gen_ai.request.model": run.record.model,
+                "agent_runtime.resumed": run.state.turn > 0,
+            },
+        )
         self._seen = 0  # hooks before this one may already have recorded events (a virtual file)
 
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         if self._chat is None:
-            self._chat = self.tracer.start_span(f"chat {run.record.model}", context=self._context(self._run),
-                                                attributes={"gen_ai.operation.name": "chat",
-                                                            "gen_ai.request.model": run.record.model,
-                                                            "gen_ai.system": "openai"})  # fmt: skip
+            self._chat = self.tracer.start_span(
+                f"chat {run.record.model}",
+                context=self._context(self._run),
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": run.record.model,
+                    "gen_ai.system": "openai",
+                },
+            )
         return messages
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
@@ -161,12 +172,16 @@ class TelemetryHook(Hook):
             span.end()
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
-        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name,
-                      "gen_ai.tool.call.id": call.id}  # fmt: skip
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+        }
         if self.payloads:
             attributes["gen_ai.tool.call.arguments"] = scrub(call.arguments)[:4_000]  # redacted whole, then cut
-        span = self.tracer.start_span(f"execute_tool {call.name}", context=self._context(self._run),
-                                      attributes=attributes)  # fmt: skip
+        span = self.tracer.start_span(
+            f"execute_tool {call.name}", context=self._context(self._run), attributes=attributes
+        )
         self._tools[call.id] = span
         if call.name == "subagent":
             _OPEN[(run.state.run_id, call.id)] = span
@@ -216,8 +231,11 @@ class TelemetryHook(Hook):
             nested = data.pop("cache", None)  # masking and folding: the cache-break estimate, flattened
             data |= {f"cache.{k}": v for k, v in nested.items()} if isinstance(nested, dict) else {}
             if data["type"] in EVENT_KINDS:
-                attributes = {f"agent_runtime.{k}": scrub(v) if isinstance(v, str) else v for k, v in data.items()
-                              if k not in ("type", "at") and isinstance(v, str | int | float | bool)}  # fmt: skip
+                attributes = {
+                    f"agent_runtime.{k}": scrub(v) if isinstance(v, str) else v
+                    for k, v in data.items()
+                    if k not in ("type", "at") and isinstance(v, str | int | float | bool)
+                }
                 self._run.add_event(data["type"], attributes=attributes)
         self._seen = len(run.record.events)
 

@@ -81,8 +81,17 @@ class ToolCalls:
         )
         self._append(run, ToolOutcome(call=refused[0], content=error_text(reason), is_error=True), counted=False)
         for call in refused[1:]:  # audited, never sent again
-            run.record.tool_calls.append({"turn": run.state.turn, "executed": False, "id": call.id, "name": call.name,
-                                          "is_error": True, "refused": "limit", **self._unknown(call)})  # fmt: skip
+            run.record.tool_calls.append(
+                {
+                    "turn": run.state.turn,
+                    "executed": False,
+                    "id": call.id,
+                    "name": call.name,
+                    "is_error": True,
+                    "refused": "limit",
+                    **self._unknown(call),
+                }
+            )
 
     def _batches(self, calls: list[ToolCall], alone: dict[str, str]) -> list[list[ToolCall]]:
         # Read-only calls run together; a mutating call runs alone, in order, so its effects stay ordered.

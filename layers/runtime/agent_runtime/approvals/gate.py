@@ -150,17 +150,30 @@ class ApprovalGate:
         }
         entries[call.id] = entry
         run.record.event(
-            ApprovalRequested(call=call.id, tool=call.name, arguments_sha256=entry["arguments_sha256"],
-                              expires_at=entry["expires_at"], turn=run.state.turn)
-        )  # fmt: skip
+            ApprovalRequested(
+                call=call.id,
+                tool=call.name,
+                arguments_sha256=entry["arguments_sha256"],
+                expires_at=entry["expires_at"],
+                turn=run.state.turn,
+            )
+        )
         return entry
 
     def _settle(
         self, run: Run, call: ToolCall, entry: ApprovalEntry, decision: Decision, who: str | None
     ) -> tuple[Decision, str | None]:
         entry["status"], entry["by"], entry["decided_at"] = str(decision), who, self.clock()
-        run.record.event(ApprovalDecided(call=call.id, tool=call.name, decision=str(decision), by=who,
-                                         arguments_sha256=entry["arguments_sha256"], turn=run.state.turn))  # fmt: skip
+        run.record.event(
+            ApprovalDecided(
+                call=call.id,
+                tool=call.name,
+                decision=str(decision),
+                by=who,
+                arguments_sha256=entry["arguments_sha256"],
+                turn=run.state.turn,
+            )
+        )
         return decision, who
 
 

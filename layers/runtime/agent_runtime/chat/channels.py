@@ -168,8 +168,9 @@ class SlackChannel(Channel):
 
     def ask_approval(self, request: ApprovalRequest, thread_id: str) -> Asked | None:
         value = f"{request.run_id}|{request.call_id}|{thread_id}"  # ids only: the arguments stay in the run
-        ts = self.client.post_blocks(self.channel, self.thread_ts, approval_blocks(request, value),
-                                     f"Approval needed: {request.tool}")  # fmt: skip
+        ts = self.client.post_blocks(
+            self.channel, self.thread_ts, approval_blocks(request, value), f"Approval needed: {request.tool}"
+        )
         if request.shown()[1]:  # too long for a message: the whole of what would run, as a file in the thread
             self.attach([(f"arguments-{request.tool}-{request.code}.json", request.summary.encode())])
         return Asked(ts=ts)
@@ -211,8 +212,11 @@ def slack_line(message: Mapping[str, Any], *, quote: bool = False) -> str:
     when = datetime.fromtimestamp(_ts(message), UTC).strftime("%Y-%m-%d %H:%M")
     who = str(message.get("user") or message.get("bot_id") or "unknown")
     who = who if _ID.fullmatch(who) else quoted(who, 40)  # an id, or a quoted string: never a line of its own
-    files = [f"{quoted(str(f.get('name')), 200)} ({quoted(str(f.get('mimetype')), 80)}, {_size(f)} bytes)"
-             for f in message.get("files") or [] if isinstance(f, Mapping)]  # fmt: skip
+    files = [
+        f"{quoted(str(f.get('name')), 200)} ({quoted(str(f.get('mimetype')), 80)}, {_size(f)} bytes)"
+        for f in message.get("files") or []
+        if isinstance(f, Mapping)
+    ]
     attached = f" [files: {'; '.join(files)}]" if files else ""
     text = str(message.get("text", ""))
     return f"{when} <@{who}>: {quoted(text, QUOTED_CHARS) if quote else text}{attached}"
@@ -280,13 +284,27 @@ def approval_blocks(request: ApprovalRequest, value: str) -> list[dict[str, Any]
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
         {"type": "rich_text", "elements": [literal]},
-        {"type": "actions", "block_id": "approval", "elements": [
-            {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
-             "text": {"type": "plain_text", "text": "Approve"}},
-            {"type": "button", "action_id": DENY, "style": "danger", "value": value,
-             "text": {"type": "plain_text", "text": "Deny"}},
-        ]},
-    ]  # fmt: skip
+        {
+            "type": "actions",
+            "block_id": "approval",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": APPROVE,
+                    "style": "primary",
+                    "value": value,
+                    "text": {"type": "plain_text", "text": "Approve"},
+                },
+                {
+                    "type": "button",
+                    "action_id": DENY,
+                    "style": "danger",
+                    "value": value,
+                    "text": {"type": "plain_text", "text": "Deny"},
+                },
+            ],
+        },
+    ]
 
 
 def approval_doc(request: ApprovalRequest, shown: str) -> dict[str, Any]:
@@ -297,11 +315,28 @@ def approval_doc(request: ApprovalRequest, shown: str) -> dict[str, Any]:
     def text(words: str, *marks: str) -> dict[str, Any]:
         return {"type": "text", "text": words} | ({"marks": [{"type": mark} for mark in marks]} if marks else {})
 
-    return {"type": "doc", "version": 1, "content": [
-        {"type": "paragraph", "content": [text("Approval needed before running "), text(request.tool, "code"),
-                                          text(f" (until {until}) with:")]},
-        {"type": "codeBlock", "content": [text(shown)]},
-        {"type": "paragraph", "content": [text("Reply with a comment saying just "), text("approve", "strong"),
-                                          text(" or "), text("deny", "strong"),
-                                          text(f" (with several requests waiting: approve {request.code}).")]},
-    ]}  # fmt: skip
+    return {
+        "type": "doc",
+        "version": 1,
+        "content": [
+            {
+                "type": "paragraph",
+                "content": [
+                    text("Approval needed before running "),
+                    text(request.tool, "code"),
+                    text(f" (until {until}) with:"),
+                ],
+            },
+            {"type": "codeBlock", "content": [text(shown)]},
+            {
+                "type": "paragraph",
+                "content": [
+                    text("Reply with a comment saying just "),
+                    text("approve", "strong"),
+                    text(" or "),
+                    text("deny", "strong"),
+                    text(f" (with several requests waiting: approve {request.code})."),
+                ],
+            },
+        ],
+    }

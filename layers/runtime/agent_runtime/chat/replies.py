@@ -188,14 +188,20 @@ class JiraReplier:
 def feedback_blocks(text: str, value: str) -> list[dict[str, Any]]:
     """A message's text as sections (3,000 characters each at most), then Slack's feedback buttons in a
     context_actions block; each button's value is ``value|good`` or ``value|bad``."""
-    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + 3_000]}}
-                for i in range(0, max(len(text), 1), 3_000)]  # fmt: skip
+    sections = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + 3_000]}}
+        for i in range(0, max(len(text), 1), 3_000)
+    ]
 
     def button(label: str, verdict: str) -> dict[str, Any]:
         return {"text": {"type": "plain_text", "text": label}, "value": f"{value}|{verdict}"}
 
-    buttons = {"type": "feedback_buttons", "action_id": FEEDBACK, "positive_button": button("Good answer", "good"),
-               "negative_button": button("Bad answer", "bad")}  # fmt: skip
+    buttons = {
+        "type": "feedback_buttons",
+        "action_id": FEEDBACK,
+        "positive_button": button("Good answer", "good"),
+        "negative_button": button("Bad answer", "bad"),
+    }
     return [*sections, {"type": "context_actions", "elements": [buttons]}]
 
 
@@ -204,11 +210,18 @@ def working_blocks(text: str, value: str | None) -> list[dict[str, Any]]:
     section = {"type": "section", "text": {"type": "mrkdwn", "text": text[:3_000]}}
     if not value:
         return [section]
-    stop = {"type": "button", "action_id": STOP, "text": {"type": "plain_text", "text": "Stop"}, "value": value,
-            "confirm": {"title": {"type": "plain_text", "text": "Stop this run?"},
-                        "text": {"type": "mrkdwn", "text": "It ends at its next step; the thread keeps its work."},
-                        "confirm": {"type": "plain_text", "text": "Stop"},
-                        "deny": {"type": "plain_text", "text": "Keep going"}}}  # fmt: skip
+    stop = {
+        "type": "button",
+        "action_id": STOP,
+        "text": {"type": "plain_text", "text": "Stop"},
+        "value": value,
+        "confirm": {
+            "title": {"type": "plain_text", "text": "Stop this run?"},
+            "text": {"type": "mrkdwn", "text": "It ends at its next step; the thread keeps its work."},
+            "confirm": {"type": "plain_text", "text": "Stop"},
+            "deny": {"type": "plain_text", "text": "Keep going"},
+        },
+    }
     return [section, {"type": "actions", "elements": [stop]}]
 
 

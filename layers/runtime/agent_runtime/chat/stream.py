@@ -35,8 +35,17 @@ FLUSH_SECONDS = 1.0  # appends at most this often (chat.appendStream is a rate-l
 FLUSH_CHARS = 600  # ... or as soon as this much text waits
 MAX_CHUNK = 12_000  # characters of one markdown_text chunk (Slack refuses more)
 SEPARATOR = "\n\n"  # between the texts of two model calls
-CANNOT_STREAM = frozenset({"not_allowed_token_type", "missing_scope", "channel_type_not_supported",
-                           "feature_not_enabled", "not_allowed", "team_not_allowed", "no_permission"})  # fmt: skip
+CANNOT_STREAM = frozenset(
+    {
+        "not_allowed_token_type",
+        "missing_scope",
+        "channel_type_not_supported",
+        "feature_not_enabled",
+        "not_allowed",
+        "team_not_allowed",
+        "no_permission",
+    }
+)
 _REFUSED: set[str] = set()  # teams (or tokens) that cannot stream: they take the plain path
 _LOCK = threading.Lock()
 
@@ -210,10 +219,13 @@ class AnswerStream:
         try:
             if self.ts is None:
                 started = self.client.chat_startStream(
-                    channel=self.channel, thread_ts=self.thread_ts, chunks=payload, task_display_mode="timeline",
+                    channel=self.channel,
+                    thread_ts=self.thread_ts,
+                    chunks=payload,
+                    task_display_mode="timeline",
                     **({"recipient_team_id": self.team} if self.team else {}),
                     **({"recipient_user_id": self.user} if self.user else {}),
-                )  # fmt: skip
+                )
                 self.ts = str(started["ts"])
                 if self.on_start is not None:
                     self.on_start()

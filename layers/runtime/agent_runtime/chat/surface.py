@@ -35,14 +35,28 @@ class Surfaces:
         return SlackChannel(self.replies.slack, dict(target), self.runs, run_id, thread_id, team=team, user=user)
 
     def pane(
-        self, target: Mapping[str, str], thread_id: str, run_id: str, *, team: str | None, user: str | None,
+        self,
+        target: Mapping[str, str],
+        thread_id: str,
+        run_id: str,
+        *,
+        team: str | None,
+        user: str | None,
         assistant_thread: bool,
-    ) -> Channel | None:  # fmt: skip
+    ) -> Channel | None:
         """A direct message with the app (its agent or assistant view)."""
         if self.replies.slack is None:
             return None
-        return PaneChannel(self.replies.slack, dict(target), self.runs, run_id, thread_id, team=team, user=user,
-                           assistant_thread=assistant_thread)  # fmt: skip
+        return PaneChannel(
+            self.replies.slack,
+            dict(target),
+            self.runs,
+            run_id,
+            thread_id,
+            team=team,
+            user=user,
+            assistant_thread=assistant_thread,
+        )
 
     def issue(self, issue_key: str) -> Channel | None:
         return JiraChannel(self.replies.jira, issue_key) if self.replies.jira is not None else None

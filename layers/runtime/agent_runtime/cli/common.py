@@ -34,26 +34,53 @@ EXIT_USAGE = 2
 # Every exit code, its meaning and what stdout of `run` holds: the one table (docs/cli.md is made from it, and
 # `run --help` says the short forms); a code returned without a row here fails tests/unit/test_cli_reference.py.
 EXIT_MEANINGS: tuple[tuple[int, str, str, str], ...] = (
-    (0, "completed", "completed; any other command: done (`eval`: the pass rate reached `--threshold`)",
-     "the answer"),
-    (1, "the run failed", "the run failed (the model endpoint failed after retries, a store conflict, an internal "
-     "error): one line on stderr, never a traceback; the run record says why. Other commands: `eval` below "
-     "`--threshold`, `sandbox run` code that raised, `runs stop` a run that has ended, `workflows webhook-token` "
-     "no token yet", "nothing"),
-    (2, "bad usage or configuration", "bad usage or configuration: a flag, a workflow file (`workflows validate`: "
-     "one with an error; warnings leave the code alone), a workflow name (a typo is said with the name meant), a "
-     "window too small for the system prompt and tools", "nothing"),
-    (3, "tool-call limit reached", "stopped at the tool-call limit: the model was asked once more, without tools, "
-     "and its answer is printed", "the last answer"),
+    (0, "completed", "completed; any other command: done (`eval`: the pass rate reached `--threshold`)", "the answer"),
+    (
+        1,
+        "the run failed",
+        "the run failed (the model endpoint failed after retries, a store conflict, an internal "
+        "error): one line on stderr, never a traceback; the run record says why. Other commands: `eval` below "
+        "`--threshold`, `sandbox run` code that raised, `runs stop` a run that has ended, `workflows webhook-token` "
+        "no token yet",
+        "nothing",
+    ),
+    (
+        2,
+        "bad usage or configuration",
+        "bad usage or configuration: a flag, a workflow file (`workflows validate`: "
+        "one with an error; warnings leave the code alone), a workflow name (a typo is said with the name meant), a "
+        "window too small for the system prompt and tools",
+        "nothing",
+    ),
+    (
+        3,
+        "tool-call limit reached",
+        "stopped at the tool-call limit: the model was asked once more, without tools, and its answer is printed",
+        "the last answer",
+    ),
     (4, "suspended", "suspended at the deadline, or waiting for an approval", "nothing"),
-    (5, "spend limit reached", "stopped at the spend limit (`limits.max_cost`, `max_cost_per_thread_day`): the "
-     "model was asked once more, without tools, if that fit; `--thread ID --max-cost N` goes on", "the last answer, "
-     "if any"),
-    (6, "stopped", "stopped by a person (Slack's *Stop*, `runs stop RUN_ID`, `POST /runs/{run_id}/stop`): the run "
-     "ended at its next step and keeps its work", "the last answer, if any"),
-    (130, "Ctrl-C", "stopped by Ctrl-C: the same stop, at once (one line on stderr, the record says stopped, the "
-     "thread goes on from it); a second Ctrl-C quits there and then", "the last answer, if any"),
-)  # fmt: skip
+    (
+        5,
+        "spend limit reached",
+        "stopped at the spend limit (`limits.max_cost`, `max_cost_per_thread_day`): the "
+        "model was asked once more, without tools, if that fit; `--thread ID --max-cost N` goes on",
+        "the last answer, if any",
+    ),
+    (
+        6,
+        "stopped",
+        "stopped by a person (Slack's *Stop*, `runs stop RUN_ID`, `POST /runs/{run_id}/stop`): the run "
+        "ended at its next step and keeps its work",
+        "the last answer, if any",
+    ),
+    (
+        130,
+        "Ctrl-C",
+        "stopped by Ctrl-C: the same stop, at once (one line on stderr, the record says stopped, the "
+        "thread goes on from it); a second Ctrl-C quits there and then",
+        "the last answer, if any",
+    ),
+)
 
 
 def exit_codes_line() -> str:

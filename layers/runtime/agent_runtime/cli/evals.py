@@ -195,6 +195,8 @@ def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
     check_workflow(args.cases[0], config)
     path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name)
-    print(f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",
+        file=sys.stderr,
+    )
     return 0

@@ -17,7 +17,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..hooks import Hook
 from ..models.prices import unpriced_warning
-from ..record import new_run_id
+from ..record import RunRecord, new_run_id
 from ..runtime import Services, answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
 from ..stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
@@ -25,7 +25,7 @@ from ..stores.hook import new_turn
 from ..stores.ids import check_thread_id
 from ..stores.runs import run_partition, thread_partition
 from ..trace import TraceHook
-from ..workflows import load_workflow
+from ..workflows import Workflow, load_workflow
 from .common import (
     EXIT_CODES,
     approver,
@@ -44,14 +44,7 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if not args.message.strip():
         raise ConfigError("--message is empty: say what the workflow should do")
     skills = SkillLibrary(config.skills_dir)
-    workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
-    if args.max_cost is not None:
-        if not (math.isfinite(args.max_cost) and args.max_cost > 0):
-            raise ConfigError(f"--max-cost is a positive number of dollars, got {args.max_cost}")
-        workflow = replace(workflow, limits=replace(workflow.limits, max_cost=args.max_cost))
-    warning = unpriced_warning(workflow.model.name, workflow.model.prices)
-    if warning and not args.quiet:
-        print(f"agent-runtime: warning: {warning}", file=sys.stderr)
+    workflow = _workflow(args, config, skills)
     store = LocalStore(config.state_dir)
     threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
@@ -69,8 +62,14 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     hooks: list[Hook] = [Started(runs, args.thread), *([] if args.quiet else [trace])]
     ctrl_c = CtrlC(stop_check(runs, run_id), login())  # Ctrl-C is a stop, as `runs stop` from elsewhere
     with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=sys.stderr) as sandbox:
-        services = Services(skills=skills, config=config, runs=runs, sandbox=sandbox, approver=approver(args.approve),
-                            thread_id=args.thread)  # fmt: skip
+        services = Services(
+            skills=skills,
+            config=config,
+            runs=runs,
+            sandbox=sandbox,
+            approver=approver(args.approve),
+            thread_id=args.thread,
+        )
         agent = build_agent(workflow, model, services, files=files, hooks=hooks)
         with ctrl_c:
             record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id, stop=ctrl_c.check)
@@ -78,6 +77,29 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
     interrupted = ctrl_c.stopped_it(record)  # its line on stderr was said when Ctrl-C was pressed
     print_outcome(record, as_json=args.json, footer=footer, told=interrupted)  # shown even if the thread cannot keep it
+    _kept(args, config, record, threads, version)
+    if args.out_dir:
+        save_outputs(files, before, Path(args.out_dir))
+    return EXIT_INTERRUPTED if interrupted else EXIT_CODES.get(record.status, 1)
+
+
+def _workflow(args: argparse.Namespace, config: RuntimeConfig, skills: SkillLibrary) -> Workflow:
+    """The workflow named, as deployed, with --max-cost applied; a model without prices is said (unless --quiet)."""
+    workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
+    if args.max_cost is not None:
+        if not (math.isfinite(args.max_cost) and args.max_cost > 0):
+            raise ConfigError(f"--max-cost is a positive number of dollars, got {args.max_cost}")
+        workflow = replace(workflow, limits=replace(workflow.limits, max_cost=args.max_cost))
+    warning = unpriced_warning(workflow.model.name, workflow.model.prices)
+    if warning and not args.quiet:
+        print(f"agent-runtime: warning: {warning}", file=sys.stderr)
+    return workflow
+
+
+def _kept(
+    args: argparse.Namespace, config: RuntimeConfig, record: RunRecord, threads: ThreadStore, version: int | None
+) -> None:
+    """The thread's state saved for its next turn (over the version it started from), and where the run is kept."""
     if args.thread and record.state is not None:
         try:
             threads.save(args.thread, record.state, expected_version=version)
@@ -86,11 +108,8 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
                 f"thread {args.thread!r} was updated by another run meanwhile; run again to continue from it"
             ) from None
         threads.mark_active(args.thread, None)
-    if args.out_dir:
-        save_outputs(files, before, Path(args.out_dir))
     if not args.quiet and not args.json:  # where the run is kept, and how to open it from any directory
         where, local = store_location(config), shlex.quote(str(config.state_dir.resolve()))
         show = f"{program()} runs show"
         show = f"AGENT_STATE_DIR={local} {show}" if "AGENT_STATE_DIR" in where else show
         print(f"stored in {where}: {show} {record.run_id}", file=sys.stderr)
-    return EXIT_INTERRUPTED if interrupted else EXIT_CODES.get(record.status, 1)

@@ -30,6 +30,15 @@ def add(commands: Commands) -> None:
         "runs", help="inspect stored runs", description="Inspect runs stored in AGENT_STATE_DIR."
     )
     runs_commands = runs.add_subparsers(dest="runs_command", metavar="COMMAND", required=True)
+    _add_show(runs_commands)
+    _add_link(runs_commands)
+    _add_chart(runs_commands)
+    _add_list(runs_commands)
+    _add_stats(runs_commands)
+    _add_stop(runs_commands)
+
+
+def _add_show(runs_commands: Commands) -> None:
     runs_show = runs_commands.add_parser(
         "show",
         help="what a stored run did, turn by turn (--json: its record)",
@@ -45,6 +54,9 @@ def add(commands: Commands) -> None:
     )
     runs_show.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     runs_show.set_defaults(handler=_cmd_show)
+
+
+def _add_link(runs_commands: Commands) -> None:
     runs_link = runs_commands.add_parser(
         "link",
         help="a signed link to a run's page on the stack (AGENT_API_URL, run_page_key)",
@@ -55,6 +67,9 @@ def add(commands: Commands) -> None:
     runs_link.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_link.add_argument("--private", action="store_true", help="mark the page private (as for a private channel)")
     runs_link.set_defaults(handler=_cmd_link)
+
+
+def _add_chart(runs_commands: Commands) -> None:
     runs_chart = runs_commands.add_parser(
         "chart",
         help="draw how a run used its window (SVG, or PNG when FILE ends in .png)",
@@ -65,6 +80,9 @@ def add(commands: Commands) -> None:
     runs_chart.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_chart.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the chart")
     runs_chart.set_defaults(handler=_cmd_chart)
+
+
+def _add_list(runs_commands: Commands) -> None:
     runs_list = runs_commands.add_parser(
         "list",
         help="list stored runs, newest first",
@@ -79,6 +97,9 @@ def add(commands: Commands) -> None:
     runs_list.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
     runs_list.add_argument("--json", action="store_true", help="one JSON array instead of a table")
     runs_list.set_defaults(handler=_cmd_list)
+
+
+def _add_stats(runs_commands: Commands) -> None:
     runs_stats = runs_commands.add_parser(
         "stats",
         help="how the workflows are doing: runs, failures, cost, tokens, tools, approvals, ratings for a period",
@@ -95,6 +116,9 @@ def add(commands: Commands) -> None:
     )
     runs_stats.add_argument("--json", action="store_true", help="the figures as JSON")
     runs_stats.set_defaults(handler=_cmd_stats)
+
+
+def _add_stop(runs_commands: Commands) -> None:
     runs_stop = runs_commands.add_parser(
         "stop",
         help="ask a working run to stop at its next step",
@@ -113,8 +137,10 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
     if record is None and _status(runs, args.run_id) == RunStatus.RUNNING:
-        raise ConfigError(f"run {args.run_id} is still running: its record is stored when it ends "
-                          f"(`runs stop {args.run_id}` stops it)")  # fmt: skip
+        raise ConfigError(
+            f"run {args.run_id} is still running: its record is stored when it ends "
+            f"(`runs stop {args.run_id}` stops it)"
+        )
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     redact = _redactor(config)  # every way out: the record, its page, its transcript
@@ -177,8 +203,13 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
     read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit)
     if args.workflow and not read.runs:
         check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
-    report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(read.runs),
-              "unreadable": read.unreadable, "limited_to": args.limit if read.limited else None}  # fmt: skip
+    report = {
+        "since": start.isoformat(timespec="seconds"),
+        "store": store_location(config),
+        **add_up(read.runs),
+        "unreadable": read.unreadable,
+        "limited_to": args.limit if read.limited else None,
+    }
     if args.json:
         print(inert.json_text(report))
         return 0
@@ -240,8 +271,10 @@ def _write_png(svg: str, target: Path) -> None:
         raise ConfigError(f"{Path(tool).name} did not convert the chart within 60 s; write an .svg instead") from None
     except subprocess.CalledProcessError as error:  # the converter's own words: what it lacks, what to install
         said = " / ".join((error.stderr or error.stdout or b"").decode("utf-8", "replace").strip().splitlines()[-3:])
-        raise ConfigError(f"{tool} could not convert the chart (exit {error.returncode}): {said or '-'}; "
-                          "install rsvg-convert (librsvg2-bin) or ImageMagick, or write an .svg") from None  # fmt: skip
+        raise ConfigError(
+            f"{tool} could not convert the chart (exit {error.returncode}): {said or '-'}; "
+            "install rsvg-convert (librsvg2-bin) or ImageMagick, or write an .svg"
+        ) from None
     finally:
         Path(handle.name).unlink(missing_ok=True)
 
@@ -251,21 +284,32 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
     listed = [(row, *_listed(runs, row)) for row in rows]
     if args.json:
-        print(inert.json_text([row.to_dict() | {"status": status, "feedback": {"good": good, "bad": bad}}
-                               for row, status, good, bad in listed]))  # fmt: skip
+        print(
+            inert.json_text(
+                [
+                    row.to_dict() | {"status": status, "feedback": {"good": good, "bad": bad}}
+                    for row, status, good, bad in listed
+                ]
+            )
+        )
         return 0
     print(f"store: {store_location(config)}" + ("" if rows else " (no runs here)"), file=sys.stderr)
-    print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
-          f"{'rated':>6}  started")  # fmt: skip
+    print(
+        f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
+        f"{'rated':>6}  started"
+    )
     for row, status, good, bad in listed:  # cost: everything the run caused; helpers: its sub-agents' share of it
         cost = "-" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         shared = f"${row.helpers_cost:.4f}" if row.helpers_cost else "-"
         rated = f"+{good}/-{bad}" if good or bad else "-"
         started = inert.terminal(row.started_at[:19].replace("T", " "))
-        run_id, workflow, status = (inert.terminal(text[:cut]) for text, cut in zip((row.run_id, row.workflow, status),
-                                                                                   LIST_CUTS, strict=True))  # fmt: skip
-        print(f"{run_id:<30} {workflow:<20} {status:<17} {row.model_calls:>5} "
-              f"{row.tokens:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
+        run_id, workflow, status = (
+            inert.terminal(text[:cut]) for text, cut in zip((row.run_id, row.workflow, status), LIST_CUTS, strict=True)
+        )
+        print(
+            f"{run_id:<30} {workflow:<20} {status:<17} {row.model_calls:>5} "
+            f"{row.tokens:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}"
+        )
     return 0
 
 

@@ -72,8 +72,10 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
         for schedule in workflow.triggers.schedules:  # when it runs by itself, and where its answer goes
             upcoming = schedule.next_after(datetime.now(UTC))
             when = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
-            print(f"{'':<24} {schedule.name}: {schedule.expression} {schedule.timezone}, next {when}"
-                  f" -> {schedule.answer_to}")  # fmt: skip
+            print(
+                f"{'':<24} {schedule.name}: {schedule.expression} {schedule.timezone}, next {when}"
+                f" -> {schedule.answer_to}"
+            )
     return 0
 
 
@@ -84,9 +86,11 @@ def _cmd_webhook_token(args: argparse.Namespace, config: RuntimeConfig) -> int:
     tokens = Handshakes(runs_store(config).store).tokens(args.workflow)
     if not tokens:
         check_workflow(args.workflow, config, strict=False)  # none for a typo of a workflow here: say so
-        print(f"agent-runtime: no verification token for {args.workflow!r} in {store_location(config)}: create the "
-              f"subscription in Notion with the URL .../hooks/{args.workflow} (tokens are kept 7 days)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"agent-runtime: no verification token for {args.workflow!r} in {store_location(config)}: create the "
+            f"subscription in Notion with the URL .../hooks/{args.workflow} (tokens are kept 7 days)",
+            file=sys.stderr,
+        )
         return 1
     for entry in tokens:
         when = datetime.fromtimestamp(float(entry.get("at") or 0), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -91,9 +91,16 @@ class Compactor:
         self.pinned = pinned or set()  # e.g. load_skill: results survive every compaction verbatim
         self.kept = kept or set()  # e.g. python, subagent: conclusions, never masked (compaction summarises them)
         self.masker = Masker(counter, unmaskable=self.mutating | self.pinned | self.kept)
-        self.summarizer = Summarizer(counter, mutating=mutating, pinned=self.pinned, model=model,
-                                     max_summary_tokens=max_summary_tokens, custom=custom, instructions=instructions,
-                                     memo=memo)  # fmt: skip
+        self.summarizer = Summarizer(
+            counter,
+            mutating=mutating,
+            pinned=self.pinned,
+            model=model,
+            max_summary_tokens=max_summary_tokens,
+            custom=custom,
+            instructions=instructions,
+            memo=memo,
+        )
 
     # Masking: the rolling mask and folding mask through the same pointers (masking.py)
     def mask(self, run: Run, messages: list[Message], *, enough: Callable[[list[Message]], bool]) -> list[Message]:

@@ -159,8 +159,9 @@ class ContextEngine(Hook):
             return
         info = self.model.describe()
         if info.window:
-            run.record.event(ServerDescribed(server=info.kind, window=info.window, source=info.source,
-                                             configured=self.limits.window))  # fmt: skip
+            run.record.event(
+                ServerDescribed(server=info.kind, window=info.window, source=info.source, configured=self.limits.window)
+            )
         if info.window and info.window < (self.calibration.server_window or self.limits.window):
             self.calibration.server_window = info.window
             self.calibration.save(run.state.context, self.calibration_key)
@@ -346,8 +347,10 @@ class ContextEngine(Hook):
         event = self.compactor.compact(run, plan)
         self.tally.reset()
         new = run.state.messages
-        self.prefix.changed(new, next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a is not b),
-                                      min(len(old), len(new))))  # fmt: skip
+        self.prefix.changed(
+            new,
+            next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a is not b), min(len(old), len(new))),
+        )
         core = ("number", "trigger", "tactic", "tokens_before", "tokens_after", "archive_file")
         details = {key: value for key, value in event.items() if key not in core}
         run.record.event(Compaction(turn=turn, **{key: event[key] for key in core}, extra=details))

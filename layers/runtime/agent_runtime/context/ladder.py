@@ -70,8 +70,12 @@ def offload_arguments(
     the largest become virtual files until the window measures ``goal``. The call keeps its id and name, so its
     result stays paired; its arguments become a JSON object pointing at the file."""
     result = list(messages)
-    sizes = [(counter.text(call["function"]["arguments"]), i, j) for i, message in enumerate(result)
-             for j, call in enumerate(_calls(message)) if message["role"] == "assistant"]  # fmt: skip
+    sizes = [
+        (counter.text(call["function"]["arguments"]), i, j)
+        for i, message in enumerate(result)
+        for j, call in enumerate(_calls(message))
+        if message["role"] == "assistant"
+    ]
     count = 0
     for tokens, i, j in sorted(sizes, reverse=True):
         if tokens < MIN_OFFLOAD_TOKENS or measure(result) <= goal:
@@ -127,8 +131,12 @@ def _offloaded(
 def carried(messages: list[Message]) -> list[str]:
     """What earlier stand-ins named ("[named in them: ...]"): a pointer dropped again passes its names on (the
     extraction skips earlier compactions' messages, whose facts a summary would pin)."""
-    return [name for message in messages for found in _NAMED.finditer(text_of(message)) for name in
-            found.group(1).split(" · ")]  # fmt: skip
+    return [
+        name
+        for message in messages
+        for found in _NAMED.finditer(text_of(message))
+        for name in found.group(1).split(" · ")
+    ]
 
 
 def naming(inline: str, named: list[str], limit: int = MAX_NAMED) -> str:

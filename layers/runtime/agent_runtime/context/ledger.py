@@ -75,8 +75,14 @@ class RunLedger:
         """A file of what the model has already read whole (a masked output): sized from the text, fully read
         (the status then has no reason to list it: its pointer names it)."""
         lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
-        self.state[meta.id] = {"read_lines": [[1, lines]] if lines else [], "read_bytes": [], "reads": 0,
-                               "preloaded": False, "tokens": self.counter.text(text), "lines": lines}  # fmt: skip
+        self.state[meta.id] = {
+            "read_lines": [[1, lines]] if lines else [],
+            "read_bytes": [],
+            "reads": 0,
+            "preloaded": False,
+            "tokens": self.counter.text(text),
+            "lines": lines,
+        }
 
     def _size(self, file_id: str) -> tuple[int, int]:
         tokens, lines, batch = 0, 0, []

@@ -67,8 +67,7 @@ class RollingMask:
     def _newest_turn(self, messages: list[Message]) -> int:
         """The newest assistant message: the outputs after it are not read yet; everything before it is used."""
         cursor = self._scan.cursor
-        return next((i for i in range(len(messages) - 1, cursor - 1, -1) if messages[i]["role"] == "assistant"),
-                    cursor)  # fmt: skip
+        return next((i for i in range(len(messages) - 1, cursor - 1, -1) if messages[i]["role"] == "assistant"), cursor)
 
     # Masking
     def _mask(
@@ -108,8 +107,15 @@ class RollingMask:
         scan.tokens = sum(self.counter.message(masked[i]) for i, _ in scan.found)
         scan.last = masked[scan.cursor - 1] if scan.cursor else None
         after = measure(masked)
-        run.record.event(Masking(turn=run.state.turn, outputs=len(batch), tokens_before=before, tokens_after=after,
-                                 cache=estimate.to_dict()))  # fmt: skip
+        run.record.event(
+            Masking(
+                turn=run.state.turn,
+                outputs=len(batch),
+                tokens_before=before,
+                tokens_after=after,
+                cache=estimate.to_dict(),
+            )
+        )
         return list(masked)
 
     def _maskable(self, messages: list[Message], end: int) -> list[tuple[int, str]]:
@@ -144,8 +150,16 @@ class RollingMask:
         self._shift(start, stop - start - 1)
         self.folder.resume_after(start, fold)
         after = measure(folded)
-        run.record.event(Folding(turn=run.state.turn, turns=scan.turns, messages=stop - start, tokens_before=before,
-                                 tokens_after=after, cache=estimate.to_dict()))  # fmt: skip
+        run.record.event(
+            Folding(
+                turn=run.state.turn,
+                turns=scan.turns,
+                messages=stop - start,
+                tokens_before=before,
+                tokens_after=after,
+                cache=estimate.to_dict(),
+            )
+        )
         return list(folded)
 
     def _shift(self, start: int, removed: int) -> None:

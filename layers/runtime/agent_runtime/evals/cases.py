@@ -24,8 +24,22 @@ from .expect import Expect, Judge, ToolExpect, parse_expect, search, strings, ve
 
 __all__ = ["Case", "Expect", "Judge", "Stub", "StubRule", "ToolExpect", "search"]
 
-CASE_KEYS = ("name", "message", "message_file", "turns", "files", "origin", "repeat", "set", "matrix", "stubs",
-             "approve", "expect", "tags", "workflow")  # fmt: skip
+CASE_KEYS = (
+    "name",
+    "message",
+    "message_file",
+    "turns",
+    "files",
+    "origin",
+    "repeat",
+    "set",
+    "matrix",
+    "stubs",
+    "approve",
+    "expect",
+    "tags",
+    "workflow",
+)
 ORIGINS = ("cli", "slack", "jira")
 MAX_CELLS = 1_000  # cases a matrix may expand to (checked before any is built)
 MAX_JOBS = 10_000  # attempts one eval may run: cases x repeat (checked before any runs)

@@ -9,8 +9,21 @@ from typing import Any
 
 from ..sections import Report, check_keys, choice, integer, number, text
 
-EXPECT_KEYS = ("status", "contains", "not_contains", "matches", "identifiers", "tools_called", "tools_not_called",
-               "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema", "judge")  # fmt: skip
+EXPECT_KEYS = (
+    "status",
+    "contains",
+    "not_contains",
+    "matches",
+    "identifiers",
+    "tools_called",
+    "tools_not_called",
+    "max_tool_calls",
+    "max_model_calls",
+    "max_cost_usd",
+    "max_seconds",
+    "json_schema",
+    "judge",
+)
 STATUSES = ("completed", "failed", "tool_call_limit", "cost_limit", "suspended", "awaiting_approval")
 PATTERN_SECONDS = 2.0  # what one expect.matches, tools_called.args or stub `when` pattern may take on one text
 

@@ -149,8 +149,10 @@ def _expect(record: StoredRun, case: dict[str, Any], own: set[str], messages: li
 def _header(record: StoredRun, run_id: str) -> str:
     verdicts = ", ".join(f"{rating.verdict} by {rating.by}" for rating in record.feedback) or "none"
     answer = (record.final_answer or "(no answer)").splitlines()
-    lines = [f"# A case made from run {run_id} ({record.workflow}, {record.model}, {record.status}).",
-             f"# Feedback on its answer: {verdicts}. Its answer was:"]  # fmt: skip
+    lines = [
+        f"# A case made from run {run_id} ({record.workflow}, {record.model}, {record.status}).",
+        f"# Feedback on its answer: {verdicts}. Its answer was:",
+    ]
     lines += [f"#   {line}" for line in answer[:60]] + (["#   […]"] if len(answer) > 60 else [])
     lines += ["# Edit expect: what a good answer contains (contains, matches, identifiers) or a judge rubric."]
     return "\n".join(lines) + "\n"

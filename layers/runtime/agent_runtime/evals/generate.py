@@ -14,11 +14,48 @@ KINDS = ("log", "document")
 FORMATS = ("txt", "md", "pdf")
 SERVICES = ("api", "billing", "search", "auth", "webhooks", "ledger", "mailer", "export")
 VERBS = ("handled", "queued", "retried", "served", "validated", "cached", "forwarded", "scheduled")
-TOPICS = ("Definitions", "Scope", "Service levels", "Fees", "Reporting", "Data handling", "Security", "Audits",
-          "Subcontractors", "Warranties", "Liability", "Termination", "Notices", "Governing law")  # fmt: skip
-WORDS = ("the supplier", "the customer", "shall", "reasonable", "notice", "period", "agreed", "schedule", "services",
-         "records", "obligations", "in writing", "each party", "annex", "applicable", "provided that", "fees",
-         "invoice", "deliverables", "confidential", "information", "accordance", "thereof", "pursuant")  # fmt: skip
+TOPICS = (
+    "Definitions",
+    "Scope",
+    "Service levels",
+    "Fees",
+    "Reporting",
+    "Data handling",
+    "Security",
+    "Audits",
+    "Subcontractors",
+    "Warranties",
+    "Liability",
+    "Termination",
+    "Notices",
+    "Governing law",
+)
+WORDS = (
+    "the supplier",
+    "the customer",
+    "shall",
+    "reasonable",
+    "notice",
+    "period",
+    "agreed",
+    "schedule",
+    "services",
+    "records",
+    "obligations",
+    "in writing",
+    "each party",
+    "annex",
+    "applicable",
+    "provided that",
+    "fees",
+    "invoice",
+    "deliverables",
+    "confidential",
+    "information",
+    "accordance",
+    "thereof",
+    "pursuant",
+)
 PAGE_WORDS = 450  # words per PDF page: a dense contract page
 
 
@@ -72,9 +109,11 @@ def _log_lines(rng: random.Random, tokens: int, count: Callable[[str], list[int]
         second += rng.randint(0, 3)
         service, verb = rng.choice(SERVICES), rng.choice(VERBS)
         level = "WARN" if rng.random() < 0.03 else "INFO"
-        line = (f"2026-11-03T{10 + second // 3600 % 12:02d}:{second // 60 % 60:02d}:{second % 60:02d}."
-                f"{rng.randint(0, 999):03d}Z {level} svc={service} req={rng.getrandbits(32):08x} {verb} "
-                f"status={rng.choice((200, 200, 200, 201, 204, 304))} latency_ms={rng.randint(3, 900)}")  # fmt: skip
+        line = (
+            f"2026-11-03T{10 + second // 3600 % 12:02d}:{second // 60 % 60:02d}:{second % 60:02d}."
+            f"{rng.randint(0, 999):03d}Z {level} svc={service} req={rng.getrandbits(32):08x} {verb} "
+            f"status={rng.choice((200, 200, 200, 201, 204, 304))} latency_ms={rng.randint(3, 900)}"
+        )
         lines.append(line)
         used += len(count(line + "\n"))
     return lines

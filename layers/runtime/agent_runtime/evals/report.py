@@ -77,15 +77,19 @@ def table(report: Mapping[str, Any]) -> str:
     for row in report["cases"]:
         cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
         rate = f"{row['passed']:>3}/{row['attempts']:<3}"
-        lines.append(f"{row['case'][:width]:<{width}} {rate} {row['tokens']:>9,} {row['cached_share']:>6.0%} {cost:>9} "
-                     f"{row['seconds']:>6.1f}s {row['compactions']:>7g}")  # fmt: skip
+        lines.append(
+            f"{row['case'][:width]:<{width}} {rate} {row['tokens']:>9,} {row['cached_share']:>6.0%} {cost:>9} "
+            f"{row['seconds']:>6.1f}s {row['compactions']:>7g}"
+        )
     summary = report["summary"]
     cost = "-" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     lines.append("-" * len(head))
     judge = summary.get("judge") or {}
     judged = f" · judge: {judge['calls']} call(s), {_money(judge.get('cost_usd'))}" if judge.get("calls") else ""
-    lines.append(f"{summary['passed']}/{summary['attempts']} passed ({summary['pass_rate']:.0%}) · "
-                 f"{summary['tokens']:,} tokens · {cost} · {summary['seconds']:.1f}s of runs{judged}")  # fmt: skip
+    lines.append(
+        f"{summary['passed']}/{summary['attempts']} passed ({summary['pass_rate']:.0%}) · "
+        f"{summary['tokens']:,} tokens · {cost} · {summary['seconds']:.1f}s of runs{judged}"
+    )
     lines += _by_setting(report)
     lines += _failures(report)
     return "\n".join(lines)
@@ -97,8 +101,10 @@ def _ran_on(report: Mapping[str, Any]) -> list[str]:
         return []
     line = f"model {report.get('model')} · endpoint {report['endpoint']}"
     if report["endpoint"] == DEMO_ENDPOINT:
-        line += (" — canned answers, not the named model's: set OPENAI_BASE_URL (and OPENAI_API_KEY) to evaluate "
-                 "a real model")  # fmt: skip
+        line += (
+            " — canned answers, not the named model's: set OPENAI_BASE_URL (and OPENAI_API_KEY) to evaluate "
+            "a real model"
+        )
     return [line, ""]
 
 
@@ -140,22 +146,31 @@ def _failures(report: Mapping[str, Any]) -> list[str]:
             out.append(
                 f"\nFAILED {row['case']} (runs: {', '.join(r['run_ids'][-1] for r in row['runs'] if r['run_ids'])})"
             )
-            out += [f"  ✗ {name}{f' — {detail}' if detail else ''} ({n}/{row['attempts']})"
-                    for name, (n, detail) in counts.items()]  # fmt: skip
+            out += [
+                f"  ✗ {name}{f' — {detail}' if detail else ''} ({n}/{row['attempts']})"
+                for name, (n, detail) in counts.items()
+            ]
     return out
 
 
 def junit(report: Mapping[str, Any]) -> str:
     """One testcase per attempt; a failure lists its failed checks. Properties carry tokens, cost and runs."""
     summary = report["summary"]
-    suite = ET.Element("testsuite", name=f"eval.{report['workflow']}", tests=str(summary["attempts"]),
-                       failures=str(summary["attempts"] - summary["passed"]), errors="0",
-                       time=f"{summary['seconds']:.2f}", timestamp=report["created_at"])  # fmt: skip
+    suite = ET.Element(
+        "testsuite",
+        name=f"eval.{report['workflow']}",
+        tests=str(summary["attempts"]),
+        failures=str(summary["attempts"] - summary["passed"]),
+        errors="0",
+        time=f"{summary['seconds']:.2f}",
+        timestamp=report["created_at"],
+    )
     for row in report["cases"]:
         for run in row["runs"]:
             name = row["case"] + (f" #{run['attempt'] + 1}" if row["attempts"] > 1 else "")
-            case = ET.SubElement(suite, "testcase", classname=f"eval.{report['workflow']}", name=name,
-                                 time=f"{run['seconds']:.2f}")  # fmt: skip
+            case = ET.SubElement(
+                suite, "testcase", classname=f"eval.{report['workflow']}", name=name, time=f"{run['seconds']:.2f}"
+            )
             props = ET.SubElement(case, "properties")
             for key in ("run_ids", "tokens", "cost_usd", "model_calls", "compactions"):
                 value = run.get(key) if key != "tokens" else run["prompt_tokens"] + run["completion_tokens"]
@@ -193,9 +208,12 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
         lines.append(f"{case[:40]:<40} {_rate(a):>7} {_rate(b):>7}  {_change(a, b):<8} {cost:>14} {seconds:>14}")
     s1, s2 = before["summary"], after["summary"]
     (cost1, tokens1), (cost2, tokens2) = _per_attempt(before), _per_attempt(after)
-    lines += ["-" * len(head), f"pass rate {s1['pass_rate']:.0%} → {s2['pass_rate']:.0%} ({s1['attempts']} → "
-              f"{s2['attempts']} attempts) · per attempt: cost {_money(cost1)} → {_money(cost2)} · "
-              f"tokens {tokens1:,} → {tokens2:,}"]  # fmt: skip
+    lines += [
+        "-" * len(head),
+        f"pass rate {s1['pass_rate']:.0%} → {s2['pass_rate']:.0%} ({s1['attempts']} → "
+        f"{s2['attempts']} attempts) · per attempt: cost {_money(cost1)} → {_money(cost2)} · "
+        f"tokens {tokens1:,} → {tokens2:,}",
+    ]
     return "\n".join(lines)
 
 

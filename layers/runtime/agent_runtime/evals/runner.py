@@ -285,8 +285,9 @@ def _charge_judge(
     no usage or usage that is not valid), on the attempt's judge line, apart from the case's cost."""
     attempt.judge_calls += 1
     judged = RunRecord("judge", "judge", model, prices=prices)
-    judged.add_call(response.to_record(), estimate=partial(estimate_usage, messages, response.text,
-                                                           response.tool_calls, model))  # fmt: skip
+    judged.add_call(
+        response.to_record(), estimate=partial(estimate_usage, messages, response.text, response.tool_calls, model)
+    )
     cost = judged.cost_usd()
     if cost is not None:
         attempt.judge_cost_usd = (attempt.judge_cost_usd or 0.0) + cost

@@ -127,8 +127,9 @@ class _Chunks:
             return pos  # every line is a candidate
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
-            raise ToolError(f"the scan ran out of time at line {self.next_line:,}: search a smaller file or a "
-                            "narrower pattern")  # fmt: skip
+            raise ToolError(
+                f"the scan ran out of time at line {self.next_line:,}: search a smaller file or a narrower pattern"
+            )
         try:
             match = self.block.search(text, pos, timeout=min(REGEX_LINE_LIMIT, remaining))
         except TimeoutError:

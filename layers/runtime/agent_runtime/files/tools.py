@@ -248,8 +248,10 @@ def _fitted(ctx: RunContext, header: str, blocks: list[list[Row]]) -> tuple[str 
         if bare:
             notes.append("context lines left out to fit")
         if len(shown) < len(blocks):
-            notes.append(f"only the first {len(shown)} of {len(blocks)} blocks fit the context budget: narrow the "
-                         "pattern, lower max_matches, or search again after using these")  # fmt: skip
+            notes.append(
+                f"only the first {len(shown)} of {len(blocks)} blocks fit the context budget: narrow the "
+                "pattern, lower max_matches, or search again after using these"
+            )
         body = "\n--\n".join("\n".join(_row(row, width) for row in block) for block in shown)
         text = header + "".join(f"; {note}" for note in notes) + "]" + (f"\n{body}" if shown else "")
         fits, tokens = fits_budget(ctx, text)

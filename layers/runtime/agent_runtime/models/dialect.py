@@ -165,11 +165,17 @@ def as_text(messages: list[Message]) -> list[Message]:
     for message in messages:
         if message["role"] == "tool":
             call_id = message.get("tool_call_id", "")
-            out.append({"role": "user", "content": f"[result of {names.get(call_id, 'a tool')} · call {call_id}]\n"
-                        f"{text_of(message)}"})  # fmt: skip
+            out.append(
+                {
+                    "role": "user",
+                    "content": f"[result of {names.get(call_id, 'a tool')} · call {call_id}]\n{text_of(message)}",
+                }
+            )
         elif message.get("tool_calls"):
-            calls = [f"[called {c['function']['name']}({c['function']['arguments']}) · call {c['id']}]"
-                     for c in message.get("tool_calls", [])]  # fmt: skip
+            calls = [
+                f"[called {c['function']['name']}({c['function']['arguments']}) · call {c['id']}]"
+                for c in message.get("tool_calls", [])
+            ]
             text = "\n".join([text_of(message), *calls]).strip()
             out.append({"role": "assistant", "content": text})
         else:

@@ -226,8 +226,9 @@ class OpenAIChatModel:
         if isinstance(error, openai.APITimeoutError):
             where = f"no reply for {self._timeout:.0f}s (AGENT_MODEL_TIMEOUT_SECONDS) or the run's deadline"
         elif isinstance(error, openai.APIConnectionError):
-            where = (f"cannot connect to {self.endpoint} (check OPENAI_BASE_URL, and that the server runs and "
-                     "listens there)")  # fmt: skip
+            where = (
+                f"cannot connect to {self.endpoint} (check OPENAI_BASE_URL, and that the server runs and listens there)"
+            )
             said = str(error.__cause__ or said)[:MAX_MESSAGE_CHARS]
         return ModelError(
             f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint.get(status or 0, '')}: {said}",
@@ -275,8 +276,9 @@ def _check_error(chunk: Any, response: Any) -> None:
     if isinstance(chunk, dict) and chunk.get("error"):
         error = chunk["error"]
         message = error.get("message") if isinstance(error, dict) else None
-        raise openai.APIError(str(message or "the server failed mid-stream")[:MAX_MESSAGE_CHARS],
-                              request=response.request, body=error)  # fmt: skip
+        raise openai.APIError(
+            str(message or "the server failed mid-stream")[:MAX_MESSAGE_CHARS], request=response.request, body=error
+        )
 
 
 def _report(request: ModelRequest, reply: Assembler) -> None:

@@ -54,6 +54,8 @@ def unpriced_warning(model: str, override: Prices | None = None) -> str | None:
     """What to tell a person whose model has no price: its runs' cost is not counted."""
     if prices_for(model, override) is not None:
         return None
-    return (f"model {model!r} has no known price (the table knows {', '.join(LIST_PRICES)} and their dated "
-            "snapshots): its cost is not counted; set model.prices in the workflow (USD per million tokens, "
-            "0 for a self-hosted model)")  # fmt: skip
+    return (
+        f"model {model!r} has no known price (the table knows {', '.join(LIST_PRICES)} and their dated "
+        "snapshots): its cost is not counted; set model.prices in the workflow (USD per million tokens, "
+        "0 for a self-hosted model)"
+    )

@@ -122,8 +122,12 @@ def usage_of(data: dict[str, Any]) -> Usage | None:
     """The usage a server reported; None when it is not whole non-negative numbers (negative, fractional, text:
     gateways that rewrite bodies send all three), so the call is charged an estimate instead."""
     details = data.get("prompt_tokens_details") or {}
-    values = [data.get("prompt_tokens"), data.get("completion_tokens"), data.get("total_tokens"),
-              details.get("cached_tokens") if isinstance(details, dict) else 0]  # fmt: skip
+    values = [
+        data.get("prompt_tokens"),
+        data.get("completion_tokens"),
+        data.get("total_tokens"),
+        details.get("cached_tokens") if isinstance(details, dict) else 0,
+    ]
     counts = [0 if value is None else _count(value) for value in values]
     if any(count is None for count in counts):
         return None

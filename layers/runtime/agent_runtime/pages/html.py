@@ -143,16 +143,24 @@ def _header(page: RunPage) -> str:
     run = page.run
     spent = "-" if run.cost_usd is None else f"${run.cost_usd:.4f}"
     took = "duration unknown" if run.duration_s is None else f"{run.duration_s:,.1f} s"
-    facts = [run.status, run.model, f"started by {page.started_by}", f"{str(run.started_at)[:19]} · {took}",
-             f"{run.usage.total_tokens:,} tokens", spent]  # fmt: skip
+    facts = [
+        run.status,
+        run.model,
+        f"started by {page.started_by}",
+        f"{str(run.started_at)[:19]} · {took}",
+        f"{run.usage.total_tokens:,} tokens",
+        spent,
+    ]
     private = (
         '<p class="private">From a private conversation: this page shows what was said there. Do not forward its '
         "link.</p>"
         if page.private
         else ""
     )
-    links = "".join(f'<a href="#{part}">{part}</a>' for part in ("answer", "cost", "context", "transcript", "files",
-                                                                 "helpers", "ratings"))  # fmt: skip
+    links = "".join(
+        f'<a href="#{part}">{part}</a>'
+        for part in ("answer", "cost", "context", "transcript", "files", "helpers", "ratings")
+    )
     return (
         f"<h1>{page.text(run.workflow, 200)} <small>{page.text(run.run_id, 200)}</small></h1>"
         f'<p class="meta">{" · ".join(page.text(f, 200) for f in facts)}</p>{private}<nav>{links}</nav>'
@@ -180,8 +188,15 @@ def _costs(page: RunPage, budget: _Budget) -> str:
 def _call_row(page: RunPage, call: ModelCall) -> str:
     usage = call.usage or Usage()
     estimated = " (estimated)" if call.usage_estimated else ""
-    cells = [call.turn, call.model, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens,
-             f"${call.cost_usd or 0:.4f}{estimated}", f"{call.latency_ms or 0:,.0f} ms"]  # fmt: skip
+    cells = [
+        call.turn,
+        call.model,
+        usage.prompt_tokens,
+        usage.cached_tokens,
+        usage.completion_tokens,
+        f"${call.cost_usd or 0:.4f}{estimated}",
+        f"{call.latency_ms or 0:,.0f} ms",
+    ]
     return "<tr>" + "".join(f"<td>{page.text(c, 100)}</td>" for c in cells) + "</tr>"
 
 
@@ -198,8 +213,9 @@ def _chart(page: RunPage, budget: _Budget) -> str:
 
 def _transcript(page: RunPage, budget: _Budget) -> str:
     found = entries(page.run, page.history, CUT)
-    shown, left = _fitted((_entry(page, e.kind, e.text, e.detail) for e in found[:MAX_ENTRIES]), len(found),
-                          budget, "entries")  # fmt: skip
+    shown, left = _fitted(
+        (_entry(page, e.kind, e.text, e.detail) for e in found[:MAX_ENTRIES]), len(found), budget, "entries"
+    )
     kept = "" if page.history is not None else "<p>No checkpoint was kept: the words of this run are not stored.</p>"
     return f'<h2 id="transcript">Transcript</h2>{shown}{left}{kept}'
 
@@ -233,8 +249,13 @@ def _files(page: RunPage, budget: _Budget) -> str:
 
     def row(meta: FileEntry) -> str:
         by_tool = reads.get(meta.id, {})
-        read = "; ".join(f"{tool}: {', '.join(spans[:60])}" + (" …" if len(spans) > 60 else "")
-                         for tool, spans in by_tool.items()) or "not read"  # fmt: skip
+        read = (
+            "; ".join(
+                f"{tool}: {', '.join(spans[:60])}" + (" …" if len(spans) > 60 else "")
+                for tool, spans in by_tool.items()
+            )
+            or "not read"
+        )
         cells = (meta.name, meta.source, f"{meta.size_bytes:,} bytes", virtual.get(meta.id, "-"), read)
         return "<tr>" + "".join(f"<td>{page.text(c, 2_000)}</td>" for c in cells) + "</tr>"
 
@@ -268,5 +289,9 @@ def _ratings(page: RunPage, budget: _Budget) -> str:
 
 
 _SHARED: dict[str, Callable[[RunPage, _Budget], str]] = {
-    "ratings": _ratings, "helpers": _helpers, "files": _files, "calls": _costs, "chart": _chart,
-}  # fmt: skip
+    "ratings": _ratings,
+    "helpers": _helpers,
+    "files": _files,
+    "calls": _costs,
+    "chart": _chart,
+}

@@ -46,16 +46,24 @@ class Answers:
     """Composes and posts answers for one worker."""
 
     def __init__(
-        self, config: RuntimeConfig, runs: RunStore, log: Logger, max_attachment_bytes: int,
+        self,
+        config: RuntimeConfig,
+        runs: RunStore,
+        log: Logger,
+        max_attachment_bytes: int,
         clock: Callable[[], float] = time.time,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.config, self.runs, self.log, self.max_attachment_bytes = config, runs, log, max_attachment_bytes
         self.clock = clock  # ratings are stamped by it
 
     def compose(
-        self, record: RunRecord, workflow: Workflow, base: ThreadBase | None, files: StoreFileStore,
+        self,
+        record: RunRecord,
+        workflow: Workflow,
+        base: ThreadBase | None,
+        files: StoreFileStore,
         page: str | None = None,
-    ) -> Answer:  # fmt: skip
+    ) -> Answer:
         """``page``: the signed link to the run's page, beside the prompt's in the footer."""
         answered = bool(record.final_answer) and record.status in ANSWERED
         if answered:
@@ -101,9 +109,11 @@ class Answers:
         changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
         if changed and then is not None:
             then(message.run_id, message.verdict)
-        attributes: dict[str, str | int | bool] = {"agent_runtime.run_id": message.run_id,
-                                                   "agent_runtime.verdict": message.verdict,
-                                                   "agent_runtime.changed": changed}  # fmt: skip
+        attributes: dict[str, str | int | bool] = {
+            "agent_runtime.run_id": message.run_id,
+            "agent_runtime.verdict": message.verdict,
+            "agent_runtime.changed": changed,
+        }
         with telemetry.span("feedback", attributes):
             pass
         self.log.info("feedback", extra={"verdict": message.verdict, "changed": changed})

@@ -214,9 +214,14 @@ class ApprovalDesk:
 
 
 def wake_when_expired(
-    wakeups: Wakeups, event: TriggerEvent, run_id: str, waiting: Mapping[str, ApprovalEntry], now: float,
-    *, again: bool = False,
-) -> None:  # fmt: skip
+    wakeups: Wakeups,
+    event: TriggerEvent,
+    run_id: str,
+    waiting: Mapping[str, ApprovalEntry],
+    now: float,
+    *,
+    again: bool = False,
+) -> None:
     """A wake-up at the first expiry of the run's ``waiting`` requests, if any. Set once per expiry time (a
     redelivered outcome sets nothing new); ``again``: a new one, the first has fired."""
     if waiting:

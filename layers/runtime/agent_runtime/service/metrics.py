@@ -46,8 +46,10 @@ class RunMetrics:
         workflow = label(run.workflow)
         self._emit({"workflow": workflow, "trigger": label(run.trigger)}, _run_values(run))
         failed = 0.0 if run.reason is None else 1.0
-        self._emit({"workflow": workflow}, {"Runs": ([1.0], "Count"), "RunFailures": ([failed], "Count"),
-                                            "CostUSD": ([run.cost], "None")})  # fmt: skip
+        self._emit(
+            {"workflow": workflow},
+            {"Runs": ([1.0], "Count"), "RunFailures": ([failed], "Count"), "CostUSD": ([run.cost], "None")},
+        )
         if run.reason is not None:
             self._emit({"workflow": workflow, "reason": label(run.reason)}, {"RunFailures": ([1.0], "Count")})
         for tool, count in _named(run.tools, lambda name: TOOL_NAME.fullmatch(name) is not None).items():
@@ -62,8 +64,10 @@ class RunMetrics:
 
     def _emit(self, dimensions: Mapping[str, str], values: Values) -> None:
         """One line per MAX_VALUES values of the longest metric; the others' values in the first."""
-        finite = {name: ([v for v in vs if math.isfinite(v) and abs(v) <= LARGEST], unit)
-                  for name, (vs, unit) in values.items()}  # fmt: skip
+        finite = {
+            name: ([v for v in vs if math.isfinite(v) and abs(v) <= LARGEST], unit)
+            for name, (vs, unit) in values.items()
+        }
         longest = max((len(vs) for vs, _ in finite.values()), default=0)
         for start in range(0, longest, MAX_VALUES):
             metrics = EphemeralMetrics(namespace=self.namespace, service=SERVICE)

@@ -29,18 +29,35 @@ from ..triggers.event import TriggerEvent
 from ..views.run import StoredRun, whole_run
 from .metrics import RunMetrics
 
-MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
-         "cost_limit": ":money_with_wings:", "tool_call_limit": ":warning:"}  # fmt: skip
+MARKS = {
+    "completed": ":white_check_mark:",
+    "failed": ":x:",
+    "stopped": ":octagonal_sign:",
+    "cost_limit": ":money_with_wings:",
+    "tool_call_limit": ":warning:",
+}
 
 
 class Reports:
     def __init__(
-        self, config: RuntimeConfig, runs: RunStore, secrets: Secrets, replies: Callable[[], Replies], log: Logger,
-        clock: Callable[[], float], metrics: RunMetrics | None = None, sources: Sources = BUILTIN,
-    ) -> None:  # fmt: skip
+        self,
+        config: RuntimeConfig,
+        runs: RunStore,
+        secrets: Secrets,
+        replies: Callable[[], Replies],
+        log: Logger,
+        clock: Callable[[], float],
+        metrics: RunMetrics | None = None,
+        sources: Sources = BUILTIN,
+    ) -> None:
         self.config, self.runs, self.secrets, self.replies, self.log, self.clock = (
-            config, runs, secrets, replies, log, clock,
-        )  # fmt: skip
+            config,
+            runs,
+            secrets,
+            replies,
+            log,
+            clock,
+        )
         self.metrics, self.sources = metrics, sources
 
     def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
@@ -118,8 +135,13 @@ def line(event: TriggerEvent, run: StoredRun, link: str | None, private: bool, s
     """``:white_check_mark: *workflow* · slack mention in <#C…> · completed · $0.0123 · 8.2 s · <link|run page>``."""
     where = "a private conversation" if private else sources.of(event).described(event)
     took = "-" if run.duration_s is None else f"{run.duration_s:,.1f} s"
-    parts = [f"{MARKS.get(run.status, ':grey_question:')} *{safe(run.workflow)}*", where, run.status,
-             "-" if run.cost_usd is None else f"${run.cost_usd:.4f}", took]  # fmt: skip
+    parts = [
+        f"{MARKS.get(run.status, ':grey_question:')} *{safe(run.workflow)}*",
+        where,
+        run.status,
+        "-" if run.cost_usd is None else f"${run.cost_usd:.4f}",
+        took,
+    ]
     if link:
         parts.append(f"<{link}|run page>")
     return " · ".join(parts)

@@ -125,8 +125,9 @@ class LocalServer:
     def _fire(self, after: datetime, until: datetime) -> None:
         for tick in due(self.workflows, after, until):
             self.queue.send(tick.body(), group=f"schedule-{tick.workflow}", dedup=dedup_id(tick))
-            self.tick_log.info("schedule fired", extra={"workflow": tick.workflow, "schedule": tick.schedule,
-                                                        "at": tick.at})  # fmt: skip
+            self.tick_log.info(
+                "schedule fired", extra={"workflow": tick.workflow, "schedule": tick.schedule, "at": tick.at}
+            )
 
     def _work(self) -> None:
         while not self._stop.is_set():

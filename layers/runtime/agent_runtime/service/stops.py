@@ -42,8 +42,14 @@ class Stops:
         sources: Sources,
     ) -> None:
         self.runs, self.threads, self.approvers, self.channel, self.queue, self.log, self.clock = (
-            runs, threads, approvers, channel, queue, log, clock,
-        )  # fmt: skip
+            runs,
+            threads,
+            approvers,
+            channel,
+            queue,
+            log,
+            clock,
+        )
         self.sources = sources  # where a run answers when not in its own thread; a run that starts apart
 
     def started(self, event: TriggerEvent, run_id: str) -> None:

@@ -63,9 +63,15 @@ class Chat(Protocol):
     ) -> Channel | None: ...
 
     def pane(
-        self, target: Mapping[str, str], thread_id: str, run_id: str, *, team: str | None, user: str | None,
+        self,
+        target: Mapping[str, str],
+        thread_id: str,
+        run_id: str,
+        *,
+        team: str | None,
+        user: str | None,
         assistant_thread: bool,
-    ) -> Channel | None: ...  # fmt: skip
+    ) -> Channel | None: ...
 
     def issue(self, issue_key: str) -> Channel | None: ...
 

@@ -24,8 +24,14 @@ class SignedWebhook(Source):
         if workflow is None or workflow.triggers.webhook is None:
             raise RejectedRequest(404, "no workflow takes webhooks at this route")
         key = workflow.triggers.webhook.secret
-        result = signed.parse(request.headers, request.body, workflow, request.config.secret(key), request.now,
-                              unset=_secret_source(request.config, key))  # fmt: skip
+        result = signed.parse(
+            request.headers,
+            request.body,
+            workflow,
+            request.config.secret(key),
+            request.now,
+            unset=_secret_source(request.config, key),
+        )
         if not isinstance(result, signed.Handshake):
             return result
         if request.store is None:

@@ -49,8 +49,14 @@ class SlackMention(Source):
         facts, target = event.attributes, dict(event.reply_to)
         team, user = str(facts.get("team") or "") or None, event.user or None
         if facts.get("direct_message"):
-            found = chat.pane(target, event.thread_id, run_id, team=team, user=user,
-                              assistant_thread=bool(facts.get("assistant_thread")))  # fmt: skip
+            found = chat.pane(
+                target,
+                event.thread_id,
+                run_id,
+                team=team,
+                user=user,
+                assistant_thread=bool(facts.get("assistant_thread")),
+            )
         else:
             found = chat.thread(target, event.thread_id, run_id, team=team, user=user)
         return found if found is not None else chat.nowhere(event.source)

@@ -15,6 +15,20 @@ from .limit import (
     request_cap,
 )
 
-__all__ = ["BAD_USAGE", "COST_NOTE", "GRANTED", "HOW_TO_GO_ON", "MIN_REPLY", "NO_USAGE", "SPENT", "Estimate",
-           "Ledger", "SpendLimit", "describe", "estimate_next", "last_answer_cap", "request_cap",
-           "usage_problem"]  # fmt: skip
+__all__ = [
+    "BAD_USAGE",
+    "COST_NOTE",
+    "GRANTED",
+    "HOW_TO_GO_ON",
+    "MIN_REPLY",
+    "NO_USAGE",
+    "SPENT",
+    "Estimate",
+    "Ledger",
+    "SpendLimit",
+    "describe",
+    "estimate_next",
+    "last_answer_cap",
+    "request_cap",
+    "usage_problem",
+]

@@ -79,11 +79,14 @@ class SpendLimit:
         busy = f" and ${held:.4f} held by requests under way" if held > 0 else ""
         if day_left is not None and (run_left is None or day_left <= run_left):
             total = before_today + spent
-            return day_left, (f"the thread's spend limit of ${self.per_thread_day:g} a day (limits."
-                              f"max_cost_per_thread_day) is reached: ${total:.4f} spent today{busy}")  # fmt: skip
+            return day_left, (
+                f"the thread's spend limit of ${self.per_thread_day:g} a day (limits."
+                f"max_cost_per_thread_day) is reached: ${total:.4f} spent today{busy}"
+            )
         assert run_left is not None
-        return run_left, (f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} "
-                          f"spent{busy}")  # fmt: skip
+        return run_left, (
+            f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent{busy}"
+        )
 
     def reply_cap(
         self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0
@@ -103,13 +106,17 @@ class SpendLimit:
         if tokens >= min(cap, MIN_REPLY):
             return min(cap, tokens)
         need = estimate.cost(min(cap, MIN_REPLY))
-        return (f"{why}; not even a last answer fits: a request of about {estimate.prompt_tokens:,} prompt tokens "
-                f"and a reply of {min(cap, MIN_REPLY)} tokens needs about ${need:.4f}, and ${max(left, 0):.4f} "
-                f"is left: {HOW_TO_GO_ON}")  # fmt: skip
+        return (
+            f"{why}; not even a last answer fits: a request of about {estimate.prompt_tokens:,} prompt tokens "
+            f"and a reply of {min(cap, MIN_REPLY)} tokens needs about ${need:.4f}, and ${max(left, 0):.4f} "
+            f"is left: {HOW_TO_GO_ON}"
+        )
 
     def label(self) -> str:
-        parts = [f"${self.per_run:g} per run" if self.per_run is not None else "",
-                 f"${self.per_thread_day:g} per thread a day" if self.per_thread_day is not None else ""]  # fmt: skip
+        parts = [
+            f"${self.per_run:g} per run" if self.per_run is not None else "",
+            f"${self.per_thread_day:g} per thread a day" if self.per_thread_day is not None else "",
+        ]
         return " and ".join(p for p in parts if p)
 
 

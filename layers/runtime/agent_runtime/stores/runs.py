@@ -81,8 +81,9 @@ class RunStore:
     def _first(self, run_id: str, item: StoredItem, key: str = "") -> bool:
         """Writes the item only if there is none yet: False when another writer was first (a second click)."""
         try:
-            self.store.put_item(run_partition(run_id), item.NAME + key, item.to_data(), expected_version=None,
-                                ttl=self.ttl)  # fmt: skip
+            self.store.put_item(
+                run_partition(run_id), item.NAME + key, item.to_data(), expected_version=None, ttl=self.ttl
+            )
         except VersionConflictError:
             return False
         return True
@@ -160,19 +161,41 @@ class RunStore:
         data = scrubbed(record.to_dict())  # no secret this process used: a script's error, a tool's words
         data = with_earlier(self._get(record.run_id, RECORD), data)
         self._put(record.run_id, RECORD, data)
-        summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
-                   "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
-                   "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"], "cost": data["cost"],
-                   "started_at": record.started_at, "ended_at": record.ended_at, "thread_id": thread_id}  # fmt: skip
+        summary = {
+            "run_id": record.run_id,
+            "workflow": record.workflow,
+            "status": data["status"],
+            "model_calls": len(record.model_calls),
+            "tool_calls": len(record.tool_calls),
+            "tokens": data["usage"]["total_tokens"],
+            "cost_usd": data["cost_usd"],
+            "cost": data["cost"],
+            "started_at": record.started_at,
+            "ended_at": record.ended_at,
+            "thread_id": thread_id,
+        }
         self._index(summary)
 
     def save_started(self, record: RunRecord, *, thread_id: str | None, process: dict[str, Any]) -> None:
         """The run's row as it starts, saying running and which process runs it (``runs list`` tells a run whose
         process is gone; ``runs stop`` finds it in its first step). Its record replaces the row at the end."""
-        self._index({"run_id": record.run_id, "workflow": record.workflow, "model": record.model,
-                     "status": str(RunStatus.RUNNING), "model_calls": 0, "tool_calls": 0, "tokens": 0,
-                     "cost_usd": None, "cost": {}, "started_at": record.started_at, "ended_at": None,
-                     "thread_id": thread_id, "process": process})  # fmt: skip
+        self._index(
+            {
+                "run_id": record.run_id,
+                "workflow": record.workflow,
+                "model": record.model,
+                "status": str(RunStatus.RUNNING),
+                "model_calls": 0,
+                "tool_calls": 0,
+                "tokens": 0,
+                "cost_usd": None,
+                "cost": {},
+                "started_at": record.started_at,
+                "ended_at": None,
+                "thread_id": thread_id,
+                "process": process,
+            }
+        )
 
     def _index(self, summary: dict[str, Any]) -> None:
         """The index `runs list` reads: one item per invocation, named to sort by time (newest last)."""

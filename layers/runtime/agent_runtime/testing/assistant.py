@@ -30,10 +30,11 @@ RANGE = re.compile(r"\bpages? (\d+) (?:to|-|\u2013|through) (\d+)\b", re.IGNOREC
 STOP = {"about", "after", "again", "also", "answer", "attached", "before", "could", "every", "first", "from", "have",
         "here", "should", "tell", "that", "their", "there", "these", "this", "what", "when", "where", "which",
         "while", "with", "would", "please", "message", "thread", "gave", "give", "said", "says", "line", "file",
-        "files", "read", "find", "them", "your", "does", "know", "team", "question", "exactly"}  # fmt: skip
+        "files", "read", "find", "them", "your", "does", "know", "team", "question",
+        "exactly"}  # fmt: skip # a table: words
 JUDGE_START = "You are grading an assistant's answer"
 RUNTIME_TOOLS = {"file_read", "file_regex", "extract_file", "load_file", "peek_file", "load_skill", "python",
-                 "subagent", "load_skill_file"}  # fmt: skip
+                 "subagent", "load_skill_file"}  # fmt: skip # a table: names
 
 
 LIMIT_MARK = "The workflow's "  # the loop's notes at a limit (tool calls, spend): "... no more tools can run"
@@ -96,8 +97,9 @@ def _next_call(request: ScriptedRequest, question: str, terms: list[str]) -> Scr
     return _file_call(request, terms, done)
 
 
-def _arguments(spec: dict[str, Any], question: str, terms: list[str], request: ScriptedRequest,
-               pages: re.Match[str] | None) -> Iterable[dict[str, Any]]:  # fmt: skip
+def _arguments(
+    spec: dict[str, Any], question: str, terms: list[str], request: ScriptedRequest, pages: re.Match[str] | None
+) -> Iterable[dict[str, Any]]:
     """The calls worth making to a tool, from its schema: every page of a range, a search on the terms, a
     fetch of what a search found."""
     props = spec.get("parameters", {}).get("properties", {})
@@ -123,9 +125,12 @@ def _arguments(spec: dict[str, Any], question: str, terms: list[str], request: S
 
 def _progress(request: ScriptedRequest, tool: str) -> int:
     """The last value of a range already done, from the progress notes (in the window or a summary)."""
-    done = [json.loads(m)["done"] for message in request.messages
-            for m in PROGRESS.findall(_unnumbered(text_of(message)))
-            if json.loads(m).get("tool") == tool]  # fmt: skip
+    done = [
+        json.loads(m)["done"]
+        for message in request.messages
+        for m in PROGRESS.findall(_unnumbered(text_of(message)))
+        if json.loads(m).get("tool") == tool
+    ]
     return max(done, default=0)
 
 
@@ -166,8 +171,7 @@ def _phrases(question: str) -> str:
     """Adjacent content words of the question as phrases (``liability cap``), as a pattern."""
     words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", question)
     short = {"the", "and", "for", "was", "did", "you", "who", "are", "any", "its", "what", "which", "with"}
-    pairs = [f"{a} {b}" for a, b in itertools.pairwise(words)
-             if not {a.lower(), b.lower()} & (STOP | short)]  # fmt: skip
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(words) if not {a.lower(), b.lower()} & (STOP | short)]
     return "|".join(re.escape(pair) for pair in dict.fromkeys(pairs))
 
 
@@ -182,9 +186,12 @@ def _searches(request: ScriptedRequest) -> dict[str, list[str]]:
 def _file_calls(request: ScriptedRequest, tool: str) -> list[tuple[str, str | None]]:
     """Each call of a file tool still in the window: the file id, and its result (None: no longer shown)."""
     results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
-    return [(json.loads(call["function"]["arguments"] or "{}").get("id", ""), results.get(call["id"]))
-            for message in request.messages for call in message.get("tool_calls", [])
-            if call["function"]["name"] == tool]  # fmt: skip
+    return [
+        (json.loads(call["function"]["arguments"] or "{}").get("id", ""), results.get(call["id"]))
+        for message in request.messages
+        for call in message.get("tool_calls", [])
+        if call["function"]["name"] == tool
+    ]
 
 
 def _new_files(request: ScriptedRequest) -> list[tuple[str, str, str, str, str]]:
@@ -239,20 +246,30 @@ def _content(line: str) -> bool:
 
 def _noted(request: ScriptedRequest) -> list[dict[str, Any]]:
     """Its own notes, and those a compaction summary carried (in the window or read back from its file)."""
-    return [json.loads(m) for message in request.messages if message["role"] != "system"
-            for m in NOTE.findall(_unnumbered(text_of(message)))]  # fmt: skip
+    return [
+        json.loads(m)
+        for message in request.messages
+        if message["role"] != "system"
+        for m in NOTE.findall(_unnumbered(text_of(message)))
+    ]
 
 
 def _thread_evidence(request: ScriptedRequest, question: str, terms: list[str]) -> list[dict[str, Any]]:
     """What earlier messages of the thread said (the question itself is no evidence)."""
-    lines = [line.strip() for turn in _turns(request)[:-1] for line in turn.splitlines()
-             if _score(line, terms) > 0 and _content(line)]  # fmt: skip
+    lines = [
+        line.strip()
+        for turn in _turns(request)[:-1]
+        for line in turn.splitlines()
+        if _score(line, terms) > 0 and _content(line)
+    ]
     return [{"source": "this thread", "lines": lines[:4]}] if lines else []
 
 
 def _compose(request: ScriptedRequest, evidence: list[dict[str, Any]], terms: list[str]) -> str:
-    ranked = sorted(((_score(line, terms), item["source"], line) for item in evidence for line in item["lines"]),
-                    key=lambda row: -row[0])  # fmt: skip
+    ranked = sorted(
+        ((_score(line, terms), item["source"], line) for item in evidence for line in item["lines"]),
+        key=lambda row: -row[0],
+    )
     if not ranked:
         searched = ", ".join(sorted({name for name, _ in _calls_made(request)})) or "nothing"
         return f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])})."
@@ -300,17 +317,28 @@ def _triage_text(request: ScriptedRequest, key: str, summary: str, issue: str, s
             if len(shared) >= 2:
                 duplicates.append(f"{match.group(1)} ({match.group(2).strip()}; shares: {', '.join(shared)})")
     text = issue.lower()
-    missing = [what for what, words in (("steps to reproduce", ("steps", "reproduce")), ("versions", ("version",)),
-               ("logs", ("log", "trace", "error"))) if not any(w in text for w in words)]  # fmt: skip
-    out = [f"*Triage of {key}*: {summary}",
-           "• Likely duplicates: " + ("; ".join(duplicates) if duplicates else "none found"),
-           "• Missing to act on it: " + (", ".join(missing) if missing else "nothing obvious")]  # fmt: skip
+    missing = [
+        what
+        for what, words in (
+            ("steps to reproduce", ("steps", "reproduce")),
+            ("versions", ("version",)),
+            ("logs", ("log", "trace", "error")),
+        )
+        if not any(w in text for w in words)
+    ]
+    out = [
+        f"*Triage of {key}*: {summary}",
+        "• Likely duplicates: " + ("; ".join(duplicates) if duplicates else "none found"),
+        "• Missing to act on it: " + (", ".join(missing) if missing else "nothing obvious"),
+    ]
     if "priority" in request.system_text().lower():
         urgent = any(w in text for w in ("outage", "data loss", "lost", "all customers", "security", "down"))
         component = re.search(r"labels: ([\w-]+)", issue)
-        out.append(f"• Suggested priority: {'High' if urgent else 'Medium'}"
-                   f"{' (it reports lost data or an outage)' if urgent else ''}; component: "
-                   f"{component.group(1) if component else 'unknown'}")  # fmt: skip
+        out.append(
+            f"• Suggested priority: {'High' if urgent else 'Medium'}"
+            f"{' (it reports lost data or an outage)' if urgent else ''}; component: "
+            f"{component.group(1) if component else 'unknown'}"
+        )
     return "\n".join(out)
 
 
@@ -361,8 +389,11 @@ def _unread_summary(request: ScriptedRequest) -> str | None:
     read = _read_results(request)
     for message in request.messages:
         match = SUMMARY_FILE.match(text_of(message)) if message["role"] == "user" else None
-        if match and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#")) and \
-                ASKED not in read.get(match.group(1), ""):  # fmt: skip
+        if (
+            match
+            and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#"))
+            and ASKED not in read.get(match.group(1), "")
+        ):
             return match.group(1)
     return None
 

@@ -59,8 +59,11 @@ def respond(request: ScriptedRequest) -> Reply:
         return Reply(text="(demo model) This workflow offers no file tools, so I cannot read the files.")
     fresh = _new_notes(request, ticket.group(1) if ticket else None, files)
     notes = {**_notes(request), **{key: value for key, value in fresh}}
-    calls = [] if _told_to_answer(request) else _next_calls(notes, files, ticket.group(1) if ticket else None,
-                                                             request.tool_names)  # fmt: skip
+    calls = (
+        []
+        if _told_to_answer(request)
+        else _next_calls(notes, files, ticket.group(1) if ticket else None, request.tool_names)
+    )
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     if calls:
         return Reply(text=lines or None, calls=tuple(calls))

@@ -56,13 +56,26 @@ class ServerKind:
         if prompt + (cap if self.kind == "vllm" else 0) <= self.window:
             return None
         if self.kind == "llama.cpp":
-            return 400, {"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt,
-                                   "n_ctx": self.window, "message": f"request ({prompt} tokens) exceeds the "
-                                   f"available context size ({self.window} tokens), try increasing it"}}  # fmt: skip
+            return 400, {
+                "error": {
+                    "code": 400,
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": prompt,
+                    "n_ctx": self.window,
+                    "message": f"request ({prompt} tokens) exceeds the "
+                    f"available context size ({self.window} tokens), try increasing it",
+                }
+            }
         if self.kind == "vllm":
-            return 400, {"error": {"type": "BadRequestError", "code": 400, "message": f"This model's maximum context "
-                                   f"length is {self.window} tokens. However, you requested {prompt + cap} tokens "
-                                   f"({prompt} in the messages, {cap} in the completion)."}}  # fmt: skip
+            return 400, {
+                "error": {
+                    "type": "BadRequestError",
+                    "code": 400,
+                    "message": f"This model's maximum context "
+                    f"length is {self.window} tokens. However, you requested {prompt + cap} tokens "
+                    f"({prompt} in the messages, {cap} in the completion).",
+                }
+            }
         return None  # LM Studio and Ollama cut the prompt silently
 
 

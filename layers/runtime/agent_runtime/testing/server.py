@@ -193,12 +193,14 @@ class ScriptedServer:
                     "finish_reason": step.finish_reason or ("tool_calls" if tool_calls else "stop"),
                 }
             ],
-        } | self._usage({
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": cached},
-        })  # fmt: skip
+        } | self._usage(
+            {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
+        )
 
     def _usage(self, usage: dict[str, Any]) -> dict[str, Any]:
         if self.usage is True:
@@ -229,16 +231,31 @@ def sse_chunks(completion: dict[str, Any], *, usage: bool) -> list[dict[str, Any
     message = choice["message"]
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**head, "object": "chat.completion.chunk", "choices": [
-            {"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+        return {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     chunks = [chunk({"role": "assistant", "content": None})]
     text = message.get("content") or ""
     chunks += [chunk({"content": piece}) for piece in re.findall(r"\S*\s*", text) if piece]
     for index, call in enumerate(message.get("tool_calls") or []):
         function = call["function"]
-        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                             "function": {"name": function["name"], "arguments": ""}}]}))  # fmt: skip
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": function["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         arguments = function["arguments"]
         for start in range(0, len(arguments), 8):
             piece = {"index": index, "function": {"arguments": arguments[start : start + 8]}}

@@ -83,8 +83,9 @@ def external_tool(
     if not name or len(name) > 64 or not set(name) <= _NAME_OK:
         raise ConfigError(f"tool name {name!r}: use 1-64 letters, digits, '_' or '-' (Chat Completions' rule)")
     schema = {"type": "object", "properties": {}, **parameters}
-    return Tool(name, description.strip() or name, schema, _redacted(call, redact) if redact else call, None,
-                mutating=mutating)  # fmt: skip
+    return Tool(
+        name, description.strip() or name, schema, _redacted(call, redact) if redact else call, None, mutating=mutating
+    )
 
 
 def _redacted(

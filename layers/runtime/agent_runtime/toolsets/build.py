@@ -189,8 +189,9 @@ def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offlin
         given = env.secrets
         env = dataclasses.replace(env, secrets=lambda name: given(name) or "offline")
     missing = {name for name in settings.secrets() if not env.secrets(name)}
-    errors += [f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)"
-               for name in sorted(missing)]  # fmt: skip
+    errors += [
+        f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)" for name in sorted(missing)
+    ]
     tools: list[Tool] = []
     for part in _sources(settings, missing):
         try:
@@ -217,10 +218,12 @@ def _sources(settings: ToolSettings, missing: set[str]) -> list[ToolSettings]:
         return not {name for value in values for name in SECRET_REF.findall(value)} & missing
 
     alone = dataclasses.replace(settings, mcp=(), openapi=(), python=(), builtin=())
-    return [*(dataclasses.replace(alone, mcp=(s,)) for s in settings.mcp if ready(s)),
-            *(dataclasses.replace(alone, openapi=(s,)) for s in settings.openapi if ready(s)),
-            *(dataclasses.replace(alone, python=(ref,)) for ref in settings.python),
-            dataclasses.replace(alone, builtin=settings.builtin)]  # fmt: skip
+    return [
+        *(dataclasses.replace(alone, mcp=(s,)) for s in settings.mcp if ready(s)),
+        *(dataclasses.replace(alone, openapi=(s,)) for s in settings.openapi if ready(s)),
+        *(dataclasses.replace(alone, python=(ref,)) for ref in settings.python),
+        dataclasses.replace(alone, builtin=settings.builtin),
+    ]
 
 
 def _without(settings: ToolSettings, env: ToolEnv) -> list[str]:

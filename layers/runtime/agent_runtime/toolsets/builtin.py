@@ -29,7 +29,7 @@ NEEDS = {
     "slack_thread": ("slack", "SLACK_BOT_TOKEN"),
     "jira_issue": ("jira", JIRA_SETTINGS),
     "jira_search": ("jira", JIRA_SETTINGS),
-}  # fmt: skip  (each built-in's client, and what sets it locally)
+}  # each built-in's client, and what sets it locally
 
 
 def builtin_tools(

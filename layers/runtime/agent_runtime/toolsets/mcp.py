@@ -234,8 +234,9 @@ class SessionLostError(ToolSourceError):
 
 # What the client says when the server no longer knows the session (the spec: start a new one on that 404) or the
 # transport closed under it.
-_SESSION_LOST = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|connection closed|\b404\b",
-                           re.IGNORECASE)  # fmt: skip
+_SESSION_LOST = re.compile(
+    r"session not found|session.{0,20}(terminated|expired|unknown)|connection closed|\b404\b", re.IGNORECASE
+)
 _UNSENT = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|\b404\b", re.IGNORECASE)
 
 

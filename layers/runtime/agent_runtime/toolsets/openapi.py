@@ -127,9 +127,14 @@ def operations(spec: dict[str, Any], where: str) -> dict[str, Operation]:
             body, required = _body(spec, op, at)
             summary = " ".join(str(op.get(k, "")) for k in ("summary", "description") if op.get(k)).strip()
             found[str(op["operationId"])] = Operation(
-                str(op["operationId"]), method, str(path), summary, tuple(p for p in params if p["in"] != "cookie"),
-                body, required,
-            )  # fmt: skip
+                str(op["operationId"]),
+                method,
+                str(path),
+                summary,
+                tuple(p for p in params if p["in"] != "cookie"),
+                body,
+                required,
+            )
     return found
 
 
@@ -212,8 +217,10 @@ def _first_server(spec: dict[str, Any], settings: OpenApiSettings, where: str) -
     if isinstance(url, str) and remote:
         url = urllib.parse.urljoin(settings.spec, url)
         if urllib.parse.urlsplit(url).netloc != urllib.parse.urlsplit(settings.spec).netloc:
-            raise ConfigError(f"{where}: the document names its server on another host ({url}): set base_url to "
-                              "send requests, and their headers, there")  # fmt: skip
+            raise ConfigError(
+                f"{where}: the document names its server on another host ({url}): set base_url to "
+                "send requests, and their headers, there"
+            )
     if not isinstance(url, str) or not url.startswith(("https://", "http://")):
         raise ConfigError(f"{where}: set base_url (the document names no absolute server URL)")
     return url
@@ -255,8 +262,9 @@ def pinned(url: str) -> tuple[str, dict[str, str], dict[str, Any]]:
         raise ToolError(f"{host}: the name does not resolve")
     bad = [str(a) for a in addresses if _forbidden(a)]
     if bad or host.lower() in METADATA_HOSTS:
-        raise ToolError(f"{host} resolves to {', '.join(bad) or host}: a link-local or metadata address is never "
-                        "a tool's target")  # fmt: skip
+        raise ToolError(
+            f"{host} resolves to {', '.join(bad) or host}: a link-local or metadata address is never a tool's target"
+        )
     address = addresses[0]
     literal = f"[{address}]" if address.version == 6 else str(address)
     netloc = literal + (f":{parts.port}" if parts.port else "")
@@ -327,15 +335,22 @@ class _Client:
             headers["Content-Type"] = "application/json"
         return self._request(op.method.upper(), self.base + path, query, headers, body, ctx)
 
-    def _request(self, method: str, url: str, query: dict[str, Any], headers: dict[str, str], body: bytes | None,
-                 ctx: RunContext | None) -> str:  # fmt: skip
+    def _request(
+        self,
+        method: str,
+        url: str,
+        query: dict[str, Any],
+        headers: dict[str, str],
+        body: bytes | None,
+        ctx: RunContext | None,
+    ) -> str:
         target, host, extensions = pinned(url)  # checked for this call, and connected to as checked
         try:
             with (
                 httpx2.Client(timeout=self.timeout) as client,
                 client.stream(
                     method, target, params=query, headers=headers | host, content=body, extensions=extensions
-                ) as response,  # fmt: skip
+                ) as response,
             ):
                 data = _read_capped(response)
                 kind = response.headers.get("content-type", "")
@@ -372,6 +387,7 @@ def _read_capped(response: httpx2.Response) -> bytes:
 def _saved(ctx: RunContext | None, data: bytes, path: str, kind: str) -> str:
     if ctx is None:
         return f"[{kind} response, {len(data):,} bytes: not kept (no file store)]"
-    meta = ctx.files.put(data, name=path.rstrip("/").rsplit("/", 1)[-1] or "response", mimetype=kind or None,
-                         source="tool")  # fmt: skip
+    meta = ctx.files.put(
+        data, name=path.rstrip("/").rsplit("/", 1)[-1] or "response", mimetype=kind or None, source="tool"
+    )
     return f"[{kind} response saved as file {meta.id} ({meta.name}, {len(data):,} bytes)]"

@@ -33,8 +33,13 @@ class Handshakes:
             kept = [t for t in _entries(item.data if item else {}) if t["token"] != token]
             entries = {"tokens": [{"token": token, "at": at}, *kept][:KEEP]}
             try:
-                self.store.put_item(_PARTITION.format(workflow), "verification", entries,
-                                    expected_version=item.version if item else None, ttl=TTL_SECONDS)  # fmt: skip
+                self.store.put_item(
+                    _PARTITION.format(workflow),
+                    "verification",
+                    entries,
+                    expected_version=item.version if item else None,
+                    ttl=TTL_SECONDS,
+                )
                 return
             except VersionConflictError:
                 if attempt == 2:

@@ -37,8 +37,12 @@ class ContinueMessage:
     continuation: int
 
     def body(self) -> dict[str, Any]:
-        return {"type": "continue", "run_id": self.run_id, "thread_id": self.thread_id,
-                "continuation": self.continuation}  # fmt: skip
+        return {
+            "type": "continue",
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "continuation": self.continuation,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +55,13 @@ class DecisionMessage:
     user: str
 
     def body(self) -> dict[str, Any]:
-        return {"type": "decision", "run_id": self.run_id, "call_id": self.call_id, "decision": self.decision,
-                "user": self.user}  # fmt: skip
+        return {
+            "type": "decision",
+            "run_id": self.run_id,
+            "call_id": self.call_id,
+            "decision": self.decision,
+            "user": self.user,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +155,9 @@ def parse(body: Any) -> QueueMessage:
             case "continue":
                 return ContinueMessage(str(body["run_id"]), body.get("thread_id"), int(body.get("continuation", 0)))
             case "decision":
-                decision = DecisionMessage(str(body["run_id"]), str(body["call_id"]), str(body["decision"]),
-                                           str(body["user"]))  # fmt: skip
+                decision = DecisionMessage(
+                    str(body["run_id"]), str(body["call_id"]), str(body["decision"]), str(body["user"])
+                )
                 return _one_of(decision, decision.decision, DECISIONS, "decision")
             case "expire":
                 return ExpireMessage(str(body["run_id"]), str(body.get("wakeup", "")))

@@ -127,8 +127,13 @@ def due(workflows: Sequence[Workflow], after: datetime, until: datetime) -> list
             try:
                 moment = schedule.next_after(after)
             except Exception as error:  # any: one schedule's fault must not stop every workflow's
-                log.error("schedule %s of workflow %s skipped: %s: %s", schedule.name, workflow.name,
-                          type(error).__name__, str(error)[:200])  # fmt: skip
+                log.error(
+                    "schedule %s of workflow %s skipped: %s: %s",
+                    schedule.name,
+                    workflow.name,
+                    type(error).__name__,
+                    str(error)[:200],
+                )
                 continue
             if moment is not None and moment <= until:
                 ticks.append(TickMessage(workflow.name, schedule.name, _iso(moment)))

@@ -129,8 +129,9 @@ def attachments(message: Mapping[str, Any]) -> tuple[Attachment, ...]:
     """The files of a Slack message (an event's, or one read back with the Web API) that the bot can download."""
     return tuple(
         Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
-        for f in message.get("files", []) if isinstance(f, dict) and f.get("url_private")
-    )  # fmt: skip
+        for f in message.get("files", [])
+        if isinstance(f, dict) and f.get("url_private")
+    )
 
 
 def thread_id(team: str, channel: str, thread_ts: str) -> str:

@@ -160,8 +160,9 @@ class _Routes:
         secrets = lambda: self.config.secret_values(declared_secrets(self.workflows))  # noqa: E731 (made if served)
         query = raw.get("queryStringParameters") or {}
         try:
-            page, private = served(run_id, query, key=self.config.secret(PAGE_KEY), store=self.store,
-                                   secrets=secrets, now=self.clock())  # fmt: skip
+            page, private = served(
+                run_id, query, key=self.config.secret(PAGE_KEY), store=self.store, secrets=secrets, now=self.clock()
+            )
         except PageNotServed as refused:
             return self.refused(RejectedRequest(refused.status, refused.reason))
         self.log.info("run page served", extra={"private": private})
@@ -252,5 +253,6 @@ def webhook_from_env(logger: Logger) -> Webhook:
     if snapstart.snapshotting():
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
     workflows = all_workflows(runtime)
-    return create_app(triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store,
-                      sources=BUILTIN)  # fmt: skip
+    return create_app(
+        triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store, sources=BUILTIN
+    )

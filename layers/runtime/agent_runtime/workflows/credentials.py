@@ -22,8 +22,13 @@ def missing_credentials(workflow: Workflow, secret: Secret, *, jira_site: bool) 
             found.append(("triggers.slack", f"{lacking}: serve cannot take or answer this workflow's Slack events"))
     if triggers.jira is not None:
         if not (secret("jira_webhook_secret") or secret("jira_shared_secret")):
-            found.append(("triggers.jira", f"{_named('jira_webhook_secret')} (or {_named('jira_shared_secret')}) "
-                          "is not set: serve refuses JIRA's webhooks for it"))  # fmt: skip
+            found.append(
+                (
+                    "triggers.jira",
+                    f"{_named('jira_webhook_secret')} (or {_named('jira_shared_secret')}) "
+                    "is not set: serve refuses JIRA's webhooks for it",
+                )
+            )
         if not _jira(secret, jira_site):
             found.append(("triggers.jira", f"{_JIRA_ANSWERS}: its answers cannot be commented"))
     if triggers.webhook is not None and not secret(triggers.webhook.secret):

@@ -32,9 +32,14 @@ _MONTHS = {
 _DAYS = {d: i for i, d in enumerate(["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"], 1)}  # EventBridge: 1 = Sunday
 # (name, low, high, names) per field: minutes hours day-of-month month day-of-week year
 _NONE: dict[str, int] = {}
-_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (("minutes", 0, 59, _NONE), ("hours", 0, 23, _NONE),
-           ("day-of-month", 1, 31, _NONE), ("month", 1, 12, _MONTHS), ("day-of-week", 1, 7, _DAYS),
-           ("year", 1970, 2199, _NONE))  # fmt: skip
+_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
+    ("minutes", 0, 59, _NONE),
+    ("hours", 0, 23, _NONE),
+    ("day-of-month", 1, 31, _NONE),
+    ("month", 1, 12, _MONTHS),
+    ("day-of-week", 1, 7, _DAYS),
+    ("year", 1970, 2199, _NONE),
+)
 SEARCH_DAYS = 366 * 5  # a cron that matches nothing sooner (e.g. 29 February on a weekday) is "never"
 
 
@@ -103,8 +108,9 @@ def parse_cron(expression: str) -> tuple[set[int], ...]:
     """The six fields of ``cron(...)`` as sets of values (day-of-month or day-of-week ``?``: the empty set)."""
     found = _CRON.fullmatch(expression) if expression.isascii() else None
     if found is None:
-        raise ExpressionError(f"must be cron(minutes hours day-of-month month day-of-week year) or rate(N unit); "
-                              f"got {expression[:60]!r}")  # fmt: skip
+        raise ExpressionError(
+            f"must be cron(minutes hours day-of-month month day-of-week year) or rate(N unit); got {expression[:60]!r}"
+        )
     parts = found[1].split()
     if len(parts) != 6:
         raise ExpressionError(
@@ -143,8 +149,10 @@ def _range(text: str, name: str, low: int, high: int, names: Mapping[str, int]) 
 def _value(text: str, name: str, low: int, high: int, names: Mapping[str, int]) -> int:
     value = int(text) if _NUMBER.fullmatch(text) else names.get(text.upper())
     if value is None or not low <= value <= high:
-        raise ExpressionError(f"{name}: {text!r} is not a value from {low} to {high}" +
-                              (f" or {'/'.join(list(names)[:3])}…" if names else ""))  # fmt: skip
+        raise ExpressionError(
+            f"{name}: {text!r} is not a value from {low} to {high}"
+            + (f" or {'/'.join(list(names)[:3])}…" if names else "")
+        )
     return value
 
 
@@ -185,9 +193,12 @@ def _schedule(item: Any, number: int, listed: bool, report: Callable[[str, str],
     problems = [
         ("name", isinstance(name, str) and NAME.fullmatch(name) is not None, "lowercase letters, digits, hyphens"),
         ("message", isinstance(message, str) and bool(message.strip()), "the message the run starts with (text)"),
-        ("answer_to", isinstance(answer, str) and ANSWER_TO.fullmatch(answer) is not None,
-         "record, slack:<channel id> (C0123ABC) or jira:<issue key> (PROJ-12)"),
-    ]  # fmt: skip
+        (
+            "answer_to",
+            isinstance(answer, str) and ANSWER_TO.fullmatch(answer) is not None,
+            "record, slack:<channel id> (C0123ABC) or jira:<issue key> (PROJ-12)",
+        ),
+    ]
     for key, ok, why in problems:
         if not ok:
             report(f"{where}.{key}", f"must be {why}; got {item.get(key)!r}")

@@ -179,7 +179,7 @@ Features = tuple[
     TriggerSettings,
     ToolSettings,
     "ReportSettings",
-]  # fmt: skip  (a table: Workflow's fields in their order)
+]  # Workflow's fields after its head, in their order
 
 
 def _features(
@@ -224,8 +224,11 @@ def _limits(check: _Checker, data: Mapping[str, Any], model: ModelSettings) -> L
         and prices_for(model.name, model.prices) is None
     ):
         key = "max_cost" if limits.max_cost else "max_cost_per_thread_day"
-        check.add(f"limits.{key}", f"model {model.name!r} has no known price: set model.prices (USD per million "
-                  "tokens: input, cached_input, output) or remove the limit")  # fmt: skip
+        check.add(
+            f"limits.{key}",
+            f"model {model.name!r} has no known price: set model.prices (USD per million "
+            "tokens: input, cached_input, output) or remove the limit",
+        )
     return limits
 
 
