@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_runtime import telemetry
-from agent_runtime.triggers.webhook import webhook_from_env
+from agent_runtime.service.webhook import webhook_from_env
 from aws_lambda_powertools import Logger
 
 logger = Logger(service="agent-runtime-webhook")

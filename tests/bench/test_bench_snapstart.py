@@ -62,7 +62,7 @@ T = time.perf_counter
 t = T(); import app; init = T() - t
 from agent_runtime import snapstart
 from agent_runtime.deadline import Deadline
-from agent_runtime.triggers.event import TriggerEvent
+from agent_runtime.inbound import TriggerEvent
 t = T(); snapstart.run_before_snapshot(); prime = T() - t
 t = T(); snapstart.run_after_restore(); restore = T() - t
 

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 import boto3
+from agent_runtime.service.webhook import create_app
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue
-from agent_runtime.triggers.webhook import create_app
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from moto.server import ThreadedMotoServer
 

@@ -27,7 +27,7 @@ import json, os, sys
 import app
 from agent_runtime import snapstart
 from agent_runtime.deadline import Deadline
-from agent_runtime.triggers.event import TriggerEvent
+from agent_runtime.inbound import TriggerEvent
 if snapstart.snapshotting():
     snapstart.run_before_snapshot()
     snapstart.run_after_restore()
@@ -59,7 +59,7 @@ INIT = "import json, sys, app; print(json.dumps({'modules': sorted(sys.modules)}
 
 def test_the_webhook_init_loads_no_run_record_slack_client_or_agent() -> None:
     modules = handler("webhook", INIT, HANDLER_ENV)["modules"]
-    assert among(modules, ("agent_runtime.triggers.webhook", "boto3")) != []  # it did initialise
+    assert among(modules, ("agent_runtime.service.webhook", "boto3")) != []  # it did initialise
     assert among(modules, ("agent_runtime.events", "agent_runtime.record", "slack_sdk", *AGENT)) == []
 
 

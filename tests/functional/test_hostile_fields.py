@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.service.serve import LocalServer
+from agent_runtime.service.webhook import create_app
 from agent_runtime.stores import LocalStore
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import StorePersistenceLayer
 from agent_runtime.triggers.queue import LocalQueue
-from agent_runtime.triggers.webhook import create_app
 from agent_runtime.workflows.triggers import TriggerSettings, WebhookTrigger
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st

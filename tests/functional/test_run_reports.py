@@ -20,13 +20,13 @@ import pytest
 from agent_runtime.chat.channels import Replies
 from agent_runtime.chat.replies import SlackReplier
 from agent_runtime.config import RuntimeConfig
+from agent_runtime.inbound import TriggerEvent
 from agent_runtime.record import RunRecord, RunStatus
 from agent_runtime.service.metrics import MAX_LABEL, RunMetrics
 from agent_runtime.service.reports import Reports
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.stores.runs import RECORD, run_partition
 from agent_runtime.testing import call, reply
-from agent_runtime.triggers.event import TriggerEvent
 from aws_lambda_powertools import Logger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

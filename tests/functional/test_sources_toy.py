@@ -18,6 +18,8 @@ from agent_runtime.chat.channels import Channel, Replies
 from agent_runtime.chat.replies import SlackReplier
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
+from agent_runtime.inbound import TriggerEvent
+from agent_runtime.service.webhook import create_app
 from agent_runtime.service.worker import Process, Worker
 from agent_runtime.sources import BUILTIN, Chat, Request, Routed, Source
 from agent_runtime.sources.base import Intake, safe
@@ -25,12 +27,10 @@ from agent_runtime.stores import LocalStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, reply
 from agent_runtime.triggers import fields
 from agent_runtime.triggers.config import TriggerConfig, all_workflows
-from agent_runtime.triggers.event import TriggerEvent
 from agent_runtime.triggers.exceptions import RejectedRequest
 from agent_runtime.triggers.idempotency import StorePersistenceLayer
 from agent_runtime.triggers.payload import parse_json
 from agent_runtime.triggers.queue import LocalQueue, decode
-from agent_runtime.triggers.webhook import create_app
 from agent_runtime.workflows import Workflow
 
 from tests.conftest import REPO, model_for

@@ -120,7 +120,7 @@ def test_a_compaction_is_an_event_with_its_numbers(receiver: tuple[str, list[Any
 
 def test_nothing_of_opentelemetry_is_imported_without_an_endpoint() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    code = ("import sys, agent_runtime.runtime, agent_runtime.service.worker, agent_runtime.triggers.webhook; "
+    code = ("import sys, agent_runtime.runtime, agent_runtime.service.worker, agent_runtime.service.webhook; "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk'))))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, env=env,
                           cwd=REPO, timeout=60, check=True)  # fmt: skip

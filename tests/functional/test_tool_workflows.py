@@ -15,12 +15,12 @@ from agent_runtime.chat.channels import Replies
 from agent_runtime.chat.replies import JiraReplier, SlackReplier
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
+from agent_runtime.inbound import TriggerEvent
 from agent_runtime.runtime import build_agent
 from agent_runtime.service.worker import Process, Worker
 from agent_runtime.stores import LocalStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsets import ToolEnv
-from agent_runtime.triggers.event import TriggerEvent
 from agent_runtime.workflows import load_workflow
 
 from tests.conftest import REPO, model_for

@@ -18,6 +18,7 @@ import pytest
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.service.setup import replies_for
 from agent_runtime.service.wakeups import SchedulerWakeups
+from agent_runtime.service.webhook import create_app
 from agent_runtime.service.worker import Process, Worker
 from agent_runtime.stores import LocalStore, Store, ThreadStore
 from agent_runtime.stores.aws import AwsStore
@@ -26,7 +27,6 @@ from agent_runtime.toolsets.secrets import env_secret
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
-from agent_runtime.triggers.webhook import create_app
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 

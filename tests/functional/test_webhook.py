@@ -12,10 +12,10 @@ from typing import Any
 
 import boto3
 import pytest
+from agent_runtime.service.webhook import create_app
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
-from agent_runtime.triggers.webhook import create_app
 from agent_runtime.workflows.triggers import JiraTrigger, SlackTrigger, TriggerSettings
 
 from tests.conftest import create_state_table, make_workflow

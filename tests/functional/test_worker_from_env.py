@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from agent_runtime.deadline import Deadline
+from agent_runtime.inbound import PaneEvent
 from agent_runtime.service.setup import worker_from_env
-from agent_runtime.triggers.event import PaneEvent
 from agent_runtime.triggers.queued import PaneMessage
 from aws_lambda_powertools import Logger, Metrics
 

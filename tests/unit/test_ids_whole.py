@@ -7,8 +7,8 @@ import json
 
 import pytest
 from agent_runtime.errors import ConfigError
+from agent_runtime.inbound import PaneEvent
 from agent_runtime.stores.runs import check_thread_id
-from agent_runtime.triggers.event import PaneEvent
 from agent_runtime.triggers.slack import parse
 from agent_runtime.workflows import WorkflowError, parse_workflow
 

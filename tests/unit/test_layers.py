@@ -1,9 +1,15 @@
-"""The package reads top-down: ``service`` (worker, serve) over ``runtime`` over ``toolsets`` over ``chat`` (how
-answers go out) over ``triggers`` (what comes in) over ``workflows``, which holds each feature's settings (the
-section parsers its schema collects): a feature imports its settings from the workflow, never the workflow a
-feature, so the workflow sits below all it configures. And ``files`` never imports ``context`` (the context
-engine uses files, not the other way round). Checked over every import, lazy ones included; only ``if
-TYPE_CHECKING:`` blocks are left out (annotations, not dependencies)."""
+"""The package reads top-down, and every top-level name has its floor here (an unlisted one fails: a new module or
+package says where it stands). A module imports only from its own floor or below; no two of them import each other,
+by any path (no cycle of modules, nor of packages). From the top: the command line; the worker, serve and the
+webhook app (``service``) beside the evals; the wiring (``runtime``); the test support; a script's coordinator; the
+loop and the features it runs (sub-agents, declared toolsets, trigger sources, pages); what comes in (``triggers``)
+and goes out (``chat``), the read side's figures and the loop's parts; the store, the context engine, extraction,
+the sandbox; approvals, files, the record, skills; tools, spend and the workflow, which holds each feature's
+settings (a feature imports its settings from the workflow, never the workflow a feature); models and the read
+side's transcript and chart; the config, hooks, the run context, stopping and the typed read side; and the ground:
+values and helpers every floor may use (errors, the inbound event, run events, messages, text made inert or
+redacted). Checked over every import, lazy ones included; only ``if TYPE_CHECKING:`` blocks are left out
+(annotations, not dependencies)."""
 
 from __future__ import annotations
 
@@ -13,8 +19,66 @@ from pathlib import Path
 from tests.conftest import REPO
 
 PACKAGE = REPO / "layers" / "runtime" / "agent_runtime"
-FLOORS = {"cli": 7, "evals": 6, "service": 6, "runtime": 5, "toolsets": 4, "chat": 3, "triggers": 2, "sources": 2,
-          "workflows": 1}  # fmt: skip
+FLOORS = {
+    "__main__": 14,
+    "cli": 13,
+    "evals": 12,
+    "service": 12,
+    "runtime": 11,
+    "testing": 10,
+    "coordinator": 9,
+    "continuation": 8,
+    "loop": 8,
+    "pages": 8,
+    "sources": 8,
+    "subagents": 8,
+    "toolsets": 8,
+    "chat": 7,
+    "stats": 7,
+    "steps_journal": 7,
+    "tool_calls": 7,
+    "trace": 7,
+    "triggers": 7,
+    "turns": 7,
+    "context": 6,
+    "extract": 6,
+    "figures": 6,
+    "sandbox": 6,
+    "steps": 6,
+    "stores": 6,
+    "approvals": 5,
+    "files": 5,
+    "record": 5,
+    "skills": 5,
+    "spend": 4,
+    "tools": 4,
+    "workflows": 4,
+    "chart": 3,
+    "models": 3,
+    "show": 3,
+    "telemetry": 3,
+    "config": 2,
+    "hooks": 2,
+    "run_context": 2,
+    "stopping": 2,
+    "views": 2,
+    "__init__": 1,
+    "_lazy": 1,
+    "actions": 1,
+    "adf": 1,
+    "deadline": 1,
+    "deployment": 1,
+    "errors": 1,
+    "events": 1,
+    "inbound": 1,
+    "inert": 1,
+    "messages": 1,
+    "redaction": 1,
+    "script_thread": 1,
+    "sections": 1,
+    "snapstart": 1,
+    "state": 1,
+}
 
 
 def module_name(path: Path) -> str:
@@ -22,9 +86,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def floor(module: str) -> int | None:
+def top(module: str) -> str:
+    """The top-level name a module belongs to (``agent_runtime.stores.runs`` → ``stores``)."""
     parts = module.split(".")
-    return FLOORS.get(parts[1]) if len(parts) >= 2 else None
+    return parts[1] if len(parts) >= 2 else "__init__"
+
+
+def floor(module: str) -> int | None:
+    return FLOORS.get(top(module))
 
 
 def imported(path: Path, module: str | None = None, *, with_annotations: bool = False) -> list[tuple[str, int]]:
@@ -54,15 +123,81 @@ def imported(path: Path, module: str | None = None, *, with_annotations: bool = 
     return found
 
 
-def test_no_package_imports_one_above_it() -> None:
+def top_level_names() -> set[str]:
+    return {top(module_name(path)) for path in PACKAGE.rglob("*.py")}
+
+
+def test_every_top_level_name_has_its_floor() -> None:
+    """Deny by default: a new module or package at the top says where it stands, or this fails."""
+    assert sorted(top_level_names() - set(FLOORS)) == []
+    assert sorted(set(FLOORS) - top_level_names()) == []  # and the map names nothing that is gone
+
+
+def test_no_module_imports_one_above_it() -> None:
     upward = []
     for path in PACKAGE.rglob("*.py"):
         own = floor(module_name(path))
-        for target, line in imported(path) if own is not None else []:
+        for target, line in imported(path):
             theirs = floor(target)
-            if theirs is not None and theirs > own:
+            if own is not None and theirs is not None and theirs > own:
                 upward.append(f"{path.relative_to(REPO)}:{line} imports {target}")
     assert upward == []
+
+
+def imports_between(level: int) -> dict[str, set[str]]:
+    """Who imports whom: modules (``level`` 0, by module) or top-level names (``level`` 1)."""
+    graph: dict[str, set[str]] = {}
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    for module, path in modules.items():
+        source = top(module) if level else module
+        for target, _ in imported(path):
+            while level == 0 and target not in modules and "." in target:
+                target = target.rsplit(".", 1)[0]  # a name imported from a module: the module
+            other = top(target) if level else target
+            if other != source and (level or other in modules):
+                graph.setdefault(source, set()).add(other)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_cycle_of_modules_nor_of_packages() -> None:
+    assert cycles(imports_between(0)) == []
+    assert cycles(imports_between(1)) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 # What a workflow's definition may import: the parsing helpers and the leaf values every floor shares
@@ -98,11 +233,14 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     assert (floor(target) or 0) > (floor("agent_runtime.chat.probe") or 0)
 
 
-def test_what_goes_out_takes_from_what_comes_in_only_the_event() -> None:
-    """``chat`` answers an event, so it reads ``triggers.event``; nothing else of ``triggers`` (reply errors, button
-    ids, Atlassian documents, the store) is chat's or a toolset's to borrow."""
-    found = [f"{path.relative_to(REPO)}:{line} imports {target}"
-             for package in ("chat", "toolsets") for path in (PACKAGE / package).rglob("*.py")
-             for target, line in imported(path, with_annotations=True)
-             if target.startswith("agent_runtime.triggers") and target != "agent_runtime.triggers.event"]  # fmt: skip
+def test_what_goes_out_takes_nothing_from_what_comes_in() -> None:
+    """``chat`` answers an event (``inbound``, the ground's): nothing of ``triggers`` (reply errors, button ids,
+    Atlassian documents, the store) is chat's or a toolset's to borrow."""
+    found = [
+        f"{path.relative_to(REPO)}:{line} imports {target}"
+        for package in ("chat", "toolsets")
+        for path in (PACKAGE / package).rglob("*.py")
+        for target, line in imported(path, with_annotations=True)
+        if target.startswith("agent_runtime.triggers")
+    ]
     assert found == []

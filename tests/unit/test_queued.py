@@ -7,8 +7,8 @@ import json
 from typing import Any, get_args
 
 import pytest
+from agent_runtime.inbound import PaneEvent
 from agent_runtime.triggers import TriggerEvent
-from agent_runtime.triggers.event import PaneEvent
 from agent_runtime.triggers.exceptions import InvalidMessageError
 from agent_runtime.triggers.queued import (
     ContinueMessage,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from agent_runtime.chat.pane import STATUS_CHARS, status_line
-from agent_runtime.triggers.event import Ignored, PaneEvent, TriggerEvent
+from agent_runtime.inbound import Ignored, PaneEvent, TriggerEvent
 from agent_runtime.triggers.slack import parse
 from hypothesis import given
 from hypothesis import strategies as st

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from agent_runtime.actions import FEEDBACK
-from agent_runtime.triggers.event import PaneEvent, TriggerEvent
+from agent_runtime.inbound import PaneEvent, TriggerEvent
 from agent_runtime.triggers.slack import Challenge, Ignored, parse, parse_action
 
 from tests.conftest import REPO

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from agent_runtime.errors import ConfigError
+from agent_runtime.inbound import PaneEvent, TriggerEvent
 from agent_runtime.sources import BUILTIN, Source, Sources
 from agent_runtime.sources.registry import UNKNOWN
-from agent_runtime.triggers.event import PaneEvent, TriggerEvent
 from agent_runtime.workflows.triggers import JIRA_EVENTS, JiraTrigger, SlackTrigger, TriggerSettings
 from hypothesis import given, settings
 from hypothesis import strategies as st

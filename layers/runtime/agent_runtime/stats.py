@@ -17,6 +17,7 @@ from .errors import ConfigError
 from .figures import Figures, figures
 from .stores import RunStore
 from .stores.exceptions import StoreError
+from .views.parsing import Unreadable
 from .views.rows import Rating
 
 _SPAN = re.compile(r"([0-9]+)([mhdw])")
@@ -75,7 +76,7 @@ def gather(runs: RunStore, start: datetime, *, workflow: str | None = None, limi
             break
         try:
             run = _read(runs, run_id, workflow)
-        except StoreError:  # the item unreadable, or a record that does not read as a run (views.Unreadable)
+        except (StoreError, Unreadable):  # the item unreadable, or a record that does not read as a run
             unreadable += 1
             continue
         if run is not None and limit is not None and len(found) >= limit:  # one more of the period: say so

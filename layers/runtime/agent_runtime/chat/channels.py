@@ -17,10 +17,10 @@ from typing import Any
 
 from ..actions import APPROVE, DENY
 from ..approvals import ApprovalRequest
+from ..inbound import TriggerEvent
 from ..messages import quoted
 from ..stores import RunStore
 from ..stores.items import Asked
-from ..triggers.event import TriggerEvent
 from .exceptions import ReplyError
 from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks, working_blocks
 from .stream import AnswerStream

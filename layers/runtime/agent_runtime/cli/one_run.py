@@ -21,7 +21,7 @@ from ..record import RunRecord, new_run_id
 from ..runtime import Services, answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
 from ..stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
-from ..stores.hook import new_turn
+from ..stores.hook import new_turn, unfinished
 from ..stores.ids import check_thread_id
 from ..stores.runs import run_partition, thread_partition
 from ..trace import TraceHook
@@ -50,7 +50,7 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
     run_id = new_run_id()
     if args.thread:  # a turn killed mid-run is not lost: the thread goes on from its last checkpoint
-        state = threads.unfinished(args.thread, runs) or state
+        state = unfinished(threads, runs, args.thread) or state
         threads.mark_active(args.thread, run_id)
     # A thread keeps its files (attachments, virtual files, archives) with it, so ids in its history resolve.
     files = load_files(

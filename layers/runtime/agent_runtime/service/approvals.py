@@ -17,12 +17,12 @@ from ..approvals import APPROVALS, ApprovalRequest, Decision
 from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
+from ..inbound import TriggerEvent, run_id_for
 from ..messages import pending_tool_calls
 from ..record import RunRecord
 from ..sources import Sources
 from ..stores import RunStore, ThreadStore
 from ..stores.items import Decided
-from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.queued import DecisionMessage, ExpireMessage
 from .outcome import Outcome
 

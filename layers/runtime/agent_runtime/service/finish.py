@@ -8,12 +8,12 @@ from typing import Any
 from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..events import Failed, now_iso
+from ..inbound import TriggerEvent
 from ..record import RunRecord, RunState, RunStatus
 from ..redaction import scrub
 from ..stores import StoreFileStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.items import ThreadBase
-from ..triggers.event import TriggerEvent
 from ..workflows import Workflow
 from .handlers import Delivery
 from .outcome import Outcome

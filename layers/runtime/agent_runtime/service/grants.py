@@ -10,8 +10,8 @@ import time
 from aws_lambda_powertools import Logger
 
 from ..chat.channels import Channel
+from ..inbound import TriggerEvent
 from ..stores import ThreadStore
-from ..triggers.event import TriggerEvent
 from ..workflows import Workflow
 
 CONTINUE_WITH = re.compile(r"\bcontinue with \$(\d{1,6}(?:\.\d{1,2})?) more\b", re.IGNORECASE)

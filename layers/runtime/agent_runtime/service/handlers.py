@@ -15,7 +15,7 @@ from .. import telemetry
 from ..chat.channels import Channel
 from ..chat.surface import Surfaces
 from ..deadline import Deadline
-from ..triggers.event import TriggerEvent
+from ..inbound import TriggerEvent
 from ..triggers.exceptions import InvalidMessageError
 from ..triggers.queued import EventMessage, QueueMessage
 from .answer import Answers

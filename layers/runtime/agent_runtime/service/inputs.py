@@ -14,10 +14,10 @@ from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
 from ..events import Compaction
+from ..inbound import TriggerEvent
 from ..record import RunRecord, RunStatus
 from ..sources import Chat, Sources
 from ..stores import StoreFileStore
-from ..triggers.event import TriggerEvent
 from ..triggers.queued import EventMessage, TickMessage
 from ..triggers.schedules import tick_event
 from ..workflows import Workflow, WorkflowError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..triggers.event import TriggerEvent, run_id_for
+from ..inbound import TriggerEvent, run_id_for
 from ..triggers.queued import EventMessage, TickMessage
 from . import turn
 from .handlers import Delivery, handles

@@ -11,9 +11,9 @@ from aws_lambda_powertools import Logger
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
+from ..inbound import TriggerEvent
 from ..stores import ThreadStore
 from ..stores.items import Pane as PaneItem
-from ..triggers.event import TriggerEvent
 from ..triggers.queued import PaneMessage
 from ..workflows import Workflow
 from .outcome import Outcome

@@ -18,13 +18,13 @@ from aws_lambda_powertools import Logger, Metrics
 from ..chat.channels import Replies
 from ..config import RuntimeConfig
 from ..deployment import Services, deployed
+from ..inbound import TriggerEvent
 from ..models import Model
 from ..sandbox import SandboxClient
 from ..skills import SkillLibrary
 from ..sources import BUILTIN, Sources
 from ..stores import RunStore, Store, ThreadStore
 from ..toolsets.secrets import Secrets, env_secret
-from ..triggers.event import TriggerEvent
 from ..triggers.queue import EventQueue
 from ..workflows import Workflow, load_workflow
 from .wakeups import NoWakeups, Wakeups

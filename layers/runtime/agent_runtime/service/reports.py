@@ -18,6 +18,7 @@ from ..chat.exceptions import ReplyError
 from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
 from ..figures import figures
+from ..inbound import TriggerEvent
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
 from ..sources import BUILTIN, Sources
@@ -25,7 +26,6 @@ from ..sources.base import safe
 from ..stores import RunStore
 from ..stores.items import Announced
 from ..toolsets.secrets import Secrets
-from ..triggers.event import TriggerEvent
 from ..views.run import StoredRun, whole_run
 from .metrics import RunMetrics
 

@@ -33,9 +33,9 @@ from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
 from ..triggers.schedules import dedup_id, due
-from ..triggers.webhook import create_app
 from .setup import replies_for
 from .wakeups import TimerWakeups
+from .webhook import create_app
 from .worker import Process, Worker
 
 log = logging.getLogger(__name__)

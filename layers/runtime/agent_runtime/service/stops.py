@@ -16,10 +16,10 @@ from dataclasses import replace
 from aws_lambda_powertools import Logger
 
 from ..chat.channels import Channel
+from ..inbound import TriggerEvent
 from ..sources import Sources
 from ..stopping import StopRequest
 from ..stores import RunStore, ThreadStore
-from ..triggers.event import TriggerEvent
 from ..triggers.queue import EventQueue
 from ..triggers.queued import ContinueMessage, StopMessage
 from .outcome import Outcome

@@ -10,13 +10,13 @@ from ..chat.channels import Channel, SlackChannel
 from ..chat.exceptions import ReplyError
 from ..continuation import ContinuationHook, count_continuation
 from ..hooks import Hook
+from ..inbound import TriggerEvent
 from ..record import RunState, RunStatus
 from ..sandbox.outputs import code_files
 from ..stopping import StopCheck
 from ..stores import StoreFileStore
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
-from ..triggers.event import TriggerEvent
 from .approvals import ChannelApprover, pending, wake_when_expired
 from .finish import finish, not_started
 from .grants import granted

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools import Logger
 
 from .. import inert
+from ..inbound import Challenge, Ignored, TriggerEvent
 from ..redaction import scrub
 from ..stores.base import Store
 from ..triggers.config import TriggerConfig
-from ..triggers.event import Challenge, Ignored, TriggerEvent
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.payload import raw_body
 from ..triggers.queued import StopMessage

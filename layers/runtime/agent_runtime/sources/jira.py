@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..inbound import TriggerEvent
 from ..triggers import jira
-from ..triggers.event import TriggerEvent
 from ..triggers.queued import DECISIONS
 from ..workflows import Workflow
 from .base import Chat, Intake, Request, Routed, Source, safe

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..triggers.event import TriggerEvent
+from ..inbound import TriggerEvent
 from .base import Chat, Source
 
 if TYPE_CHECKING:

@@ -5,9 +5,9 @@ the runs channel say what it did."""
 
 from __future__ import annotations
 
+from ..inbound import Ignored, TriggerEvent
 from ..triggers import signed
 from ..triggers.config import TriggerConfig
-from ..triggers.event import Ignored, TriggerEvent
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.handshakes import Handshakes
 from .base import Intake, Request, Source, safe

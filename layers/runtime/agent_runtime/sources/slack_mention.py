@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..inbound import Ignored, PaneEvent, TriggerEvent
 from ..triggers import slack
-from ..triggers.event import Ignored, PaneEvent, TriggerEvent
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.queued import PaneMessage, StopMessage
 from ..workflows import Workflow

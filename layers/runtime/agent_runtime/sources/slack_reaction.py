@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..inbound import TriggerEvent
 from ..triggers import slack
-from ..triggers.event import TriggerEvent
 from ..triggers.queued import StopMessage
 from ..workflows import Workflow
 from .base import Chat, Routed

@@ -20,7 +20,7 @@ from ..spend import GRANTED, SPENT
 from ..state import Slot
 from ..tools import ToolOutcome, error_text
 from .exceptions import StoreError, VersionConflictError
-from .runs import RunStore
+from .runs import RunStore, ThreadStore
 
 if TYPE_CHECKING:
     from ..steps import Run
@@ -58,6 +58,14 @@ def settled(state: RunState) -> RunState:
             content = error_text(UNKNOWN.format(tool=tool) if entry is not None else NOT_KEPT.format(tool=tool))
         state.messages.append(msgs.tool_result(call["id"], content))
     return state
+
+
+def unfinished(threads: ThreadStore, runs: RunStore, thread_id: str) -> RunState | None:
+    """The last checkpoint of a thread's turn that never ended (its process was killed), to go on from: the calls it
+    left without a result are answered (``settled``), so the next message follows a whole history."""
+    run_id = threads.active(thread_id)
+    checkpoint = runs.load_checkpoint(run_id) if run_id else None
+    return None if checkpoint is None else settled(checkpoint[0])
 
 
 def new_turn(state: RunState | None, run_id: str) -> RunState | None:

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
+from ..inbound import TriggerEvent
 from ..stopping import StopRequest
-from ..triggers.event import TriggerEvent
 
 
 class StoredItem(Protocol):

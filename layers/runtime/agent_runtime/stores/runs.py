@@ -6,11 +6,11 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, cast
 
+from ..inbound import TriggerEvent
 from ..messages import find_orphans
 from ..record import RunRecord, RunState, RunStatus, with_earlier
 from ..redaction import scrubbed
 from ..stopping import StopRequest
-from ..triggers.event import TriggerEvent
 from ..views.rows import Rating, RunRow, read_rating, read_row
 from ..views.run import StoredRun, read_run
 from .base import Store
@@ -314,15 +314,6 @@ class ThreadStore:
     def latest(self, thread_id: str) -> str | None:
         latest = self._item(thread_id, LatestRun)
         return None if latest is None else latest.run_id
-
-    def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
-        """The last checkpoint of a turn that never ended (its process was killed), to go on from: the calls it
-        left without a result are answered (``hook.settled``), so the next message follows a whole history."""
-        from .hook import settled  # hook.py builds on this module
-
-        run_id = self.active(thread_id)
-        checkpoint = runs.load_checkpoint(run_id) if run_id else None
-        return None if checkpoint is None else settled(checkpoint[0])
 
     def defer(self, thread_id: str, message: Mapping[str, Any]) -> None:
         """Keep a queue message until the thread's turn under way ends (one waiting for approval)."""

@@ -6,7 +6,7 @@ out: Slack and JIRA clients, formatting) and this package; a workflow's ``trigge
 
 from __future__ import annotations
 
-from .event import Attachment, Challenge, Ignored, TriggerEvent
+from ..inbound import Attachment, Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 
 __all__ = [

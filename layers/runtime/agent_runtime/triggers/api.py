@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
+from ..inbound import TriggerEvent
 from ..stores.ids import check_thread_id
 from ..workflows import Workflow
 from . import fields
 from .config import TriggerConfig
-from .event import TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json, raw_body
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..adf import adf_text
+from ..inbound import Attachment, Ignored, TriggerEvent
 from . import fields
-from .event import Attachment, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .event import PaneEvent, TriggerEvent
+from ..inbound import PaneEvent, TriggerEvent
 from .exceptions import InvalidMessageError
 
 DECISIONS = ("approved", "denied")

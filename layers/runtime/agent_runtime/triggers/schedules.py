@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ..inbound import TriggerEvent
 from ..workflows import Workflow
-from .event import TriggerEvent
 from .queued import TickMessage
 
 log = logging.getLogger(__name__)

@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..inbound import Attachment, Ignored, TriggerEvent
 from ..workflows import Workflow
 from ..workflows.triggers import WebhookTrigger
 from . import fields
-from .event import Attachment, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .handshakes import handshake_token
 from .payload import parse_json

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..actions import APPROVE, DENY, FEEDBACK, STOP
+from ..inbound import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
 from . import fields
-from .event import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
 

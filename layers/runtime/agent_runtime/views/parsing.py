@@ -7,12 +7,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from ..stores.exceptions import StoreError
+from ..errors import RunError
 
 T = TypeVar("T")
 
 
-class Unreadable(StoreError):
+class Unreadable(RunError):
     """A stored record or row that does not read as one (a number that is not one, a list for a map): damaged, or
     written by something else. Says where; ``runs show --json`` prints the record as it is stored."""
 

@@ -23,21 +23,21 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 
 from .. import snapstart, telemetry
 from ..config import RuntimeConfig
+from ..inbound import Challenge, Ignored, TriggerEvent
 from ..sources import BUILTIN, Queued, Request, Source, Sources
 from ..sources.base import Intake
 from ..stores.base import Store
 from ..stores.ids import RUN_ID
 from ..stores.opening import open_store
+from ..triggers import api, fields, slack
+from ..triggers.config import TriggerConfig, all_workflows
+from ..triggers.exceptions import RejectedRequest
+from ..triggers.idempotency import dynamodb_layer
+from ..triggers.payload import raw_body
+from ..triggers.queue import EventQueue, SqsQueue
+from ..triggers.queued import EventMessage, StopMessage
+from ..triggers.signed import Delivery
 from ..workflows import Workflow
-from . import api, fields, slack
-from .config import TriggerConfig, all_workflows
-from .event import Challenge, Ignored, TriggerEvent
-from .exceptions import RejectedRequest
-from .idempotency import dynamodb_layer
-from .payload import raw_body
-from .queue import EventQueue, SqsQueue
-from .queued import EventMessage, StopMessage
-from .signed import Delivery
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
