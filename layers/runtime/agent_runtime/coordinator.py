@@ -12,9 +12,9 @@ was called), ``ToolFailed`` (it ran and failed) — and an ask whose answer is n
 ``InvalidAnswer``. What a model would be told stays in the history for the thread's later turns. An exception the
 script lets out ends the run ``failed``, its stop reason the script's file, line and message.
 
-Steps (steps_journal.py): each call and ask is journalled in the run's state under what it is, so a run resumed
+Steps (_steps_journal.py): each call and ask is journalled in the run's state under what it is, so a run resumed
 after the deadline or an approval runs the function again from the top and a step made before returns (or raises)
-what it did then, without running again. The script runs in a thread of its own (script_thread.py), bounded by the
+what it did then, without running again. The script runs in a thread of its own (_script_thread.py), bounded by the
 run's deadline and stop; a step that waits for a person, the deadline, a stop or a limit ends this invocation.
 The script's words that reach people — its answer, its progress, its error — lose every secret value the process
 used (``redaction.scrub``), whole, before any cut."""
@@ -30,18 +30,18 @@ from typing import Any
 import jsonschema
 
 from . import messages as msgs
+from ._script_thread import POLL_SECONDS, Raised, Request, Returned, ScriptThread, failure_location
+from ._steps_journal import Entry, Journal, StepKeys, settled
+from ._turns import call_id_for, remember_ids
 from .errors import AgentRuntimeError, RunError, ToolError
 from .files import FileStore
 from .loop import Agent, stopped
 from .models import ModelError, ModelRequest, ToolCall
 from .record import RunStatus
 from .redaction import scrub
-from .script_thread import POLL_SECONDS, Raised, Request, Returned, ScriptThread, failure_location
 from .spend import request_cap
 from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
-from .steps_journal import Entry, Journal, StepKeys, settled
 from .stopping import asked_now
-from .turns import call_id_for, remember_ids
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 JSON_NOTE = "\n\nAnswer with JSON only, matching this JSON Schema:\n"  # the demo model answers asks that end so

@@ -14,6 +14,19 @@ from typing import Any
 
 from . import events as ev
 from . import messages as msgs
+from ._tool_calls import ToolCalls
+from ._turns import (
+    CUT_BY_SERVER,
+    CUT_BY_WINDOW,
+    TRUNCATED,
+    UnrunnableCallsError,
+    count_unrun,
+    cut_off,
+    issued,
+    remember_ids,
+    storable,
+    unique_call_ids,
+)
 from .approvals.gate import ApprovalGate
 from .context.counter import estimate_usage
 from .deadline import Deadline
@@ -29,20 +42,7 @@ from .run_context import SUBAGENTS, RunContext, ToolBudget
 from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, last_answer_cap, request_cap
 from .steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
 from .stopping import StopRequest, answer_pending, asked_now, never
-from .tool_calls import ToolCalls
 from .tools import ToolRegistry
-from .turns import (
-    CUT_BY_SERVER,
-    CUT_BY_WINDOW,
-    TRUNCATED,
-    UnrunnableCallsError,
-    count_unrun,
-    cut_off,
-    issued,
-    remember_ids,
-    storable,
-    unique_call_ids,
-)
 from .workflows import Workflow
 
 __all__ = [
