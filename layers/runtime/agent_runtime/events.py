@@ -298,3 +298,17 @@ class Custom(RunEvent):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.name, "at": self.at, **self.extra}
+
+
+# Tools disclosed progressively (toolsearch)
+@dataclass(frozen=True, kw_only=True)
+class ToolsFound(RunEvent):
+    """A tool_search call: which deferred tools it found (their schemas joined the window), among how many
+    candidates, by which stage; or a found tool called by name without a search (``stage`` "called")."""
+
+    kind = "tools_found"
+    found: list[str]
+    candidates: int
+    stage: str  # chooser | lexical (and why the chooser did not answer) | called
+    turn: int
+    tokens: int = 0  # the chooser's call

@@ -33,6 +33,10 @@ _EVENTS = {  # the record's events worth a line in the transcript, and how each 
     "approval_requested": lambda e: f"approval asked for {e.get('tool')}",
     "approval_decided": lambda e: f"approval: {e.get('tool')} {e.get('decision')} by {e.get('by') or 'nobody'}",
     "skill_loaded": lambda e: f"skill loaded: {e.get('skill')}",
+    "tools_found": lambda e: (  # toolsearch: a search (or a found tool called by name) and what it found
+        f"tool search ({e.get('stage')}): found {', '.join(e.get('found') or []) or 'nothing'}"
+        + (f" among {e.get('candidates')} candidate(s)" if e.get("candidates") else "")
+    ),
     "awaiting_approval": lambda e: f"waiting for approval of {', '.join(e.get('calls') or [])}",
     "suspended": lambda e: f"suspended: {e.get('reason')}",
     "stopped": lambda e: f"stopped by {e.get('by')} ({e.get('via')})",

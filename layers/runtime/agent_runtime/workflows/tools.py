@@ -17,6 +17,7 @@ tools:
       headers: {Authorization: "Bearer ${secret:billing_token}"}
   python: [my_tools.jira:find_duplicates]
   builtin: [slack_thread, jira_issue, jira_search]
+  search: {threshold_tokens: 6000}       # tools disclosed progressively: see workflows/toolsearch.py
 ```
 """
 
@@ -28,8 +29,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sections import Report, check_keys, choice, flag, integer, mapping, text
+from .toolsearch import SearchSettings, parse_search_section
 
-KEYS = ("mcp", "openapi", "python", "builtin", "approval", "approval_overrides", "approvers", "approval_timeout_hours")
+KEYS = (
+    "mcp",
+    "openapi",
+    "python",
+    "builtin",
+    "approval",
+    "approval_overrides",
+    "approvers",
+    "approval_timeout_hours",
+    "search",
+)
 SOURCE_KEYS = ("name", "headers", "read_only", "mutating", "timeout_seconds", "approval")
 MCP_KEYS = (*SOURCE_KEYS, "url", "command", "allow", "deny")
 OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations", "allow_http")
@@ -80,6 +92,7 @@ class ToolSettings:
     approval_overrides: Mapping[str, str] = field(default_factory=dict)  # tool name (as the model sees it) → mode
     approvers: tuple[str, ...] = ()  # Slack user ids / JIRA account ids, or "requester"; empty: anyone
     approval_timeout_hours: int = 24
+    search: SearchSettings = field(default_factory=SearchSettings)  # tools disclosed progressively
 
     def approval_for(self, tool: str, source: McpServerSettings | OpenApiSettings | None = None) -> str:
         return self.approval_overrides.get(tool) or (source.approval if source else None) or self.approval
@@ -128,6 +141,7 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
         approval_overrides={str(k): str(v) for k, v in overrides.items() if v in APPROVAL_MODES},
         approvers=_names(data, "approvers", "tools", report),
         approval_timeout_hours=integer("tools", data, "approval_timeout_hours", 24, report, low=1, high=24 * 30),
+        search=parse_search_section(mapping("tools", data, "search", report), report, tuple(seen)),
     )
 
 

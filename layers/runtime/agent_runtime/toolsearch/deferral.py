@@ -1,0 +1,67 @@
+"""Which toolsets are deferred: their schemas stay out of the request until a search finds their tools.
+
+A toolset on ``always`` is deferred, on ``never`` sent; those on ``auto`` (the default) are deferred, largest first,
+while the request's tool schemas pass the threshold (``tools.search.threshold_tokens``, by default 5 % of the
+window the workflow uses): small toolsets stay in view, a server of hundreds of tools is found by search. A
+toolset of more tools than an MCP server may send without ``allow:`` is deferred whatever its size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..context.counter import TokenCounter
+from ..tools import Tool, ToolRegistry
+from ..workflows import Workflow
+from ..workflows.toolsearch import MAX_TOOLS_WITHOUT_ALLOW
+
+THRESHOLD_SHARE = 0.05  # of the window, when the workflow sets no threshold_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Deferral:
+    """What was decided, with its numbers (for ``workflows validate`` and the docs' figures)."""
+
+    deferred: tuple[str, ...]  # toolsets
+    threshold: int  # tokens
+    sent_tokens: int  # the request's tool schemas after the decision (the search tools' own not included)
+    deferred_tokens: int  # what the deferred schemas would have cost every request
+
+
+def threshold(workflow: Workflow) -> int:
+    settings = workflow.tools.search
+    if settings.threshold_tokens is not None:
+        return settings.threshold_tokens
+    window = min(workflow.model.context_window, workflow.context.context_budget or math.inf)
+    return int(window * THRESHOLD_SHARE)
+
+
+def decide(workflow: Workflow, tools: list[Tool], toolsets: Mapping[str, str], counter: TokenCounter) -> Deferral:
+    """The toolsets to defer among ``tools`` (``toolsets``: tool name → toolset; tools of none always stay)."""
+    settings = workflow.tools.search
+    members: dict[str, list[Tool]] = {}
+    for item in tools:
+        if item.name in toolsets and not item.deferred:
+            members.setdefault(toolsets[item.name], []).append(item)
+    cost = {name: counter.tools([t.spec() for t in group]) for name, group in members.items()}
+    deferred = [name for name in members if settings.mode(name) == "always"]
+    deferred += [name for name, group in members.items() if settings.mode(name) == "auto" and
+                 len(group) > MAX_TOOLS_WITHOUT_ALLOW]  # fmt: skip
+    limit = threshold(workflow)
+    sent = counter.tools([t.spec() for t in tools if not t.deferred and toolsets.get(t.name) not in deferred])
+    for name in sorted(members, key=lambda n: -cost[n]):
+        if sent <= limit:
+            break
+        if settings.mode(name) == "auto" and name not in deferred:
+            deferred.append(name)
+            sent -= cost[name]
+    return Deferral(tuple(deferred), limit, max(0, sent), sum(cost[name] for name in deferred))
+
+
+def apply(registry: ToolRegistry, deferral: Deferral, toolsets: Mapping[str, str]) -> None:
+    for item in list(registry):
+        if toolsets.get(item.name) in deferral.deferred and not item.deferred:
+            registry.replace(dataclasses.replace(item, deferred=True))

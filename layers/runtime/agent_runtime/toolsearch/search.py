@@ -1,0 +1,143 @@
+"""The search tool, the call-by-name tool, and the hook that makes a found tool's call the call of that tool.
+
+The request's tool list stays fixed for the whole run: ``tool_search`` returns the found tools' schemas as its
+result (kept verbatim through compaction, never masked), and the model calls one through ``call_tool`` — a
+reply the runtime rewrites, before it is stored, into the call of the tool it names. From there on the call is
+that tool's in every respect: its arguments checked against its schema, its approval, its read-only or mutating
+mark, an eval's stub, the tool-call cap, the journal and the record. A search reaches only the tools the workflow
+attached (the registry's deferred ones); found tools are kept in the run's state (checkpoints, resumes, threads)
+and a helper started later gets them in its own tool list. Why the list stays fixed: docs/tools.md
+(the prompt cache).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import ToolError
+from ..events import ToolsFound
+from ..hooks import Hook
+from ..models import ModelResponse, ToolCall
+from ..state import Slot
+from ..steps import Run
+from ..tools import Tool, ToolRegistry, tool
+from ..workflows.toolsearch import SearchSettings
+from .chooser import Chooser
+from .index import Bm25, Entry
+
+SEARCH_TOOL, CALL_TOOL = "tool_search", "call_tool"
+# The deferred tools this run has found (their schemas are in its history), in the order found.
+FOUND: Slot[list[str]] = Slot("found_tools", list, owner=__name__)
+
+
+def entry_of(item: Tool, group: str = "") -> Entry:
+    return Entry(item.name, item.description, tuple(item.parameters.get("properties", {})), group=group)
+
+
+class ToolSearch(Hook):
+    """One per agent: the catalogue of its deferred tools, and the two tools the model uses to reach them."""
+
+    def __init__(
+        self, registry: ToolRegistry, settings: SearchSettings, toolsets: Mapping[str, str], chooser: Chooser | None
+    ) -> None:
+        self.registry, self.settings, self.chooser = registry, settings, chooser
+        self.catalogue = [entry_of(item, toolsets.get(item.name, "")) for item in registry.deferred()]
+        self.index = Bm25(self.catalogue)
+        self.run: Run | None = None
+
+    def tools(self) -> list[Tool]:
+        def tool_search(need: str) -> str:
+            return self.search(need)
+
+        def call_tool(name: str, arguments: dict[str, Any] | None = None) -> str:
+            raise ToolError(f"no tool named {name!r} is attached to this run; find tools with {SEARCH_TOOL}")
+
+        tool_search.__doc__ = self._search_doc()
+        call_tool.__doc__ = CALL_DOC
+        # Found schemas must stay in view: never offloaded to a file, never masked, carried through compaction.
+        return [tool(tool_search, name=SEARCH_TOOL, pinned=True, offload=False), tool(call_tool, name=CALL_TOOL)]
+
+    def _search_doc(self) -> str:
+        groups: dict[str, int] = {}
+        for item in self.catalogue:
+            groups[item.group or "other"] = groups.get(item.group or "other", 0) + 1
+        listing = ", ".join(f"{name} ({count})" for name, count in groups.items())
+        return (
+            f"Find tools you have not been given yet: {len(self.catalogue)} more are attached to this run "
+            f"({listing}).\n\n"
+            f"Describe what you need to do in plain words; you get the tools that fit, with their parameters. Call a "
+            f"found tool with {CALL_TOOL}.\n\nArgs:\n    need: What you need a tool for, in your own words."
+        )
+
+    # The run
+    def on_run_start(self, run: Run) -> None:
+        self.run = run
+
+    def search(self, need: str) -> str:
+        run = self.run
+        hits = [entry for entry, _ in self.index.search(need, self.settings.candidates)]
+        stage, tokens, names = "lexical", 0, [entry.name for entry in hits[: self.settings.results]]
+        if self.chooser is not None and run is not None:
+            choice = self.chooser.choose(run, need, hits, self.catalogue)
+            stage, tokens = choice.stage, choice.tokens
+            names = choice.names if choice.stage == "chooser" else names
+        if run is None:
+            return self.render(names, set())
+        found = FOUND.use(run.state.context)
+        earlier = set(found)
+        found.extend(name for name in names if name not in earlier)
+        run.record.event(ToolsFound(found=names, candidates=len(hits), stage=stage, turn=run.state.turn, tokens=tokens))
+        return self.render(names, earlier)
+
+    def render(self, names: Sequence[str], earlier: set[str]) -> str:
+        if not names:
+            return "No attached tool fits that. Describe the need differently, or do without."
+        parts = []
+        for name in names:
+            item = self.registry.get(name)
+            if item is None:
+                continue
+            if name in earlier:
+                parts.append(f"## {name}\n(found earlier in this run: its parameters are above)")
+                continue
+            schema = json.dumps(item.parameters, ensure_ascii=False, separators=(",", ":"))
+            parts.append(f"## {name}\n{item.description}\nParameters (JSON schema): {schema}")
+        example = json.dumps({"name": names[0], "arguments": {}})
+        return "\n\n".join(parts) + f"\n\nCall one with {CALL_TOOL}, e.g. {example} with its arguments."
+
+    def shape_reply(self, run: Run, response: ModelResponse) -> ModelResponse:
+        calls = tuple(self._through(run, call) for call in response.tool_calls)
+        if all(new is old for new, old in zip(calls, response.tool_calls, strict=True)):
+            return response
+        return replace(response, tool_calls=calls)
+
+    def _through(self, run: Run, call: ToolCall) -> ToolCall:
+        """A ``call_tool`` call naming an attached tool, as that tool's call; any other call as it is (a call_tool
+        call that names nothing attached runs call_tool, which says so)."""
+        if call.name != CALL_TOOL:
+            return call
+        try:
+            outer = json.loads(call.arguments or "{}")
+            name, inner = outer.get("name"), outer.get("arguments", {})
+            inner = json.loads(inner) if isinstance(inner, str) else {} if inner is None else inner
+        except (ValueError, AttributeError):
+            return call
+        target = self.registry.get(name) if isinstance(name, str) else None
+        if target is None or name in (CALL_TOOL, SEARCH_TOOL) or not isinstance(inner, dict):
+            return call
+        found = FOUND.use(run.state.context)
+        if target.deferred and name not in found:  # called by name without a search: found all the same
+            found.append(name)
+            run.record.event(ToolsFound(found=[name], candidates=0, stage="called", turn=run.state.turn))
+        return replace(call, name=name, arguments=json.dumps(inner, ensure_ascii=False))
+
+
+CALL_DOC = f"""Call a tool that {SEARCH_TOOL} found, by its name, with its arguments.
+
+    Args:
+        name: The found tool's name, as {SEARCH_TOOL} gave it.
+        arguments: Its arguments, as its parameters say.
+    """
