@@ -201,7 +201,7 @@ def test_the_chooser_picks_in_its_own_window_and_is_charged(scripted: Start, tmp
     assert record.status is RunStatus.COMPLETED
     [asked] = chooser_requests
     assert asked.tool_names == [] and len(asked.messages) == 2
-    assert "a picture of our status page" in asked.last_user_text() and "big_gadget_7" in asked.last_user_text()
+    assert "a picture of our status page" in asked.last_user_text() and "big_gadget_7" in asked.system_text()
     result = next(iter(requests[1].tool_results().values()))
     assert result.index("## big_take_screenshot") < result.index("## big_list_commits")
     assert "something_made_up" not in result

@@ -98,7 +98,7 @@ def test_a_search_reaches_only_the_deferred_tools() -> None:
 @settings(max_examples=30, deadline=None)
 @given(sizes=st.lists(st.integers(1, 30), min_size=1, max_size=5), limit=st.integers(0, 3000),
        modes=st.lists(st.sampled_from(["auto", "always", "never"]), min_size=5, max_size=5))  # fmt: skip
-def test_deferral_defers_largest_first_until_the_threshold(sizes: list[int], limit: int, modes: list[str]) -> None:
+def test_deferral_defers_every_auto_toolset_past_the_threshold(sizes: list[int], limit: int, modes: list[str]) -> None:
     tools, toolsets = [], {}
     for index, size in enumerate(sizes):
         for number in range(size):
@@ -110,6 +110,8 @@ def test_deferral_defers_largest_first_until_the_threshold(sizes: list[int], lim
     deferral = decide(flow, tools, toolsets, TokenCounter("gpt-4o"))
     for name, mode in defer.items():
         assert mode == "auto" or (name in deferral.deferred) == (mode == "always")
-    autos_kept = [n for n, mode in defer.items() if mode == "auto" and n not in deferral.deferred]
-    if autos_kept:  # an auto toolset stays in view only when the threshold is met without deferring it
+    autos = [f"s{i}" for i, size in enumerate(sizes) if modes[i] == "auto" and size <= 64]
+    kept = [name for name in autos if name not in deferral.deferred]
+    assert kept in ([], autos)  # all of them or none: past the threshold every auto toolset is searched
+    if kept:  # in view only when the threshold is met without deferring them
         assert deferral.sent_tokens <= limit

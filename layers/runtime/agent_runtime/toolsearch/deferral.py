@@ -1,9 +1,11 @@
 """Which toolsets are deferred: their schemas stay out of the request until a search finds their tools.
 
-A toolset on ``always`` is deferred, on ``never`` sent; those on ``auto`` (the default) are deferred, largest first,
-while the request's tool schemas pass the threshold (``tools.search.threshold_tokens``, by default 5 % of the
-window the workflow uses): small toolsets stay in view, a server of hundreds of tools is found by search. A
-toolset of more tools than an MCP server may send without ``allow:`` is deferred whatever its size.
+A toolset on ``always`` is deferred, on ``never`` sent; those on ``auto`` (the default) are all deferred when the
+request's tool schemas would pass the threshold (``tools.search.threshold_tokens``, by default 5 % of the window
+the workflow uses), and all sent when they would not. All, not the largest first: once the model searches anyway,
+a small toolset kept in view costs its schemas in every request to save one search (a parallel call in a turn
+the model makes anyway) — measured in docs/tools.md. A toolset of more tools than an MCP server may send without
+``allow:`` is deferred whatever the rest weighs.
 """
 
 from __future__ import annotations
@@ -52,12 +54,10 @@ def decide(workflow: Workflow, tools: list[Tool], toolsets: Mapping[str, str], c
                  len(group) > MAX_TOOLS_WITHOUT_ALLOW]  # fmt: skip
     limit = threshold(workflow)
     sent = counter.tools([t.spec() for t in tools if not t.deferred and toolsets.get(t.name) not in deferred])
-    for name in sorted(members, key=lambda n: -cost[n]):
-        if sent <= limit:
-            break
-        if settings.mode(name) == "auto" and name not in deferred:
-            deferred.append(name)
-            sent -= cost[name]
+    if sent > limit:
+        autos = [name for name in members if settings.mode(name) == "auto" and name not in deferred]
+        deferred += autos
+        sent -= sum(cost[name] for name in autos)
     return Deferral(tuple(deferred), limit, max(0, sent), sum(cost[name] for name in deferred))
 
 

@@ -19,9 +19,9 @@ NAME_WEIGHT = 2  # a word of the tool's name counts as much as two of its descri
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Words that say nothing about which tool fits (English function words, and what every tool says of itself).
 _STOP = (
-    "a an and any are as at be by can do does for from get has have how i if in into is it its me my of on or our "
-    "please so that the their them then there these this those to up us use used using via was we what when where "
-    "which who will with you your tool tools"
+    "a about an and any are as at be by can do does for from get has have how i if in into is it its me my of on or "
+    "our please so that the their them then there these this those to up us use used using via was we what when where "
+    "which who will with you your tool tools s t d ll m re ve"  # the last: what contractions leave
 )
 STOP_WORDS = frozenset(_STOP.split())
 

@@ -104,9 +104,8 @@ class ToolSearch(Hook):
                 parts.append(f"## {name}\n(found earlier in this run: its parameters are above)")
                 continue
             schema = json.dumps(item.parameters, ensure_ascii=False, separators=(",", ":"))
-            parts.append(f"## {name}\n{item.description}\nParameters (JSON schema): {schema}")
-        example = json.dumps({"name": names[0], "arguments": {}})
-        return "\n\n".join(parts) + f"\n\nCall one with {CALL_TOOL}, e.g. {example} with its arguments."
+            parts.append(f"## {name}\n{item.description}\nParameters: {schema}")
+        return "\n\n".join(parts) + f"\n\nCall with {CALL_TOOL}(name, arguments)."
 
     def shape_reply(self, run: Run, response: ModelResponse) -> ModelResponse:
         calls = tuple(self._through(run, call) for call in response.tool_calls)
@@ -118,6 +117,7 @@ class ToolSearch(Hook):
         """A ``call_tool`` call naming an attached tool, as that tool's call; any other call as it is (a call_tool
         call that names nothing attached runs call_tool, which says so)."""
         if call.name != CALL_TOOL:
+            self._called(run, self.registry.get(call.name))  # a deferred tool called by its name directly
             return call
         try:
             outer = json.loads(call.arguments or "{}")
@@ -128,11 +128,15 @@ class ToolSearch(Hook):
         target = self.registry.get(name) if isinstance(name, str) else None
         if target is None or name in (CALL_TOOL, SEARCH_TOOL) or not isinstance(inner, dict):
             return call
-        found = FOUND.use(run.state.context)
-        if target.deferred and name not in found:  # called by name without a search: found all the same
-            found.append(name)
-            run.record.event(ToolsFound(found=[name], candidates=0, stage="called", turn=run.state.turn))
+        self._called(run, target)
         return replace(call, name=name, arguments=json.dumps(inner, ensure_ascii=False))
+
+    def _called(self, run: Run, target: Tool | None) -> None:
+        """A deferred tool called without a search (its name guessed or remembered) is found all the same."""
+        found = FOUND.use(run.state.context)
+        if target is not None and target.deferred and target.name not in found:
+            found.append(target.name)
+            run.record.event(ToolsFound(found=[target.name], candidates=0, stage="called", turn=run.state.turn))
 
 
 CALL_DOC = f"""Call a tool that {SEARCH_TOOL} found, by its name, with its arguments.
