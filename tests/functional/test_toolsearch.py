@@ -5,6 +5,7 @@ eval's stub, a resumed run, a helper and the chooser's own window, each with a f
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -239,3 +240,42 @@ def test_a_helper_gets_the_tools_its_parent_found(scripted: Start, tmp_path: Pat
     assert "big_list_commits" in helper and "tool_search" in helper and "big_delete_branch" not in helper
     assert "big_list_commits" not in requests[1].tool_names  # the parent's list stays fixed
     assert commits == ["payments"]
+
+
+def test_an_eval_checks_which_tools_a_search_found_and_reports_a_miss(tmp_path: Path, monkeypatch: Any) -> None:
+    """Through the eval runner: a case stubs a deferred tool (the search finds the stub as that tool, the call is
+    answered by it) and expects it found; a case that expects a tool no search found fails with a search miss."""
+    import yaml
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.evals import EvalOptions, Runner, load_cases
+
+    with serve_mcp(big_server([], [])) as url, ScriptedServer([
+        call("tool_search", {"need": "list the commits of a repository"}),
+        via("big_list_commits", repo="payments"),
+        reply("Two commits."),
+        call("tool_search", {"need": "list the commits of a repository"}),
+        reply("I did not look further."),
+    ]) as server:  # fmt: skip
+        folder = tmp_path / "workflows"
+        folder.mkdir()
+        flow = {"name": "whole", "description": "d", "prompt": "You help.",
+                "model": {"name": "gpt-4o", "context_window": 128_000, "max_output_tokens": 1024},
+                "tools": {"mcp": [{"name": "big", "url": url}], "search": {"chooser": "lexical"}}}  # fmt: skip
+        (folder / "whole.yaml").write_text(yaml.safe_dump(flow))
+        stub = {"big_list_commits": "stubbed: payments has 2 commits"}
+        cases = [{"name": "found", "message": "Commits of payments?", "stubs": stub,
+                  "expect": {"tools_found": ["big_list_commits"], "tools_called": ["big_list_commits"]}},
+                 {"name": "missed", "message": "Take a screenshot of the status page.", "stubs": stub,
+                  "expect": {"tools_found": ["big_take_screenshot"]}}]  # fmt: skip
+        (tmp_path / "whole.yaml").write_text(yaml.safe_dump({"cases": cases}))
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "scripted")
+        config = RuntimeConfig.from_env({**os.environ, "AGENT_WORKFLOWS_DIR": str(folder),
+                                         "AGENT_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+        attempts = Runner(config, EvalOptions(parallel=1)).run(load_cases("whole", [tmp_path / "whole.yaml"]))
+    found, missed = attempts
+    assert found.passed, [c.to_dict() for c in found.checks]
+    assert found.found[0] == "big_list_commits" and found.to_dict()["tools_found"][0] == "big_list_commits"
+    assert "stubbed: payments has 2 commits" in server.requests[2].tool_results().values()
+    [miss] = [c for c in missed.checks if c.name == "found big_take_screenshot"]
+    assert not miss.passed and miss.detail.startswith("search miss: found big_list_commits")

@@ -24,7 +24,8 @@ from .exceptions import Problem, SuiteError
 CASE_KEYS = ("name", "message", "message_file", "turns", "files", "origin", "repeat", "set", "matrix", "stubs",
              "approve", "expect", "tags", "workflow")  # fmt: skip
 EXPECT_KEYS = ("status", "contains", "not_contains", "matches", "identifiers", "tools_called", "tools_not_called",
-               "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema", "judge")  # fmt: skip
+               "tools_found", "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema",
+               "judge")  # fmt: skip
 STATUSES = ("completed", "failed", "tool_call_limit", "cost_limit", "suspended", "awaiting_approval")
 ORIGINS = ("cli", "slack", "jira")
 MAX_CELLS = 1_000  # cases a matrix may expand to (checked before any is built)
@@ -64,6 +65,7 @@ class Expect:
     identifiers: tuple[str, ...] = ()
     tools_called: tuple[ToolExpect, ...] = ()
     tools_not_called: tuple[str, ...] = ()
+    tools_found: tuple[str, ...] = ()  # deferred tools a tool_search must find (toolsearch): a miss is reported
     max_tool_calls: int | None = None
     max_model_calls: int | None = None
     max_cost_usd: float | None = None
@@ -435,6 +437,7 @@ def _expect(data: Any, report: Report) -> Expect:
         identifiers=tuple(_strings(data.get("identifiers") or [], "expect.identifiers", report)),
         tools_called=tuple(_tool_expects(data.get("tools_called") or [], report)),
         tools_not_called=tuple(_strings(data.get("tools_not_called") or [], "expect.tools_not_called", report)),
+        tools_found=tuple(_strings(data.get("tools_found") or [], "expect.tools_found", report)),
         max_tool_calls=integer("expect", data, "max_tool_calls", 0, report, low=0)
         if "max_tool_calls" in data
         else None,
