@@ -279,3 +279,34 @@ def test_an_eval_checks_which_tools_a_search_found_and_reports_a_miss(tmp_path: 
     assert "stubbed: payments has 2 commits" in server.requests[2].tool_results().values()
     [miss] = [c for c in missed.checks if c.name == "found big_take_screenshot"]
     assert not miss.passed and miss.detail.startswith("search miss: found big_list_commits")
+
+
+def test_a_large_skills_catalogue_is_searched_not_listed(scripted: Start, tmp_path: Path) -> None:
+    """Past tools.search.skills_listed the prompt names how many skills there are, not each; tool_search finds the
+    one a task needs by what it says, and load_skill loads it."""
+    from agent_runtime.skills import SkillLibrary
+
+    topics = ["release notes for a version", "incident postmortem write-up", "quarterly budget review"]
+    topics += [f"routine chore number {n} of the office" for n in range(25)]
+    for number, topic in enumerate(topics):
+        name = f"skill-{number}"
+        folder = tmp_path / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: How to write a {topic}.\n---\n"
+                                         f"# {topic}\nStart with the facts of the {topic}.\n")  # fmt: skip
+    requests: list[ScriptedRequest] = []
+    server = scripted(
+        seen(requests, call("tool_search", {"need": "write the postmortem of yesterday's incident"})),
+        seen(requests, call("load_skill", {"name": "skill-1"})),
+        seen(requests, reply("Postmortem drafted.")),
+    )
+    flow = workflow(tmp_path, {"search": {"chooser": "lexical", "results": 2}})
+    services = Services(skills=SkillLibrary(tmp_path / "skills"))
+    record = build_agent(flow, model_for(server), services).run("Draft the postmortem.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    system = requests[0].system_text()
+    assert "28 skills are available: find the one a task needs with tool_search" in system
+    assert "skill-1" not in system and "tool_search" in requests[0].tool_names
+    found = next(iter(requests[1].tool_results().values()))
+    assert found.startswith("## skill skill-1\nHow to write a incident postmortem write-up.")
+    assert "Start with the facts of the incident postmortem" in next(iter(requests[2].tool_results().values()))

@@ -96,7 +96,10 @@ def prompt_sections(
     if skills is None:
         return sections
     visible = workflow.skills.visible(skills.names())
-    if visible:
+    if toolsearch.searched_skills(workflow, skills):  # too many to list: tool_search finds them
+        sections.append(f"## Skills\n{len(visible)} skills are available: find the one a task needs with tool_search "
+                        "and load it with load_skill before doing what it describes.")  # fmt: skip
+    elif visible:
         sections.append(
             "## Skills\nLoad a skill with load_skill before doing what it describes.\n" + skills.catalog(visible)
         )
@@ -229,7 +232,8 @@ def _registry(
     for item in [*own, *stubbed]:
         registry.register(item)
     models = _model_factory(model)  # the chooser's: the workflow's model unless tools.search names another
-    search = toolsearch.install(registry, workflow, declared.toolsets, lambda name: models(name or model.name))
+    listed = toolsearch.searched_skills(workflow, skills)
+    search = toolsearch.install(registry, workflow, declared.toolsets, lambda name: models(name or model.name), listed)
     if workflow.sandbox.enabled and services.sandbox is not None:
         reader = skill_files(skills, workflow.skills) if skills is not None else None
         registry.register(python_tool(services.sandbox, workflow.sandbox, reader))

@@ -14,13 +14,15 @@ from typing import Any
 
 from ..context.counter import TokenCounter
 from ..models import Model
+from ..skills import SkillLibrary
 from ..tools import Tool, ToolRegistry
 from ..workflows import Workflow
 from .chooser import Chooser
 from .deferral import Deferral, apply, decide
+from .index import Entry
 from .search import CALL_TOOL, FOUND, SEARCH_TOOL, ToolSearch
 
-__all__ = ["CALL_TOOL", "FOUND", "SEARCH_TOOL", "Deferral", "ToolSearch", "for_helper", "install"]
+__all__ = ["CALL_TOOL", "FOUND", "SEARCH_TOOL", "Deferral", "ToolSearch", "for_helper", "install", "searched_skills"]
 
 
 def install(
@@ -28,19 +30,32 @@ def install(
     workflow: Workflow,
     toolsets: Mapping[str, str],
     model_for: Callable[[str | None], Model],
+    skills: Sequence[Entry] = (),
 ) -> ToolSearch | None:
-    """Defer what the workflow's settings and the threshold say; the search's hook when anything is deferred.
-    ``model_for``: the chooser's model by name (None: the workflow's)."""
+    """Defer what the workflow's settings and the threshold say; the search's hook when anything is deferred or
+    the skills are searched (``searched_skills``). ``model_for``: the chooser's model by name (None: the
+    workflow's)."""
     counter = TokenCounter(workflow.model.name)
     apply(registry, decide(workflow, list(registry), toolsets, counter), toolsets)
-    if not registry.deferred():
+    if not registry.deferred() and not skills:
         return None
     settings = workflow.tools.search
     chooser = Chooser(model_for(settings.chooser_model), settings.results) if settings.chooser == "model" else None
-    search = ToolSearch(registry, settings, toolsets, chooser)
+    search = ToolSearch(registry, settings, toolsets, chooser, skills)
     for item in search.tools():
         registry.register(item)
     return search
+
+
+def searched_skills(workflow: Workflow, library: SkillLibrary | None) -> list[Entry]:
+    """The skills the search finds instead of the prompt's catalogue: all the workflow may load on demand, when
+    there are more than ``tools.search.skills_listed`` (none otherwise: the prompt lists them)."""
+    if library is None:
+        return []
+    visible = [name for name in workflow.skills.visible(library.names()) if name not in workflow.skills.required]
+    if len(visible) <= workflow.tools.search.skills_listed:
+        return []
+    return [Entry(name, library.get(name).description, kind="skill", group="skills") for name in visible]
 
 
 def for_helper(tools: Sequence[Tool], parent_state: MutableMapping[str, Any]) -> list[Tool]:

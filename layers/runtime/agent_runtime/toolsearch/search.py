@@ -41,10 +41,17 @@ class ToolSearch(Hook):
     """One per agent: the catalogue of its deferred tools, and the two tools the model uses to reach them."""
 
     def __init__(
-        self, registry: ToolRegistry, settings: SearchSettings, toolsets: Mapping[str, str], chooser: Chooser | None
+        self,
+        registry: ToolRegistry,
+        settings: SearchSettings,
+        toolsets: Mapping[str, str],
+        chooser: Chooser | None,
+        skills: Sequence[Entry] = (),
     ) -> None:
         self.registry, self.settings, self.chooser = registry, settings, chooser
-        self.catalogue = [entry_of(item, toolsets.get(item.name, "")) for item in registry.deferred()]
+        tools = [entry_of(item, toolsets.get(item.name, "")) for item in registry.deferred()]
+        self.catalogue = [*tools, *skills]  # a skill's entry: kind "skill", loaded with load_skill when found
+        self.skills = {entry.name: entry for entry in skills}
         self.index = Bm25(self.catalogue)
         self.run: Run | None = None
 
@@ -63,10 +70,11 @@ class ToolSearch(Hook):
     def _search_doc(self) -> str:
         groups: dict[str, int] = {}
         for item in self.catalogue:
-            groups[item.group or "other"] = groups.get(item.group or "other", 0) + 1
+            group = item.group or ("skills" if item.kind == "skill" else "other")
+            groups[group] = groups.get(group, 0) + 1
         listing = ", ".join(f"{name} ({count})" for name, count in groups.items())
         return (
-            f"Find tools you have not been given yet: {len(self.catalogue)} more are attached to this run "
+            f"Find tools you have not been given yet, and skills: {len(self.catalogue)} more are attached to this run "
             f"({listing}).\n\n"
             f"Describe what you need to do in plain words; you get the tools that fit, with their parameters. Call a "
             f"found tool with {CALL_TOOL}.\n\nArgs:\n    need: What you need a tool for, in your own words."
@@ -98,7 +106,10 @@ class ToolSearch(Hook):
         parts = []
         for name in names:
             item = self.registry.get(name)
-            if item is None:
+            if item is None or name in self.skills:
+                skill = self.skills.get(name)
+                parts += [f"## skill {name}\n{skill.description}\nLoad it with load_skill before doing what it says."
+                          ] if skill else []  # fmt: skip
                 continue
             if name in earlier:
                 parts.append(f"## {name}\n(found earlier in this run: its parameters are above)")

@@ -10,6 +10,7 @@ tools:
                                   # lexical stage's candidates; lexical: the lexical stage alone
     chooser_model: gpt-4.1-nano   # default: the workflow's model
     results: 5                    # tools a search returns at most
+    skills_listed: 20             # more skills than this: tool_search finds them too, the prompt lists none
 ```
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..sections import Report, check_keys, choice, integer, text
 
-KEYS = ("threshold_tokens", "defer", "chooser", "chooser_model", "results", "candidates")
+KEYS = ("threshold_tokens", "defer", "chooser", "chooser_model", "results", "candidates", "skills_listed")
 MODES = ("auto", "always", "never")  # auto: deferred when the declared tools' schemas pass the threshold
 CHOOSERS = ("model", "lexical")
 UNNAMED_TOOLSETS = ("python", "builtin")  # toolsets without a name of their own in tools:
@@ -39,6 +40,7 @@ class SearchSettings:
     chooser_model: str | None = None  # None: the workflow's model
     results: int = 5
     candidates: int = 20  # what the lexical stage hands the chooser
+    skills_listed: int = 20  # the most skills the system prompt lists; a larger catalogue is searched instead
 
     def mode(self, toolset: str) -> str:
         return self.defer.get(toolset, "auto")
@@ -68,4 +70,5 @@ def parse_search_section(data: Mapping[str, Any], report: Report, toolsets: tupl
         chooser_model=text(where, data, "chooser_model", report, required=False),
         results=integer(where, data, "results", defaults.results, report, low=1, high=MAX_RESULTS),
         candidates=integer(where, data, "candidates", defaults.candidates, report, low=1, high=MAX_CANDIDATES),
+        skills_listed=integer(where, data, "skills_listed", defaults.skills_listed, report, low=0),
     )
