@@ -238,6 +238,12 @@ def test_python_tools_come_from_the_tools_path(scripted: Start, tmp_path: Path) 
     assert next(iter(requests[1].tool_results().values())) == '["PROJ-9"]'
     with ScriptedServer([]) as other, pytest.raises(ConfigError, match="not a tool; decorate it with @tool"):
         agent_for(other, workflow(tmp_path, {"python": ["acme_tools.jira:plain"]}), tmp_path, tools_path=(str(folder),))
+    with ScriptedServer([]) as other:  # a whole module: its @tool functions, not its plain ones
+        whole = agent_for(other, workflow(tmp_path, {"python": ["acme_tools.jira"]}), tmp_path,
+                          tools_path=(str(folder),))  # fmt: skip
+        assert "find_duplicates" in whole.tools.names() and "plain" not in whole.tools.names()
+    with ScriptedServer([]) as other, pytest.raises(ConfigError, match="the module has no @tool functions"):
+        agent_for(other, workflow(tmp_path, {"python": ["acme_tools"]}), tmp_path, tools_path=(str(folder),))
 
 
 def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:

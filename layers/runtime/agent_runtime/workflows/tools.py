@@ -15,7 +15,7 @@ tools:
       base_url: https://billing.internal/api
       operations: [getInvoice, listInvoices]
       headers: {Authorization: "Bearer ${secret:billing_token}"}
-  python: [my_tools.jira:find_duplicates]
+  python: [my_tools.jira:find_duplicates, my_tools.ops]   # a function, or every @tool of a module
   builtin: [slack_thread, jira_issue, jira_search]
   search: {threshold_tokens: 6000}       # tools disclosed progressively: see workflows/toolsearch.py
 ```
@@ -48,7 +48,7 @@ OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations", "allow_http")
 APPROVAL_MODES = ("mutating", "always", "never")  # mutating: every call of a mutating tool asks first
 BUILTINS = ("slack_thread", "jira_issue", "jira_search")
 SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")  # the prefix of its tools' names: short, one word
-PYTHON_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+PYTHON_REF = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")  # module:function, or a whole module
 SECRET_REF = re.compile(r"\$\{secret:([A-Za-z0-9_]+)\}")
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 900
@@ -117,7 +117,7 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
     python = _names(data, "python", "tools", report)
     for ref in python:
         if not PYTHON_REF.fullmatch(ref):
-            report("tools.python", f"{ref!r}: use 'package.module:function'")
+            report("tools.python", f"{ref!r}: use 'package.module:function', or 'package.module' for all its tools")
     builtin = _names(data, "builtin", "tools", report)
     for name in builtin:
         if name not in BUILTINS:
