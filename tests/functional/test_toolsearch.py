@@ -310,3 +310,38 @@ def test_a_large_skills_catalogue_is_searched_not_listed(scripted: Start, tmp_pa
     found = next(iter(requests[1].tool_results().values()))
     assert found.startswith("## skill skill-1\nHow to write a incident postmortem write-up.")
     assert "Start with the facts of the incident postmortem" in next(iter(requests[2].tool_results().values()))
+
+
+def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_search(
+    scripted: Start, tmp_path: Path
+) -> None:
+    """In a small window the search's result is carried verbatim through compaction (the schema stays in view),
+    the found tool is still called through call_tool after it, and the transcript says what was searched, found
+    and called."""
+    from dataclasses import replace
+
+    from agent_runtime.show import transcript
+
+    commits: list[str] = []
+    requests: list[ScriptedRequest] = []
+
+    def intercept(request: ScriptedRequest) -> Any:
+        return reply("Summary: the commits of payments were listed.") if request.is_compaction() else None
+
+    with serve_mcp(big_server(commits, [])) as url:
+        steps = [seen(requests, call("tool_search", {"need": "the commits of a repository"}))]
+        since = "the day of the retry change, " * 25  # long arguments: what masking cannot shrink
+        steps += [seen(requests, via("big_list_commits", repo=f"payments-{n}", since=since)) for n in range(30)]
+        server = scripted(*steps, seen(requests, reply("Listed.")), intercept=intercept)
+        flow = workflow(tmp_path, {"mcp": [{"name": "big", "url": url}], "search": {"chooser": "lexical"}})
+        flow = replace(flow, context=replace(flow.context, context_budget=8_000, mask_threshold_tokens=0))
+        store = LocalStore(tmp_path / "state")
+        services = Services(runs=RunStore(store), tool_env=ToolEnv(secrets=SECRETS.get))
+        record = build_agent(flow, model_for(server), services, files=StoreFileStore(store, "thread#T")).run("Go.")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert "summary" in [e["tactic"] for e in record.events if e["type"] == "compaction"], "no summary was made"
+    # The schema stays in view in every request after the search, whatever compaction did to the rest.
+    assert all("## big_list_commits" in json.dumps(r.messages) for r in requests[1:])
+    assert len(commits) == 30  # every call ran, after the compaction too
+    shown = transcript(record.to_dict(), record.state.messages)
+    assert "tool search (lexical): found big_list_commits" in shown and "big_list_commits" in shown
