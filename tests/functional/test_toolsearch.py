@@ -25,7 +25,7 @@ from mcp_types import ToolAnnotations
 
 from tests.conftest import model_for
 from tests.functional.test_workflow_tools import SECRETS, workflow
-from tests.toolsets_support import serve_mcp
+from tests.toolsets_support import crowded_server, serve_mcp
 
 Start = Callable[..., ScriptedServer]
 FILLER = 196  # with the four below: a server of 200 tools
@@ -57,18 +57,8 @@ def big_server(commits: list[str], deleted: list[str]) -> MCPServer:
         """Search the issue tracker by words."""
         return "no issue"
 
-    for number in range(FILLER):
-
-        def make(n: int) -> Callable[[], str]:
-            def op() -> str:
-                return f"gadget {n}"
-
-            op.__name__ = f"gadget_{n}"
-            op.__doc__ = f"Adjust gadget number {n} of the warehouse's inventory, a routine operation."
-            return op
-
-        server.tool(annotations=ToolAnnotations(read_only_hint=True))(make(number))
-    return server
+    doc = "Adjust gadget number {n} of the warehouse's inventory, a routine operation."
+    return crowded_server(FILLER, server, name="gadget", doc=doc)
 
 
 def agent(server: ScriptedServer, tmp_path: Path, url: str, *, approver: Any = None, tools: Any = (),
