@@ -1,11 +1,11 @@
 """Which toolsets are deferred: their schemas stay out of the request until a search finds their tools.
 
 A toolset on ``always`` is deferred, on ``never`` sent; those on ``auto`` (the default) are all deferred when the
-request's tool schemas would pass the threshold (``tools.search.threshold_tokens``, by default 5 % of the window
-the workflow uses), and all sent when they would not. All, not the largest first: once the model searches anyway,
-a small toolset kept in view costs its schemas in every request to save one search (a parallel call in a turn
-the model makes anyway) — measured in docs/tools.md. A toolset of more tools than an MCP server may send without
-``allow:`` is deferred whatever the rest weighs.
+declared tools' schemas would pass the threshold (``tools.search.threshold_tokens``, by default 5 % of the window
+the workflow uses and at least 1,000 tokens), and all sent when they would not. All, not the largest first: once
+the model searches anyway, a small toolset kept in view costs its schemas in every request to save one search (a
+parallel call in a turn the model makes anyway) — measured in docs/tools.md. A toolset of more tools than an MCP
+server may send without ``allow:`` is deferred whatever the rest weighs.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..workflows import Workflow
 from ..workflows.toolsearch import MAX_TOOLS_WITHOUT_ALLOW
 
 THRESHOLD_SHARE = 0.05  # of the window, when the workflow sets no threshold_tokens
+MIN_THRESHOLD = 1_000  # tokens: deferring less saves little more than tool_search and call_tool cost (~400)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,7 @@ class Deferral:
 
     deferred: tuple[str, ...]  # toolsets
     threshold: int  # tokens
-    sent_tokens: int  # the request's tool schemas after the decision (the search tools' own not included)
+    sent_tokens: int  # the declared tools' schemas still sent after the decision
     deferred_tokens: int  # what the deferred schemas would have cost every request
 
 
@@ -38,7 +39,7 @@ def threshold(workflow: Workflow) -> int:
     if settings.threshold_tokens is not None:
         return settings.threshold_tokens
     window = min(workflow.model.context_window, workflow.context.context_budget or math.inf)
-    return int(window * THRESHOLD_SHARE)
+    return max(MIN_THRESHOLD, int(window * THRESHOLD_SHARE))
 
 
 def decide(workflow: Workflow, tools: list[Tool], toolsets: Mapping[str, str], counter: TokenCounter) -> Deferral:
@@ -52,8 +53,8 @@ def decide(workflow: Workflow, tools: list[Tool], toolsets: Mapping[str, str], c
     deferred = [name for name in members if settings.mode(name) == "always"]
     deferred += [name for name, group in members.items() if settings.mode(name) == "auto" and
                  len(group) > MAX_TOOLS_WITHOUT_ALLOW]  # fmt: skip
-    limit = threshold(workflow)
-    sent = counter.tools([t.spec() for t in tools if not t.deferred and toolsets.get(t.name) not in deferred])
+    limit = threshold(workflow)  # against the declared tools' schemas: the runtime's own are sent whatever they weigh
+    sent = counter.tools([t.spec() for name, group in members.items() if name not in deferred for t in group])
     if sent > limit:
         autos = [name for name in members if settings.mode(name) == "auto" and name not in deferred]
         deferred += autos

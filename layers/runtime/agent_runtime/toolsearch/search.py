@@ -13,6 +13,7 @@ and a helper started later gets them in its own tool list. Why the list stays fi
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -54,6 +55,7 @@ class ToolSearch(Hook):
         self.skills = {entry.name: entry for entry in skills}
         self.index = Bm25(self.catalogue)
         self.run: Run | None = None
+        self._lock = threading.Lock()
 
     def tools(self) -> list[Tool]:
         def tool_search(need: str) -> str:
@@ -94,9 +96,10 @@ class ToolSearch(Hook):
             names = choice.names if choice.stage == "chooser" else names
         if run is None:
             return self.render(names, set())
-        found = FOUND.use(run.state.context)
-        earlier = set(found)
-        found.extend(name for name in names if name not in earlier)
+        with self._lock:  # searches of one turn run in parallel
+            found = FOUND.use(run.state.context)
+            earlier = set(found)
+            found.extend(name for name in names if name not in earlier)
         run.record.event(ToolsFound(found=names, candidates=len(hits), stage=stage, turn=run.state.turn, tokens=tokens))
         return self.render(names, earlier)
 

@@ -4,7 +4,7 @@
 tools:
   mcp: [{name: github, url: ...}, {name: gitlab, url: ...}]   # whole servers, no allow: needed
   search:
-    threshold_tokens: 6000        # default: 5 % of the window; toolsets on auto are deferred past it
+    threshold_tokens: 6000        # default: 5 % of the window, at least 1,000; toolsets on auto are deferred past it
     defer: {github: always, builtin: never}   # per toolset (an mcp/openapi name, python, builtin)
     chooser: model                # model (default): a model call in a window of its own picks among the
                                   # lexical stage's candidates; lexical: the lexical stage alone
@@ -34,7 +34,7 @@ MAX_TOOLS_WITHOUT_ALLOW = 64  # an MCP server never deferred that lists more nee
 
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
-    threshold_tokens: int | None = None  # None: 5 % of the window the workflow uses
+    threshold_tokens: int | None = None  # None: 5 % of the window the workflow uses, at least 1,000 tokens
     defer: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # toolset -> mode
     chooser: str = "model"
     chooser_model: str | None = None  # None: the workflow's model
