@@ -12,6 +12,7 @@ import urllib.request
 from typing import Any
 
 from agent_runtime import tool
+from agent_runtime.coordinator import ToolFailed
 
 CHANNEL = os.environ.get("MERGED_PRS_CHANNEL", "C0ENG")
 PR_LINK = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)/pull/(\d+)")
@@ -69,13 +70,22 @@ def react(channel: str, ts: str, name: str) -> str:
 
 
 def mark_merged_prs(run: Any) -> str:
-    """The coordinator: each unmarked link whose pull request merged gets :merged:, each a step of its own."""
+    """The coordinator: each unmarked link whose pull request merged gets :merged:, each a step of its own. A pull
+    request GitHub does not answer for is said and skipped (``ToolFailed``); any other failure ends the run."""
     listed = run.call("recent_pr_links", channel=CHANNEL, step="list")
-    marked = []
+    marked, unknown = [], []
     for line in listed.splitlines():
         ts, url, state = line.split()
         run.progress(f"checking {url}")
-        if state == "unmarked" and run.call("pr_merged", url=url, step=f"state {url}") == "merged":
+        if state != "unmarked":
+            continue
+        try:
+            merged = run.call("pr_merged", url=url, step=f"state {url}") == "merged"
+        except ToolFailed as error:
+            unknown.append(f"{url}: {error.reason}")
+            continue
+        if merged:
             run.call("react", channel=CHANNEL, ts=ts, name="merged", step=f"react {ts}")
             marked.append(url)
-    return f"Marked {len(marked)} merged pull request(s)." + "".join(f"\n- {url}" for url in marked)
+    answer = f"Marked {len(marked)} merged pull request(s)." + "".join(f"\n- {url}" for url in marked)
+    return answer + "".join(f"\nNot checked: {line}" for line in unknown)

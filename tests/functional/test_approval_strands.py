@@ -45,7 +45,7 @@ def test_a_release_cut_short_is_done_again_by_the_redelivery(system, scripted, o
     s.post("/slack/events", *slack_request(mention("Ev2", "and is it up?", "1763800002.0")))
     assert s.deliver() == ["deferred"]
     decision = the_decision(s)
-    queue, original = s.worker.queue, s.worker.queue.send
+    queue, original = s.worker.process.queue, s.worker.process.queue.send
 
     def down(message: dict[str, Any], **kwargs: Any) -> None:
         if message.get("type") == "event":
@@ -56,9 +56,9 @@ def test_a_release_cut_short_is_done_again_by_the_redelivery(system, scripted, o
     with pytest.raises(ConnectionError):  # the invocation fails: SQS delivers the decision again
         s.worker.handle(decision, deadline=Deadline.after(600))
     queue.send = original
-    assert len(s.worker.threads.deferred(THREAD)) == 1
+    assert len(s.worker.process.threads.deferred(THREAD)) == 1
     assert s.worker.handle(decision, deadline=Deadline.after(600)) == "duplicate"  # answered, and released
-    assert s.worker.threads.deferred(THREAD) == []
+    assert s.worker.process.threads.deferred(THREAD) == ()
     assert s.deliver() == ["answered"]  # the message that waited is answered
     assert "and is it up?" in json.dumps(server.requests[-1].messages)
 
@@ -93,4 +93,4 @@ def test_a_worker_dying_in_the_approved_call_is_resumed_and_says_unknown(system,
     assert s.worker.handle(decision, deadline=Deadline.after(600)) == "answered"  # SQS delivers it again
     assert not log.exists()  # never run twice (the first write died before it wrote)
     assert "the outcome of this restart_service call is unknown" in server.requests[-1].tool_results().popitem()[1]
-    assert s.worker.threads.active(THREAD) is None  # the thread is free for its next message
+    assert s.worker.process.threads.active(THREAD) is None  # the thread is free for its next message

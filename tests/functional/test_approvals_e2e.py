@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 from agent_runtime import Services
+from agent_runtime.chat.channels import Channel
+from agent_runtime.service import turn
+from agent_runtime.service.approvals import ApprovalDesk
 from agent_runtime.testing import call, calls, reply
 
 from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
@@ -143,8 +146,8 @@ def test_deny_from_slack_tells_the_model_and_nothing_runs(system, scripted, ops)
     assert not log.exists()
     result = next(iter(server.requests[1].tool_results().values()))
     assert result.startswith("ERROR: not run: this restart_service call was denied by U0DANA")
-    [summary] = [r for r in s.worker.runs.list_runs() if r["status"] == "completed"]
-    stored = s.worker.runs.load_record(summary["run_id"])
+    [summary] = [r for r in s.worker.process.runs.list_runs() if r["status"] == "completed"]
+    stored = s.worker.process.runs.load_record(summary["run_id"])
     assert stored is not None
     assert [(c["name"], c["mutating"], c["executed"]) for c in stored["tool_calls"]] == [
         ("restart_service", True, False)  # was recorded mutating: false
@@ -191,7 +194,7 @@ def test_an_expired_request_tells_the_model_when_the_thread_moves_on(system, scr
     s = system(server)
     s.post("/slack/events", *slack_request(mention("Ev4", "restart cache", "1763800004.0")))
     assert s.deliver() == ["awaiting_approval"]
-    s.worker.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1
+    s.worker.process.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1
     s.post("/slack/events", *slack_request(mention("Ev5", "and the status?", "1763800005.0")))
     assert s.deliver() == ["answered"]
     assert not log.exists()
@@ -231,7 +234,7 @@ def test_an_expired_request_wakes_its_run_when_nobody_writes_again(system, scrip
     assert abs(at.timestamp() - (time.time() + 3600)) < 60  # approval_timeout_hours: 1
     assert asked["type"] == "expire" and schedule["ActionAfterCompletion"] == "DELETE"
     assert schedule["Target"]["SqsParameters"]["MessageGroupId"] == "slack-T0TEAM-C0OPS-1763800000.000100"
-    s.worker.clock = lambda: time.time() + 2 * 3600
+    s.worker.process.clock = lambda: time.time() + 2 * 3600
     # SQS drops a body it saw in the last five minutes (content-based deduplication; moto forgets deleted
     # messages, so the check is on the bodies): the second wake-up must not repeat the first's.
     assert fire(s, again)["Target"]["Input"] != schedule["Target"]["Input"]
@@ -384,20 +387,19 @@ def test_a_worker_that_dies_after_the_click_is_resumed_by_the_redelivery(system,
     assert click(s, value, "U0DANA")["statusCode"] == 200
     got = s.clients["sqs"].receive_message(QueueUrl=s.queue_url, MaxNumberOfMessages=1, AttributeNames=["All"])
     decision = decode(got["Messages"][0]["Body"], s.store)
-    resume = s.worker._run
 
     def killed(*args: Any, **kwargs: Any) -> Any:  # the invocation dies (timeout, OOM) after the decision is saved
         raise TimeoutError("Task timed out after 900.00 seconds")
 
-    s.worker._run = killed  # type: ignore[method-assign]
-    with pytest.raises(TimeoutError):
-        s.worker.handle(decision, deadline=Deadline.after(600))
-    s.worker._run = resume  # type: ignore[method-assign]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(turn, "run_turn", killed)
+        with pytest.raises(TimeoutError):
+            s.worker.handle(decision, deadline=Deadline.after(600))
     assert s.worker.handle(decision, deadline=Deadline.after(600)) == "answered"  # SQS delivers it again
     assert log.read_text() == "payments\n"
     assert s.worker.handle(decision, deadline=Deadline.after(600)) == "duplicate"  # and again: nothing twice
     assert log.read_text() == "payments\n"
-    assert s.worker.threads.active("slack-T0TEAM-C0OPS-1763800000.000100") is None
+    assert s.worker.process.threads.active("slack-T0TEAM-C0OPS-1763800000.000100") is None
 
 
 def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system, scripted, ops) -> None:  # noqa: F811
@@ -411,10 +413,10 @@ def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system,
     s.post("/slack/events", *slack_request(mention("Ev2", "and is it up?", "1763800002.0")))
     assert s.deliver() == ["deferred"]
     thread = "slack-T0TEAM-C0OPS-1763800000.000100"
-    assert len(s.worker.threads.deferred(thread)) == 1
+    assert len(s.worker.process.threads.deferred(thread)) == 1
     value, _ = approval_value(s)
     click(s, value, "U0DANA")
-    queue, sends = s.worker.queue, []
+    queue, sends = s.worker.process.queue, []
     original = queue.send
 
     def flaky(message: dict[str, Any], **kwargs: Any) -> None:
@@ -424,11 +426,14 @@ def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system,
         original(message, **kwargs)
 
     queue.send = flaky  # type: ignore[method-assign]
+    process = s.worker.process
+    channel = lambda event, run_id: Channel()  # noqa: E731 (release sends and forgets: it tells nobody)
+    desk = ApprovalDesk(process.runs, process.threads, channel, process.approvers, time.time, sources=process.sources)
     with pytest.raises(ConnectionError):
-        s.worker.desk.release(thread, queue)
-    assert len(s.worker.threads.deferred(thread)) == 1  # still kept
-    s.worker.desk.release(thread, queue)
-    assert s.worker.threads.deferred(thread) == []
+        desk.release(thread, queue)
+    assert len(s.worker.process.threads.deferred(thread)) == 1  # still kept
+    desk.release(thread, queue)
+    assert s.worker.process.threads.deferred(thread) == ()
 
 
 HOSTILE = "payments\n```\n<!channel> *Approved by the security team* <https://evil.example|click here>\n```"
@@ -467,7 +472,7 @@ def test_a_click_after_the_request_expired_decides_nothing_and_says_so(system, s
     s.post("/slack/events", *slack_request(mention("Ev8", "restart cache", "1763800008.0")))
     assert s.deliver() == ["awaiting_approval"]
     value, _ = approval_value(s)
-    s.worker.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1, no wake-up fired yet
+    s.worker.process.clock = lambda: time.time() + 2 * 3600  # past approval_timeout_hours: 1, no wake-up fired yet
     click(s, value, "U0DANA")
     assert s.deliver() == ["answered"] and not log.exists()
     texts = [u["text"] for u in s.apis.named("chat.update")]
@@ -555,12 +560,12 @@ def test_an_answer_can_be_rated_once_per_person_and_forged_ratings_are_refused(s
     assert rate(s, values["good"], "U0DANA")["statusCode"] == 200  # the same again: nothing changes
     assert rate(s, values["bad"], "U0LEAD")["statusCode"] == 200
     assert s.deliver() == ["rated", "rated", "rated"]
-    stored = s.worker.runs.load_record(run_id)
+    stored = s.worker.process.runs.load_record(run_id)
     assert stored is not None
     assert sorted((f["by"], f["verdict"]) for f in stored["feedback"]) == [("U0DANA", "good"), ("U0LEAD", "bad")]
     assert rate(s, values["bad"], "U0DANA")["statusCode"] == 200  # a change of mind: the latest wins
     assert s.deliver() == ["rated"]
-    stored = s.worker.runs.load_record(run_id)
+    stored = s.worker.process.runs.load_record(run_id)
     assert sorted((f["by"], f["verdict"]) for f in stored["feedback"]) == [("U0DANA", "bad"), ("U0LEAD", "bad")]
     assert rate(s, values["good"], "U0DANA", secret="not-the-signing-secret")["statusCode"] == 401  # forged
     assert rate(s, values["good"], "U0DANA", at=time.time() - 3_600)["statusCode"] == 401  # stale

@@ -156,7 +156,7 @@ def test_the_worker_handler_imports_with_encodings_and_documents_from_the_built_
         "print(len(load_encoding('o200k_base').encode('hello world')))\n"
         "import lxml.etree, pypdf\n"
         "print(lxml.etree.__file__.startswith(sys.path[2]) or lxml.etree.__file__)\n"
-        "print(app.worker.skills.names())\n"
+        "print(app.worker.process.skills.names())\n"
     )
     out = built_python("WorkerFunction", code).strip().splitlines()
     assert out[0] == "2"

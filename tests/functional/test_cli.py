@@ -42,7 +42,9 @@ def test_help_is_complete() -> None:
     for flag in ("--message", "--file", "--thread", "--json", "--quiet", "--out-dir", "exit codes"):
         assert flag in run_help
     assert "validate" in run_cli("workflows", "--help").stdout
-    assert "one line per problem" in run_cli("workflows", "validate", "--help").stdout
+    assert "every problem in one pass, one line each" in run_cli("workflows", "validate", "--help").stdout.replace(
+        "\n", " "
+    )
 
 
 def test_demo_model_reviews_the_attached_documents() -> None:
@@ -189,7 +191,7 @@ def test_threads_continue_across_invocations(scripted: Start, tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("run", "no-such-flow", "-m", "hi"), "no such workflow; available: document-feedback"),
+        (("run", "no-such-flow", "-m", "hi"), "no such workflow 'no-such-flow'; available: document-feedback"),
         (
             ("run", "document-feedback", "-m", "hi", "-f", "/nope/missing.pdf"),
             "--file /nope/missing.pdf: No such file or directory",
@@ -217,7 +219,9 @@ def test_workflows_list_and_validate(tmp_path: Path) -> None:
     assert run_cli("workflows", "validate", "--offline").returncode == 0, run_cli("workflows", "validate").stderr
     unready = run_cli("workflows", "validate", "slack-helper", "knowledge-answers", env={"NOTION_TOKEN": ""})
     assert unready.returncode == 2  # the files are valid; this environment lacks what they need to run
-    assert "slack-helper.yaml: tools.builtin 'slack_thread': no credentials (SLACK_BOT_TOKEN)" in unready.stderr
+    said = "slack-helper.yaml: warning: tools.builtin 'slack_thread': no credentials (SLACK_BOT_TOKEN)"
+    assert said in unready.stderr  # a run here goes without slack_thread: said, but not a failure
+    assert "ok  " in unready.stdout and "slack-helper.yaml" in unready.stdout
     assert "secret 'notion_token' is not set (environment variable NOTION_TOKEN locally)" in unready.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nmodel: {name: x}\n", encoding="utf-8")

@@ -6,6 +6,9 @@ waits for approval). Through build_agent, the real ``openai`` client and the scr
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +23,12 @@ from agent_runtime.runtime import build_agent
 from agent_runtime.testing import ScriptedServer, reply
 from agent_runtime.workflows import load_workflow
 
+REPO = Path(__file__).resolve().parents[2]
 TOOLS = '''
 import os
 from pathlib import Path
 from agent_runtime import tool
+from agent_runtime.coordinator import ToolDenied
 
 
 def log(line):
@@ -58,10 +63,15 @@ def merged_job(run):
     merged = [line.split()[0] for line in listed.splitlines() if line.endswith("merged")]
     summary = run.ask("Summarise in one sentence: " + listed, step="summary",
                       schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+    marked, refused = [], []
     for pr in merged:
         run.progress(f"marking {pr} :merged:")
-        run.call("mark_merged", pr=pr, step=f"mark {pr}")
-    return f"Marked {', '.join(merged)}. {summary['text']}"
+        try:
+            run.call("mark_merged", pr=pr, step=f"mark {pr}")
+            marked.append(pr)
+        except ToolDenied as denied:
+            refused.append(f"{pr} ({denied.reason})")
+    return f"Marked {', '.join(marked)}. {summary['text']}" + "".join(f" Not marked: {pr}." for pr in refused)
 
 
 def broken_job(run):
@@ -168,12 +178,15 @@ def test_a_threads_next_turn_runs_its_steps_afresh(job: Path) -> None:
     assert calls(job) == ["list", "mark #12", "mark #14"] * 2 and len(server.requests) == 2
 
 
-def test_a_denied_step_is_the_scripts_to_read_and_a_script_error_is_the_runs_failure(job: Path) -> None:
+def test_a_denied_step_is_the_scripts_to_catch_and_a_script_error_is_the_runs_failure(job: Path) -> None:
     desk = Desk()
     desk.said |= {"#12": "denied", "#14": "approved"}
     with ScriptedServer([SUMMARY, reply("not json at all")]) as server:
         record = agent_for(job, server, desk).run("go")
         assert record.status is RunStatus.COMPLETED and calls(job) == ["list", "mark #14"]  # #12 was not run
+        assert record.final_answer == (
+            "Marked #14. Two of three pull requests are merged. Not marked: #12 (denied by U0LEAD; it did not run)."
+        )  # the script caught ToolDenied and said so
         (job / "calls.log").unlink()
         failed = agent_for(job, server, desk).run("go again")
     assert failed.status is RunStatus.FAILED and "not the JSON asked for" in (failed.stop_reason or "")
@@ -182,7 +195,10 @@ def test_a_denied_step_is_the_scripts_to_read_and_a_script_error_is_the_runs_fai
         workflow = load_workflow("merged-prs", job / "workflows")
         broken = build_agent(workflow, OpenAIChatModel("gpt-4o", client=server.client()), Services()).run("go")
     assert broken.status is RunStatus.FAILED
-    assert broken.stop_reason == "the script failed: ValueError: no repository is configured"  # its words only
+    line = TOOLS.splitlines().index('    raise ValueError("no repository is configured")') + 1
+    assert broken.stop_reason == (  # its words and where, never a traceback
+        f"the script failed: ValueError: no repository is configured (at pr_job.py:{line} in broken_job)"
+    )
 
 
 def test_an_ask_on_a_server_that_omits_usage_is_charged_an_estimate(job: Path) -> None:
@@ -219,3 +235,63 @@ def test_the_script_passes_its_eval_suite_with_stubs(job: Path, monkeypatch: pyt
     [row] = report["cases"]
     assert row["runs"][0]["passed"], row
     assert not (job / "calls.log").exists()  # the stubs answered: the real tools never ran
+
+
+def example_job(job: Path) -> None:
+    """The docs' example as written, with the tools it calls, as workflow doc-job."""
+    doc = (REPO / "docs" / "workflows.md").read_text()
+    section = doc[doc.index("### Code coordinators (`coordinator: script`)") :]
+    start = section.index("```python\n") + len("```python\n")
+    example = section[start : section.index("```", start)]
+    (job / "tools" / "doc_job.py").write_text(TOOLS.split("def merged_job")[0] + example)
+    flow = FLOW.format(cost="").replace("pr_job:", "doc_job:").replace("name: merged-prs", "name: doc-job")
+    (job / "workflows" / "doc-job.yaml").write_text(flow)
+
+
+def test_the_docs_example_runs_as_written_on_the_demo_model(job: Path) -> None:
+    """Was: the docs' own ``run.ask(..., schema=...)`` failed on the embedded demo model (``make demo``'s)."""
+    example_job(job)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}  # the embedded demo model
+    done = subprocess.run([sys.executable, "-m", "agent_runtime", "run", "doc-job", "-m", "go", "--approve", "all"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env=env | {"PYTHONPATH": str(REPO / "layers" / "runtime")})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Marked #12, #14. 3 items: #12 merged; #13 open; #14 merged."
+    assert calls(job) == ["list", "mark #12", "mark #14"]
+
+
+def test_the_docs_example_catches_a_denial_on_the_demo_model(job: Path) -> None:
+    from agent_runtime.testing.demo import demo_script
+
+    example_job(job)
+    with ScriptedServer(demo_script()) as server:  # the CLI's embedded model, in this process
+        workflow = load_workflow("doc-job", job / "workflows")
+        desk = Desk()
+        desk.said |= {"#12": "denied", "#14": "approved"}
+        agent = build_agent(workflow, OpenAIChatModel("gpt-4o", client=server.client()), Services(approver=desk))
+        record = agent.run("go")
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert record.final_answer == ("Marked #14. 3 items: #12 merged; #13 open; #14 merged. "
+                                   "Not marked: #12 (denied by U0LEAD; it did not run).")  # fmt: skip
+    assert calls(job) == ["list", "mark #14"]
+
+
+def test_a_run_waiting_under_the_previous_version_resumes_without_repeating_its_steps(job: Path) -> None:
+    """A checkpoint stored before steps were known by what they call (its journal by step name) resumes unchanged:
+    its finished steps are not run again, its waiting call finishes, and the rest run."""
+    desk = Desk()
+    with ScriptedServer([SUMMARY]) as server:
+        agent = agent_for(job, server, desk)
+        waiting = agent.run("go")
+        assert waiting.status is RunStatus.AWAITING_APPROVAL and calls(job) == ["list"]
+        state, steps = waiting.state, waiting.state.context.pop("script_steps")  # as the previous version kept it:
+        state.context["script_journal"] = {  # results by step name, and the waiting call's step name
+            "run": steps["run"],
+            "steps": {entry["name"]: entry["value"] for entry in steps["steps"].values()},
+            "calls": {call: name for call, (_, name) in steps["calls"].items()},
+        }
+        desk.said |= {"#12": "approved", "#14": "approved"}
+        record = agent.run(state=state)
+    assert record.status is RunStatus.COMPLETED, record.stop_reason
+    assert record.final_answer == "Marked #12, #14. Two of three pull requests are merged."
+    assert calls(job) == ["list", "mark #12", "mark #14"] and len(server.requests) == 1

@@ -127,3 +127,58 @@ def test_the_report_says_when_it_ran_on_the_demo_model() -> None:
     report = {"cases": [], "summary": summary, "model": "qwen3-8b", "endpoint": "embedded demo model"}
     first = table(report).splitlines()[0]
     assert "qwen3-8b" in first and "embedded demo model" in first and "canned answers" in first
+
+
+RUNBOOK = """\
+name: runbook
+description: Restarts services by the runbook.
+prompt: You restart services with the runbook tools.
+model: {name: gpt-4.1, context_window: 128000, max_output_tokens: 1024}
+tools:
+  mcp:
+    - {name: runbook, url: "http://127.0.0.1:9/mcp", allow: [restart], approval: always}
+    - {name: ops, url: "http://127.0.0.1:9/mcp", allow: [drain, status], mutating: [drain]}
+"""
+
+RUNBOOK_SUITE = """\
+cases:
+  - name: {tool}-{approve}
+    message: "use {tool}"
+    approve: {approve}
+    stubs:
+      runbook_restart: "restarted (the stub)"
+      ops_drain: "drained (the stub)"
+      ops_status: "healthy (the stub)"
+"""
+
+
+def using_the_named_tool(request: ScriptedRequest) -> Any:
+    results = request.tool_results()
+    if results:
+        return reply(f"The tool said: {next(iter(results.values()))}")
+    return call(request.last_user_text().removeprefix("use "), {})
+
+
+@pytest.mark.parametrize(
+    ("tool", "approve", "ran"),
+    [("runbook_restart", "none", False), ("runbook_restart", "all", True), ("ops_drain", "none", False),
+     ("ops_drain", "all", True), ("ops_status", "none", True)],
+)  # fmt: skip
+def test_a_stub_keeps_its_sources_approval_rule(
+    folders: Path, monkeypatch: pytest.MonkeyPatch, tool: str, approve: str, ran: bool
+) -> None:
+    """Evals x approvals: a stub of an MCP tool whose server says ``approval: always`` (or lists it as mutating)
+    asks, as the real tool would in a run: ``approve: none`` denies it, ``all`` runs it; a tool its source says
+    nothing of runs unasked (was: every stub ran, whatever its source's rule)."""
+    (folders / "workflows" / "runbook.yaml").write_text(RUNBOOK)
+    (folders / "evals" / "runbook.yaml").write_text(RUNBOOK_SUITE.format(tool=tool, approve=approve))
+    with ScriptedServer([using_the_named_tool] * 2) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        cases = load_cases("runbook", [folders / "evals" / "runbook.yaml"])
+        [attempt] = Runner(RuntimeConfig.from_env(), EvalOptions(parallel=1)).run(cases)
+        said = next(iter(server.requests[1].tool_results().values()))
+    assert attempt.error is None and [c["name"] for c in attempt.tool_calls] == [tool]
+    assert ("(the stub)" in said) is ran and (attempt.tool_calls[0]["error"] is not ran), said
+    if not ran:
+        assert "denied by the eval case (approve: none)" in said

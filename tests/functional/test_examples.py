@@ -53,6 +53,8 @@ def test_the_merged_pr_job_marks_only_what_merged_and_asks_no_model(monkeypatch)
     @tool
     def pr_merged(url: str) -> str:
         """Stub."""
+        if url.endswith("/13"):
+            raise RuntimeError("GitHub answered 502")  # said and skipped: the script catches ToolFailed
         return "merged" if url.endswith("/12") else "not merged"
 
     @tool(mutating=True)
@@ -69,5 +71,7 @@ def test_the_merged_pr_job_marks_only_what_merged_and_asks_no_model(monkeypatch)
         record = build_agent(flow, OpenAIChatModel("gpt-4.1-mini", client=server.client()), Services(),
                              tools=stubs).run("Mark the merged pull requests.")  # fmt: skip
     assert record.status.value == "completed", record.stop_reason
-    assert record.final_answer == "Marked 1 merged pull request(s).\n- https://github.com/acme/api/pull/12"
+    assert record.final_answer == ("Marked 1 merged pull request(s).\n- https://github.com/acme/api/pull/12\nNot "
+                                   "checked: https://github.com/acme/api/pull/13: tool 'pr_merged' failed: "
+                                   "RuntimeError: GitHub answered 502")  # fmt: skip
     assert reacted == ["1.1"] and server.requests == []

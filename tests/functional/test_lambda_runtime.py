@@ -228,7 +228,7 @@ for _ in range(2):
     restores.append({
         "unseeded_jitter": unseeded, "jitter": RetryPolicy().delay(1, None), "run_id": new_run_id(),
         "key": clients[-1].api_key, "s3_pools": len(app.store.s3._endpoint.http_session._manager.pools),
-        "slack_token": app.worker.replies.slack.client.token if app.worker.replies.slack else None,
+        "slack_token": app.worker.process.replies.slack.client.token if app.worker.process.replies.slack else None,
     })
 print(json.dumps({"in_snapshot": in_snapshot, "after_restore": found(markers), "restores": restores,
                   "fresh_clients": clients[0] is not clients[1], "primed_tool": primed_tool}))

@@ -142,7 +142,7 @@ from agent_runtime.workflows import parse_workflow
 flow = parse_workflow({{"name": "w", "description": "d", "prompt": "p", "tools": {{"mcp": [{{"name": "silent",
                        "command": {silent!r}}}]}}, "model": {{"name": "gpt-4.1", "context_window": 8192}}}},
                       file="w.yaml")
-print(validate_tools(flow, ToolEnv(), []))
+print(validate_tools(flow, ToolEnv(), []).errors)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "silent" in done.stdout, done.stderr[-800:]

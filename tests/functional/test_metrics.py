@@ -160,8 +160,8 @@ def test_an_approved_run_counts_its_approval_and_wait_once_across_invocations(sy
     [run] = [b for b in blobs(capsys.readouterr().out) if "trigger" in b]
     assert run["Runs"] == [1.0] and run["ApprovalsAsked"] == [1.0] and len(run["ApprovalWait"]) == 1
     assert run["ToolCalls"] == [1.0] and run["ModelCalls"] == [2.0]
-    [summary] = s.worker.runs.list_runs(limit=5)
-    stored = s.worker.runs.load_record(summary["run_id"]) or {}  # runs show, the page: the whole run too
+    [summary] = s.worker.process.runs.list_runs(limit=5)
+    stored = s.worker.process.runs.load_record(summary["run_id"]) or {}  # runs show, the page: the whole run too
     assert stored["invocations"] == 2 and len(stored["model_calls"]) == 2
     kinds = [e["type"] for e in stored["events"]]
     assert kinds.index("approval_requested") < kinds.index("approval_decided")

@@ -222,3 +222,19 @@ def test_a_500_that_a_retry_cannot_fix_is_not_retried(scripted: Start, message: 
     with pytest.raises(ModelError, match="after 1 attempt"):
         _model(server, sleeps).complete(REQUEST)
     assert sleeps == []
+
+
+def test_a_response_closed_before_its_first_byte_is_read_is_a_connection_cut(scripted: Start) -> None:
+    """The deadline's watcher may close a streamed response just as reading starts: the transport then raises its
+    StreamClosed, which was an internal error that failed the run (seen under load); it is now a cut like a close
+    mid-read (the run suspends at its deadline, or the call is retried)."""
+    import openai
+    from agent_runtime.models.openai_chat import _bytes
+
+    server = scripted(reply("never read"))
+    stream = server.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    stream.response.close()
+    with pytest.raises(openai.APIConnectionError):
+        list(_bytes(stream.response))

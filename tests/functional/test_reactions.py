@@ -59,3 +59,27 @@ def test_a_reaction_runs_once_per_message_and_emoji_with_its_thread(system, scri
         ignored = json.loads(s.post("/slack/events", *slack_request(other))["body"])
         assert ignored["status"] == "ignored"
     assert s.deliver() == [] and len(server.requests) == 1
+
+
+def test_the_bots_own_reactions_start_nothing(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    """As the bot's own messages start nothing, neither do its reactions (a workflow that marks messages, like the
+    merged-prs example, must not start one that reads marks): the bot known by SLACK_BOT_USER_ID, or as the app's
+    bot user Slack's envelope names (``authorizations``). A person's same reaction still starts the run."""
+    from tests.triggers_support import BOT_USER
+
+    (tmp_path / "jira-draft.yaml").write_text(FLOW)
+    server = scripted(reply("Drafted."))
+    s = system(server)
+    s.apis.threads[PARENT] = [  # the message reacted to is there: a reaction to one Slack cannot read fails its run
+        {"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen the consumer lose messages?"},
+        {"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "The queue consumer drops messages on retry."},
+    ]
+    by_config = reaction("Ev50", user=BOT_USER)
+    by_envelope = {**reaction("Ev51", user="U0APPBOT"), "authorizations": [{"user_id": "U0APPBOT", "is_bot": True}]}
+    for own in (by_config, by_envelope):
+        answer = json.loads(s.post("/slack/events", *slack_request(own))["body"])
+        assert answer == {"status": "ignored", "reason": "the bot's own reaction"}
+    assert s.deliver() == [] and not server.requests
+    person = {**reaction("Ev52"), "authorizations": [{"user_id": "U0APPBOT", "is_bot": True}]}
+    assert json.loads(s.post("/slack/events", *slack_request(person))["body"])["status"] == "queued"
+    assert s.deliver() == ["answered"]

@@ -155,9 +155,18 @@ def test_a_channel_slack_will_not_describe_counts_as_private_and_a_broken_secret
         raise TimeoutError("Secrets Manager did not answer")
 
     from agent_runtime.record import RunRecord
-    from agent_runtime.triggers.event import TriggerEvent
 
-    reports = Reports(s.worker.config, s.worker.runs, unreadable, lambda: s.worker.replies, s.worker.log, time.time)
-    [summary] = s.worker.runs.list_runs(limit=1)
-    event = TriggerEvent.from_dict(s.worker.runs.load_event(summary["run_id"]) or {})
-    assert reports.page(event, RunRecord(summary["run_id"], "design-review", "gpt-4o")) == (None, True)
+    reports = Reports(
+        s.worker.process.config,
+        s.worker.process.runs,
+        unreadable,
+        lambda: s.worker.process.replies,
+        s.worker.process.log,
+        time.time,
+    )
+    [summary] = s.worker.process.runs.list_runs(limit=1)
+    event = s.worker.process.runs.load_event(summary["run_id"])
+    assert event is not None and reports.page(event, RunRecord(summary["run_id"], "design-review", "gpt-4o")) == (
+        None,
+        True,
+    )

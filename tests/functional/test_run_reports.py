@@ -170,8 +170,8 @@ def test_invented_tool_names_through_the_worker_count_as_other(system, scripted,
     found = by_dimensions(blobs(printed))
     tools = {b["tool"]: b["ToolCalls"] for b in found[frozenset({"service", "workflow", "tool"})]}
     assert tools == {"other": [2.0], "file_regex": [1.0]}
-    [summary] = s.worker.runs.list_runs(limit=1)
-    stored = s.worker.runs.load_record(summary["run_id"]) or {}
+    [summary] = s.worker.process.runs.list_runs(limit=1)
+    stored = s.worker.process.runs.load_record(summary["run_id"]) or {}
     assert [c.get("unknown", False) for c in stored["tool_calls"]] == [True, True, False]
     assert [c["name"] for c in stored["tool_calls"]][:1] == [email]  # the record keeps what the model asked
     [line] = [m["text"] for m in s.apis.named("chat.postMessage") if m["channel"] == "C0RUNS"]

@@ -95,3 +95,36 @@ def test_a_tick_delivered_twice_is_one_run_answered_in_its_channel(system, scrip
     s.clients["sqs"].send_message(QueueUrl=s.queue_url, MessageBody=json.dumps(gone), MessageGroupId="g",
                                   MessageDeduplicationId="c")  # fmt: skip
     assert s.deliver() == ["ignored"] and len(server.requests) == 1
+
+
+def test_a_scheduled_runs_working_message_has_a_stop_its_approvers_can_press(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    """Was: a scheduled run's working message had no Stop button (its channel got an empty thread id). Nobody
+    asked for a scheduled run: the workflow's approvers may stop it; anyone else is told so."""
+    from agent_runtime.testing import Paced
+
+    from tests.functional.test_approvals_e2e import click
+    from tests.functional.test_stop import stop_value
+
+    flow = DIGEST.format(expression="cron(0 9 ? * MON-FRI *)") + "tools: {approvers: [U0LEAD]}\n"
+    (tmp_path / "daily-digest.yaml").write_text(flow)
+    seen: dict[str, Any] = {}
+
+    def stop_while_writing(request: Any) -> Paced:
+        value = stop_value(s)
+        seen["value"] = value
+        seen["clicks"] = [click(s, value, user, action="run_stop")["statusCode"] for user in ("U0DANA", "U0LEAD")]
+        seen["outcomes"] = s.deliver()  # the clicks, in a group of their own while the run holds its own
+        return Paced(reply("Yesterday: " + "a ticket closed. " * 400), interval=0.05)
+
+    s = system(scripted(stop_while_writing))
+    tick = TickMessage("daily-digest", "weekdays", "2026-11-27T08:00:00Z").body()
+    s.clients["sqs"].send_message(QueueUrl=s.queue_url, MessageBody=json.dumps(tick), MessageGroupId="wf-g",
+                                  MessageDeduplicationId="t1")  # fmt: skip
+    assert s.deliver() == ["stopped"]  # and no continuation beside it (the tick's group is not its thread's)
+    [summary] = RunStore(s.store).list_runs(limit=5)
+    event = RunStore(s.store).load_event(summary["run_id"])
+    assert event is not None and seen["value"] == f"{summary['run_id']}|{event.thread_id}"
+    assert seen["clicks"] == [200, 200] and sorted(seen["outcomes"]) == ["refused", "stopped"]
+    assert summary["status"] == "stopped"
+    told = s.apis.named("chat.postEphemeral")
+    assert [t["user"] for t in told] == ["U0DANA"]  # the one who may not stop it is told so, privately

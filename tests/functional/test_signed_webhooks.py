@@ -144,3 +144,51 @@ def test_notions_handshake_is_kept_for_the_admin_and_its_token_then_verifies_eve
     [summary] = RunStore(s.store).list_runs(limit=5)
     record = RunStore(s.store).load_record(summary["run_id"]) or {}
     assert record["status"] == "completed" and [f["name"] for f in record["files"]] == ["delivery.json"]
+
+
+def test_a_captured_delivery_replayed_with_new_ids_is_one_run(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 51, class 6: the delivery-id headers are not signed. A GitHub delivery replayed under ten new ids
+    (GitHub signs the body alone) and an ``hmac`` one replayed within its 5 minutes under new ids are each one
+    run; an ``hmac`` sender's retry signed anew under the same id is the same run; another body is another run."""
+    (tmp_path / "pr-review.yaml").write_text(FLOW)
+    (tmp_path / "any-sender.yaml").write_text(
+        FLOW.replace("pr-review", "any-sender").replace(
+            "signature: github, events: [pull_request], ", "signature: hmac, "
+        )
+    )
+    server = scripted(reply("First."), reply("Second."), reply("Third."))
+    s = system(server, secrets={"GITHUB_WEBHOOK_SECRET": SECRET})
+    body = json.dumps(DELIVERY).encode()
+
+    def status(path: str, payload: bytes, headers: dict[str, str]) -> str:
+        answer = s.post(path, payload, headers)
+        assert answer["statusCode"] == 200, answer["body"]
+        return str(json.loads(answer["body"])["status"])
+
+    github_statuses = [status("/hooks/pr-review", body, github(body, delivery=f"replay-{n}")) for n in range(10)]
+    assert github_statuses == ["queued"] + ["duplicate"] * 9
+
+    def signed(at: int, delivery: str, payload: bytes = body) -> dict[str, str]:
+        digest = hmac.new(SECRET.encode(), f"{at}.".encode() + payload, hashlib.sha256).hexdigest()
+        return {"X-Signature-256": f"sha256={digest}", "X-Signature-Timestamp": str(at), "X-Delivery-Id": delivery}
+
+    at = int(time.time())
+    hmac_statuses = [status("/hooks/any-sender", body, signed(at, f"z-{n}")) for n in range(5)]
+    assert hmac_statuses == ["queued"] + ["duplicate"] * 4  # the same signed timestamp and body: a replay
+    assert status("/hooks/any-sender", body, signed(at + 30, "z-0")) == "duplicate"  # a retry, signed anew
+    other = json.dumps({**DELIVERY, "number": 8}).encode()
+    assert status("/hooks/any-sender", other, signed(at, "z-9", other)) == "queued"  # another delivery
+    assert sorted(s.deliver()) == ["answered"] * 3
+    assert len(server.requests) == 3
+
+
+def test_a_missing_webhook_secret_is_named_where_serve_reads_it(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 50: the refusal named the integrations secret's key; locally (``serve``) the environment variable is
+    what is read."""
+    (tmp_path / "pr-review.yaml").write_text(FLOW)
+    s = system(scripted())
+    body = json.dumps(DELIVERY).encode()
+    refused = s.post("/hooks/pr-review", body, github(body))
+    assert refused["statusCode"] == 401
+    reason = json.loads(refused["body"])["error"]
+    assert "GITHUB_WEBHOOK_SECRET in the environment" in reason and "github_webhook_secret" in reason

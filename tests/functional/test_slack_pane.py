@@ -218,7 +218,7 @@ def test_stop_written_in_the_pane_stops_the_run_working_there(system, scripted, 
     [summary] = runs.list_runs(limit=5)
     record = runs.load_record(summary["run_id"]) or {}
     assert record["status"] == "stopped" and record["stop_reason"] == "Stopped by <@U0DANA>."
-    assert ThreadStore(s.store).active(str(runs.load_event(summary["run_id"])["thread_id"])) is None
+    assert ThreadStore(s.store).active(runs.load_event(summary["run_id"]).thread_id) is None
     assert statuses(s)[0] == WORKING and statuses(s)[-1] == ""  # the status told how, and is cleared
 
     s.post("/slack/events", *slack_request(pane_message("Ev52", "stop", "1726133802.0")))

@@ -63,7 +63,7 @@ def test_a_stop_click_during_a_streamed_run_ends_it_within_one_step(system, scri
     assert next(e for e in record["events"] if e["type"] == "stopped")["by"] == "U0DANA"
     assert LONG not in streamed_text(s)  # the streaming call was closed part way
     assert ":octagonal_sign: Stopped by <@U0DANA>." in streamed_text(s)  # said in the thread, for all to see
-    thread = str(runs.load_event(summary["run_id"])["thread_id"])
+    thread = runs.load_event(summary["run_id"]).thread_id
     assert threads.active(thread) is None  # the thread is free
     state, _ = threads.load(thread)
     assert state is not None and any("3 jobs in flight" in str(m.get("content")) for m in state.messages)
@@ -121,7 +121,7 @@ def test_the_api_stops_a_run_that_waits_for_an_approval_and_the_call_never_runs(
     record = RunStore(s.store).load_record(run_id) or {}
     assert record["status"] == "stopped" and "api:api-key" in record["stop_reason"]
     assert not log.exists()  # the restart waiting for approval never ran
-    state, _ = ThreadStore(s.store).load(str(RunStore(s.store).load_event(run_id)["thread_id"]))
+    state, _ = ThreadStore(s.store).load(RunStore(s.store).load_event(run_id).thread_id)
     results = [m for m in state.messages if m["role"] == "tool"] if state else []
     assert [r["content"] for r in results] == ["Not run: the run was stopped by api:api-key before this call."]
 
@@ -135,10 +135,13 @@ def test_runs_stop_asks_a_stored_run_and_refuses_one_that_ended(tmp_path: Path) 
     runs = RunStore(LocalStore(tmp_path))
     runs.save_checkpoint(RunState("run-working", "w", [{"role": "user", "content": "go"}]), expected_version=None)
     runs.save_record(RunRecord("run-done", "w", "gpt-4o", status=RunStatus.COMPLETED))
+    runs.save_record(RunRecord("run-waits", "w", "gpt-4o", status=RunStatus.SUSPENDED))
     env = {"AGENT_STATE_DIR": str(tmp_path)}
+    waits = run_cli("runs", "stop", "run-waits", env=env)  # between invocations, and no queue to wake it
+    assert waits.returncode == 0 and "nothing is listening (suspended): it ends when it is resumed" in waits.stdout
     asked = run_cli("runs", "stop", "run-working", env=env)
     assert asked.returncode == 0 and "ends at its next step" in asked.stdout
-    assert (runs.stop_request("run-working") or {})["via"] == "cli"
+    assert (stop := runs.stop_request("run-working")) is not None and stop.via == "cli"
     assert "already asked" in run_cli("runs", "stop", "run-working", env=env).stdout
     ended = run_cli("runs", "stop", "run-done", env=env)
     assert ended.returncode == 1 and "has ended (completed)" in ended.stderr
@@ -170,3 +173,30 @@ def test_a_stop_ends_a_helper_at_its_next_step_and_its_parent_with_it(scripted) 
     [helper] = record.children
     assert helper["status"] == "stopped" and not child.queue  # the helper asked twice, then stopped
     assert len(server.requests) == 3  # parent once, helper twice; nothing after the stop
+
+
+def test_stop_written_in_the_thread_a_reaction_answers_in_stops_its_run(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 49: a reaction's run keeps a thread of its own (one per message and emoji), so "stop" written in the
+    Slack thread it answers in found nothing; the run is named the newest of that thread too."""
+    from tests.functional.test_reactions import FLOW, PARENT, REPLY, reaction
+
+    (tmp_path / "jira-draft.yaml").write_text(FLOW)
+    seen: dict[str, Any] = {}
+
+    def stop_while_streaming(request: Any) -> Paced:  # "@agent stop" in the message's thread, by the one who reacted
+        s.post("/slack/events", *slack_request(mention("Ev47", "stop", "1763800060.000100")))
+        seen["stop"] = s.deliver()
+        return Paced(reply(LONG), interval=0.05)
+
+    server = scripted(stop_while_streaming)
+    s = system(server)
+    s.apis.streams = True
+    s.apis.threads[PARENT] = [
+        {"ts": PARENT, "user": "U0ERIN", "text": "Anyone seen the consumer lose messages?"},
+        {"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "It drops them on retry."},
+    ]
+    s.post("/slack/events", *slack_request(reaction("Ev46")))
+    assert s.deliver()[0] == "stopped" and seen["stop"] == ["stopped"]
+    assert len(server.requests) == 1  # the streamed call was closed: no model call after the stop
+    [summary] = RunStore(s.store).list_runs(limit=5)
+    assert (RunStore(s.store).load_record(summary["run_id"]) or {})["stop_reason"] == "Stopped by <@U0DANA>."

@@ -16,7 +16,7 @@ from agent_runtime.chat.replies import JiraReplier, SlackReplier
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
 from agent_runtime.runtime import build_agent
-from agent_runtime.service.worker import Worker
+from agent_runtime.service.worker import Process, Worker
 from agent_runtime.stores import LocalStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsets import ToolEnv
@@ -34,15 +34,17 @@ THREAD = "1763800000.000100"
 def worker_for(server: ScriptedServer, base: str, tmp_path: Path) -> Worker:
     model = model_for(server)
     return Worker(
-        RuntimeConfig(workflows_dir=REPO / "workflows", skills_dir=REPO / "skills", state_dir=tmp_path / "state"),
-        store=LocalStore(tmp_path / "state"),
-        queue=None,
-        models=lambda wf: nullcontext(model),
-        replies=Replies(
-            slack=SlackReplier("xoxb-test", base_url=f"{base}/"),
-            jira=JiraReplier(base, "bot@example.com", "jira-token"),
-        ),
-        progress_interval=0.0,
+        Process(
+            RuntimeConfig(workflows_dir=REPO / "workflows", skills_dir=REPO / "skills", state_dir=tmp_path / "state"),
+            store=LocalStore(tmp_path / "state"),
+            queue=None,
+            models=lambda wf: nullcontext(model),
+            replies=Replies(
+                slack=SlackReplier("xoxb-test", base_url=f"{base}/"),
+                jira=JiraReplier(base, "bot@example.com", "jira-token"),
+            ),
+            progress_interval=0.0,
+        )
     )
 
 
@@ -191,7 +193,7 @@ def test_a_workflow_can_attach_the_run_s_chart_to_its_answer(scripted: Start, tm
     server = scripted(reply("Here you go."))
     with fake_apis() as (apis, base):
         worker = worker_for(server, base, tmp_path)
-        worker.config = dataclasses.replace(worker.config, workflows_dir=flows)
+        worker.process.config = dataclasses.replace(worker.process.config, workflows_dir=flows)
         outcome = worker.handle(message(slack_event("status?", THREAD)), deadline=Deadline.after(60))
     assert outcome == "answered"
     [upload] = apis.named("files.getUploadURLExternal")

@@ -18,7 +18,7 @@ import pytest
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.service.setup import replies_for
 from agent_runtime.service.wakeups import SchedulerWakeups
-from agent_runtime.service.worker import Worker
+from agent_runtime.service.worker import Process, Worker
 from agent_runtime.stores import LocalStore, Store, ThreadStore
 from agent_runtime.stores.aws import AwsStore
 from agent_runtime.testing import Reply, ScriptedCall, ScriptedServer, reply, server_error
@@ -89,6 +89,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         sandbox: Any = None,
         secrets: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,  # RuntimeConfig's fields: api_url, runs_channel, ...
+        wrap: Callable[[Store], Store] = lambda store: store,  # the worker's store as the test sees it (a spy)
     ) -> System:
         apis_cm = fake_apis()
         apis, base = apis_cm.__enter__()
@@ -104,7 +105,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         )
         from agent_runtime.triggers.config import all_workflows
 
-        worker_store = LocalStore(tmp_path / "state") if local_store else store
+        worker_store = wrap(LocalStore(tmp_path / "state") if local_store else store)
         queue = SqsQueue(clients["sqs"], url, store=worker_store)
 
         webhook = create_app(
@@ -119,16 +120,18 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         metrics = Metrics(namespace="AgentRuntimeTest", service="worker")
         metrics.clear_metrics()
         worker = Worker(
-            runtime,
-            store=worker_store,
-            queue=queue,
-            models=lambda wf: nullcontext(model),
-            replies=replies_for(triggers),
-            progress_interval=0.0,
-            metrics=metrics,
-            sandbox=sandbox,
-            wakeups=SchedulerWakeups(clients["scheduler"], queue_arn, "arn:aws:iam::123456789012:role/wakeups"),
-            secrets=lambda key: triggers.secret(key) or env_secret(key),  # the integrations secret, as deployed
+            Process(
+                runtime,
+                store=worker_store,
+                queue=queue,
+                models=lambda wf: nullcontext(model),
+                replies=replies_for(triggers),
+                progress_interval=0.0,
+                metrics=metrics,
+                sandbox=sandbox,
+                wakeups=SchedulerWakeups(clients["scheduler"], queue_arn, "arn:aws:iam::123456789012:role/wakeups"),
+                secrets=lambda key: triggers.secret(key) or env_secret(key),  # the integrations secret, as deployed
+            )
         )
         seen: list[dict[str, Any]] = []
 
@@ -282,8 +285,8 @@ def test_a_message_over_the_queue_limit_travels_by_claim_check(system, scripted)
 
 
 def test_a_new_turn_waits_behind_a_suspended_one_in_the_same_thread(tmp_path: Path, scripted) -> None:
+    from agent_runtime.chat.channels import Replies
     from agent_runtime.deadline import Deadline
-    from agent_runtime.service.worker import Replies
     from agent_runtime.triggers.queue import LocalQueue
     from agent_runtime.triggers.slack import parse
 
@@ -293,11 +296,13 @@ def test_a_new_turn_waits_behind_a_suspended_one_in_the_same_thread(tmp_path: Pa
     server = scripted(reply("Answer to the first."), reply("Answer to the second."))
     model = model_for(server)
     worker = Worker(
-        RuntimeConfig(workflows_dir=tmp_path, skills_dir=REPO / "skills"),
-        store=store,
-        queue=queue,
-        models=lambda wf: nullcontext(model),
-        replies=Replies(),
+        Process(
+            RuntimeConfig(workflows_dir=tmp_path, skills_dir=REPO / "skills"),
+            store=store,
+            queue=queue,
+            models=lambda wf: nullcontext(model),
+            replies=Replies(),
+        )
     )
 
     def event(event_id: str, ts: str, text: str) -> dict[str, Any]:
@@ -348,8 +353,8 @@ def test_a_turn_never_overwrites_a_thread_saved_after_it_started(tmp_path: Path,
     from contextlib import contextmanager
     from dataclasses import replace
 
+    from agent_runtime.chat.channels import Replies
     from agent_runtime.deadline import Deadline
-    from agent_runtime.service.worker import Replies
     from agent_runtime.triggers.slack import parse
 
     (tmp_path / "design-review.yaml").write_text(WORKFLOW)
@@ -367,11 +372,13 @@ def test_a_turn_never_overwrites_a_thread_saved_after_it_started(tmp_path: Path,
         yield model
 
     worker = Worker(
-        RuntimeConfig(workflows_dir=tmp_path, skills_dir=REPO / "skills"),
-        store=store,
-        queue=None,
-        models=models,
-        replies=Replies(),
+        Process(
+            RuntimeConfig(workflows_dir=tmp_path, skills_dir=REPO / "skills"),
+            store=store,
+            queue=None,
+            models=models,
+            replies=Replies(),
+        )
     )
 
     def event(event_id: str, ts: str) -> dict[str, Any]:

@@ -36,9 +36,9 @@ def test_a_document_that_cannot_be_fetched_ends_in_an_apology(system, scripted, 
     assert any(text.startswith("Sorry — I could not finish this one.") for text in answers)
     assert not any("Working on it" in text for text in answers[-1:])
     thread = "slack-T0TEAM-C0BILL-1763800000.000100"
-    assert s.worker.threads.active(thread) is None
-    [summary] = [r for r in s.worker.runs.list_runs() if r["workflow"] == "billing-answers"]
-    stored = s.worker.runs.load_record(summary["run_id"])
+    assert s.worker.process.threads.active(thread) is None
+    [summary] = [r for r in s.worker.process.runs.list_runs() if r["workflow"] == "billing-answers"]
+    stored = s.worker.process.runs.load_record(summary["run_id"])
     assert stored is not None and stored["status"] == "failed"
     assert "could not start" in stored["stop_reason"] and "could not be fetched" in stored["stop_reason"]
     assert set(s.redeliver()) == {"duplicate"}  # answered: SQS delivering it again changes nothing

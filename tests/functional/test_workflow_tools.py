@@ -131,7 +131,7 @@ def test_a_server_with_500_tools_never_deferred_needs_an_allow_list(tmp_path: Pa
             assert not [name for name in agent.tools.names() if name.startswith("crowded_")]
             said = "\n".join(agent.prompt_sections)
             assert "lists 500 tools; name the ones this workflow uses with allow" in said
-            assert validate_tools(flow, ToolEnv(secrets=SECRETS.get), [])
+            assert validate_tools(flow, ToolEnv(secrets=SECRETS.get), []).errors
             allowed = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url, "allow": ["op_7", "op_9"]}]})
             agent = agent_for(server, allowed, tmp_path)
             assert {"crowded_op_7", "crowded_op_9"} <= set(agent.tools.names())

@@ -4,7 +4,7 @@ says what is wrong (the worker reports it, and the message goes to the dead-lett
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from agent_runtime.triggers import TriggerEvent
@@ -17,6 +17,9 @@ from agent_runtime.triggers.queued import (
     ExpireMessage,
     FeedbackMessage,
     PaneMessage,
+    QueueMessage,
+    StopMessage,
+    TickMessage,
     parse,
 )
 
@@ -24,22 +27,35 @@ EVENT = TriggerEvent(source="slack", kind="app_mention", dedup_key="slack:Ev1", 
                      thread_id="slack-T0-C0-1.0", correlation_id="Ev1", workflow="slack-helper")  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "message",
-    [
-        EventMessage(EVENT),
-        EventMessage(EVENT, {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}),
-        ContinueMessage("run-1", "slack-T0-C0-1.0", 2),
-        ContinueMessage("run-1", None, 1),
-        DecisionMessage("run-1", "call_7", "approved", "U0LEAD"),
-        ExpireMessage("run-1", "run-1:1763800000.0"),
-        FeedbackMessage("run-1", "good", "U0DANA"),
-        PaneMessage(PaneEvent("opened", "slack:Ev2", "T0", "D0APP", "U0DANA"), "slack-helper"),
-        PaneMessage(PaneEvent("context", "slack:Ev3", "T0", "D0APP", "U0DANA", "1.0", "C0OPS"), "slack-helper"),
-    ],
-)
+MESSAGES = [
+    EventMessage(EVENT),
+    EventMessage(EVENT, {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}),
+    ContinueMessage("run-1", "slack-T0-C0-1.0", 2),
+    ContinueMessage("run-1", None, 1),
+    DecisionMessage("run-1", "call_7", "approved", "U0LEAD"),
+    ExpireMessage("run-1", "run-1:1763800000.0"),
+    FeedbackMessage("run-1", "good", "U0DANA"),
+    PaneMessage(PaneEvent("opened", "slack:Ev2", "T0", "D0APP", "U0DANA"), "slack-helper"),
+    PaneMessage(PaneEvent("context", "slack:Ev3", "T0", "D0APP", "U0DANA", "1.0", "C0OPS"), "slack-helper"),
+    StopMessage("run-1", "U0DANA", "slack"),
+    StopMessage("", "U0DANA", "slack", said=EVENT),
+    StopMessage("run-1", "", "api"),
+    TickMessage("nightly-report", "schedule-1", "2026-11-27T06:00:00Z"),
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
 def test_every_kind_parses_back_to_itself_through_json(message: Any) -> None:
     assert parse(json.loads(json.dumps(message.body()))) == message
+
+
+def test_every_kind_is_tried_above_and_has_one_handler_in_the_worker() -> None:
+    from agent_runtime.service.handlers import HANDLERS
+    from agent_runtime.service.worker import Worker  # noqa: F401 (its import registers the handlers)
+
+    kinds = set(get_args(QueueMessage))
+    assert {type(message) for message in MESSAGES} == kinds
+    assert set(HANDLERS) == kinds
 
 
 @pytest.mark.parametrize(

@@ -118,3 +118,76 @@ def test_serve_fires_the_ticks_in_its_window_and_none_it_missed(tmp_path: Path) 
     assert event is not None and event.reply_to == {"issue_key": "OPS-7"} and event.text == "b"
     assert tick_event(flow, hourly) is not None and tick_event(flow, hourly).reply_to == {}  # only the record
     assert tick_event(flow, replace(nine, at="2026-11-28T09:00:00Z")).dedup_key != event.dedup_key  # a new day
+
+
+HOSTILE_NUMBERS = st.one_of(
+    st.integers(0, 99_999).map(str),
+    st.sampled_from(
+        ["00", "0", "-1", "+5", " 5", "5 ", "1_0", "²", "①", "\u0665", "\uff15", "1e3", "0x10", "", "9" * 4_301]
+    ),
+    st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=3),
+    st.integers(4_290, 5_000).map(lambda n: "9" * n),
+)
+CRON_TOKENS = st.one_of(
+    HOSTILE_NUMBERS,
+    st.sampled_from(["*", "?", "L", "W", "#", "5L", "3#2", "MON", "jul", "FUNDAY", "JAN-MAR", "MON-FRI", "1-5"]),
+    st.tuples(HOSTILE_NUMBERS, HOSTILE_NUMBERS).map(lambda p: f"{p[0]}-{p[1]}"),
+    st.tuples(st.sampled_from(["*", "0", "5", "1-10", "MON"]), HOSTILE_NUMBERS).map(lambda p: f"{p[0]}/{p[1]}"),
+)
+CRON_FIELD = st.lists(CRON_TOKENS, min_size=1, max_size=3).map(",".join)
+EXPRESSIONS = st.one_of(
+    st.sampled_from(["rate(5 minutes)", "rate(1 day)", "cron(0 9 ? * MON-FRI *)", "cron(0/15 * * * ? *)"]),
+    st.tuples(HOSTILE_NUMBERS, st.sampled_from(["minute", "minutes", "hour", "hours", "day", "days", "weeks"])).map(
+        lambda p: f"rate({p[0]} {p[1]})"
+    ),
+    st.lists(CRON_FIELD, min_size=5, max_size=7).map(lambda f: f"cron({' '.join(f)})"),
+    st.text(max_size=40),
+    st.integers(-5, 5),
+    st.none(),
+)
+TIME_ZONES = st.one_of(
+    st.sampled_from(ZONES),
+    st.sampled_from(["", "Mars/Olympus", "../etc", "/etc/localtime", "UTC\x00", "zone.tab", "Europe/Paris "]),
+    st.integers(200, 400).map(lambda n: "a" * n),
+    st.text(max_size=20),
+)
+
+
+@settings(max_examples=250, deadline=None, derandomize=True)
+@given(expression=EXPRESSIONS, zone=TIME_ZONES)
+def test_every_schedule_is_a_clear_line_of_validation_or_computes_its_next_time(
+    expression: object, zone: object
+) -> None:
+    """Hostile numbers (other scripts' digits, 4,300+ digits, signs, spaces, a step of 00, a rate of 0) and zones
+    (overlong, paths, NUL): a schedule is either refused by a line that names its key — never an exception — or
+    fires next at a time after now (or never, for a date that does not come)."""
+    from agent_runtime.workflows.schedules import parse_schedule_section
+
+    said: list[tuple[str, str]] = []
+    found = parse_schedule_section({"expression": expression, "timezone": zone, "message": "go"},
+                                   lambda key, why: said.append((key, why)))  # fmt: skip
+    assert bool(found) != bool(said)
+    assert all(key.startswith("triggers.schedule.") and why and "\n" not in why for key, why in said)
+    now = datetime(2026, 11, 27, 8, 59, 50, tzinfo=UTC)
+    for schedule in found:
+        upcoming = schedule.next_after(now)
+        assert upcoming is None or upcoming > now
+
+
+@pytest.mark.parametrize(
+    ("expression", "said"),
+    [
+        ("rate(0 minutes)", "from 1 to 999999"),
+        ("rate(00 hours)", "from 1 to 999999"),
+        ("rate(\u0665 minutes)", "must be ASCII"),
+        ("cron(0/00 9 * * ? *)", "a step must be a whole number from 1"),
+        ("cron(² 9 * * ? *)", "must be ASCII"),
+        ("cron(" + "9" * 5000 + " 9 * * ? *)", "at most 256 characters"),
+        ("cron(0 ? * * ? *)", "'?' stands only for"),
+    ],
+)
+def test_the_holes_a_red_team_found_are_validation_lines(expression: str, said: str) -> None:
+    from agent_runtime.workflows.schedules import check_expression
+
+    with pytest.raises(ExpressionError, match=said.replace("(", r"\(").replace("?", r"\?")):
+        check_expression(expression)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent_runtime import messages as m
 from agent_runtime.stopping import StopCheck, StopRequest, answer_pending
 
@@ -11,7 +9,7 @@ from agent_runtime.stopping import StopCheck, StopRequest, answer_pending
 def test_the_store_is_read_once_per_interval_and_a_request_is_kept() -> None:
     now, reads, stored = [0.0], [], [None]
 
-    def lookup() -> dict[str, Any] | None:
+    def lookup() -> StopRequest | None:
         reads.append(now[0])
         return stored[0]
 
@@ -20,7 +18,7 @@ def test_the_store_is_read_once_per_interval_and_a_request_is_kept() -> None:
         now[0] = t
         assert check() is None
     assert reads == [0.0]
-    stored[0] = {"by": "U1", "at": 5.0, "via": "slack"}
+    stored[0] = StopRequest("U1", 5.0, "slack")
     now[0] = 2.0
     assert check() == StopRequest("U1", 5.0, "slack") and check().reason() == "Stopped by <@U1>."
     stored[0] = None  # seen once, kept: the run is stopping
@@ -31,7 +29,7 @@ def test_the_store_is_read_once_per_interval_and_a_request_is_kept() -> None:
 def test_a_store_that_fails_is_no_request_and_is_read_again_later() -> None:
     now, calls = [0.0], []
 
-    def broken() -> dict[str, Any] | None:
+    def broken() -> StopRequest | None:
         calls.append(now[0])
         raise ConnectionError("DynamoDB is away")
 

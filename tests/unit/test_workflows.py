@@ -122,7 +122,7 @@ def test_non_mapping_document(tmp_path: Path) -> None:
 
 def test_unknown_workflow_lists_the_available_ones(tmp_path: Path) -> None:
     _write(tmp_path, GOOD.format(name="flow"))
-    with pytest.raises(WorkflowError, match="no such workflow; available: flow"):
+    with pytest.raises(WorkflowError, match="no such workflow 'missing'; available: flow"):
         load_workflow("missing", tmp_path)
 
 

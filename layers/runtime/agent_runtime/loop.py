@@ -130,6 +130,7 @@ class Agent:
             run.record.event(ev.Failed(error=type(error).__name__))
         finally:
             run.record.ended_at = now_iso()
+            run.record.ledger.release()  # a request planned but never sent holds nothing past the run
             self.hooks.on_run_end(run)
         return run.record
 
@@ -252,22 +253,25 @@ class Agent:
 
     def complete(self, run: Run, request: ModelRequest, **extra: Any) -> ModelResponse:
         """One model call, priced in the run's ledger as it is recorded: its failed attempts, its endpoint's
-        adaptations, the call. A call without usage is charged an estimate, counted as the engine counts: an
-        attempt cut short its prompt (and what arrived), an answer its prompt and reply."""
-        count = partial(
-            estimate_usage, request.messages, model=self.model.name, tokenizer=self.workflow.model.tokenizer
-        )
+        adaptations, the call. A call without usage is charged an estimate of the request as it went (its messages
+        and its tools' schemas), counted as the engine counts: an attempt cut short its prompt (and what arrived),
+        an answer its prompt and reply. Once charged, what the spend limit held for the request goes."""
+        count = partial(estimate_usage, request.messages, model=self.model.name,
+                        tokenizer=self.workflow.model.tokenizer, tools=request.tools)  # fmt: skip
         prompt = partial(count, "", ())
         try:
-            response = self.model.complete(request)
-        except ModelError as error:
-            run.record.attempts(run.state.turn, error.failures, estimate=prompt)
-            raise
-        run.record.attempts(run.state.turn, response.failures, estimate=prompt)
-        for change in response.adapted:
-            run.record.event(ev.EndpointAdapted(change=change))
-        estimate = partial(count, response.text, response.tool_calls)
-        run.record.add_call({"turn": run.state.turn, **extra, **response.to_record()}, estimate=estimate)
+            try:
+                response = self.model.complete(request)
+            except ModelError as error:
+                run.record.attempts(run.state.turn, error.failures, estimate=prompt)
+                raise
+            run.record.attempts(run.state.turn, response.failures, estimate=prompt)
+            for change in response.adapted:
+                run.record.event(ev.EndpointAdapted(change=change))
+            estimate = partial(count, response.text, response.tool_calls)
+            run.record.add_call({"turn": run.state.turn, **extra, **response.to_record()}, estimate=estimate)
+        finally:
+            run.record.ledger.release()
         return response
 
     def _named(self, progress: Progress) -> Progress:

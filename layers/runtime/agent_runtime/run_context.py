@@ -6,12 +6,14 @@ import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from .deadline import Deadline
 from .events import RunEvent
-from .files import FileStore
 from .state import Slot
+
+if TYPE_CHECKING:  # an annotation only: the file tools import this module, the run context no file code
+    from .files import FileStore
 
 # The id of the tool call running in this thread (set by the registry while a tool runs): a helper started by a
 # ``subagent`` call finds the call that started it, even when several run at once.

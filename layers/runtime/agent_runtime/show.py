@@ -3,26 +3,26 @@ a cut of its result, the context engine's work (virtual files, masking, folding,
 what each model call cost, the answer and what people said of it. ``--json`` prints the record itself.
 
 The words come from the run's checkpoint (its history as the model last saw it: masked outputs read as their
-pointers there), the rest from its record. :func:`entries` walks them once, each value cut; the terminal's
-:func:`transcript` and the run page (``pages``) each render the entries, control characters shown as escapes, so
-a hostile tool result can neither rewrite the terminal nor break the page."""
+pointers there), the rest from its record. Both are redacted of the declared secrets first, whole (a cut first
+could leave a secret's start); :func:`entries` then walks them once, each value cut; the terminal's
+:func:`transcript` and the run page (``pages``) each render the entries inert for their medium (``inert``), so a
+hostile tool result can neither rewrite the terminal, reorder what a person reads, nor break the page. The final
+answer is shown whole: it is what a person runs ``runs show`` for."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import inert
 from . import messages as msgs
+from .redaction import redacted
 
 CUT = 400  # characters of a tool result or a message shown
 ARGUMENTS = 300  # characters of a call's arguments shown
-# All but the newline and tab; the surrogates and non-characters no page or terminal can carry.
-_NONCHARACTERS = "".join(chr(plane * 0x10000 + low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF))
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff{_NONCHARACTERS}]")
 _EVENTS = {  # the record's events worth a line in the transcript, and how each reads
     "virtual_file": lambda e: f"virtual file {e.get('file')}: {e.get('tokens', 0):,} tokens kept out of the window",
     "masking": lambda e: f"masking: {e.get('count', e.get('outputs', '?'))} used output(s) became pointers",
@@ -57,7 +57,8 @@ class Entry:
 
 def entries(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None, cut: int = CUT) -> list[Entry]:
     """The run's turns in order: what the user said, each turn (its cost) with the engine's events, the model's
-    words, its calls (arguments) and their results; events of no turn last."""
+    words, its calls (arguments) and their results; events of no turn last. ``record`` and ``history`` redacted
+    already (``redaction.redacted``): the texts are cut here."""
     found: list[Entry] = []
     costs = _costs_by_turn(record.get("model_calls") or [])
     events = _events_by_turn(record.get("events") or [])
@@ -78,7 +79,11 @@ def entries(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | No
     return found + [Entry("event", line) for rest in events.values() for line in rest]
 
 
-def transcript(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None) -> str:
+def transcript(
+    record: Mapping[str, Any], history: Sequence[Mapping[str, Any]] | None, redact: Callable[[str], str] = str
+) -> str:
+    """The run for a terminal: redacted whole by ``redact`` (the declared secrets), then cut, then inert."""
+    record, history = redacted(record, redact), redacted(history, redact)
     lines = [_header(record)]
     for entry in entries(record, history):
         match entry.kind:
@@ -109,7 +114,7 @@ def _header(record: Mapping[str, Any]) -> str:
     started, ended = str(record.get("started_at"))[:19], str(record.get("ended_at"))[:19]
     head = f"run {record.get('run_id')} · {record.get('workflow')} · {record.get('status')} · {record.get('model')}"
     return f"{_plain(clip(head, 300))} · {calls} model calls · {usage.get('total_tokens', 0):,} tokens · {spent}\n" + (
-        f"started {started} · ended {ended}"
+        inert.terminal(f"started {started} · ended {ended}")
     )
 
 
@@ -136,7 +141,7 @@ def _events_by_turn(events: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]
 
 
 def _ending(record: Mapping[str, Any]) -> list[str]:
-    lines = ["", "answer: " + _plain(clip(record.get("final_answer") or "(none)", 4 * CUT))]
+    lines = ["", "answer: " + _plain(str(record.get("final_answer") or "(none)"))]
     if record.get("stop_reason"):
         lines.append("why it ended: " + _plain(clip(record["stop_reason"], CUT)))
     for child in record.get("children") or []:
@@ -156,11 +161,6 @@ def clip(value: Any, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
-def visible(text: str) -> str:
-    """Control characters (escape sequences), surrogates and non-characters shown as escapes: inert anywhere."""
-    return _CONTROL.sub(lambda found: f"\\x{ord(found[0]):02x}", text)
-
-
 def _plain(text: str) -> str:
     """A cut text for the terminal: inert, lines indented under their entry."""
-    return visible(text).replace("\n", "\n        ")
+    return inert.terminal(text).replace("\n", "\n        ")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import inert
 from .errors import ConfigError
 from .figures import Figures, figures
 from .stores import RunStore
@@ -91,7 +92,8 @@ def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, l
         raise StoreError(f"run {run_id}: no record")
     if workflow and record.get("workflow") != workflow:
         return None
-    trigger = str((runs.load_event(run_id) or {}).get("source") or "cli")
+    event = runs.load_event(run_id)
+    trigger = event.source if event is not None else "cli"
     return figures(record, trigger), list(record.get("feedback") or [])
 
 
@@ -161,14 +163,16 @@ def add_up(runs: Iterable[tuple[Figures, Sequence[Mapping[str, Any]]]]) -> dict[
 
 
 def table(report: Mapping[str, Any]) -> str:
+    """The report for a terminal: every name (workflow, trigger, reason, tool, skill) cut, then made inert."""
     head = f"{'workflow':<24} {'trigger':<9} {'runs':>5} {'failed':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
     head += f"{'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
     lines = [head]
     for row in report["groups"]:
         wait = f" ({row['approval_wait_s_p50']:.0f}s)" if row["approval_wait_s_p50"] is not None else ""
         cost = f"${row['cost_usd']:.4f}"
+        workflow, trigger = inert.terminal(str(row["workflow"])[:24]), inert.terminal(str(row["trigger"])[:9])
         lines.append(
-            f"{row['workflow'][:24]:<24} {row['trigger'][:9]:<9} {row['runs']:>5} "
+            f"{workflow:<24} {trigger:<9} {row['runs']:>5} "
             f"{row['failures']:>3} {row['failure_rate']:>3.0%} {cost:>10} {row['tokens']:>10,} "
             f"{row['cached_share']:>7.0%} {_ms(row['first_token_ms_p50']):>10} {_s(row['duration_s_p50']):>9} "
             f"{row['tool_calls']:>6} {str(row['approvals']) + wait:>10} "
@@ -178,7 +182,8 @@ def table(report: Mapping[str, Any]) -> str:
                        ("skill loads by skill", "skill_loads_by_skill")):  # fmt: skip
         counts = report[key]
         if counts:
-            lines.append(f"{title}: " + ", ".join(f"{name} {count}" for name, count in list(counts.items())[:20]))
+            named = ", ".join(f"{inert.terminal(str(name)[:200])} {count}" for name, count in list(counts.items())[:20])
+            lines.append(f"{title}: {named}")
     return "\n".join(lines)
 
 

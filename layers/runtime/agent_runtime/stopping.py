@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from . import messages as msgs
 from .messages import Message
@@ -25,11 +25,14 @@ NOT_RUN = "Not run: the run was stopped by {who} before this call."
 
 @dataclass(frozen=True, slots=True)
 class StopRequest:
+    NAME: ClassVar[str] = "stop"  # its item in the run's partition (stores.items)
     by: str  # who: a Slack user id, "cli:<login>", "api:<caller>"
     at: float  # epoch seconds
-    via: str  # slack | cli | api
+    via: str  # slack | cli | api | ctrl-c (the terminal the CLI run works in)
 
     def who(self) -> str:
+        if self.via == "ctrl-c":
+            return f"Ctrl-C ({self.by})"
         return f"<@{self.by}>" if self.via == "slack" else self.by
 
     def reason(self) -> str:
@@ -42,6 +45,8 @@ class StopRequest:
     def from_dict(cls, data: Mapping[str, Any]) -> StopRequest:
         return cls(str(data.get("by", "someone")), float(data.get("at", 0.0)), str(data.get("via", "")))
 
+    to_data, from_data = to_dict, from_dict  # as a stored item
+
 
 class StopCheck:
     """``lookup`` reads the run's stop request (None: none); called at most once per ``interval`` seconds, and
@@ -49,7 +54,7 @@ class StopCheck:
 
     def __init__(
         self,
-        lookup: Callable[[], Mapping[str, Any] | None],
+        lookup: Callable[[], StopRequest | None],
         *,
         interval: float = CHECK_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -63,12 +68,17 @@ class StopCheck:
             return self.found
         self._next = self.clock() + self.interval
         try:
-            data = self.lookup()
+            request = self.lookup()
         except Exception as error:  # a store hiccup is no request: the run goes on, the next check reads again
             logger.warning("error=<%s> | could not read the run's stop request", type(error).__name__)
             return None
-        self.found = StopRequest.from_dict(data) if data else None
+        self.found = self.found or request
         return self.found
+
+    def ask(self, request: StopRequest) -> None:
+        """A stop asked in this process (Ctrl-C): seen at once, by the next check (a stream's watcher too)."""
+        if self.found is None:
+            self.found = request
 
 
 def never() -> StopRequest | None:

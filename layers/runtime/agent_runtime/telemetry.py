@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .hooks import Hook
+from .redaction import scrub
 from .run_context import CURRENT_CALL
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ class TelemetryHook(Hook):
         attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name,
                       "gen_ai.tool.call.id": call.id}  # fmt: skip
         if self.payloads:
-            attributes["gen_ai.tool.call.arguments"] = call.arguments[:4_000]
+            attributes["gen_ai.tool.call.arguments"] = scrub(call.arguments)[:4_000]  # redacted whole, then cut
         span = self.tracer.start_span(f"execute_tool {call.name}", context=self._context(self._run),
                                       attributes=attributes)  # fmt: skip
         self._tools[call.id] = span
@@ -215,7 +216,7 @@ class TelemetryHook(Hook):
             nested = data.pop("cache", None)  # masking and folding: the cache-break estimate, flattened
             data |= {f"cache.{k}": v for k, v in nested.items()} if isinstance(nested, dict) else {}
             if data["type"] in EVENT_KINDS:
-                attributes = {f"agent_runtime.{k}": v for k, v in data.items()
+                attributes = {f"agent_runtime.{k}": scrub(v) if isinstance(v, str) else v for k, v in data.items()
                               if k not in ("type", "at") and isinstance(v, str | int | float | bool)}  # fmt: skip
                 self._run.add_event(data["type"], attributes=attributes)
         self._seen = len(run.record.events)

@@ -10,6 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from . import inert
 from .context.budget import WINDOW
 from .events import (
     Compaction,
@@ -22,6 +23,7 @@ from .events import (
     VirtualFile,
 )
 from .hooks import Hook
+from .redaction import scrub
 from .spend import describe
 
 if TYPE_CHECKING:
@@ -46,7 +48,8 @@ class TraceHook(Hook):
         self._waiting = _Waiting(self.stream, self.indent)
 
     def _write(self, line: str) -> None:
-        print(self.indent + line, file=self.stream, flush=True)
+        """A line of the run's (tool names, a server's words, why it stopped): secrets out, then inert."""
+        print(self.indent + inert.terminal(scrub(line)), file=self.stream, flush=True)
 
     def on_run_start(self, run: Run) -> None:
         self._seen = 0  # hooks before this one may already have recorded events (e.g. a virtual file)
@@ -192,6 +195,6 @@ def _doing(progress: Progress | None) -> str:
     if progress.tokens == 0 and progress.prompt is not None:
         done, total = progress.prompt
         return f"the server is reading the prompt · {done:,}/{total:,} tokens"
-    writing = "the answer" if progress.writing in ("", "answer") else f"a call to {progress.writing}"
+    writing = "the answer" if progress.writing in ("", "answer") else f"a call to {inert.terminal(progress.writing)}"
     rate = progress.tokens / progress.elapsed if progress.elapsed > 0 else 0.0
     return f"writing {writing} · {progress.tokens:,} tokens ({rate:.0f}/s)"

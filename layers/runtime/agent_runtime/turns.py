@@ -1,10 +1,17 @@
-"""A model's reply shaped before it joins the history: call ids made unique (approvals and the journal key on
-them), calls that must not run named with why (cut off at the output limit, arguments that are not JSON), turns of
-only such calls counted (a model that keeps writing them is stopped), and which limit cut an answer short.
+"""A model's reply shaped before it joins the history: call ids made unique, calls that must not run named with
+why (cut off at the output limit, arguments that are not JSON), turns of only such calls counted (a model that keeps
+writing them is stopped), and which limit cut an answer short.
+
+The one namespace of ids that outlive a turn: approvals (``approvals.gate``) and the mutating-call journal
+(``stores.hook``) key their entries by call id and keep them for the thread's life, and every call id is minted
+here — the model's (kept, or renamed past every id in use: ``unique_call_ids``) and the runtime's own (a script's
+step: ``call_id_for``, a digest of the run and the step) — so no id is ever given to two calls of a thread, whatever
+feature made them and in whichever turn.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -14,6 +21,7 @@ from .models import ModelResponse, ToolCall
 from .record import RunState
 from .state import Slot
 from .steps import Run
+from .stores.hook import JOURNAL
 from .tools.registry import parse_arguments
 
 # Turns in a row whose every call could not run (cut off, arguments not JSON): such calls do not count against
@@ -103,10 +111,19 @@ def storable(response: ModelResponse) -> tuple[ModelResponse, dict[str, str]]:
 
 
 def issued(state: RunState) -> set[str]:
-    """Every call id this run or thread has used: its history's, and those its approvals and journal keep after
-    compaction has removed the calls (servers reuse ``call_1`` from one turn to the next)."""
-    issued = set(ISSUED.get(state.context)) | set(APPROVALS.get(state.context))
-    return issued | {call["id"] for message in state.messages for call in message.get("tool_calls", [])}
+    """Every call id this run or thread has used: its history's, the recent ones compaction removed from it
+    (servers reuse ``call_1`` from one turn to the next), and every key its approvals and journal keep — never
+    bounded, so an id of theirs is never issued again however long the thread."""
+    durable = set(APPROVALS.get(state.context)) | set(JOURNAL.get(state.context))
+    history = {call["id"] for message in state.messages for call in message.get("tool_calls", [])}
+    return set(ISSUED.get(state.context)) | durable | history
+
+
+def call_id_for(state: RunState, seed: str, prefix: str = "script") -> str:
+    """The id of a call the runtime makes itself (a script's step, named by ``seed``): a digest of the run and the
+    seed, so each invocation of the run gives the step the id its approval and journal entry have, and another turn
+    of the thread (another run id) never does."""
+    return f"{prefix}-{hashlib.sha256(f'{state.run_id}|{seed}'.encode()).hexdigest()[:20]}"
 
 
 def unique_call_ids(response: ModelResponse, turn: int, issued: set[str] | None = None) -> ModelResponse:
@@ -128,4 +145,4 @@ def remember_ids(state: RunState, calls: Sequence[ToolCall]) -> None:
     if calls:
         issued = ISSUED.use(state.context)
         issued.extend(call.id for call in calls)
-        del issued[:-MAX_ISSUED]  # bounded; approvals and journal entries still bind arguments and tool
+        del issued[:-MAX_ISSUED]  # bounded: the ids approvals and the journal keep are issued() apart

@@ -44,7 +44,9 @@ class ApprovalEntry(TypedDict):
     decided_at: float | None
 
 
-APPROVALS: Slot[dict[str, ApprovalEntry]] = Slot("approvals", dict, owner=__name__)  # by call id
+# By call id, for the thread's life: turns.py never gives an id to two calls of a thread (it mints them past every
+# key here and in the mutating-call journal), so a decision answers only its own call, never a later turn's.
+APPROVALS: Slot[dict[str, ApprovalEntry]] = Slot("approvals", dict, owner=__name__)
 
 
 @dataclass(frozen=True, slots=True)

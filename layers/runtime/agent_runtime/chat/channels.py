@@ -19,6 +19,7 @@ from ..actions import APPROVE, DENY
 from ..approvals import ApprovalRequest
 from ..messages import quoted
 from ..stores import RunStore
+from ..stores.items import Asked
 from ..triggers.event import TriggerEvent
 from .exceptions import ReplyError
 from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks, working_blocks
@@ -27,6 +28,7 @@ from .stream import AnswerStream
 WORKING = ":hourglass_flowing_sand: Working on it…"
 WRITING = ":writing_hand: Writing the answer below…"
 EXPIRED = "expired: nobody decided in time, so it was not run"
+CLOSED = "closed: its run ended before anyone decided, so it was not run"
 JIRA_INLINE_CHARS = 20_000  # of the arguments in the comment (JIRA's limit is 32,767 characters); the rest attached
 EARLIER_MESSAGES = 50  # a thread's messages before the mention, in the first turn (larger: a virtual file)
 MAX_THREAD_PAGES = 25  # of 200 messages, read to find the ones just before the mention
@@ -76,11 +78,11 @@ class Channel:
         """What was said before the run's message in the same conversation (a Slack thread the bot joins)."""
         return ""
 
-    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
+    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> Asked | None:
         """Ask the people of the conversation to approve a call; where the question is (None: cannot ask)."""
         return None
 
-    def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
+    def approval_decided(self, asked: Asked, request_tool: str, decision: str, who: str) -> None:
         """Show the decision where the question was asked."""
 
     def tell(self, user: str, text: str) -> None:
@@ -164,20 +166,21 @@ class SlackChannel(Channel):
     def download(self, url: str, limit: int) -> bytes:
         return self.client.download(url, limit)
 
-    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
+    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> Asked | None:
         value = f"{request.run_id}|{request.call_id}|{thread_id}"  # ids only: the arguments stay in the run
         ts = self.client.post_blocks(self.channel, self.thread_ts, approval_blocks(request, value),
                                      f"Approval needed: {request.tool}")  # fmt: skip
         if request.shown()[1]:  # too long for a message: the whole of what would run, as a file in the thread
             self.attach([(f"arguments-{request.tool}-{request.code}.json", request.summary.encode())])
-        return {"ts": ts}
+        return Asked(ts=ts)
 
-    def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
-        if decision == "expired":  # the buttons go: a click now would decide nothing
-            self.client.update(self.channel, asked["ts"], f":hourglass: `{request_tool}`: {EXPIRED}")
+    def approval_decided(self, asked: Asked, request_tool: str, decision: str, who: str) -> None:
+        if decision in ("expired", "closed"):  # the buttons go: a click now would decide nothing
+            mark, said = (":hourglass:", EXPIRED) if decision == "expired" else (":octagonal_sign:", CLOSED)
+            self.client.update(self.channel, asked.ts, f"{mark} `{request_tool}`: {said}")
             return
         mark = ":white_check_mark:" if decision == "approved" else ":no_entry_sign:"
-        self.client.update(self.channel, asked["ts"], f"{mark} `{request_tool}`: {decision} by <@{who}>")
+        self.client.update(self.channel, asked.ts, f"{mark} `{request_tool}`: {decision} by <@{who}>")
 
     def tell(self, user: str, text: str) -> None:
         self.client.ephemeral(self.channel, user, text, self.thread_ts)
@@ -248,15 +251,15 @@ class JiraChannel(Channel):
     def note(self, text: str) -> None:
         self.client.comment(self.issue_key, text)
 
-    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> dict[str, str] | None:
+    def ask_approval(self, request: ApprovalRequest, thread_id: str) -> Asked | None:
         shown, cut = request.shown(JIRA_INLINE_CHARS)
         comment = self.client.comment_doc(self.issue_key, approval_doc(request, shown))
         if cut:
             self.attach([(f"arguments-{request.tool}-{request.code}.json", request.summary.encode())])
-        return {"comment": comment, "code": request.code}
+        return Asked(comment=comment, code=request.code)
 
-    def approval_decided(self, asked: dict[str, str], request_tool: str, decision: str, who: str) -> None:
-        said = EXPIRED if decision == "expired" else f"{decision} by {who}"
+    def approval_decided(self, asked: Asked, request_tool: str, decision: str, who: str) -> None:
+        said = {"expired": EXPIRED, "closed": CLOSED}.get(decision) or f"{decision} by {who}"
         self.client.comment(self.issue_key, f"`{request_tool}`: {said}.")
 
     def tell(self, user: str, text: str) -> None:

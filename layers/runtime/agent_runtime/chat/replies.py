@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import logging
 import time
 import urllib.error
 import urllib.parse
@@ -27,6 +28,8 @@ from .exceptions import ReplyError
 from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
 
+# The SDK logs an ERROR line for each failed attempt; the ReplyError its caller handles says it once.
+logging.getLogger("slack_sdk.web.base_client").setLevel(logging.CRITICAL)
 SLACK_CHUNK = 3_500  # characters per message: long answers continue in the thread
 TIMEOUT = 30
 
@@ -46,6 +49,8 @@ class SlackReplier:
             return getattr(self.client, method.replace(".", "_"))(**arguments)
         except SlackApiError as error:
             raise ReplyError(f"Slack {method} failed: {error.response.get('error')}") from None
+        except (OSError, SlackRequestError) as error:  # unreachable after the SDK's retries, a timeout
+            raise ReplyError(f"Slack {method} failed: {getattr(error, 'reason', None) or error}") from None
 
     def post(self, channel: str, thread_ts: str, text: str) -> str:
         return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, text=text)["ts"])

@@ -2,11 +2,14 @@
 
 The stream starts at the first text or tool call, is appended in batches (at most one call a second, or sooner
 once enough text waits: Slack's rate tiers), shows each tool call as a task card (``task_update`` chunks in a
-``timeline``), and ends with the final answer's blocks (the feedback buttons). What was said stays said: text the
+``timeline``), and ends with the final answer's blocks (the feedback buttons). What counted stays said: text the
 model wrote before calling tools is part of the message, the next model call's text continues it after a blank
-line, and the answer (its footer and notes) finishes it — the finished message is exactly what was streamed, never
-rewritten. Each ``markdown_text`` chunk stays within Slack's 12,000 characters; special mentions in model text
-(``<!channel>``, ``<!here>``, ``<!everyone>``, ``<!subteam^…>``) are neutralised outside code.
+line, and the answer (its footer and notes) finishes it. Only what counted: the text of an attempt that failed (and
+was retried) or of a call cut short (the deadline, a stop) never joined the history, so it leaves the message —
+a retry that writes the same words again changes nothing; one that writes others has the message ended, deleted
+and streamed again from what counts (its task cards in their places); a run that ends or suspends with nothing
+counted leaves no message. Each ``markdown_text`` chunk stays within Slack's 12,000 characters; special mentions in
+model text (``<!channel>``, ``<!here>``, ``<!everyone>``, ``<!subteam^…>``) are neutralised outside code.
 
 Only an error that says the workspace or token cannot stream (``CANNOT_STREAM``) is remembered for the process:
 its answers take the plain post/update path. Any other failure ends this stream only; its answer is posted the
@@ -19,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from slack_sdk import WebClient
@@ -56,11 +60,14 @@ class AnswerStream:
         self.ts: str | None = None
         self.on_start: Callable[[], None] | None = None  # the channel's cue: the "working" message can go
         self.broken = False  # a failure part way: the answer is then posted the plain way
-        self._raw = ""  # everything the model said, as it said it (model calls apart by a blank line)
-        self._call_from = 0  # where the current model call's text begins in _raw
+        self._raw = ""  # what counted (model calls apart by a blank line), then the current call's text so far
+        self._call_at = 0  # where the current model call's text, and the blank line before it, begin in _raw
+        self._call_from = 0  # where its text begins
         self._fresh = False  # a new model call began and has said nothing yet
-        self._shown = ""  # what was sent (neutralised): a prefix of what _raw becomes
-        self._chunks: list[dict[str, Any]] = []
+        self._open = False  # a model call is under way: its text counts once it is settled
+        self._shown = ""  # what the message shows (neutralised): a prefix of what _raw becomes, or replaced
+        self._cards: list[tuple[int, dict[str, Any]]] = []  # every task card, after the text it follows (its length)
+        self._unsent = 0  # the cards from this one on are not in the message yet
         self._flushed = clock()
 
     @property
@@ -77,22 +84,39 @@ class AnswerStream:
         return self._shown
 
     def new_call(self) -> None:
-        """A model call begins: its text, if any, follows what was said after a blank line."""
-        self._fresh = True
+        """A model call begins: its text, if any, follows what was said after a blank line (an earlier call that
+        never answered said nothing)."""
+        self.discard()
+        self._fresh = self._open = True
 
     def text(self, delta: str) -> None:
         if not delta or not self.usable:
             return
         if self._fresh:
+            self._call_at = len(self._raw)
             self._raw += SEPARATOR if self._raw.strip() else ""
             self._call_from, self._fresh = len(self._raw), False
         self._raw += delta
         self._maybe_flush()
 
+    def discard(self) -> None:
+        """What the current model call wrote never counted (its attempt failed and is retried, or the call was
+        cut short): it leaves the message at the next flush, unless the next attempt writes it again."""
+        if self._open and not self._fresh:
+            self._raw, self._fresh = self._raw[: self._call_at], True
+
+    def settle(self, text: str) -> None:
+        """The current model call answered ``text``: that is what it said (what streamed, unless it differs)."""
+        if self._open and (self._raw[self._call_from :] if not self._fresh else "") != text:
+            self.discard()
+            self.text(text)
+        self._open = False
+
     def task(self, task_id: str, title: str, status: str) -> None:
         """A tool call's card: pending, in_progress, complete or error."""
         if self.usable:
-            self._chunks.append({"type": "task_update", "id": task_id, "title": title[:200], "status": status})
+            card = {"type": "task_update", "id": task_id, "title": title[:200], "status": status}
+            self._cards.append((len(neutralise(self._raw)), card))
             self._maybe_flush(force=True)
 
     def finish(self, answer: str, blocks: list[dict[str, Any]] | None) -> bool:
@@ -117,9 +141,11 @@ class AnswerStream:
         return True
 
     def close(self) -> None:
-        """Ends a stream left open (a run that suspends or waits for approval): what was said stays."""
-        if self.ts is not None and not self.broken:
+        """Ends a stream left open (a run that suspends or waits for approval): what counted stays (a message that
+        showed only what did not count goes)."""
+        if self.usable:
             self._flush(final=True)
+        if self.ts is not None and not self.broken:
             try:
                 self.client.chat_stopStream(channel=self.channel, ts=self.ts)
             except SlackApiError:
@@ -133,14 +159,52 @@ class AnswerStream:
     def _flush(self, *, final: bool = False) -> None:
         # A "<" at the very end may open a mention the next delta completes: it waits for it (unless final).
         safe = neutralise(self._raw if final or not self._raw.endswith("<") else self._raw[:-1])
-        text = safe[len(self._shown) :] if safe.startswith(self._shown) else ""
-        pieces = _pieces(text) if text else [""]
-        chunks, self._chunks, self._flushed = self._chunks, [], self.clock()
-        for number, piece in enumerate(pieces):
-            payload = [*([{"type": "markdown_text", "text": piece}] if piece else []), *(chunks if number == 0 else [])]
-            if not payload or not self._send(payload):
+        if not safe.startswith(self._shown):
+            if self._open and not final and self._shown.startswith(safe):
+                return  # a retry writing again what the failed attempt showed: nothing new yet
+            if not self._restart():
                 return
+        self._flushed = self.clock()
+        while self._unsent < len(self._cards):  # the text up to each card's place, then the cards there
+            at, there = self._next_cards(len(safe))
+            if not self._send_text(safe[:at], there):
+                return
+            self._unsent += len(there)
+        self._send_text(safe, [])
+
+    def _next_cards(self, length: int) -> tuple[int, list[dict[str, Any]]]:
+        """The next cards to send that share a place in the text (as far as it is known and not shown yet)."""
+        places = [max(min(at, length), len(self._shown)) for at, _ in self._cards[self._unsent :]]
+        count = next((n for n, place in enumerate(places) if place != places[0]), len(places))
+        return places[0], [card for _, card in self._cards[self._unsent : self._unsent + count]]
+
+    def _send_text(self, upto: str, cards: list[dict[str, Any]]) -> bool:
+        """The text from what is shown to the end of ``upto`` (in pieces within Slack's limit), ``cards`` after it."""
+        pieces = _pieces(upto[len(self._shown) :]) or [""]
+        for number, piece in enumerate(pieces):
+            last = number == len(pieces) - 1
+            payload = [*([{"type": "markdown_text", "text": piece}] if piece else []), *(cards if last else [])]
+            if not payload:
+                return True
+            if not self._send(payload):
+                return False
             self._shown += piece
+        return True
+
+    def _restart(self) -> bool:
+        """The message shows text that never counted and the next words differ: it is ended and deleted; the
+        flush streams what counts into a new one, the task cards again in their places."""
+        ts, self.ts, self._shown, self._unsent = self.ts, None, "", 0
+        if ts is None:
+            return True
+        with suppress(SlackApiError):  # a stream Slack ended already: deleting it is what matters
+            self.client.chat_stopStream(channel=self.channel, ts=ts)
+        try:
+            self.client.chat_delete(channel=self.channel, ts=ts)
+        except SlackApiError as error:
+            self._failed(str(error.response.get("error") or ""))
+            return False
+        return True
 
     def _send(self, payload: list[dict[str, Any]]) -> bool:
         try:

@@ -1,7 +1,7 @@
 """``agent-runtime``: run workflows locally, check workflow files and skills, inspect runs, serve webhooks.
 
-One module per command group, each with ``add(commands)``. Exit codes: 0 completed, 1 the run failed, 2 bad
-usage or configuration, 3 stopped at the tool-call limit, 4 suspended at the deadline.
+One module per command group, each with ``add(commands)``. The exit codes are ``common.EXIT_MEANINGS``; the
+reference, docs/cli.md, is made from this parser (``scripts/cli_reference.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .. import __version__, inert
 from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ConfigError
 from ..record import RunStatus
@@ -74,12 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(args.handler(args, config))
         sys.stdout.flush()  # here, not at exit: a closed pipe is then an error this function catches
         return code
-    except ConfigError as error:
-        print(f"agent-runtime: error: {error}", file=sys.stderr)
+    except ConfigError as error:  # inert: an error may echo a run's text (a stored name, a tool's words)
+        print(f"agent-runtime: error: {inert.terminal(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except AgentRuntimeError as error:  # every error of the package is one line and an exit code, never a traceback
-        print(f"agent-runtime: error: {error}", file=sys.stderr)
+        print(f"agent-runtime: error: {inert.terminal(str(error))}", file=sys.stderr)
         return EXIT_CODES[RunStatus.FAILED]
+    except KeyboardInterrupt:  # Ctrl-C outside a run's steps (a run's own is a stop: cli/running.py)
+        print("agent-runtime: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `agent-runtime runs list | head -3`: the reader has what it wanted (as git, grep)
         _quiet_stdout()
         return 0

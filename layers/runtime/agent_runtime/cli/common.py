@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
+from .. import inert
 from ..approvals import Approver
 from ..approvals.approvers import FixedApprover, TerminalApprover
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..files import FileInputError, FileStore
 from ..record import RunRecord, RunStatus
+from ..redaction import scrub, scrubbed
 from ..sandbox.outputs import save_files, written_since
 from ..stores import RunStore
 
@@ -30,6 +31,34 @@ EXIT_CODES = {
     RunStatus.STOPPED: 6,
 }
 EXIT_USAGE = 2
+# Every exit code, its meaning and what stdout of `run` holds: the one table (docs/cli.md is made from it, and
+# `run --help` says the short forms); a code returned without a row here fails tests/unit/test_cli_reference.py.
+EXIT_MEANINGS: tuple[tuple[int, str, str, str], ...] = (
+    (0, "completed", "completed; any other command: done (`eval`: the pass rate reached `--threshold`)",
+     "the answer"),
+    (1, "the run failed", "the run failed (the model endpoint failed after retries, a store conflict, an internal "
+     "error): one line on stderr, never a traceback; the run record says why. Other commands: `eval` below "
+     "`--threshold`, `sandbox run` code that raised, `runs stop` a run that has ended, `workflows webhook-token` "
+     "no token yet", "nothing"),
+    (2, "bad usage or configuration", "bad usage or configuration: a flag, a workflow file (`workflows validate`: "
+     "one with an error; warnings leave the code alone), a workflow name (a typo is said with the name meant), a "
+     "window too small for the system prompt and tools", "nothing"),
+    (3, "tool-call limit reached", "stopped at the tool-call limit: the model was asked once more, without tools, "
+     "and its answer is printed", "the last answer"),
+    (4, "suspended", "suspended at the deadline, or waiting for an approval", "nothing"),
+    (5, "spend limit reached", "stopped at the spend limit (`limits.max_cost`, `max_cost_per_thread_day`): the "
+     "model was asked once more, without tools, if that fit; `--thread ID --max-cost N` goes on", "the last answer, "
+     "if any"),
+    (6, "stopped", "stopped by a person (Slack's *Stop*, `runs stop RUN_ID`, `POST /runs/{run_id}/stop`): the run "
+     "ended at its next step and keeps its work", "the last answer, if any"),
+    (130, "Ctrl-C", "stopped by Ctrl-C: the same stop, at once (one line on stderr, the record says stopped, the "
+     "thread goes on from it); a second Ctrl-C quits there and then", "the last answer, if any"),
+)  # fmt: skip
+
+
+def exit_codes_line() -> str:
+    """The exit codes in one line, for a command's --help."""
+    return "exit codes: " + ", ".join(f"{code} {short}" for code, short, _, _ in EXIT_MEANINGS)
 
 
 def load_files(paths: Sequence[str], store: FileStore) -> FileStore:
@@ -71,15 +100,22 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
         print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
 
 
-def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None) -> None:
+def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None, told: bool = False) -> None:
+    """The answer (inert on a terminal: a tool's result may have steered the model into an escape sequence; as it
+    is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets —
+    unless ``told`` already (Ctrl-C)."""
     if as_json:
-        print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
+        print(inert.json_text(scrubbed(record.to_dict())))
     elif record.final_answer is not None:
-        print(record.final_answer + (f"\n\n{footer}" if footer else ""))
+        answer = record.final_answer + (f"\n\n{footer}" if footer else "")
+        print(inert.terminal(answer) if sys.stdout.isatty() else answer)
+    if told:
+        return
+    why = inert.terminal(scrub(str(record.stop_reason)))
     if record.status is not RunStatus.COMPLETED:
-        print(f"agent-runtime: run {record.status}: {record.stop_reason}", file=sys.stderr)
+        print(f"agent-runtime: run {record.status}: {why}", file=sys.stderr)
     elif record.stop_reason:
-        print(f"agent-runtime: warning: {record.stop_reason}", file=sys.stderr)
+        print(f"agent-runtime: warning: {why}", file=sys.stderr)
 
 
 def runs_store(config: RuntimeConfig) -> RunStore:
@@ -111,3 +147,16 @@ def store_location(config: RuntimeConfig) -> str:
     if triggers.table and triggers.bucket:
         return f"DynamoDB {triggers.table} + S3 {triggers.bucket}"
     return f"{config.state_dir.resolve()} (AGENT_STATE_DIR)"
+
+
+def check_workflow(name: str, config: RuntimeConfig, *, strict: bool = True) -> None:
+    """A workflow name taken on the command line: a typo is said with the name it likely meant ("no such
+    workflow 'incident-helpr'; did you mean 'incident-helper'?"). ``strict``: the name must be a workflow here
+    (eval); else (webhook-token, runs stats, which read a store a deployed stack writes too) only a likely typo
+    of a workflow here is an error."""
+    from ..workflows.loader import meant_workflow, resolve_workflow_path, unknown_workflow
+
+    if strict:
+        resolve_workflow_path(name, config.workflows_dir)
+    elif meant_workflow(name, config.workflows_dir) is not None:
+        raise ConfigError(unknown_workflow(name, config.workflows_dir))

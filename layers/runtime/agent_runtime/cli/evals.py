@@ -16,7 +16,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..evals import Attempt, EvalOptions, Runner, build_report, compare, junit, load_cases, load_report, suite_files
 from ..evals.report import DEMO_ENDPOINT, table
-from .common import Commands
+from .common import Commands, check_workflow
 
 ENV_EVALS_DIR = "AGENT_EVALS_DIR"
 EPILOG = """\
@@ -65,7 +65,9 @@ def add(commands: Commands) -> None:
         help="a workflow key for every case, without editing the file (repeatable; the value is YAML): "
         "--set context.context_budget=8000 --set limits.max_tool_calls=10",
     )
-    cmd.add_argument("--tag", dest="tags", action="append", default=[], help="only cases with this tag (repeatable)")
+    cmd.add_argument(
+        "--tag", dest="tags", action="append", default=[], metavar="TAG", help="only cases with this tag (repeatable)"
+    )
     cmd.add_argument("--json", metavar="FILE", help="write the report as JSON (keep it to --compare later)")
     cmd.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test per case and attempt)")
     cmd.add_argument("--compare", metavar="REPORT", help="a stored JSON report to put beside this one")
@@ -92,9 +94,7 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
     folder = evals_dir(args, config)
     paths = suite_files(args.workflow, folder)
     if not paths:
-        raise ConfigError(
-            f"no eval cases for {args.workflow!r}: write {folder / args.workflow}.yaml (see docs/evals.md)"
-        )
+        raise _no_suite(args.workflow, folder, config)
     cases = [c for c in load_cases(args.workflow, paths) if _selected(c.name, c.id, c.tags, args)]
     if not cases:
         raise ConfigError(f"no case of {args.workflow!r} matches {' '.join(args.cases + args.tags)}")
@@ -114,6 +114,23 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.compare:
         print("\n" + compare(load_report(Path(args.compare)), report))
     return 0 if report["summary"]["pass_rate"] >= args.threshold else 1
+
+
+def _no_suite(name: str, folder: Path, config: RuntimeConfig) -> ConfigError:
+    """A workflow without cases is asked for them; a name that is neither a workflow nor a suite (a suite may
+    name its workflow itself, as context-fidelity does) is said to be a typo, with the name it likely meant."""
+    from ..workflows import available_workflows
+    from ..workflows.loader import closest
+
+    workflows = available_workflows(config.workflows_dir)
+    if name in workflows:
+        return ConfigError(f"no eval cases for {name!r}: write {folder / name}.yaml (see docs/evals.md)")
+    suites = [p.stem for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml")]  # evals/<name>/: a workflow's
+    meant = closest(name, [*workflows, *suites])
+    if meant is not None:
+        return ConfigError(f"no such workflow {name!r}; did you mean {meant!r}?")
+    known = ", ".join(sorted({*workflows, *suites})) or "none"
+    return ConfigError(f"no such workflow {name!r} (nor eval suite in {folder}); available: {known}")
 
 
 MAX_REPEAT = 1_000  # attempts of one case (cases x repeat is bounded again by the runner)
@@ -169,6 +186,7 @@ def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
     if len(args.cases) != 1 or not args.from_run:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
+    check_workflow(args.cases[0], config)
     path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name)
     print(f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",
           file=sys.stderr)  # fmt: skip

@@ -6,6 +6,7 @@ import argparse
 import math
 import shlex
 import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from .common import (
     EXIT_CODES,
     Commands,
     approver,
+    exit_codes_line,
     load_files,
     message_text,
     print_outcome,
@@ -33,6 +35,7 @@ from .common import (
     save_outputs,
     store_location,
 )
+from .running import EXIT_INTERRUPTED, CtrlC, Started, login, stop_check
 
 RUN_EPILOG = """\
 examples:
@@ -41,9 +44,7 @@ examples:
   agent-runtime run document-feedback --thread PROJ-123 --message "and now?"
   agent-runtime run document-feedback --message "chart the latencies" --file log.txt --out-dir out/
 
-exit codes: 0 completed, 1 run failed, 2 bad usage or configuration, 3 tool-call limit reached (the model's
-last answer, made without tools, is printed), 4 suspended at the deadline, 5 spend limit reached (the same; a
-thread goes on from there)"""
+""" + textwrap.fill(exit_codes_line() + " (all of them: docs/cli.md)", 110)
 
 
 def add(commands: Commands) -> None:
@@ -121,26 +122,18 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
     before = {meta.id for meta in files.list()}
     # The trace's last line leaves out why the run stopped: print_outcome says it, once.
     trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
-    hooks: list[Hook] = [] if args.quiet else [trace]
+    hooks: list[Hook] = [Started(runs, args.thread), *([] if args.quiet else [trace])]
+    ctrl_c = CtrlC(stop_check(runs, run_id), login())  # Ctrl-C is a stop, as `runs stop` from elsewhere
     with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=sys.stderr) as sandbox:
-        agent = build_agent(
-            workflow,
-            model,
-            Services(
-                skills=skills,
-                config=config,
-                runs=runs,
-                sandbox=sandbox,
-                approver=approver(args.approve),
-                thread_id=args.thread,
-            ),
-            files=files,
-            hooks=hooks,
-        )
-        record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id)
+        services = Services(skills=skills, config=config, runs=runs, sandbox=sandbox, approver=approver(args.approve),
+                            thread_id=args.thread)  # fmt: skip
+        agent = build_agent(workflow, model, services, files=files, hooks=hooks)
+        with ctrl_c:
+            record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id, stop=ctrl_c.check)
     telemetry.flush()
     footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
-    print_outcome(record, as_json=args.json, footer=footer)  # the answer is shown even if the thread cannot keep it
+    interrupted = ctrl_c.stopped_it(record)  # its line on stderr was said when Ctrl-C was pressed
+    print_outcome(record, as_json=args.json, footer=footer, told=interrupted)  # shown even if the thread cannot keep it
     if args.thread and record.state is not None:
         try:
             threads.save(args.thread, record.state, expected_version=version)
@@ -156,4 +149,4 @@ def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:
         show = f"{program()} runs show"
         show = f"AGENT_STATE_DIR={local} {show}" if "AGENT_STATE_DIR" in where else show
         print(f"stored in {where}: {show} {record.run_id}", file=sys.stderr)
-    return EXIT_CODES.get(record.status, 1)
+    return EXIT_INTERRUPTED if interrupted else EXIT_CODES.get(record.status, 1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -11,12 +10,15 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
 from ..stores import RunStore
-from .common import Commands, runs_store, store_location
+from .common import Commands, check_workflow, runs_store, store_location
+from .running import INTERRUPTED, close, gone, login
 
 
 def add(commands: Commands) -> None:
@@ -46,7 +48,7 @@ def add(commands: Commands) -> None:
         "the same link an answer's footer carries. Needs AGENT_API_URL and the run_page_key secret (RUN_PAGE_KEY "
         "locally); lasts AGENT_RUN_PAGE_DAYS days (default 7).",
     )
-    runs_link.add_argument("run_id", metavar="RUN_ID")
+    runs_link.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_link.add_argument("--private", action="store_true", help="mark the page private (as for a private channel)")
     runs_link.set_defaults(handler=_cmd_link)
     runs_chart = runs_commands.add_parser(
@@ -56,7 +58,7 @@ def add(commands: Commands) -> None:
         "compaction point, compactions and maskings, tool calls per turn. SVG; PNG when FILE ends in .png (needs "
         "rsvg-convert or ImageMagick on the PATH).",
     )
-    runs_chart.add_argument("run_id", metavar="RUN_ID")
+    runs_chart.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_chart.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the chart")
     runs_chart.set_defaults(handler=_cmd_chart)
     runs_list = runs_commands.add_parser(
@@ -64,7 +66,9 @@ def add(commands: Commands) -> None:
         help="list stored runs, newest first",
         description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate (all "
         "the run caused: its calls, compaction summaries and helpers), the helpers' share of it, "
-        "started. Reads the local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set.",
+        "started. A run at work says running (a CLI run from its start); one whose process is gone without "
+        "ending it (killed, a second Ctrl-C) says interrupted. Reads the local store, or S3 + DynamoDB when "
+        "AGENT_TABLE and AGENT_BUCKET are set.",
     )
     runs_list.add_argument("--thread", metavar="ID", help="only this thread's runs")
     runs_list.add_argument("--status", choices=[str(s) for s in RunStatus], help="only runs that ended so")
@@ -92,28 +96,37 @@ def add(commands: Commands) -> None:
         help="ask a working run to stop at its next step",
         description="Ask a run to stop: it ends at its next step (a model call in flight is closed), keeps its "
         "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
-        "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set). Exit 1 when the run has already ended.",
+        "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set); a CLI run sees it within half a second "
+        "(Ctrl-C in its terminal is the same stop). A run whose process is gone (interrupted) is closed as "
+        "stopped; one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); without one, "
+        "nothing is listening until it is resumed, and the command says so. Exit 1 when the run has already ended.",
     )
-    runs_stop.add_argument("run_id", metavar="RUN_ID")
+    runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
+    if record is None and (runs.summary(args.run_id) or {}).get("status") == RunStatus.RUNNING:
+        raise ConfigError(f"run {args.run_id} is still running: its record is stored when it ends "
+                          f"(`runs stop {args.run_id}` stops it)")  # fmt: skip
     if record is None:
         raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+    redact = _redactor(config)  # every way out: the record, its page, its transcript
     if args.json:
-        text = json.dumps(record, indent=2, ensure_ascii=False)
+        from ..redaction import redacted
+
+        text = inert.json_text(redacted(record, redact))
     elif args.html:
         from ..pages import page_for
 
-        text = page_for(runs, args.run_id, redact=_redactor(config), record=record) or ""
+        text = page_for(runs, args.run_id, redact=redact, record=record) or ""
     else:
         from ..show import transcript
 
         checkpoint = runs.load_checkpoint(args.run_id)
-        text = transcript(record, checkpoint[0].messages if checkpoint else None)
+        text = transcript(record, checkpoint[0].messages if checkpoint else None, redact)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
         print(f"agent-runtime: wrote {args.output}", file=sys.stderr)
@@ -123,7 +136,8 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
-    """The secrets a page must never show: the integrations secret's and the workflows' declared ones."""
+    """The secrets a page, a transcript or a printed record must never show: the integrations secret's and the
+    workflows' declared ones."""
     from ..pages.route import declared_secrets
     from ..redaction import Redactor
     from ..triggers.config import TriggerConfig, all_workflows
@@ -142,10 +156,12 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
     start = since(args.since, datetime.now(UTC))
     read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit)
+    if args.workflow and not read.runs:
+        check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
     report = {"since": start.isoformat(timespec="seconds"), "store": store_location(config), **add_up(read.runs),
               "unreadable": read.unreadable, "limited_to": args.limit if read.limited else None}  # fmt: skip
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(inert.json_text(report))
         return 0
     print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
     if read.limited:
@@ -215,10 +231,11 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
     for row in rows:  # what people said of each answer (Slack's feedback buttons): +good/-bad
+        row["status"] = INTERRUPTED if gone(row) else row["status"]  # says running, but its process is gone
         verdicts = [item["verdict"] for item in runs.feedback(row["run_id"])]
         row["feedback"] = {"good": verdicts.count("good"), "bad": verdicts.count("bad")}
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(inert.json_text(rows))
         return 0
     print(f"store: {store_location(config)}" + ("" if rows else " (no runs here)"), file=sys.stderr)
     print(f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
@@ -228,17 +245,18 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
         helpers = (row.get("cost") or {}).get("helpers")
         shared = f"${helpers:.4f}" if helpers else "-"
         rated = f"+{row['feedback']['good']}/-{row['feedback']['bad']}" if any(row["feedback"].values()) else "-"
-        started = row["started_at"][:19].replace("T", " ")
-        print(f"{row['run_id']:<30} {row['workflow'][:20]:<20} {row['status']:<17} {row['model_calls']:>5} "
+        started = inert.terminal(str(row["started_at"])[:19].replace("T", " "))
+        run_id, workflow, status = (inert.terminal(str(row[key])[:cut]) for key, cut in LIST_CUTS)
+        print(f"{run_id:<30} {workflow:<20} {status:<17} {row['model_calls']:>5} "
               f"{row['tokens']:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}")  # fmt: skip
     return 0
 
 
+LIST_CUTS = (("run_id", 200), ("workflow", 20), ("status", 40))  # a row's texts, cut before they are made inert
 ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT, RunStatus.STOPPED}
 
 
 def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    import getpass
     import time
 
     from ..stopping import StopRequest
@@ -246,17 +264,32 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     summary = runs.summary(args.run_id)
     if summary is None and runs.load_checkpoint(args.run_id) is None:
-        raise ConfigError(f"no stored run {args.run_id!r} in {config.state_dir}")
+        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
     if summary is not None and summary.get("status") in ENDED:
-        print(f"run {args.run_id} has ended ({summary['status']}): nothing to stop", file=sys.stderr)
+        print(
+            f"run {args.run_id} has ended ({inert.terminal(str(summary['status']))}): nothing to stop", file=sys.stderr
+        )
         return 1
-    request = StopRequest(f"cli:{getpass.getuser()}", time.time(), "cli")
-    if not runs.request_stop(args.run_id, request.to_dict()):
+    if summary is not None and (process := gone(summary)) is not None:
+        close(runs, summary, process, login())
+        print(f"run {args.run_id} was not running: its process (pid {process.pid}) is gone; closed it as stopped")
+        return 0
+    request = StopRequest(login(), time.time(), "cli")
+    if not runs.request_stop(args.run_id, request):
         print(f"run {args.run_id} was already asked to stop")
         return 0
-    woken = _wake(runs, args.run_id) if summary is not None else False  # it waits (an approval) or is suspended
-    print(f"asked run {args.run_id} to stop: it ends at its next step" + (" (woken to end now)" if woken else ""))
+    print(f"asked run {args.run_id} to stop: {_when(runs, args.run_id, summary)}")
     return 0
+
+
+def _when(runs: RunStore, run_id: str, summary: dict[str, Any] | None) -> str:
+    """When the asked run ends: at its next step if something works on it; a run waiting for an approval or
+    between invocations when it is woken (a queue) or resumed; nothing is listening otherwise."""
+    if summary is None or summary.get("status") == RunStatus.RUNNING:
+        return "it ends at its next step"
+    if _wake(runs, run_id):
+        return "it was woken to end now"
+    return f"nothing is listening ({summary.get('status')}): it ends when it is resumed"
 
 
 def _wake(runs: RunStore, run_id: str) -> bool:
@@ -272,5 +305,5 @@ def _wake(runs: RunStore, run_id: str) -> bool:
     from ..service.stops import wake_to_end
     from ..triggers.queue import SqsQueue
 
-    wake_to_end(SqsQueue(boto3.client("sqs"), url), run_id, str(event.get("thread_id")))
+    wake_to_end(SqsQueue(boto3.client("sqs"), url), run_id, event.thread_id)
     return True

@@ -12,8 +12,8 @@ from ..models.prices import unpriced_warning
 from ..runtime import default_tools
 from ..skills import SkillLibrary
 from ..toolsets import ToolEnv, validate_tools
-from ..workflows import WorkflowError, available_workflows, load_workflow
-from .common import EXIT_USAGE, Commands
+from ..workflows import Workflow, WorkflowError, available_workflows, load_workflow
+from .common import EXIT_USAGE, Commands, check_workflow
 
 
 def add(commands: Commands) -> None:
@@ -31,13 +31,17 @@ def add(commands: Commands) -> None:
         "validate",
         help="validate workflows; exit 2 with one line per problem (file: key: why)",
         description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
-        "Prints one line per problem (file: key: why) on stderr and exits 2 if any workflow is invalid.",
+        "Prints every problem in one pass, one line each (file: key: why) on stderr, and exits 2 if any workflow "
+        "is invalid; then warns (file: warning: key: why) of what this machine lacks — a built-in tool's "
+        "credentials (a run goes without it), the secrets serve needs for the triggers, a schedule's answer "
+        "token — without changing the exit code.",
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.add_argument(
         "--offline",
         action="store_true",
-        help="check the tools section without reaching MCP servers or fetching remote OpenAPI documents",
+        help="check the files alone: no MCP server reached, no remote OpenAPI document fetched, no secret or "
+        "credential asked for",
     )
     wf_validate.set_defaults(handler=_cmd_validate)
     wf_token = wf_commands.add_parser(
@@ -75,6 +79,7 @@ def _cmd_webhook_token(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
     tokens = Handshakes(runs_store(config).store).tokens(args.workflow)
     if not tokens:
+        check_workflow(args.workflow, config, strict=False)  # none for a typo of a workflow here: say so
         print(f"agent-runtime: no verification token for {args.workflow!r} in {store_location(config)}: create the "
               f"subscription in Notion with the URL .../hooks/{args.workflow} (tokens are kept 7 days)",
               file=sys.stderr)  # fmt: skip
@@ -86,28 +91,44 @@ def _cmd_webhook_token(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    """Every problem of every workflow named, in one pass: errors (exit 2) and warnings, what a run here goes
+    without or what serve and the stack would need (exit unchanged)."""
     refs = args.refs or available_workflows(config.workflows_dir)
     if not refs:
         raise ConfigError(f"no workflows found in {config.workflows_dir}")
-    failed = 0
     library = SkillLibrary(config.skills_dir)
-    names = library.names()
-    for ref in refs:
-        try:
-            workflow = load_workflow(ref, config.workflows_dir, skill_names=names)
-        except WorkflowError as error:
-            failed += 1
-            print(error, file=sys.stderr)
-            continue
-        taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
-        problems = validate_tools(workflow, ToolEnv.from_env(), taken, offline=args.offline)
-        for problem in problems:
-            print(f"{workflow.path}: {problem}", file=sys.stderr)
-        if problems:
-            failed += 1
-            continue
-        print(f"ok  {workflow.path}")
-        warning = unpriced_warning(workflow.model.name, workflow.model.prices)
-        if warning:
-            print(f"{workflow.path}: warning: {warning}", file=sys.stderr)
+    failed = sum(not _validate(ref, config, library, offline=args.offline) for ref in refs)
     return EXIT_USAGE if failed else 0
+
+
+def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline: bool) -> bool:
+    try:
+        workflow = load_workflow(ref, config.workflows_dir, skill_names=library.names())
+    except WorkflowError as error:
+        print(error, file=sys.stderr)
+        return False
+    taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
+    findings = validate_tools(workflow, ToolEnv.from_env(), taken, offline=offline)
+    for problem in findings.errors:
+        print(f"{workflow.path}: {problem}", file=sys.stderr)
+    if not findings.errors:
+        print(f"ok  {workflow.path}")
+    warnings = [*findings.warnings, *_credentials(workflow, offline=offline)]
+    warnings += [unpriced] if (unpriced := unpriced_warning(workflow.model.name, workflow.model.prices)) else []
+    for warning in warnings:
+        print(f"{workflow.path}: warning: {warning}", file=sys.stderr)
+    return not findings.errors
+
+
+def _credentials(workflow: Workflow, *, offline: bool) -> list[str]:
+    """What the workflow's triggers would need from this machine (offline: the file alone, nothing asked)."""
+    from ..triggers.config import TriggerConfig
+    from ..workflows.credentials import missing_credentials
+
+    if offline:
+        return []
+    triggers = TriggerConfig.from_env()
+    lacking = missing_credentials(
+        workflow, triggers.secret, jira_site=bool(triggers.jira_base_url and triggers.jira_email)
+    )
+    return [f"{key}: {why}" for key, why in lacking]

@@ -99,12 +99,17 @@ def _type_of(prop: dict[str, Any]) -> str:
 
 
 def estimate_usage(
-    messages: Sequence[Message], text: str | None, calls: Sequence[Any], model: str, tokenizer: str | None = None
+    messages: Sequence[Message],
+    text: str | None,
+    calls: Sequence[Any],
+    model: str,
+    tokenizer: str | None = None,
+    tools: Sequence[dict[str, Any]] = (),
 ) -> dict[str, int]:
-    """What a call would have reported: the prompt and the reply counted with the model's encoding, as the
-    context engine counts (the tools' schemas left out: an estimate, marked as one)."""
+    """What a call would have reported: the prompt (its messages and its tools' schemas) and the reply counted
+    with the model's encoding, as the context engine counts them (an estimate, marked as one)."""
     counter = _counter(model, tokenizer)
-    prompt = counter.messages(messages)
+    prompt = counter.messages(messages) + counter.tools(tools)
     reply = counter.text(text or "") + sum(3 + counter.text(f"{c.name}{c.arguments}") for c in calls)
     return {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply, "cached_tokens": 0}
 

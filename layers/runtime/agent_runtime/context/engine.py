@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
 from ..errors import ConfigError
-from ..events import Calibrated, Compaction, ServerDescribed, StatusRoleFallback, VirtualFile
+from ..events import Calibrated, Compaction, ServerDescribed, StatusRoleFallback
 from ..files import EXTRACTED, FileMeta
 from ..hooks import Hook
 from ..messages import Message
@@ -35,9 +35,9 @@ from .identifiers import identifiers_in
 from .ladder import naming
 from .ledger import STATUS_RESERVE, RunLedger
 from .rolling import Pricing, RollingMask
-from .status import WindowNumbers, render_status
+from .status import WindowNumbers, file_rows, render_status
 from .tally import WindowTally
-from .virtual import offload
+from .virtual import kept_aside
 
 if TYPE_CHECKING:
     from ..models import ContextLengthExceededError, Model, ModelError, ModelResponse, ToolCall
@@ -286,7 +286,7 @@ class ContextEngine(Hook):
         split |= {key: value for key, value in self.tally.split.items() if key != "system"}
         split = {key: self.calibration.scaled(value) for key, value in split.items()}
         self._split = split
-        files = self._files(run)
+        files = file_rows(run.context.files, self.ledger(run), EXTRACTED.get(run.state.context))
         status = self._status(run, used, split, files)
         # The status reports the whole request, itself included: render again with its own size added
         # (twice at most: a digit more can change its size by a token).
@@ -396,34 +396,9 @@ class ContextEngine(Hook):
         return naming(inline, identifiers_in(text)) if stem == "user" else inline  # the user's keys stay in view
 
     def _offload(self, run: Run, text: str, label: str, stem: str, preview: int, *, tokens: int | None = None) -> str:
-        name = f"{stem}-turn{run.state.turn}-{len(run.state.messages)}.txt"
         tokens = tokens if tokens is not None else self.calibration.scaled(self.counter.text(text))
-        result = offload(
-            text,
-            store=run.context.files,
-            counter=self.counter,
-            name=name,
-            label=label,
-            preview_tokens=int(preview / self.calibration.scale),
-            tokens=tokens,
-        )
-        entry = self.ledger(run).file_state(result.meta)
-        entry["read_lines"] = [[1, result.preview_lines]] if result.preview_lines else []
-        entry["read_bytes"] = [[0, result.preview_bytes - 1]] if result.preview_bytes else []
-        if all(f["id"] != result.meta.id for f in run.record.files):
-            run.record.event(VirtualFile(file=result.meta.id, tokens=tokens, lines=result.lines, source=stem))
-            run.record.files.append(result.meta.to_dict())
-        return result.inline
-
-    # The status
-    def _files(self, run: Run) -> list[tuple[FileMeta, dict[str, Any]]]:
-        ledger = self.ledger(run)
-        extracted = EXTRACTED.get(run.state.context)
-        rows: list[tuple[FileMeta, dict[str, Any]]] = []
-        for meta in run.context.files.list():
-            state: dict[str, Any] = dict(ledger.file_state(meta))
-            rows.append((meta, state | {"extracted_to": extracted[meta.id]} if meta.id in extracted else state))
-        return rows
+        preview_tokens = int(preview / self.calibration.scale)
+        return kept_aside(run, self.ledger(run), self.counter, text, label, stem, preview_tokens, tokens)
 
     def _status(
         self, run: Run, used: int, split: dict[str, int], files: list[tuple[FileMeta, dict[str, Any]]]

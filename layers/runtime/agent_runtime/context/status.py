@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..files import FileMeta
+from ..files import FileMeta, FileStore
 from ..messages import quoted
 from .coverage import describe
 from .history import STATUS_MARK
+
+if TYPE_CHECKING:
+    from .ledger import RunLedger
 
 ARCHIVES_LISTED = 3
 VIRTUAL_LISTED = 5  # partly read virtual files: every row is paid in full on every request (the status is new)
@@ -29,6 +32,17 @@ class WindowNumbers:
     tool_calls_limit: int | None = None
     scale: float = 1.0  # server tokens per tiktoken token, learned from usage
     max_files: int = 1_000  # rows of the files list (a small window cannot afford one per file)
+
+
+def file_rows(
+    files: FileStore, ledger: RunLedger, extracted: Mapping[str, str]
+) -> list[tuple[FileMeta, dict[str, Any]]]:
+    """Each file of the run with what the ledger knows of it (and where its text was extracted to)."""
+    rows: list[tuple[FileMeta, dict[str, Any]]] = []
+    for meta in files.list():
+        state: dict[str, Any] = dict(ledger.file_state(meta))
+        rows.append((meta, state | {"extracted_to": extracted[meta.id]} if meta.id in extracted else state))
+    return rows
 
 
 def render_status(numbers: WindowNumbers, files: Sequence[tuple[FileMeta, Mapping[str, Any]]]) -> str:

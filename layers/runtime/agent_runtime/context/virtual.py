@@ -8,10 +8,16 @@ the pointer continues by byte offset instead. A preview of 0 tokens leaves only 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ..events import VirtualFile
 from ..files import FileMeta, FileStore
 from .counter import TokenCounter
 from .history import VIRTUAL_MARK
+
+if TYPE_CHECKING:
+    from ..steps import Run
+    from .ledger import RunLedger
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +77,29 @@ def _pointer(
         f"[... bytes {shown_bytes:,}-{meta.size_bytes:,} are not shown (line {whole_lines + 1:,} continues). "
         f'Continue with file_read(id="{meta.id}", start_byte={shown_bytes}), {search}'
     )
+
+
+def kept_aside(
+    run: Run,
+    ledger: RunLedger,
+    counter: TokenCounter,
+    text: str,
+    label: str,
+    stem: str,
+    preview_tokens: int,
+    tokens: int,
+) -> str:
+    """``text`` of the run offloaded into a virtual file: its preview marked read in the ledger, the file recorded
+    once (with its event); the inline stand-in returned."""
+    name = f"{stem}-turn{run.state.turn}-{len(run.state.messages)}.txt"
+    store = run.context.files
+    result = offload(
+        text, store=store, counter=counter, name=name, label=label, preview_tokens=preview_tokens, tokens=tokens
+    )
+    entry = ledger.file_state(result.meta)
+    entry["read_lines"] = [[1, result.preview_lines]] if result.preview_lines else []
+    entry["read_bytes"] = [[0, result.preview_bytes - 1]] if result.preview_bytes else []
+    if all(f["id"] != result.meta.id for f in run.record.files):
+        run.record.event(VirtualFile(file=result.meta.id, tokens=tokens, lines=result.lines, source=stem))
+        run.record.files.append(result.meta.to_dict())
+    return result.inline

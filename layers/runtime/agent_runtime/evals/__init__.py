@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from .cases import Case, Expect, Judge, Stub, StubRule, ToolExpect, load_cases, suite_files
+from .cases import Case, Stub, StubRule, load_cases, suite_files
 from .checks import CheckResult, Observed, evaluate
 from .exceptions import SuiteError
+from .expect import Expect, Judge, ToolExpect
 from .report import build_report, compare, junit, load_report, table
 from .runner import Attempt, EvalOptions, Runner
 

@@ -18,60 +18,21 @@ from typing import Any
 
 import yaml
 
-from ..sections import Report, check_keys, choice, integer, number, text
+from ..sections import Report, check_keys, choice, integer, text
 from .exceptions import Problem, SuiteError
+from .expect import Expect, Judge, ToolExpect, parse_expect, search, strings, vetted
+
+__all__ = ["Case", "Expect", "Judge", "Stub", "StubRule", "ToolExpect", "search"]
 
 CASE_KEYS = ("name", "message", "message_file", "turns", "files", "origin", "repeat", "set", "matrix", "stubs",
              "approve", "expect", "tags", "workflow")  # fmt: skip
-EXPECT_KEYS = ("status", "contains", "not_contains", "matches", "identifiers", "tools_called", "tools_not_called",
-               "tools_found", "max_tool_calls", "max_model_calls", "max_cost_usd", "max_seconds", "json_schema",
-               "judge")  # fmt: skip
-STATUSES = ("completed", "failed", "tool_call_limit", "cost_limit", "suspended", "awaiting_approval")
 ORIGINS = ("cli", "slack", "jira")
 MAX_CELLS = 1_000  # cases a matrix may expand to (checked before any is built)
 MAX_JOBS = 10_000  # attempts one eval may run: cases x repeat (checked before any runs)
 MAX_NODES = 100_000  # values a suite's YAML may hold, aliases expanded (an alias bomb is refused, not walked)
 MAX_FILE_BYTES = 100 << 20  # a file a case attaches
 MAX_MESSAGE_BYTES = 5 << 20  # a message_file
-PATTERN_SECONDS = 2.0  # what one expect.matches, tools_called.args or stub `when` pattern may take on one text
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
-
-
-@dataclass(frozen=True)
-class ToolExpect:
-    """A tool that must be called; ``args``: argument name → a regex its value (as JSON text) must match."""
-
-    name: str
-    args: Mapping[str, str] = field(default_factory=dict)
-
-    def label(self) -> str:
-        return self.name + (f"({', '.join(f'{k}~{v}' for k, v in self.args.items())})" if self.args else "")
-
-
-@dataclass(frozen=True)
-class Judge:
-    """An LLM judge: ``rubric`` says what a good answer does; ``model`` defaults to the workflow's model."""
-
-    rubric: str
-    model: str | None = None
-
-
-@dataclass(frozen=True)
-class Expect:
-    status: str = "completed"
-    contains: tuple[str, ...] = ()
-    not_contains: tuple[str, ...] = ()
-    matches: tuple[str, ...] = ()
-    identifiers: tuple[str, ...] = ()
-    tools_called: tuple[ToolExpect, ...] = ()
-    tools_not_called: tuple[str, ...] = ()
-    tools_found: tuple[str, ...] = ()  # deferred tools a tool_search must find (toolsearch): a miss is reported
-    max_tool_calls: int | None = None
-    max_model_calls: int | None = None
-    max_cost_usd: float | None = None
-    max_seconds: float | None = None
-    json_schema: Mapping[str, Any] | None = None
-    judge: Judge | None = None
 
 
 @dataclass(frozen=True)
@@ -257,14 +218,14 @@ def parse_case(data: Mapping[str, Any], suite: Path, workflow: str, report: Repo
         workflow=str(data.get("workflow") or workflow),
         suite=suite,
         turns=turns,
-        expect=_expect(data.get("expect") or {}, before),
+        expect=parse_expect(data.get("expect") or {}, before),
         files=tuple(_files(data.get("files") or [], suite, before)),
         origin=_origin(data.get("origin", "cli"), before),
         repeat=integer("", data, "repeat", 1, before, low=1, high=100),
         settings=_settings(data.get("set") or {}, "set", before),
         stubs=tuple(_stubs(data.get("stubs") or {}, before)),
         approve=choice("", data, "approve", ("none", "all"), "none", before) or "none",
-        tags=tuple(_strings(data.get("tags") or [], "tags", before)),
+        tags=tuple(strings(data.get("tags") or [], "tags", before)),
     )
     return None if before.count else case
 
@@ -339,43 +300,6 @@ def _turn(turn: Any, where: str, report: Report) -> str:
     return ""
 
 
-def _strings(value: Any, key: str, report: Report) -> list[str]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
-        report(key, "must be a string or a list of non-empty strings")
-        return []
-    return items
-
-
-def _patterns(value: Any, key: str, report: Report) -> list[str]:
-    """Patterns vetted as file_regex's are (length, and counted repeats that would take gigabytes to compile)."""
-    from ..errors import ToolError
-    from ..files.grep import compile_pattern
-
-    good = []
-    for pattern in _strings(value, key, report):
-        try:
-            compile_pattern(pattern, False)
-            good.append(pattern)
-        except ToolError as error:  # said as before for a pattern that does not parse
-            said = str(error).split(": ", 1)[-1] if str(error).startswith("invalid pattern") else str(error)
-            report(key, f"{pattern!r} is not a regular expression: {said}" if said != str(error) else said)
-    return good
-
-
-def search(pattern: str, text: str, *, multiline: bool = False) -> bool:
-    """``pattern`` found in ``text``, within PATTERN_SECONDS (a pattern that backtracks catastrophically, such as
-    ``^(a+)+$`` on 35 characters, raises TimeoutError instead of running for minutes)."""
-    import regex
-
-    try:
-        return regex.search(pattern, text, regex.MULTILINE if multiline else 0, timeout=PATTERN_SECONDS) is not None
-    except TimeoutError:
-        raise TimeoutError(
-            f"the pattern ran past {PATTERN_SECONDS:g} s (catastrophic backtracking): simplify it"
-        ) from None
-
-
 def _settings(value: Any, key: str, report: Report) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) and k for k in value):
         report(key, "must map dotted workflow keys (such as context.context_budget) to values")
@@ -424,87 +348,6 @@ def _files(value: Any, suite: Path, report: Report) -> list[FileSpec]:
     return specs
 
 
-def _expect(data: Any, report: Report) -> Expect:
-    if not isinstance(data, Mapping):
-        report("expect", "must be a mapping of checks")
-        return Expect()
-    check_keys("expect", data, EXPECT_KEYS, report)
-    return Expect(
-        status=choice("expect", data, "status", STATUSES, "completed", report) or "completed",
-        contains=tuple(_strings(data.get("contains") or [], "expect.contains", report)),
-        not_contains=tuple(_strings(data.get("not_contains") or [], "expect.not_contains", report)),
-        matches=tuple(_patterns(data.get("matches") or [], "expect.matches", report)),
-        identifiers=tuple(_strings(data.get("identifiers") or [], "expect.identifiers", report)),
-        tools_called=tuple(_tool_expects(data.get("tools_called") or [], report)),
-        tools_not_called=tuple(_strings(data.get("tools_not_called") or [], "expect.tools_not_called", report)),
-        tools_found=tuple(_strings(data.get("tools_found") or [], "expect.tools_found", report)),
-        max_tool_calls=integer("expect", data, "max_tool_calls", 0, report, low=0)
-        if "max_tool_calls" in data
-        else None,
-        max_model_calls=integer("expect", data, "max_model_calls", 1, report) if "max_model_calls" in data else None,
-        max_cost_usd=number("expect", data, "max_cost_usd", 0.0, report, low=0, high=1e6)
-        if "max_cost_usd" in data
-        else None,
-        max_seconds=number("expect", data, "max_seconds", 0.0, report, low=0, high=86_400)
-        if "max_seconds" in data
-        else None,
-        json_schema=_schema(data.get("json_schema"), report),
-        judge=_judge(data.get("judge"), report),
-    )
-
-
-def _tool_expects(value: Any, report: Report) -> list[ToolExpect]:
-    if not isinstance(value, list):
-        report("expect.tools_called", "must be a list of tool names or {name, args: {argument: regex}}")
-        return []
-    found = []
-    for i, item in enumerate(value):
-        if isinstance(item, str) and item:
-            found.append(ToolExpect(item))
-        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
-            args = item.get("args") or {}
-            if not isinstance(args, Mapping):
-                report(f"expect.tools_called[{i}].args", "must map argument names to regular expressions")
-                continue
-            patterns = {
-                str(k): p for k, v in args.items() for p in _patterns(v, f"expect.tools_called[{i}].args", report)
-            }
-            found.append(ToolExpect(item["name"], patterns))
-        else:
-            report(f"expect.tools_called[{i}]", "must be a tool name or {name, args}")
-    return found
-
-
-def _schema(value: Any, report: Report) -> Mapping[str, Any] | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        report("expect.json_schema", "must be a JSON Schema (a mapping)")
-        return None
-    import jsonschema
-
-    try:
-        jsonschema.validators.validator_for(value).check_schema(value)
-    except jsonschema.SchemaError as error:
-        report("expect.json_schema", f"not a valid JSON Schema: {error.message}")
-        return None
-    return value
-
-
-def _judge(value: Any, report: Report) -> Judge | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = {"rubric": value}
-    if not isinstance(value, Mapping):
-        report("expect.judge", "must be a rubric, or {rubric, model}")
-        return None
-    check_keys("expect.judge", value, ("rubric", "model"), report)
-    rubric = text("expect.judge", value, "rubric", report)
-    model = text("expect.judge", value, "model", report, required=False)
-    return Judge(rubric, model) if rubric else None
-
-
 def _stubs(value: Any, report: Report) -> list[Stub]:
     if not isinstance(value, Mapping):
         report("stubs", "must map tool names to what they return")
@@ -547,5 +390,5 @@ def _rule(value: Any, where: str, report: Report) -> StubRule | None:
     if not isinstance(when, Mapping):
         report(f"{where}.when", "must map argument names to regular expressions")
         return None
-    patterns = {str(k): p for k, v in when.items() for p in _patterns(str(v), f"{where}.when", report)}
+    patterns = {str(k): p for k, v in when.items() for p in vetted(str(v), f"{where}.when", report)}
     return StubRule(value["returns"], patterns, value.get("error") is True, pad)

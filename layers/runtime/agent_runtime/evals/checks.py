@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Message, system, user
-from .cases import Expect, Judge, ToolExpect, argument_text, search
+from .cases import argument_text
+from .expect import Expect, Judge, ToolExpect, search
 
 JUDGE_PROMPT = """\
 You are grading an assistant's answer for an automated evaluation. Read the rubric, the request and the answer.

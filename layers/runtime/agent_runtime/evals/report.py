@@ -180,20 +180,31 @@ def load_report(path: Path) -> dict[str, Any]:
 
 
 def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
-    """Side by side: each case's pass rate, cost and time before and after, and what changed."""
+    """Side by side, like with like: each case's passes, then its cost (mean) and time (median) per attempt
+    before and after; the totals line puts the suites' cost and tokens per attempt beside each other too, so a
+    report of ``--repeat 3`` compares with one of a single attempt."""
     old = {row["case"]: row for row in before["cases"]}
     new = {row["case"]: row for row in after["cases"]}
-    head = f"{'case':<40} {'before':>7} {'after':>7}  {'change':<8} {'cost Δ':>9} {'time Δ':>8}"
+    head = f"{'case':<40} {'before':>7} {'after':>7}  {'change':<8} {'cost/attempt Δ':>14} {'time/attempt Δ':>14}"
     lines = [f"before: {_label(before)}", f"after:  {_label(after)}", "", head, "-" * len(head)]
     for case in [*old, *(c for c in new if c not in old)]:
         a, b = old.get(case), new.get(case)
         cost, seconds = _delta(a, b, "cost_usd", "{:+.4f}", "$"), _delta(a, b, "seconds", "{:+.1f}s")
-        lines.append(f"{case[:40]:<40} {_rate(a):>7} {_rate(b):>7}  {_change(a, b):<8} {cost:>9} {seconds:>8}")
+        lines.append(f"{case[:40]:<40} {_rate(a):>7} {_rate(b):>7}  {_change(a, b):<8} {cost:>14} {seconds:>14}")
     s1, s2 = before["summary"], after["summary"]
-    lines += ["-" * len(head), f"pass rate {s1['pass_rate']:.0%} → {s2['pass_rate']:.0%} · cost "
-              f"{_money(s1['cost_usd'])} → {_money(s2['cost_usd'])} · "
-              f"tokens {s1['tokens']:,} → {s2['tokens']:,}"]  # fmt: skip
+    (cost1, tokens1), (cost2, tokens2) = _per_attempt(before), _per_attempt(after)
+    lines += ["-" * len(head), f"pass rate {s1['pass_rate']:.0%} → {s2['pass_rate']:.0%} ({s1['attempts']} → "
+              f"{s2['attempts']} attempts) · per attempt: cost {_money(cost1)} → {_money(cost2)} · "
+              f"tokens {tokens1:,} → {tokens2:,}"]  # fmt: skip
     return "\n".join(lines)
+
+
+def _per_attempt(report: Mapping[str, Any]) -> tuple[float | None, int]:
+    """A report's mean cost (of the attempts that have one) and mean tokens, per attempt."""
+    runs = [run for row in report["cases"] for run in row["runs"]]
+    costs = [run["cost_usd"] for run in runs if run.get("cost_usd") is not None]
+    tokens = [run["prompt_tokens"] + run["completion_tokens"] for run in runs]
+    return (round(statistics.mean(costs), 6) if costs else None), (round(statistics.mean(tokens)) if tokens else 0)
 
 
 def _label(report: Mapping[str, Any]) -> str:
@@ -221,10 +232,6 @@ def _delta(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, key: str, f
         return "-"
     text = form.format(b[key] - a[key])
     return text[0] + unit + text[1:]  # +$0.0100
-
-
-def _total(values: Sequence[float]) -> float | None:
-    return round(sum(values), 6) if values else None
 
 
 def _money(value: float | None) -> str:

@@ -1,8 +1,10 @@
 """Stub tools: a case's canned answers in place of the workflow's external tools (JIRA, Slack, MCP, OpenAPI).
 
 A stub keeps the real tool's name, and for the built-ins its real description and schema, so the model sees the
-same tool it sees in production; only the answer is the case's. A source whose every allowed tool is stubbed is
-not connected at all, so a suite runs offline and the same every time.
+same tool it sees in production; only the answer is the case's. It keeps its source's approval rule too: a stub of
+an MCP or OpenAPI tool asks as that tool would (its source's ``approval``, and under ``mutating`` the source's
+``mutating``/``read_only`` lists), so a case's ``approve`` decides it as ``--approve`` would in a real run. A source
+whose every allowed tool is stubbed is not connected at all, so a suite runs offline and the same every time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..errors import ToolError
 from ..tools import Tool
 from ..tools.decorator import external_tool
 from ..workflows import Workflow
+from ..workflows.tools import McpServerSettings, OpenApiSettings, ToolSettings
 from .cases import Stub, argument_text, search
 
 
@@ -33,8 +36,44 @@ def without_stubbed(workflow: Workflow, stubs: Sequence[Stub]) -> Workflow:
             builtin=tuple(n for n in tools.builtin if n not in names),
             mcp=tuple(s for s in tools.mcp if not _covered(s.name, s.allow, names)),
             openapi=tuple(s for s in tools.openapi if not _covered(s.name, s.operations, names)),
+            approval_overrides={**_source_rules(tools, names), **tools.approval_overrides},
         ),
     )
+
+
+def _source_rules(tools: ToolSettings, names: set[str]) -> dict[str, str]:
+    """The approval mode each stubbed MCP or OpenAPI tool has from its source (kept when the source goes): its
+    ``approval``, else the section's; under ``mutating``, the source's own lists say which of its tools mutate."""
+    rules: dict[str, str] = {}
+    for name in names - set(tools.builtin):
+        found = _source_of(tools, name)
+        if found is None:
+            continue
+        source, tool = found
+        mode = source.approval or tools.approval
+        if mode == "mutating" and tool in source.mutating:
+            mode = "always"
+        elif mode == "mutating" and tool in source.read_only:
+            mode = "never"
+        rules[name] = mode
+    return rules
+
+
+def _source_of(tools: ToolSettings, name: str) -> tuple[McpServerSettings | OpenApiSettings, str] | None:
+    """The source that offers the tool named ``name`` (``<source>_<tool>``; the longest source name wins), and the
+    tool's own name there."""
+    from ..toolsets.mcp import tool_name
+
+    sources: list[McpServerSettings | OpenApiSettings] = [*tools.mcp, *tools.openapi]
+    for source in sorted(sources, key=lambda s: -len(s.name)):
+        listed = source.allow if isinstance(source, McpServerSettings) else source.operations
+        if listed is not None:
+            match = next((tool for tool in listed if tool_name(source.name, tool) == name), None)
+        else:
+            match = name.removeprefix(f"{source.name}_") if name.startswith(f"{source.name}_") else None
+        if match:
+            return source, match
+    return None
 
 
 def _covered(source: str, allowed: tuple[str, ...] | None, names: set[str]) -> bool:

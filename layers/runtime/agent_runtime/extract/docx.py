@@ -92,17 +92,15 @@ def _batches(pieces: Iterable[bytes], budget: Budget) -> Iterator[tuple[Any, Any
         yield body, None
 
 
+# One loop over locals: it runs once per element yielded (~60 per page), where attribute lookups and calls are most
+# of the cost. A block is turned into its string when the next one starts, so what stays alive is strings, not lists
+# the garbage collector would keep walking.
 def _walk(batches: Iterable[tuple[Any, Any]], paragraphs: Paragraphs) -> list[str]:  # noqa: C901 (one hot loop)
-    """The top-level blocks as Markdown, empty ones dropped.
-
-    One loop over locals: it runs once per element yielded (~60 per page), where attribute lookups and calls are
-    most of the cost. A block is turned into its string when the next one starts, so what stays alive is strings,
-    not lists the garbage collector would keep walking."""
+    """The top-level blocks as Markdown, empty ones dropped."""
     blocks: list[str] = []
     text: list[str] = []  # where text goes now: the open paragraph's pieces, or the open cell's
-    paragraph: Any = None  # the open top-level paragraph's element, and its [pieces, style, numId, level]
-    record: list[Any] | None = None
-    table = row = cell = None  # the open top-level table's element, its latest row and cell
+    record: list[Any] | None = None  # the open top-level paragraph's [pieces, style, numId, level]
+    paragraph = table = row = cell = None  # the open paragraph's element; the open table's, its latest row and cell
     rows: list[list[list[str]]] = []
     for body, last in batches:
         elements = body.iter(TAGS)

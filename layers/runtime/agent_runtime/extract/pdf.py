@@ -11,13 +11,17 @@ from .safety import Budget
 
 # pypdf's own limits, tightened for one extraction (they default to 75 MB a stream): a 68 KB PDF whose page
 # inflates to 70 MB of text peaked at 3.7 GB. 16 MB of content stream is ~2,000 pages of dense text.
+# The tokens of one page's content stream bound the work the time limit cannot see: pypdf parses a page's whole
+# stream before the first text operation (where the time is checked), ~80,000 tokens per CPU second here, so a
+# page of 12 MB (600,000 tokens) overshot a 5 s limit inside page 1. A dense page of text has 3,000-5,000 tokens;
+# one with more than 150,000 (a vector drawing, a bomb) is said unreadable, and the others are still read.
 PDF_LIMITS: dict[str, Any] = {
     "zlib_maximum_output_length": 16 * 2**20,
     "lzw_maximum_output_length": 16 * 2**20,
     "run_length_maximum_output_length": 16 * 2**20,
     "array_based_stream_maximum_output_length": 16 * 2**20,
     "stream_decoding_work_maximum_length": 64 * 2**20,
-    "stream_parsing_work_maximum_count": 1_000_000,
+    "stream_parsing_work_maximum_count": 150_000,
 }
 
 

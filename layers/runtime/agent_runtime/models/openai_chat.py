@@ -93,7 +93,7 @@ class OpenAIChatModel:
             attempt += 1
             began = time.monotonic()
             body = self.dialect.body(self.name, request)
-            reply = Assembler()
+            reply = Assembler(attempt=attempt)
             failure: Exception
             try:
                 self._attempt(body, reply, request, budget - (began - started))
@@ -258,8 +258,16 @@ def _bytes(response: Any) -> Iterator[bytes]:
         yield from response.iter_bytes()
     except timeout_exceptions() as error:
         raise openai.APITimeoutError(request=response.request) from error
-    except request_exceptions() as error:
+    except (*request_exceptions(), _closed()) as error:  # closed: the deadline or a stop closed it before a byte
         raise openai.APIConnectionError(request=response.request) from error
+
+
+def _closed() -> type[Exception]:
+    """What the transport raises when the response was closed before it was read (``_closed_after`` closing it
+    just as reading starts): a cut like any other, not an internal error."""
+    import httpx2
+
+    return httpx2.StreamClosed
 
 
 def _check_error(chunk: Any, response: Any) -> None:

@@ -30,6 +30,7 @@ class Progress:
     prompt: tuple[int, int] | None = None  # (processed, total) prompt tokens, when the server says (llama.cpp)
     writing: str = ""  # "answer" or the name of the tool being called
     delta: str = ""  # the reply's text since the last report (what a chat can stream as it is written)
+    attempt: int = 1  # of the call: a new one starts its text again (what a failed attempt wrote never counted)
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -47,6 +48,7 @@ class Assembler:
     """Feed chunks (dicts, as parsed from the server's events) in order; read the reply at the end."""
 
     started: float = field(default_factory=time.monotonic)
+    attempt: int = 1  # which attempt of the call this reply is (its progress says so)
     text: list[str] = field(default_factory=list)
     calls: dict[int, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
@@ -97,7 +99,8 @@ class Assembler:
     def progress(self) -> Progress:
         writing = next((c.name for c in reversed(self.calls.values()) if c.name), "answer" if self.text else "")
         delta, self.reported = "".join(self.text[self.reported :]), len(self.text)
-        return Progress(time.monotonic() - self.started, self.tokens, len(self.calls), self.prompt, writing, delta)
+        elapsed = time.monotonic() - self.started
+        return Progress(elapsed, self.tokens, len(self.calls), self.prompt, writing, delta, self.attempt)
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         calls = []

@@ -26,6 +26,6 @@ def page_for(
     checkpoint = runs.load_checkpoint(run_id)
     trigger = runs.load_event(run_id)
     if private is None:
-        private = bool(((trigger or {}).get("attributes") or {}).get("direct_message"))
+        private = bool(trigger is not None and trigger.attributes.get("direct_message"))
     history = checkpoint[0].messages if checkpoint else None
-    return render(RunPage(record, history, trigger, private, redact, note))
+    return render(RunPage(record, history, trigger.to_dict() if trigger else None, private, redact, note))

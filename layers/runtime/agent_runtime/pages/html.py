@@ -1,30 +1,39 @@
 """A run as one self-contained HTML page: the transcript, the context chart, the files read and where, the helpers'
 runs, the cost breakdown and the ratings. No script, no external asset (the chart is inline SVG, the style inline;
-its own Content-Security-Policy forbids anything else), every value cut, redacted of declared secrets, made inert
-(control characters as escapes) and escaped — so a run whose tools returned markup or 10 MB renders as text, small.
-"""
+its own Content-Security-Policy forbids anything else). The run's record and history are redacted of the declared
+secrets whole, when the page is made; then every value is cut, made inert (``inert.html``: control and bidi
+characters as escapes) and escaped — so a run whose tools returned markup or 10 MB renders as text, small.
+
+The page is bounded in what it sends: at most ``LIMIT`` bytes as the webhook's response carries it (a JSON string:
+every byte of an escape counted), whatever the run held. Each section but the transcript has a share of it; the
+transcript takes the rest; what does not fit is counted where it would have been, and named."""
 
 from __future__ import annotations
 
-import html
+import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import inert
 from ..chart import run_chart
 from ..figures import seconds
-from ..show import clip, entries, visible
+from ..redaction import redacted
+from ..show import clip, entries
 
 CUT = 2_000  # characters of a message or a tool result on the page
 MAX_ENTRIES = 1_500  # of the transcript: the rest is counted, not shown (runs show --json has the record)
+LIMIT = 5_000_000  # bytes the page may send: under Lambda's 6 MB response, headers and all
+SHARES = {"ratings": 50_000, "helpers": 200_000, "files": 200_000, "calls": 500_000, "chart": 1_000_000}
+SCAFFOLD = 20_000  # bytes kept for what every page has: headings, table heads, the notes of what was left out
 STYLE = """
 body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
 main{max-width:1000px;margin:0 auto;padding:16px 24px 48px}
 h1{font-size:20px;margin:8px 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #dde1e8}
 h3{font-size:13px;margin:14px 0 4px;color:#4a5468}
 .meta{color:#4a5468;margin:0}.private{background:#fff4d6;border:1px solid #e8c96b;padding:6px 10px;margin:10px 0}
-nav a{margin-right:12px}
+nav a{margin-right:12px}.cut{color:#7a4d00;font-style:italic}
 pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font:12.5px/1.4 Menlo,Consolas,monospace}
 .user,.assistant,.call,.result{border-radius:6px;padding:6px 10px;margin:4px 0}
 .user{background:#e8f0fb}.assistant{background:#fff;border:1px solid #dde1e8}.call{background:#f1ecf8}
@@ -36,10 +45,17 @@ footer{color:#6b7385;font-size:12px;margin-top:32px}
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # in the page, and its header when served
 
 
+def sent_bytes(text: str) -> int:
+    """What ``text`` weighs in the webhook's response: a JSON string, every character outside ASCII as its
+    ``\\uXXXX`` escape — as much as any runtime's encoding of it takes, and more than its UTF-8 in a file."""
+    return len(json.dumps(text)) - 2
+
+
 @dataclass(frozen=True)
 class RunPage:
     """What a page shows: the record (with its feedback), the history from the checkpoint (None: not kept), the
-    event that started it, whether it came from a private conversation, and the redactor of declared secrets."""
+    event that started it, whether it came from a private conversation, and the redactor of declared secrets —
+    applied to the record, history and event as the page is made, before anything of them is cut."""
 
     record: Mapping[str, Any]
     history: Sequence[Mapping[str, Any]] | None = None
@@ -48,25 +64,76 @@ class RunPage:
     redact: Callable[[str], str] = field(default=lambda text: text)
     note: str = ""  # a line for the footer (when the link that opened it expires)
 
+    def __post_init__(self) -> None:
+        for name in ("record", "history", "trigger"):
+            object.__setattr__(self, name, redacted(getattr(self, name), self.redact))
+
     def text(self, value: Any, limit: int = 300) -> str:
-        """Any value, as safe HTML text: cut, redacted, inert, escaped."""
-        return html.escape(visible(self.redact(clip(value if value is not None else "", limit))))
+        """Any value of the (redacted) run, as safe HTML text: cut, inert, escaped."""
+        return inert.html(clip(value if value is not None else "", limit))
+
+
+class _Budget:
+    """Bytes the page may still send; a section's share (``part``) spends its parent's too."""
+
+    def __init__(self, left: int, parent: _Budget | None = None) -> None:
+        self.left, self.parent = left, parent
+
+    def take(self, piece: str) -> bool:
+        """Whether ``piece`` fits; if it does, it is spent."""
+        size = sent_bytes(piece)
+        if size > self.left:
+            return False
+        self._spend(size)
+        return True
+
+    def spend(self, piece: str) -> str:
+        """A piece bounded by its cuts (the header, the answer), spent whatever is left."""
+        self._spend(sent_bytes(piece))
+        return piece
+
+    def _spend(self, size: int) -> None:
+        self.left -= size
+        if self.parent is not None:
+            self.parent._spend(size)
+
+    def part(self, cap: int) -> _Budget:
+        return _Budget(min(cap, self.left), self)
 
 
 def render(page: RunPage) -> str:
     record = page.record
     title = page.text(f"{record.get('workflow')} · run {record.get('run_id')}", 300)
-    body = "".join(
-        (_header(page), _answer(page), _costs(page), _chart(page), _transcript(page), _files(page), _helpers(page),
-         _ratings(page))
-    )  # fmt: skip
-    footer = f"<footer>Made by agent-runtime from the run's record. {page.text(page.note)}</footer>"
-    return (
+    head = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f'<meta name="robots" content="noindex"><meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title><style>{STYLE}</style></head>\n<body><main>{body}{footer}</main></body></html>\n"
+        f"<title>{title}</title><style>{STYLE}</style></head>\n<body><main>"
     )
+    tail = (
+        f"<footer>Made by agent-runtime from the run's record. {page.text(page.note)}</footer></main></body></html>\n"
+    )
+    budget = _Budget(LIMIT - sent_bytes(head + tail) - SCAFFOLD)
+    top = budget.spend(_header(page) + _answer(page))
+    shown = {name: section(page, budget.part(SHARES[name])) for name, section in _SHARED.items()}
+    transcript = _transcript(page, budget.part(budget.left))
+    body = top + shown["calls"] + shown["chart"] + transcript + shown["files"] + shown["helpers"] + shown["ratings"]
+    return head + body + tail
+
+
+def _fitted(rows: Iterable[str], count: int, budget: _Budget, what: str) -> tuple[str, str]:
+    """The rows that fit, and the note of how many did not (placed after the table or list they belong to)."""
+    shown = []
+    for row in rows:
+        if not budget.take(row):
+            break
+        shown.append(row)
+    return "".join(shown), (_left_out(f"{count - len(shown):,} more {what}") if len(shown) < count else "")
+
+
+def _left_out(what: str) -> str:
+    keep = f"to keep this page under {LIMIT // 1_000_000} MB (runs show --json has the record)"
+    return f'<p class="cut">… {what} left out, {keep}.</p>'
 
 
 def _header(page: RunPage) -> str:
@@ -104,42 +171,44 @@ def _answer(page: RunPage) -> str:
     return f'<h2 id="answer">Answer</h2><div class="assistant"><pre>{page.text(answer, 4 * CUT)}</pre></div>{reason}'
 
 
-def _costs(page: RunPage) -> str:
+def _costs(page: RunPage, budget: _Budget) -> str:
     record = page.record
-    parts = record.get("cost") or {}
-    summary = "".join(
-        f'<tr><th>{page.text(name)}</th><td class="num">${float(value):.4f}</td></tr>'
-        for name, value in parts.items() if isinstance(value, int | float)
-    )  # fmt: skip
-    rows = []
-    for call in record.get("model_calls") or []:
-        usage = call.get("usage") or {}
-        estimated = " (estimated)" if call.get("usage_estimated") else ""
-        cells = [call.get("turn"), call.get("model"), usage.get("prompt_tokens", 0), usage.get("cached_tokens", 0),
-                 usage.get("completion_tokens", 0), f"${float(call.get('cost_usd') or 0):.4f}{estimated}",
-                 f"{float(call.get('latency_ms') or 0):,.0f} ms"]  # fmt: skip
-        rows.append("<tr>" + "".join(f"<td>{page.text(c, 100)}</td>" for c in cells) + "</tr>")
+    parts = [(name, value) for name, value in (record.get("cost") or {}).items() if isinstance(value, int | float)]
+    summary = (f'<tr><th>{page.text(name)}</th><td class="num">${float(value):.4f}</td></tr>' for name, value in parts)
+    calls = record.get("model_calls") or []
     head = "".join(f"<th>{h}</th>" for h in ("turn", "model", "in", "cached", "out", "cost", "latency"))
-    calls = f"<h3>Model calls</h3><table><tr>{head}</tr>{''.join(rows)}</table>" if rows else ""
-    return f'<h2 id="cost">Cost</h2><table>{summary}</table>{calls}'
+    totals, cut = _fitted(summary, len(parts), budget, "costs")
+    rows, left = _fitted((_call_row(page, call) for call in calls), len(calls), budget, "model calls")
+    table = f"<h3>Model calls</h3><table><tr>{head}</tr>{rows}</table>{left}" if calls else ""
+    return f'<h2 id="cost">Cost</h2><table>{totals}</table>{cut}{table}'
 
 
-def _chart(page: RunPage) -> str:
+def _call_row(page: RunPage, call: Mapping[str, Any]) -> str:
+    usage = call.get("usage") or {}
+    estimated = " (estimated)" if call.get("usage_estimated") else ""
+    cells = [call.get("turn"), call.get("model"), usage.get("prompt_tokens", 0), usage.get("cached_tokens", 0),
+             usage.get("completion_tokens", 0), f"${float(call.get('cost_usd') or 0):.4f}{estimated}",
+             f"{float(call.get('latency_ms') or 0):,.0f} ms"]  # fmt: skip
+    return "<tr>" + "".join(f"<td>{page.text(c, 100)}</td>" for c in cells) + "</tr>"
+
+
+def _chart(page: RunPage, budget: _Budget) -> str:
     try:
-        svg = run_chart(page.record)
+        svg = inert.terminal(run_chart(page.record))  # its markup escaped by chart.py; bidi controls shown here
     except (ValueError, TypeError, KeyError) as error:
         return f'<h2 id="context">Context</h2><p>No chart: {page.text(str(error))}</p>'
-    return f'<h2 id="context">Context</h2><div class="chart">{visible(page.redact(svg))}</div>'
+    chart = f'<div class="chart">{svg}</div>'
+    if not budget.take(chart):
+        chart = _left_out(f"the chart ({sent_bytes(chart):,} bytes; runs chart draws it)")
+    return f'<h2 id="context">Context</h2>{chart}'
 
 
-def _transcript(page: RunPage) -> str:
+def _transcript(page: RunPage, budget: _Budget) -> str:
     found = entries(page.record, page.history, CUT)
-    shown = [_entry(page, entry.kind, entry.text, entry.detail) for entry in found[:MAX_ENTRIES]]
-    if len(found) > MAX_ENTRIES:
-        shown.append(f"<p>… {len(found) - MAX_ENTRIES:,} more entries (runs show --json has the record)</p>")
-    if page.history is None:
-        shown.append("<p>No checkpoint was kept: the words of this run are not stored.</p>")
-    return '<h2 id="transcript">Transcript</h2>' + "".join(shown)
+    shown, left = _fitted((_entry(page, e.kind, e.text, e.detail) for e in found[:MAX_ENTRIES]), len(found),
+                          budget, "entries")  # fmt: skip
+    kept = "" if page.history is not None else "<p>No checkpoint was kept: the words of this run are not stored.</p>"
+    return f'<h2 id="transcript">Transcript</h2>{shown}{left}{kept}'
 
 
 def _entry(page: RunPage, kind: str, text: str, detail: str) -> str:
@@ -157,7 +226,7 @@ def _entry(page: RunPage, kind: str, text: str, detail: str) -> str:
             return f'<div class="{role}"><pre>{page.text(text, CUT + 100)}</pre></div>'
 
 
-def _files(page: RunPage) -> str:
+def _files(page: RunPage, budget: _Budget) -> str:
     """Each file, what of it was kept out of the window, and the lines each tool read (helpers' reads too)."""
     record = page.record
     reads: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -169,39 +238,53 @@ def _files(page: RunPage) -> str:
             reads[str(event.get("file"))][str(event.get("tool"))].append(shown)
         elif event.get("type") == "virtual_file":
             virtual[str(event.get("file"))] = f"{event.get('tokens', 0):,} tokens, {event.get('lines', 0):,} lines"
-    rows = []
-    for meta in record.get("files") or []:
+    files = record.get("files") or []
+    if not files:
+        return '<h2 id="files">Files</h2><p>No files.</p>'
+
+    def row(meta: Mapping[str, Any]) -> str:
         by_tool = reads.get(str(meta.get("id")), {})
         read = "; ".join(f"{tool}: {', '.join(spans[:60])}" + (" …" if len(spans) > 60 else "")
                          for tool, spans in by_tool.items()) or "not read"  # fmt: skip
         cells = (meta.get("name"), meta.get("source"), f"{int(meta.get('size_bytes') or 0):,} bytes",
                  virtual.get(str(meta.get("id")), "-"), read)  # fmt: skip
-        rows.append("<tr>" + "".join(f"<td>{page.text(c, 2_000)}</td>" for c in cells) + "</tr>")
-    if not rows:
-        return '<h2 id="files">Files</h2><p>No files.</p>'
+        return "<tr>" + "".join(f"<td>{page.text(c, 2_000)}</td>" for c in cells) + "</tr>"
+
     head = "".join(f"<th>{h}</th>" for h in ("file", "from", "size", "kept out of the window", "lines read, by tool"))
-    return f'<h2 id="files">Files</h2><table><tr>{head}</tr>{"".join(rows)}</table>'
+    rows, left = _fitted(map(row, files), len(files), budget, "files")
+    return f'<h2 id="files">Files</h2><table><tr>{head}</tr>{rows}</table>{left}'
 
 
-def _helpers(page: RunPage) -> str:
-    shown: list[str] = []
+def _helpers(page: RunPage, budget: _Budget) -> str:
+    """The helpers' runs, depth first (a helper's helpers after it): the first 100 at most."""
+    found: list[Mapping[str, Any]] = []
     queue = list(page.record.get("children") or [])
-    while queue and len(shown) < 100:
+    while queue:
         child = queue.pop(0)
         queue[:0] = list(child.get("children") or [])
-        cost = child.get("cost_usd")
-        spent = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
-        tools = [str(c.get("name")) for c in child.get("tool_calls") or [] if isinstance(c, dict)]
-        line = f"{child.get('run_id')} · {child.get('workflow')} · {child.get('status')} · {spent} · {len(tools)} calls"
-        counted = ", ".join(f"{name} {count}" for name, count in Counter(tools).most_common())
-        used = f"<p>{page.text(counted, 600)}</p>" if tools else ""
-        answer = page.text(child.get("final_answer") or "(no answer)", CUT)
-        shown.append(f'<h3>{page.text(line)}</h3>{used}<div class="assistant"><pre>{answer}</pre></div>')
-    body = "".join(shown) or "<p>No helpers.</p>"
-    return f'<h2 id="helpers">Helpers</h2>{body}'
+        found.append(child)
+    blocks, left = _fitted((_helper(page, child) for child in found[:100]), len(found), budget, "helpers")
+    return f'<h2 id="helpers">Helpers</h2>{blocks if found else "<p>No helpers.</p>"}{left}'
 
 
-def _ratings(page: RunPage) -> str:
-    rows = [f"<li>{page.text(r.get('by'), 100)}: {page.text(r.get('verdict'), 20)}</li>"
-            for r in page.record.get("feedback") or []]  # fmt: skip
-    return f'<h2 id="ratings">Ratings</h2>{"<ul>" + "".join(rows) + "</ul>" if rows else "<p>None yet.</p>"}'
+def _helper(page: RunPage, child: Mapping[str, Any]) -> str:
+    cost = child.get("cost_usd")
+    spent = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
+    tools = [str(c.get("name")) for c in child.get("tool_calls") or [] if isinstance(c, dict)]
+    line = f"{child.get('run_id')} · {child.get('workflow')} · {child.get('status')} · {spent} · {len(tools)} calls"
+    counted = ", ".join(f"{name} {count}" for name, count in Counter(tools).most_common())
+    used = f"<p>{page.text(counted, 600)}</p>" if tools else ""
+    answer = page.text(child.get("final_answer") or "(no answer)", CUT)
+    return f'<h3>{page.text(line)}</h3>{used}<div class="assistant"><pre>{answer}</pre></div>'
+
+
+def _ratings(page: RunPage, budget: _Budget) -> str:
+    ratings = page.record.get("feedback") or []
+    rows = (f"<li>{page.text(r.get('by'), 100)}: {page.text(r.get('verdict'), 20)}</li>" for r in ratings)
+    shown, left = _fitted(rows, len(ratings), budget, "ratings")
+    return f'<h2 id="ratings">Ratings</h2>{f"<ul>{shown}</ul>{left}" if ratings else "<p>None yet.</p>"}'
+
+
+_SHARED: dict[str, Callable[[RunPage, _Budget], str]] = {
+    "ratings": _ratings, "helpers": _helpers, "files": _files, "calls": _costs, "chart": _chart,
+}  # fmt: skip

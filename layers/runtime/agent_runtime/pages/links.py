@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..triggers import fields
+
 KEY = "run_page_key"  # the integrations secret's key (locally RUN_PAGE_KEY)
+_MARK = re.compile(r"[01]")
 
 
 class LinkRefused(Exception):
@@ -40,13 +44,25 @@ def signature(key: str, run_id: str, expires: int, private: str) -> str:
     return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
 
 
-def verify(key: str, run_id: str, query: Mapping[str, str], now: float) -> bool:
-    """Whether the page is private, once the link holds; ``LinkRefused`` otherwise."""
-    expires, mark, given = query.get("expires", ""), query.get("private", ""), query.get("signature", "")
-    if not expires.isdigit() or mark not in ("0", "1") or not given:
-        raise LinkRefused("not a page link (expires, private and signature are needed)")
-    if not hmac.compare_digest(signature(key, run_id, int(expires), mark), given):
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link that holds: when it expires (Unix seconds) and whether its page is private."""
+
+    expires: int
+    private: bool
+
+
+def verify(key: str, run_id: str, query: Mapping[str, str], now: float) -> Link:
+    """The link, once it holds; ``LinkRefused`` otherwise. Its fields are read by the requests' one strict parser
+    (anyone can write them): a malformed one is refused like a forged one."""
+    try:
+        expires = fields.number(query.get("expires"), "expires", high=fields.UNIX_TIME_HIGH)
+        mark = fields.token(query.get("private"), "private", _MARK)
+        given = fields.signature(query.get("signature"), "signature", prefix="")
+    except fields.FieldError as error:
+        raise LinkRefused(f"not a page link ({error.reason})") from None
+    if not fields.same(signature(key, run_id, expires, mark), given):
         raise LinkRefused("the link's signature does not match (another run's, altered, or the key was rotated)")
-    if int(expires) < now:
+    if expires < now:
         raise LinkRefused("the link has expired: 'agent-runtime runs link RUN_ID' makes a new one")
-    return mark == "1"
+    return Link(expires, mark == "1")

@@ -12,6 +12,7 @@ from ..redaction import Redactor
 from ..stores import RunStore
 from ..stores.base import Store
 from ..stores.runs import RUN_ID
+from ..triggers import fields
 from ..workflows import Workflow
 from .build import page_for
 from .html import CSP
@@ -54,13 +55,12 @@ def served(
     if not key or store is None:
         raise PageNotServed(404, "run pages are not enabled (no run_page_key)")
     try:
-        if not RUN_ID.fullmatch(run_id):
-            raise LinkRefused("not a run id")
-        private = verify(key, run_id, query, now)
-    except LinkRefused as error:
+        fields.token(run_id, "the run id", RUN_ID, status=403)
+        link = verify(key, run_id, query, now)
+    except (LinkRefused, fields.FieldError) as error:
         raise PageNotServed(403, str(error)) from None
-    note = f"This link expires {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(int(query['expires'])))}."
-    page = page_for(RunStore(store()), run_id, private=private, redact=Redactor(secrets()), note=note)
+    note = f"This link expires {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(link.expires))}."
+    page = page_for(RunStore(store()), run_id, private=link.private, redact=Redactor(secrets()), note=note)
     if page is None:
         raise PageNotServed(404, "no such run (its record has expired?)")
-    return page, private
+    return page, link.private

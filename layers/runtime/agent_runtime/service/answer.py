@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from aws_lambda_powertools import Logger
 
@@ -20,6 +19,7 @@ from ..runtime import answer_footer
 from ..sandbox.outputs import written_since
 from ..spend import describe
 from ..stores import RunStore, StoreFileStore
+from ..stores.items import ThreadBase
 from ..triggers.queued import FeedbackMessage
 from ..workflows import Workflow
 from .outcome import Outcome
@@ -54,7 +54,7 @@ class Answers:
         self.clock = clock  # ratings are stamped by it
 
     def compose(
-        self, record: RunRecord, workflow: Workflow, base: dict[str, Any] | None, files: StoreFileStore,
+        self, record: RunRecord, workflow: Workflow, base: ThreadBase | None, files: StoreFileStore,
         page: str | None = None,
     ) -> Answer:  # fmt: skip
         """``page``: the signed link to the run's page, beside the prompt's in the footer."""
@@ -108,14 +108,14 @@ class Answers:
         self.log.info("feedback", extra={"verdict": message.verdict, "changed": changed})
         return Outcome.RATED
 
-    def _outputs(self, base: dict[str, Any] | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
+    def _outputs(self, base: ThreadBase | None, files: StoreFileStore) -> tuple[list[tuple[str, bytes]], list[str]]:
         """The files this turn's Python wrote, to attach to the answer, and the names of those left out."""
-        if base is None or "files" not in base:
+        if base is None or base.files is None:
             return [], []  # a run from before files were recorded: which files are new is unknown
         attached: list[tuple[str, bytes]] = []
         left_out: list[str] = []
         total = 0
-        for meta in written_since(files, set(base["files"])):
+        for meta in written_since(files, set(base.files)):
             if len(attached) < REPLY_FILES and total + meta.size_bytes <= self.max_attachment_bytes:
                 attached.append((meta.name, files.read(meta.id)))
                 total += meta.size_bytes

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..approvals import APPROVALS, ApprovalRequest, Decision
@@ -18,7 +18,10 @@ from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..messages import pending_tool_calls
+from ..record import RunRecord
+from ..sources import Sources
 from ..stores import RunStore, ThreadStore
+from ..stores.items import Decided
 from ..triggers.event import TriggerEvent, run_id_for
 from ..triggers.queued import DecisionMessage, ExpireMessage
 from .outcome import Outcome
@@ -27,8 +30,12 @@ if TYPE_CHECKING:
     from ..triggers.queue import EventQueue
     from .wakeups import Wakeups
 
-JIRA_DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
 EXPIRED_CLICK = "This request had expired before your answer: nothing was decided, and the call did not run."
+CLOSED = "closed"  # a request its run's end settled (a stop, an answer): stored like a decision, decides nothing
+CLOSED_CLICK = (
+    "This request was closed when its run ended, before your answer: nothing was decided, and the call did not run."
+)
+LATE_CLICK = {"expired": EXPIRED_CLICK, CLOSED: CLOSED_CLICK}
 WHICH = "Several requests wait for a decision here: answer with the code of the one you mean, e.g. approve {code}."
 
 
@@ -40,8 +47,10 @@ class ChannelApprover:
 
     def decide(self, request: ApprovalRequest) -> tuple[Decision, str | None]:
         decided = self.runs.decision(request.run_id, request.call_id)
+        if decided is not None and decided.decision == CLOSED:  # its run had ended: nobody said yes
+            return Decision.DENIED, "nobody: the request was closed when its run ended"
         if decided is not None:
-            return Decision(decided["decision"]), str(decided["by"])
+            return Decision(decided.decision), decided.by
         if self.runs.approval_asked(request.run_id, request.call_id) is None:
             try:
                 where = self.channel.ask_approval(request, self.thread_id)
@@ -60,22 +69,12 @@ def may_decide(approvers: Sequence[str], user: str, requester: str) -> bool:
     return user in approvers or ("requester" in approvers and user == requester)
 
 
-def jira_decision(text: str) -> tuple[str, str | None] | None:
-    """A JIRA comment that is just "approve" or "deny", with the request's code or without (a reply to an
-    approval request): the decision and the code."""
-    match = JIRA_DECISION.match(text or "")
-    if match is None:
-        return None
-    decision = str(Decision.APPROVED if match.group(1).lower().startswith("approv") else Decision.DENIED)
-    return decision, (match.group(2) or "").lower() or None
-
-
 def request_code(run_id: str, call_id: str) -> str:
     return ApprovalRequest(run_id, call_id, "", "", "", 0.0).code
 
 
-def decision_record(decision: str, user: str) -> dict[str, Any]:
-    return {"decision": decision, "by": user, "at": time.time()}
+def decision_record(decision: str, user: str) -> Decided:
+    return Decided(decision, user, time.time())
 
 
 def pending(context: Mapping[str, Any]) -> dict[str, ApprovalEntry]:
@@ -93,8 +92,11 @@ class ApprovalDesk:
         channel: Callable[[TriggerEvent, str], Channel],
         approvers: Callable[[TriggerEvent], Sequence[str]],
         clock: Callable[[], float],
+        *,
+        sources: Sources,
     ) -> None:
         self.runs, self.threads, self.channel, self.approvers, self.clock = runs, threads, channel, approvers, clock
+        self.sources = sources  # a decision said in a message (a JIRA comment "approve")
 
     def waiting(self, run_id: str) -> dict[str, ApprovalEntry] | None:
         """The calls of ``run_id`` that wait for a decision (from its checkpoint), or None when it waits for none."""
@@ -123,7 +125,7 @@ class ApprovalDesk:
             # its run went on. The run's checkpoint says which: a call it still waits for resumes it (once: its
             # checkpoint moves on, and a mutating call's journal never runs it twice).
             unfinished = decision.call_id in waiting or self._started(decision.run_id, decision.call_id)
-            return None if unfinished else Outcome.DUPLICATE
+            return None if unfinished else self.late(event, decision)
         tool = waiting[decision.call_id]["tool"] if decision.call_id in waiting else "the call"
         channel.approval_decided(asked, tool, decision.decision, decision.user)
         return None
@@ -137,8 +139,8 @@ class ApprovalDesk:
         resume: Callable[[TriggerEvent, str], Outcome],
     ) -> Outcome | None:
         """A new message in a thread whose run waits for approval."""
-        owner = TriggerEvent.from_dict(self.runs.load_event(other) or event.to_dict())
-        said = jira_decision(event.text) if event.source == "jira" else None
+        owner = self.runs.load_event(other) or event
+        said = self.sources.of(event).decision(event)
         if said is not None:
             decision, code = said
             codes = {request_code(other, call): call for call in waiting}
@@ -165,6 +167,27 @@ class ApprovalDesk:
                 channel.approval_decided(asked, entry["tool"], "expired", "")
         return bool(due)
 
+    def close(self, event: TriggerEvent, record: RunRecord) -> None:
+        """The run ended (it answered, failed, or was stopped while it waited): every request it still waited on is
+        closed — stored like a decision, so a late click finds it decided and is told why — and shown closed where
+        it was asked (its buttons go)."""
+        waiting = pending(record.state.context) if record.state is not None else {}
+        for call_id, entry in waiting.items():
+            asked = self.runs.approval_asked(record.run_id, call_id)
+            if asked is None or not self.runs.save_decision(record.run_id, call_id, decision_record(CLOSED, "")):
+                continue  # never asked, or decided meanwhile
+            with suppress(ReplyError):  # the request is closed all the same: a click on it is told so
+                self.channel(event, record.run_id).approval_decided(asked, entry["tool"], CLOSED, "")
+
+    def late(self, event: TriggerEvent, decision: DecisionMessage) -> Outcome:
+        """A click on a request settled without it (expired, or closed when its run ended): the clicker is told
+        why, privately; a second click on one decided by a person changes nothing, silently."""
+        decided = self.runs.decision(decision.run_id, decision.call_id)
+        said = LATE_CLICK.get(decided.decision) if decided is not None else None
+        if said is not None:
+            self.channel(event, decision.run_id).tell(decision.user, said)
+        return Outcome.DUPLICATE
+
     def _wait(self, event: TriggerEvent, message: dict[str, Any]) -> Outcome:
         self.threads.defer(event.thread_id, message)
         self.channel(event, run_id_for(event)).note("I will answer this once the request above is decided.")
@@ -186,7 +209,7 @@ class ApprovalDesk:
         messages = self.threads.deferred(thread_id)
         for message in messages:
             digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:32]
-            queue.send(message, group=thread_id, dedup=f"{thread_id}:released:{digest}")
+            queue.send(dict(message), group=thread_id, dedup=f"{thread_id}:released:{digest}")
         self.threads.drop_deferred(thread_id, len(messages))
 
 

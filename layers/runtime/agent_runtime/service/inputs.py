@@ -6,21 +6,20 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import replace
 
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from ..chat.channels import Channel, Replies
+from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
 from ..events import Compaction
 from ..record import RunRecord, RunStatus
+from ..sources import Chat, Sources
 from ..stores import StoreFileStore
 from ..triggers.event import TriggerEvent
 from ..triggers.queued import EventMessage, TickMessage
 from ..triggers.schedules import tick_event
-from ..triggers.slack import attachments
 from ..workflows import Workflow, WorkflowError
 
 
@@ -43,21 +42,10 @@ def message_for(event: TriggerEvent, channel: Channel, files: StoreFileStore, li
     return lead + "\n".join([event.text or "(no text)", *notes])
 
 
-def resolved(event: TriggerEvent, replies: Replies) -> TriggerEvent:
-    """A reaction's event with the message it was added to (read now: the webhook answers Slack within 3 s):
-    its text as the run's message, its files, and its thread, where the answer goes."""
-    if event.kind != "reaction_added" or replies.slack is None or event.text:
-        return event
-    channel, ts, emoji = str(event.reply_to["channel"]), str(event.attributes["ts"]), event.attributes["reaction"]
-    lead = f"[<@{event.user}> reacted with :{emoji}: to this message]"
-    try:
-        message = replies.slack.reacted(channel, ts)
-    except ReplyError as error:
-        return replace(event, text=f"{lead}\n[the message could not be read: {error}]")
-    thread_ts = str(message.get("thread_ts") or ts)
-    text = f"{lead}\n{message.get('text') or '(no text)'}"
-    reply_to = {"channel": channel, "thread_ts": thread_ts}
-    return replace(event, text=text, reply_to=reply_to, attachments=attachments(message))
+def resolved(event: TriggerEvent, sources: Sources, chat: Chat) -> TriggerEvent:
+    """The event as its source prepares the run's message (a reaction's: the message it was added to, read now:
+    the webhook answers Slack within 3 s). Raises ReplyError when what it needs cannot be read."""
+    return sources.of(event).prepare(event, chat)
 
 
 def ticked(tick: TickMessage, named: Callable[[str], Workflow]) -> EventMessage | None:

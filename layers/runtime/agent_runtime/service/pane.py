@@ -12,6 +12,7 @@ from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..errors import AgentRuntimeError
 from ..stores import ThreadStore
+from ..stores.items import Pane as PaneItem
 from ..triggers.event import TriggerEvent
 from ..triggers.queued import PaneMessage
 from ..workflows import Workflow
@@ -27,7 +28,7 @@ class Pane:
         offers the workflow's suggested prompts. Cosmetic: a refusal is logged, never retried."""
         pane = message.event
         if pane.thread_ts is not None:
-            self.threads.save_pane(pane.thread_id, {"user": pane.user, "viewing": pane.viewing})
+            self.threads.save_pane(pane.thread_id, PaneItem(pane.user, pane.viewing))
         if pane.kind != "opened" or self.replies.slack is None:
             return Outcome.NOTED
         try:
@@ -45,6 +46,6 @@ class Pane:
         if pane is None:
             return event
         facts = {**event.attributes, "assistant_thread": True}
-        if pane.get("viewing"):
-            facts["viewing"] = pane["viewing"]
+        if pane.viewing:
+            facts["viewing"] = pane.viewing
         return replace(event, attributes=facts)

@@ -13,7 +13,7 @@ from ..record import RunStatus
 
 if TYPE_CHECKING:
     from ..messages import Message
-    from ..models import ToolCall
+    from ..models import ModelResponse, ToolCall
     from ..models.stream import Progress
     from ..steps import Run
     from ..tools import ToolOutcome
@@ -71,18 +71,27 @@ class ProgressHook(Hook):
 
 
 class AnswerStreamHook(Hook):
-    """Feeds a chat's answer stream: the model's text as it is written, each tool call as a task card."""
+    """Feeds a chat's answer stream: the model's text as it is written, each tool call as a task card. Only the
+    text that counts stays: a failed attempt's goes when the next attempt writes, an unfinished call's at the end."""
 
     def __init__(self, stream: Any) -> None:
-        self.stream = stream  # a chat.stream.AnswerStream (anything with new_call/text/task/close)
+        self.stream = stream  # a chat.stream.AnswerStream (new_call/text/discard/settle/task/close)
+        self._attempt = 0  # the attempt of the current model call whose text streams
 
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         self.stream.new_call()  # its text is set apart from what earlier calls said
+        self._attempt = 0
         return messages
 
     def on_model_progress(self, run: Run, progress: Progress) -> None:
+        if progress.attempt != self._attempt:  # a retry: what the failed attempt wrote never counted
+            self.stream.discard()
+            self._attempt = progress.attempt
         if progress.delta:
             self.stream.text(progress.delta)
+
+    def after_model_call(self, run: Run, response: ModelResponse) -> None:
+        self.stream.settle(response.text or "")
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
         self.stream.task(call.id, tool_label(call.name), "in_progress")
@@ -93,5 +102,6 @@ class AnswerStreamHook(Hook):
         return outcome
 
     def on_run_end(self, run: Run) -> None:
+        self.stream.discard()  # a call the deadline, a stop or a failure cut short said nothing that counts
         if run.record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL):
-            self.stream.close()  # another invocation answers: what was said so far stays
+            self.stream.close()  # another invocation answers: what counted so far stays

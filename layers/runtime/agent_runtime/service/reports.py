@@ -16,11 +16,15 @@ from aws_lambda_powertools import Logger
 
 from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
+from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
 from ..figures import figures, seconds
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
+from ..sources import BUILTIN, Sources
+from ..sources.base import safe
 from ..stores import RunStore
+from ..stores.items import Announced
 from ..toolsets.secrets import Secrets
 from ..triggers.event import TriggerEvent
 from .metrics import RunMetrics
@@ -32,12 +36,12 @@ MARKS = {"completed": ":white_check_mark:", "failed": ":x:", "stopped": ":octago
 class Reports:
     def __init__(
         self, config: RuntimeConfig, runs: RunStore, secrets: Secrets, replies: Callable[[], Replies], log: Logger,
-        clock: Callable[[], float], metrics: RunMetrics | None = None,
+        clock: Callable[[], float], metrics: RunMetrics | None = None, sources: Sources = BUILTIN,
     ) -> None:  # fmt: skip
         self.config, self.runs, self.secrets, self.replies, self.log, self.clock = (
             config, runs, secrets, replies, log, clock,
         )  # fmt: skip
-        self.metrics = metrics
+        self.metrics, self.sources = metrics, sources
 
     def page(self, event: TriggerEvent, record: RunRecord) -> tuple[str | None, bool]:
         """The run page's link (None: pages are not set up) and whether the run came from a private place. A
@@ -84,13 +88,13 @@ class Reports:
         slack = self.replies().slack
         if not self.config.runs_channel or slack is None:
             return
-        text = line(event, stored, None if private else link, private)
+        text = line(event, stored, None if private else link, private, self.sources)
         try:
             ts = slack.post(self.config.runs_channel, "", text)
         except ReplyError as error:
             self.log.warning("runs channel line not posted", extra={"reason": str(error)})
             return
-        self.runs.save_announced(run_id, {"channel": self.config.runs_channel, "ts": ts, "text": text})
+        self.runs.save_announced(run_id, Announced(self.config.runs_channel, ts, text))
 
     def rated(self, run_id: str, verdict: str) -> None:
         """A rating counted in the metrics; the run's line gets its ratings (good/bad counts), edited in place. Each
@@ -101,7 +105,7 @@ class Reports:
     def _count_rating(self, run_id: str, verdict: str) -> None:
         event = self.runs.load_event(run_id) if self.metrics is not None else None
         if self.metrics is not None and event is not None:
-            self.metrics.rated(str(event.get("workflow")), verdict)
+            self.metrics.rated(str(event.workflow), verdict)
 
     def _rate_line(self, run_id: str) -> None:
         slack, where = self.replies().slack, self.runs.announced(run_id)
@@ -110,48 +114,26 @@ class Reports:
         verdicts = [r.get("verdict") for r in self.runs.feedback(run_id)]
         rated = f" · rated :+1: {verdicts.count('good')} :-1: {verdicts.count('bad')}"
         with suppress(ReplyError):  # cosmetic: the rating is stored with the run either way
-            slack.update(str(where["channel"]), str(where["ts"]), str(where["text"]) + rated)
+            slack.update(where.channel, where.ts, where.text + rated)
 
     def _private(self, event: TriggerEvent) -> bool:
-        if event.source != "slack":
-            return False  # JIRA, webhooks, schedules, the API: no Slack conversation to keep apart
-        facts, slack = event.attributes, self.replies().slack
-        if facts.get("direct_message") or facts.get("channel_type") in ("im", "mpim", "group"):
-            return True
-        channel = str(event.reply_to.get("channel") or facts.get("channel") or "")
-        return slack.is_private(channel) if slack is not None and channel else True
+        return self.sources.of(event).private(event, Surfaces(self.replies(), self.runs))
 
 
-def line(event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool) -> str:
+def line(
+    event: TriggerEvent, record: Mapping[str, Any], link: str | None, private: bool, sources: Sources = BUILTIN
+) -> str:
     """``:white_check_mark: *workflow* · slack mention in <#C…> · completed · $0.0123 · 8.2 s · <link|run page>``."""
     status = str(record.get("status"))
     cost = record.get("cost_usd")
-    where = "a private conversation" if private else _where(event)
-    parts = [f"{MARKS.get(status, ':grey_question:')} *{_safe(str(record.get('workflow')))}*", where, status,
+    where = "a private conversation" if private else sources.of(event).described(event)
+    parts = [f"{MARKS.get(status, ':grey_question:')} *{safe(str(record.get('workflow')))}*", where, status,
              "-" if cost is None else f"${cost:.4f}", _duration(record)]  # fmt: skip
     if link:
         parts.append(f"<{link}|run page>")
     return " · ".join(parts)
 
 
-def _where(event: TriggerEvent) -> str:
-    facts, target = event.attributes, event.reply_to
-    match event.source:
-        case "slack":
-            return f"slack {event.kind} in <#{_safe(str(target.get('channel') or facts.get('channel')))}>"
-        case "jira":
-            return f"jira {event.kind} on {_safe(str(target.get('issue_key')))}"
-        case "webhook":
-            return f"webhook {_safe(str(facts.get('event') or event.kind))}"
-        case _:
-            return _safe(event.source)
-
-
 def _duration(record: Mapping[str, Any]) -> str:
     took = seconds(record.get("started_at"), record.get("ended_at"))
     return "-" if took is None else f"{took:,.1f} s"
-
-
-def _safe(text: str) -> str:
-    """Names in Slack's mrkdwn: no markup of their own (a workflow or event name cannot ping a channel)."""
-    return text[:80].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("*", "")

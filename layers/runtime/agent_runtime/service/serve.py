@@ -26,20 +26,23 @@ from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..runtime import open_model
 from ..sandbox import sandbox_for
+from ..sources import BUILTIN
 from ..stores import LocalStore
+from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
-from ..triggers.schedules import due
+from ..triggers.schedules import dedup_id, due
 from ..triggers.webhook import create_app
 from .setup import replies_for
 from .wakeups import TimerWakeups
-from .worker import Worker
+from .worker import Process, Worker
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_DRAINED_BYTES = 64 * 1024 * 1024  # a body over the limit is read and dropped up to this, so the 413 is heard
 READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must not hold a thread forever)
+TICK_SECONDS = 15.0  # how often the schedules' clock is read: a tick fires within this of its time
 
 
 class _Server(ThreadingHTTPServer):
@@ -60,6 +63,8 @@ class LocalServer:
         # line never carries the previous event's correlation id or run id.
         self.webhook_log = Logger(service="agent-runtime-serve")
         self.worker_log = Logger(service="agent-runtime-serve-worker")
+        self.tick_log = Logger(service="agent-runtime-serve-schedules")
+        sources = BUILTIN  # one registry for the routes and the worker
         self.webhook = create_app(
             triggers,
             queue=self.queue,
@@ -67,24 +72,29 @@ class LocalServer:
             workflows=(workflows := all_workflows(runtime)),
             logger=self.webhook_log,
             store=lambda: self.store,
+            sources=sources,
         )
         self.workflows = workflows  # their schedules fire here, as EventBridge Scheduler fires them on AWS
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
         self.worker = Worker(
-            runtime,
-            store=self.store,
-            queue=self.queue,
-            models=lambda workflow: open_model(workflow, runtime),
-            replies=replies_for(triggers),
-            sandbox=self.sandbox,
-            logger=self.worker_log,
-            max_attachment_bytes=triggers.max_attachment_bytes,
-            secrets=triggers.secret,
-            wakeups=self.wakeups,
+            Process(
+                runtime,
+                store=self.store,
+                queue=self.queue,
+                models=lambda workflow: open_model(workflow, runtime),
+                replies=replies_for(triggers),
+                sandbox=self.sandbox,
+                log=self.worker_log,
+                max_attachment_bytes=triggers.max_attachment_bytes,
+                secrets=triggers.secret,
+                wakeups=self.wakeups,
+                sources=sources,
+            )
         )
         self.read_timeout = READ_TIMEOUT
+        self.tick_every = TICK_SECONDS
         self.outcomes: list[str] = []
         self._stop = threading.Event()
 
@@ -96,18 +106,27 @@ class LocalServer:
     def start(self) -> LocalServer:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
-        threading.Thread(target=self._tick, daemon=True).start()
+        threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
-    def _tick(self, every: float = 15.0) -> None:
+    def _tick(self, every: float = TICK_SECONDS) -> None:
         """Fires the workflows' schedules into the queue as their times pass (not the ones missed while serve
-        was not running); a tick is one run however often it is sent (its id comes from its time)."""
+        was not running); a tick is one run however often it is sent (its id comes from its time). Nothing that
+        goes wrong in one tick stops the next."""
         last = self.clock()
         while not self._stop.wait(every):
             now = self.clock()
-            for tick in due(self.workflows, last, now):
-                self.queue.send(tick.body(), group=f"schedule-{tick.workflow}", dedup=f"{tick.schedule}@{tick.at}")
+            try:
+                self._fire(last, now)
+            except Exception:  # the loop is every workflow's schedules: it goes on
+                log.exception("the schedules' tick failed")
             last = now
+
+    def _fire(self, after: datetime, until: datetime) -> None:
+        for tick in due(self.workflows, after, until):
+            self.queue.send(tick.body(), group=f"schedule-{tick.workflow}", dedup=dedup_id(tick))
+            self.tick_log.info("schedule fired", extra={"workflow": tick.workflow, "schedule": tick.schedule,
+                                                        "at": tick.at})  # fmt: skip
 
     def _work(self) -> None:
         while not self._stop.is_set():
@@ -117,10 +136,12 @@ class LocalServer:
                 continue
             self.worker_log.clear_state()
             try:
-                self.outcomes.append(self.worker.handle(decode(body, self.store), deadline=Deadline.none()))
+                outcome: str = self.worker.handle(decode(body, self.store), deadline=Deadline.none())
             except Exception:
                 log.exception("the worker failed on a message")  # the stack trace stays in this terminal
-                self.outcomes.append("error")
+                outcome = "error"
+            self.worker_log.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
+            self.outcomes.append(outcome)
 
     def close(self) -> None:
         self._stop.set()
@@ -180,17 +201,18 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_POST(self) -> None:
-        raw = self.headers.get("Content-Length") or "0"
-        if not raw.isdigit():  # "abc" or "-1": refuse, and close (the framing of what follows is unknown)
+        try:  # "abc", "-1", "²": refused, and the connection closed (the framing of what follows is unknown)
+            size = fields.number(self.headers.get("Content-Length") or "0", "Content-Length", high=10**15, status=400)
+        except fields.FieldError as error:
             self.close_connection = True
-            self._reply(400, json.dumps({"error": f"bad Content-Length {raw[:20]!r}"}), {})
+            self._reply(400, json.dumps({"error": error.reason}), {})
             return
-        if int(raw) > MAX_BODY_BYTES:  # API Gateway's own payload limit
+        if size > MAX_BODY_BYTES:  # API Gateway's own payload limit
             self.close_connection = True
-            self._drain(int(raw))  # a client still sending would see a reset, not the answer
+            self._drain(size)  # a client still sending would see a reset, not the answer
             self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
             return
-        self._forward(self.rfile.read(int(raw)))
+        self._forward(self.rfile.read(size))
 
     def do_GET(self) -> None:  # a run's page (a signed link): the only GET route
         self._forward(b"")
@@ -200,7 +222,14 @@ class _Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         event = api_gateway_event(self.command, path, dict(self.headers.items()), body, query)
         self.server.local.webhook_log.clear_state()
-        result = self.server.local.webhook.handle(event, _RequestContext())
+        try:
+            result = self.server.local.webhook.handle(event, _RequestContext())
+        except Exception:  # a bug, not the request's fault: answered (as API Gateway does), never a dropped connection
+            log.exception("the webhook failed on a request")
+            result = {
+                "statusCode": 500,
+                "body": json.dumps({"error": "internal error (the traceback is in serve's log)"}),
+            }
         self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
 
     def setup(self) -> None:

@@ -21,14 +21,15 @@ from ..context.encodings import encoding_for_model
 from ..errors import AgentRuntimeError
 from ..runtime import open_model
 from ..sandbox import sandbox_for
+from ..sources import BUILTIN
 from ..stores import Store
 from ..stores.opening import open_store
 from ..toolsets import ToolEnv, close_sessions, declared_tools
 from ..triggers.config import SECRETS_MAX_AGE, TriggerConfig
 from ..triggers.queue import SqsQueue
 from ..workflows import available_workflows, load_workflow
-from .wakeups import SchedulerWakeups
-from .worker import Worker
+from .wakeups import NoWakeups, SchedulerWakeups
+from .worker import Process, Worker
 
 
 def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
@@ -41,19 +42,21 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
     session = boto3.session.Session()  # one session: its clients share the parsed endpoint data (~60 ms each)
     store = open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
     queue = SqsQueue(session.client("sqs"), triggers.queue_url, store=store) if triggers.queue_url else None
-    worker = Worker(
+    process = Process(
         runtime,
         store=store,
         queue=queue,
         models=lambda workflow: open_model(workflow, runtime, client=shared_client()),
-        replies=Replies(),
+        replies=Replies(),  # the tokens' clients once secrets load (load_secrets)
         sandbox=sandbox_for(runtime),
-        logger=logger,
+        log=logger,
         metrics=metrics,
         max_attachment_bytes=triggers.max_attachment_bytes,
         secrets=triggers.secret,
-        wakeups=wakeups_for(triggers, session),
+        wakeups=wakeups_for(triggers, session) or NoWakeups(),
+        sources=BUILTIN,  # the webhook function's too (webhook_from_env)
     )
+    worker = Worker(process)
     load = functools.partial(load_secrets, worker, triggers, keep_key=bool(os.environ.get("OPENAI_API_KEY")))
     if snapstart.snapshotting():
         snapstart.before_snapshot(functools.partial(prime_worker, worker))
@@ -76,7 +79,7 @@ def load_secrets(worker: Worker, triggers: TriggerConfig, *, keep_key: bool = Fa
     openai_key = triggers.secret("openai_api_key") or _openai_secret(os.environ.get("AGENT_OPENAI_SECRET_NAME"))
     if openai_key and not keep_key:
         os.environ["OPENAI_API_KEY"] = openai_key  # read by the openai client; never logged
-    worker.replies = replies_for(triggers)
+    worker.process.replies = replies_for(triggers)
     shared_client.cache_clear()  # a client holds the key it was made with
 
 
@@ -87,22 +90,25 @@ def prime_worker(worker: Worker) -> None:
     would without SnapStart, rather than failing the version's publication."""
     shared_client().chat.completions  # noqa: B018 (the attribute loads the resource's modules)
     env = ToolEnv.from_env(secrets=lambda name: "not-read-before-the-snapshot")
-    for name in available_workflows(worker.config.workflows_dir):
+    for name in available_workflows(worker.process.config.workflows_dir):
         try:
-            workflow = load_workflow(name, worker.config.workflows_dir, skill_names=worker.skills.names())
+            workflow = load_workflow(
+                name, worker.process.config.workflows_dir, skill_names=worker.process.skills.names()
+            )
             encoding_for_model(workflow.model.name).encode("primed")
             declared_tools(workflow, env, offline=True)
         except AgentRuntimeError as error:
-            worker.log.warning("workflow not primed", extra={"workflow": name, "reason": str(error)})
+            worker.process.log.warning("workflow not primed", extra={"workflow": name, "reason": str(error)})
 
 
 def restore_worker(worker: Worker, load_secrets: Callable[[], None]) -> None:
     """After each restore: fresh connections and this environment's own secrets and clients."""
-    store, queue = worker.store, worker.queue
+    process = worker.process
+    store, queue = process.store, process.queue
     snapstart.close_connections(getattr(store, "s3", None), getattr(store, "dynamodb", None))
-    snapstart.close_connections(getattr(queue, "sqs", None), getattr(worker.wakeups, "client", None))
-    if worker.sandbox is not None:
-        worker.sandbox.close()
+    snapstart.close_connections(getattr(queue, "sqs", None), getattr(process.wakeups, "client", None))
+    if process.sandbox is not None:
+        process.sandbox.close()
     close_sessions()  # MCP sessions: their sockets did not survive the snapshot
     load_secrets()
     shared_client()  # made now (restore hooks count towards the cold start either way), with the fresh key

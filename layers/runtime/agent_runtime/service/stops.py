@@ -16,6 +16,7 @@ from dataclasses import replace
 from aws_lambda_powertools import Logger
 
 from ..chat.channels import Channel
+from ..sources import Sources
 from ..stopping import StopRequest
 from ..stores import RunStore, ThreadStore
 from ..triggers.event import TriggerEvent
@@ -38,10 +39,20 @@ class Stops:
         queue: EventQueue | None,
         log: Logger,
         clock: Callable[[], float],
+        sources: Sources,
     ) -> None:
         self.runs, self.threads, self.approvers, self.channel, self.queue, self.log, self.clock = (
             runs, threads, approvers, channel, queue, log, clock,
         )  # fmt: skip
+        self.sources = sources  # where a run answers when not in its own thread; a run that starts apart
+
+    def started(self, event: TriggerEvent, run_id: str) -> None:
+        """Name the run as its thread's newest, so "stop" written there finds it. A reaction's run keeps a thread
+        of its own (one per message and emoji) but answers in the message's Slack thread: it is named there too."""
+        self.threads.mark_latest(event.thread_id, run_id)
+        answered = self.sources.of(event).answers_in(event)
+        if answered is not None and answered != event.thread_id:
+            self.threads.mark_latest(answered, run_id)
 
     def said(self, message: StopMessage) -> Outcome:
         """ "stop" written in a thread: the run working there is asked to stop, as a click on its Stop would."""
@@ -51,7 +62,7 @@ class Stops:
         run_id = self.threads.latest(said.thread_id)
         saved = self.runs.load_event(run_id) if run_id else None
         if run_id and saved is not None:
-            outcome = self.asked(replace(message, run_id=run_id, said=None), TriggerEvent.from_dict(saved))
+            outcome = self.asked(replace(message, run_id=run_id, said=None), saved)
             if outcome is not Outcome.IGNORED:  # IGNORED: it has answered, so nothing works there
                 return outcome
         self.channel(said, "").tell(message.user, NOTHING)
@@ -65,10 +76,13 @@ class Stops:
             self.channel(event, message.run_id).tell(message.user, NOT_YOURS)
             return Outcome.REFUSED
         request = StopRequest(message.user, self.clock(), message.via)
-        if not self.runs.request_stop(message.run_id, request.to_dict()):
+        if not self.runs.request_stop(message.run_id, request):
             return Outcome.DUPLICATE
         self.log.info("stop requested", extra={"via": message.via})
-        if self.queue is not None:
+        # A tick's run first works outside its thread's message group (Scheduler's group is the schedule's): a
+        # continuation would run beside it, so it is woken only when it waits or is suspended.
+        elsewhere = self.sources.of(event).starts_apart and self.threads.active(event.thread_id) != message.run_id
+        if self.queue is not None and not elsewhere:
             wake_to_end(self.queue, message.run_id, event.thread_id)
         return Outcome.STOPPED
 

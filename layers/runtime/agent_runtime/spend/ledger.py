@@ -3,8 +3,10 @@
 Each call is priced when it is recorded, at the prices of the model that made it; a call whose endpoint reported
 no usage (or usage that is not non-negative whole numbers) is charged an estimate — the prompt counted with the
 model's tokenizer, the reply from its text — and marked so. A helper's ledger forwards every charge to its
-parent's as it happens, so a spend limit sees a sub-agent's calls while it works, not after it returns. A run
-that suspends and resumes in another invocation starts its ledger from what it had spent (kept in its state).
+parent's as it happens, so a spend limit sees a sub-agent's calls while it works, not after it returns. A request
+under way holds what it may cost on the root ledger (set when the limit plans it, released once it is charged):
+requests planned at once, by helpers working in parallel, each see what the others may still spend. A run that
+suspends and resumes in another invocation starts its ledger from what it had spent (kept in its state).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Ledger:
         self.parent: Ledger | None = None
         self.limit: Any = None  # the run's spend.limit.SpendLimit, on the root ledger (the agent that owns it)
         self.before_today = 0.0  # the thread's spend today before this run (limits.max_cost_per_thread_day)
+        self.planning = threading.Lock()  # on the root: one request planned at a time, its hold set before the next
+        self._held: dict[int, float] = {}  # on the root: what each ledger's request under way may cost, by ledger
 
     def charge(self, dollars: float, *, source: str, estimated: bool = False) -> None:
         with self._lock:
@@ -50,6 +54,24 @@ class Ledger:
                 SPENT.set(self._state, dict(self._sums))
         if self.parent is not None:
             self.parent.charge(dollars, source="helpers", estimated=estimated)
+
+    def hold(self, dollars: float) -> None:
+        """What this ledger's next request may cost, held on the root until :meth:`release` (replaces a hold)."""
+        root = self.root()
+        with root._lock:
+            root._held[id(self)] = dollars
+
+    def release(self) -> None:
+        """The request was charged (or never sent): its hold goes."""
+        root = self.root()
+        with root._lock:
+            root._held.pop(id(self), None)
+
+    def committed(self, besides: Ledger | None = None) -> tuple[float, float]:
+        """On the root: what was spent, and what the requests under way hold (but ``besides``'s), read at once."""
+        with self._lock:
+            spent = sum(value for key, value in self._sums.items() if key != "estimated")
+            return spent, sum(v for k, v in self._held.items() if besides is None or k != id(besides))
 
     def total(self) -> float:
         with self._lock:

@@ -4,8 +4,11 @@ in dollars from the run's ledger (its own calls, compaction summaries and helper
 Before each request the limit says how long a reply the run can still afford: room is kept for the request and a
 last answer after it, each a prompt the size of the next one and a reply at the cap, so the reply cap shrinks as
 the limit nears (as the answer reserve shrinks for small windows). When not even a short reply fits twice, the
-model answers once without tools, if that answer fits; so a run ends at its limit give or take one request. Its
-state is kept: the next turn of the thread, with the limit raised, goes on where it stopped.
+model answers once without tools, if that answer fits; so a run ends at its limit give or take one request. The
+request's cost at its cap is held on the run's ledger from the moment it is planned until it is charged, so
+requests under way at once (helpers working in parallel) share what is left instead of each planning on all of
+it: the limit holds within one request however many run together. Its state is kept: the next turn of the thread,
+with the limit raised, goes on where it stopped.
 """
 
 from __future__ import annotations
@@ -68,29 +71,34 @@ class SpendLimit:
     def __bool__(self) -> bool:
         return self.per_run is not None or self.per_thread_day is not None
 
-    def room(self, spent: float, before_today: float) -> tuple[float, str]:
-        """Dollars left under the tighter limit, and the sentence that names it."""
-        run_left = None if self.per_run is None else self.per_run - spent
-        day_left = None if self.per_thread_day is None else self.per_thread_day - before_today - spent
+    def room(self, spent: float, before_today: float, held: float = 0.0) -> tuple[float, str]:
+        """Dollars left under the tighter limit (what requests under way hold is not left), and the sentence that
+        names it."""
+        run_left = None if self.per_run is None else self.per_run - spent - held
+        day_left = None if self.per_thread_day is None else self.per_thread_day - before_today - spent - held
+        busy = f" and ${held:.4f} held by requests under way" if held > 0 else ""
         if day_left is not None and (run_left is None or day_left <= run_left):
             total = before_today + spent
-            return day_left, (f"the thread's spend limit of ${self.per_thread_day:g} a day "
-                              f"(limits.max_cost_per_thread_day) is reached: ${total:.4f} spent today")  # fmt: skip
+            return day_left, (f"the thread's spend limit of ${self.per_thread_day:g} a day (limits."
+                              f"max_cost_per_thread_day) is reached: ${total:.4f} spent today{busy}")  # fmt: skip
         assert run_left is not None
-        return run_left, f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent"
+        return run_left, (f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} "
+                          f"spent{busy}")  # fmt: skip
 
-    def reply_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate) -> int | str:
+    def reply_cap(
+        self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0
+    ) -> int | str:
         """The reply cap of the next request, with room kept for a last answer after it; or why it must be the
         last."""
-        left, why = self.room(spent, before_today)
+        left, why = self.room(spent, before_today, held)
         tokens = estimate.affordable(left / 2)
         if tokens >= min(cap, MIN_REPLY):
             return min(cap, tokens)
         return f"{why}; the next request and a last answer need about ${2 * estimate.cost(min(cap, MIN_REPLY)):.4f}"
 
-    def last_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate) -> int | str:
+    def last_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0) -> int | str:
         """The reply cap of a last answer; or, when not even that fits, what was reserved and how to go on."""
-        left, why = self.room(spent, before_today)
+        left, why = self.room(spent, before_today, held)
         tokens = estimate.affordable(left)
         if tokens >= min(cap, MIN_REPLY):
             return min(cap, tokens)
@@ -138,10 +146,19 @@ def last_answer_cap(record: Recorded, messages: Sequence[Message], cap: int) -> 
 
 
 def _capped(record: Recorded, messages: Sequence[Message], cap: int, *, last: bool) -> int | str:
-    ledger = record.ledger.root()
-    limit: SpendLimit | None = ledger.limit
+    """The cap, planned against what was spent and what other requests under way hold; the request's cost at it
+    is then held (on the root ledger, until Agent.complete charges the call) before another request is planned."""
+    root = record.ledger.root()
+    limit: SpendLimit | None = root.limit
     if limit is None:
         return cap
     estimate = estimate_next(record.prices, record.model_calls, messages)
     plan = limit.last_cap if last else limit.reply_cap
-    return plan(ledger.total(), ledger.before_today, cap, estimate)
+    with root.planning:
+        spent, held = root.committed(besides=record.ledger)
+        allowed = plan(spent, root.before_today, cap, estimate, held)
+        if isinstance(allowed, int):
+            record.ledger.hold(estimate.cost(allowed))
+        else:
+            record.ledger.release()
+    return allowed

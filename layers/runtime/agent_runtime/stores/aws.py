@@ -74,8 +74,11 @@ class AwsStore(Store):
             ConsistentRead=True,
         )
         raw = response.get("Item")
-        if raw is None:
-            return None
+        return None if raw is None else self._parsed(partition, raw)
+
+    def _parsed(self, partition: str, raw: dict[str, Any]) -> Item | None:
+        """A DynamoDB item as the store's Item (its claim-checked body read from S3); None once it has expired."""
+        name = raw["sk"]["S"]
         expires = raw.get("expires_at")
         if expires and float(expires["N"]) < time.time():  # DynamoDB deletes expired items lazily
             return None
@@ -135,6 +138,26 @@ class AwsStore(Store):
             names += [row["sk"]["S"] for row in response.get("Items", [])]
             if "LastEvaluatedKey" not in response:
                 return sorted(names)
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def items(self, partition: str, *, skip: tuple[str, ...] = ()) -> dict[str, Item]:
+        """One Query of the partition (paged), consistent; what ``skip`` names is filtered out by DynamoDB (never
+        sent), claim-checked items are fetched from S3 as they are found."""
+        values: dict[str, Any] = {":pk": {"S": partition}}
+        kwargs: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :pk", "ConsistentRead": True}
+        if skip:
+            values |= {f":skip{i}": {"S": prefix} for i, prefix in enumerate(skip)}
+            kwargs["FilterExpression"] = " AND ".join(f"NOT begins_with(sk, :skip{i})" for i in range(len(skip)))
+        kwargs["ExpressionAttributeValues"] = values
+        found: dict[str, Item] = {}
+        while True:
+            response = self._call(self.dynamodb.query, **kwargs)
+            for raw in response.get("Items", []):
+                item = self._parsed(partition, raw)
+                if item is not None:
+                    found[raw["sk"]["S"]] = item
+            if "LastEvaluatedKey" not in response:
+                return found
             kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def delete_partition(self, partition: str) -> int:

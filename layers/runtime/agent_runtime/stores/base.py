@@ -55,6 +55,15 @@ class Store(ABC):
     def delete_partition(self, partition: str) -> int:
         """Delete a partition's items and blobs; returns how many were removed."""
 
+    def items(self, partition: str, *, skip: tuple[str, ...] = ()) -> dict[str, Item]:
+        """Every item of a partition but those whose name starts with one of ``skip`` (large ones a reader fetches
+        when it needs them), by name. A store that can reads them in one query (DynamoDB: one Query, paged)."""
+        found = {}
+        for name in self.list_items(partition):
+            if not name.startswith(skip) and (item := self.get_item(partition, name)) is not None:
+                found[name] = item
+        return found
+
     def iter_blob(self, partition: str, name: str, start: int, end: int, chunk: int) -> Iterator[bytes]:
         """Bytes ``[start, end)`` in pieces of ``chunk`` (ranged reads; a store may stream one request)."""
         for offset in range(start, end, chunk):

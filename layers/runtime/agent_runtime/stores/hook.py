@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from .. import messages as msgs
 from ..approvals.gate import arguments_hash, binds
 from ..events import MutationReplayed, MutationUnknown
 from ..hooks import Hook
@@ -33,13 +34,30 @@ class JournalEntry(TypedDict):
     is_error: NotRequired[bool]
 
 
-JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)  # mutating calls by call id
+# Mutating calls by call id, for the thread's life: ids are never given to two calls of a thread (turns.py mints
+# them past every key here), so an entry answers only its own call, in this turn or a later one resuming it.
+JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)
 VERSION: Slot[int | None] = Slot("checkpoint_version", lambda: None, owner=__name__)  # of the last checkpoint
 REUSED = "not run: this {tool} call reuses the id of another call already made in this run; call it again."
 UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
     "effect. It was not run again; check its effect before retrying."
 )
+NOT_KEPT = "the result of this {tool} call was not kept: the turn was interrupted. Call it again if it is still needed."
+
+
+def settled(state: RunState) -> RunState:
+    """A killed turn's last checkpoint with every call answered, so a new message can follow it: a mutating call
+    from its journal (its result if it finished, else that its outcome is unknown), any other as not run."""
+    journal = JOURNAL.get(state.context)
+    for call in msgs.pending_tool_calls(state.messages):
+        entry, tool = journal.get(call["id"]), call["function"]["name"]
+        if entry is not None and entry["status"] == "done":
+            content = entry.get("result", "")
+        else:
+            content = error_text(UNKNOWN.format(tool=tool) if entry is not None else NOT_KEPT.format(tool=tool))
+        state.messages.append(msgs.tool_result(call["id"], content))
+    return state
 
 
 def new_turn(state: RunState | None, run_id: str) -> RunState | None:

@@ -3,14 +3,34 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar, cast
 
 from ..errors import ConfigError
 from ..messages import find_orphans
-from ..record import RunRecord, RunState, merged_invocations
+from ..record import RunRecord, RunState, RunStatus, merged_invocations
+from ..redaction import scrubbed
+from ..stopping import StopRequest
+from ..triggers.event import TriggerEvent
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
+from .items import (
+    ActiveRun,
+    Announced,
+    Asked,
+    Decided,
+    Deferred,
+    LatestRun,
+    Pane,
+    Progress,
+    Reply,
+    SpendRaise,
+    StoredItem,
+    ThreadBase,
+    parse,
+)
+
+T = TypeVar("T", bound=StoredItem)
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: what a route may take as one
@@ -36,14 +56,9 @@ RUNS_INDEX = "runs"  # partition: a summary per run invocation, for `runs list`
 CHECKPOINT, RECORD = "checkpoint", "record"
 SUMMARY = "summary"  # run item: the latest invocation's row of the runs index
 FEEDBACK = "feedback#"  # run items: one person's rating of the answer (feedback#<user>)
-EVENT = "event"  # the trigger event, so a continuation knows where to answer
-REPLY = "reply"  # the answer's journal: posting → posted (a redelivery never posts twice)
-PROGRESS = "progress"  # the chat message that shows progress and becomes the answer
-THREAD_BASE = "thread-base"  # the thread version the turn started from, and the files it had
-ASKED = "approval-asked#"  # + call id: the approval request was posted (where), so a redelivery does not ask twice
-DECISION = "approval#"  # + call id: the first decision on it (approved/denied, who, when); later ones are no-ops
-ANNOUNCED = "announced"  # the runs channel's line about the run: where it is, its text (ratings are added to it)
-STOP = "stop"  # a person asked the run to stop (who, when, from where): the first request wins
+# The items the trigger path keeps beside them are typed, each named by its class (stores/items.py): the event,
+# the reply's journal, the progress message, the thread base, approvals asked and decided, the runs channel's line,
+# a stop request.
 
 
 class RunStore:
@@ -59,76 +74,80 @@ class RunStore:
     def _put(self, run_id: str, name: str, data: dict[str, Any]) -> None:
         self.store.put_latest(run_partition(run_id), name, data, ttl=self.ttl)
 
-    def save_event(self, run_id: str, event: dict[str, Any]) -> None:
-        self._put(run_id, EVENT, event)
+    def _item(self, run_id: str, kind: type[T], key: str = "") -> T | None:
+        """The run's item of ``kind`` (its name, or its prefix and ``key``), typed; None when there is none."""
+        item = self.store.get_item(run_partition(run_id), kind.NAME + key)
+        return None if item is None else cast(T, parse(kind.NAME + key, item.data))
 
-    def load_event(self, run_id: str) -> dict[str, Any] | None:
-        return self._get(run_id, EVENT)
+    def _keep(self, run_id: str, item: StoredItem, key: str = "") -> None:
+        """Writes the item whatever is stored (an item only this run writes)."""
+        self.store.put_latest(run_partition(run_id), item.NAME + key, item.to_data(), ttl=self.ttl)
+
+    def _first(self, run_id: str, item: StoredItem, key: str = "") -> bool:
+        """Writes the item only if there is none yet: False when another writer was first (a second click)."""
+        try:
+            self.store.put_item(run_partition(run_id), item.NAME + key, item.to_data(), expected_version=None,
+                                ttl=self.ttl)  # fmt: skip
+        except VersionConflictError:
+            return False
+        return True
+
+    def save_event(self, run_id: str, event: TriggerEvent) -> None:
+        self._keep(run_id, event)
+
+    def load_event(self, run_id: str) -> TriggerEvent | None:
+        return self._item(run_id, TriggerEvent)
 
     def save_thread_base(self, run_id: str, version: int | None, files: list[str]) -> None:
-        self._put(run_id, THREAD_BASE, {"version": version, "files": files})
+        self._keep(run_id, ThreadBase(version, tuple(files)))
 
-    def load_thread_base(self, run_id: str) -> dict[str, Any] | None:
-        return self._get(run_id, THREAD_BASE)
+    def load_thread_base(self, run_id: str) -> ThreadBase | None:
+        return self._item(run_id, ThreadBase)
 
     def progress_message(self, run_id: str) -> str | None:
-        data = self._get(run_id, PROGRESS)
-        return None if data is None else str(data["ts"])
+        progress = self._item(run_id, Progress)
+        return None if progress is None else progress.ts
 
     def save_progress_message(self, run_id: str, ts: str) -> None:
-        self._put(run_id, PROGRESS, {"ts": ts})
+        self._keep(run_id, Progress(ts))
 
-    def announced(self, run_id: str) -> dict[str, Any] | None:
+    def announced(self, run_id: str) -> Announced | None:
         """Where the runs channel's line about the run is (channel, ts) and its text."""
-        return self._get(run_id, ANNOUNCED)
+        return self._item(run_id, Announced)
 
-    def save_announced(self, run_id: str, where: dict[str, Any]) -> None:
-        self._put(run_id, ANNOUNCED, where)
+    def save_announced(self, run_id: str, line: Announced) -> None:
+        self._keep(run_id, line)
 
     def reply_state(self, run_id: str) -> str | None:
-        data = self._get(run_id, REPLY)
-        return None if data is None else str(data.get("state"))
+        reply = self._item(run_id, Reply)
+        return None if reply is None else reply.state
 
     def claim_reply(self, run_id: str) -> bool:
         """Mark the reply as being posted; False if another delivery already did (it posts, this one must not)."""
-        try:
-            self.store.put_item(run_partition(run_id), REPLY, {"state": "posting"}, expected_version=None, ttl=self.ttl)
-        except VersionConflictError:
-            return False
-        return True
+        return self._first(run_id, Reply("posting"))
 
     def mark_replied(self, run_id: str, *, chars: int, files: int) -> None:
-        self._put(run_id, REPLY, {"state": "posted", "chars": chars, "files": files})
+        self._keep(run_id, Reply("posted", chars, files))
 
-    def approval_asked(self, run_id: str, call_id: str) -> dict[str, Any] | None:
-        return self._get(run_id, ASKED + call_id)
+    def approval_asked(self, run_id: str, call_id: str) -> Asked | None:
+        return self._item(run_id, Asked, call_id)
 
-    def save_approval_asked(self, run_id: str, call_id: str, where: dict[str, Any]) -> None:
-        self._put(run_id, ASKED + call_id, where)
+    def save_approval_asked(self, run_id: str, call_id: str, where: Asked) -> None:
+        self._keep(run_id, where, call_id)
 
-    def decision(self, run_id: str, call_id: str) -> dict[str, Any] | None:
-        return self._get(run_id, DECISION + call_id)
+    def decision(self, run_id: str, call_id: str) -> Decided | None:
+        return self._item(run_id, Decided, call_id)
 
-    def save_decision(self, run_id: str, call_id: str, decision: dict[str, Any]) -> bool:
+    def save_decision(self, run_id: str, call_id: str, decision: Decided) -> bool:
         """The first decision wins; False when the call was already decided (a second click, a redelivery)."""
-        try:
-            self.store.put_item(
-                run_partition(run_id), DECISION + call_id, decision, expected_version=None, ttl=self.ttl
-            )
-        except VersionConflictError:
-            return False
-        return True
+        return self._first(run_id, decision, call_id)
 
-    def request_stop(self, run_id: str, request: dict[str, Any]) -> bool:
+    def request_stop(self, run_id: str, request: StopRequest) -> bool:
         """Asks the run to stop at its next step; False when it was asked already (a second click, a redelivery)."""
-        try:
-            self.store.put_item(run_partition(run_id), STOP, request, expected_version=None, ttl=self.ttl)
-        except VersionConflictError:
-            return False
-        return True
+        return self._first(run_id, request)
 
-    def stop_request(self, run_id: str) -> dict[str, Any] | None:
-        return self._get(run_id, STOP)
+    def stop_request(self, run_id: str) -> StopRequest | None:
+        return self._item(run_id, StopRequest)
 
     def load_checkpoint(self, run_id: str) -> tuple[RunState, int] | None:
         item = self.store.get_item(run_partition(run_id), CHECKPOINT)
@@ -143,23 +162,34 @@ class RunStore:
     def save_record(self, record: RunRecord, *, thread_id: str | None = None) -> None:
         """Saved once per invocation; a run's later invocation (after the deadline, an approval) adds to what the
         earlier ones saved, so the record is the whole run's: every call, event and approval, its usage summed."""
-        data = record.to_dict()
+        data = scrubbed(record.to_dict())  # no secret this process used: a script's error, a tool's words
         earlier = self._get(record.run_id, RECORD)
         if earlier is not None and earlier.get("started_at") != data["started_at"]:
             data = merged_invocations(earlier, data)
         self._put(record.run_id, RECORD, data)
-        # The index `runs list` reads: one item per invocation, named to sort by time (newest last).
         summary = {"run_id": record.run_id, "workflow": record.workflow, "status": data["status"],
                    "model_calls": len(record.model_calls), "tool_calls": len(record.tool_calls),
                    "tokens": data["usage"]["total_tokens"], "cost_usd": data["cost_usd"], "cost": data["cost"],
                    "started_at": record.started_at, "ended_at": record.ended_at, "thread_id": thread_id}  # fmt: skip
-        name = f"{record.started_at}#{record.run_id}"
+        self._index(summary)
+
+    def save_started(self, record: RunRecord, *, thread_id: str | None, process: dict[str, Any]) -> None:
+        """The run's row as it starts, saying running and which process runs it (``runs list`` tells a run whose
+        process is gone; ``runs stop`` finds it in its first step). Its record replaces the row at the end."""
+        self._index({"run_id": record.run_id, "workflow": record.workflow, "model": record.model,
+                     "status": str(RunStatus.RUNNING), "model_calls": 0, "tool_calls": 0, "tokens": 0,
+                     "cost_usd": None, "cost": {}, "started_at": record.started_at, "ended_at": None,
+                     "thread_id": thread_id, "process": process})  # fmt: skip
+
+    def _index(self, summary: dict[str, Any]) -> None:
+        """The index `runs list` reads: one item per invocation, named to sort by time (newest last)."""
+        name, thread_id = f"{summary['started_at']}#{summary['run_id']}", summary["thread_id"]
         self.store.put_latest(RUNS_INDEX, name, summary, ttl=self.ttl)
         # The same row under its thread and its status: a filtered listing reads only those (was: every row).
         if thread_id:
             self.store.put_latest(f"{RUNS_INDEX}#thread#{thread_id}", name, summary, ttl=self.ttl)
-        self.store.put_latest(f"{RUNS_INDEX}#status#{data['status']}", name, summary, ttl=self.ttl)
-        self._put(record.run_id, SUMMARY, summary)  # the run's latest row: its status now
+        self.store.put_latest(f"{RUNS_INDEX}#status#{summary['status']}", name, summary, ttl=self.ttl)
+        self._put(summary["run_id"], SUMMARY, summary)  # the run's latest row: its status now
 
     def list_runs(
         self, *, limit: int = 20, thread_id: str | None = None, status: str | None = None
@@ -229,85 +259,82 @@ class RunStore:
         return [item for name in names if (item := self._get(run_id, name)) is not None]
 
 
-LATEST_RUN = "latest-run"  # thread item: the run its newest turn started ("stop" written in the thread stops it)
-ACTIVE_RUN = "active-run"  # thread item: the run of a turn that has not ended (suspended, or killed mid-run)
-DEFERRED = "deferred"  # thread item: messages that arrived while a turn waited for approval
-SPEND_RAISE = "spend-raise"  # thread item: what approvers added to today's spend limit ("continue with $N more")
-PANE = "pane"  # thread item: a Slack assistant thread (the app's pane): who opened it, the channel they look at
-
-
 class ThreadStore:
-    """A thread's state continues across external turns (a Slack thread, a JIRA issue, ``--thread``)."""
+    """A thread's state continues across external turns (a Slack thread, a JIRA issue, ``--thread``); beside it, the
+    thread's typed items (stores/items.py): the run under way, its newest run, messages waiting behind a decision,
+    raised spend, the pane."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    def _item(self, thread_id: str, kind: type[T]) -> T | None:
+        item = self.store.get_item(thread_partition(thread_id), kind.NAME)
+        return None if item is None else cast(T, parse(kind.NAME, item.data))
+
+    def _keep(self, thread_id: str, item: StoredItem) -> None:
+        self.store.put_latest(thread_partition(thread_id), item.NAME, item.to_data())
+
     def mark_active(self, thread_id: str, run_id: str | None) -> None:
         """Name the run of the turn under way (None: no turn is under way)."""
-        self.store.put_latest(thread_partition(thread_id), ACTIVE_RUN, {"run_id": run_id})
+        self._keep(thread_id, ActiveRun(run_id))
 
     def active(self, thread_id: str) -> str | None:
         """The run of the turn under way (suspended, or killed mid-run), if any."""
-        return self._run_named(thread_id, ACTIVE_RUN)
-
-    def _run_named(self, thread_id: str, name: str) -> str | None:
-        item = self.store.get_item(thread_partition(thread_id), name)
-        run_id = item.data.get("run_id") if item is not None else None
-        return str(run_id) if run_id else None
+        active = self._item(thread_id, ActiveRun)
+        return None if active is None else active.run_id
 
     def mark_latest(self, thread_id: str, run_id: str) -> None:
         """Name the thread's newest run as it starts: "stop" written in the thread stops it if it has not answered."""
-        self.store.put_latest(thread_partition(thread_id), LATEST_RUN, {"run_id": run_id})
+        self._keep(thread_id, LatestRun(run_id))
 
     def latest(self, thread_id: str) -> str | None:
-        return self._run_named(thread_id, LATEST_RUN)
+        latest = self._item(thread_id, LatestRun)
+        return None if latest is None else latest.run_id
 
     def unfinished(self, thread_id: str, runs: RunStore) -> RunState | None:
-        """The last checkpoint of a turn that never ended (its process was killed), to go on from."""
+        """The last checkpoint of a turn that never ended (its process was killed), to go on from: the calls it
+        left without a result are answered (``hook.settled``), so the next message follows a whole history."""
+        from .hook import settled  # hook.py builds on this module
+
         run_id = self.active(thread_id)
         checkpoint = runs.load_checkpoint(run_id) if run_id else None
-        return None if checkpoint is None else checkpoint[0]
+        return None if checkpoint is None else settled(checkpoint[0])
 
-    def defer(self, thread_id: str, message: dict[str, Any]) -> None:
+    def defer(self, thread_id: str, message: Mapping[str, Any]) -> None:
         """Keep a queue message until the thread's turn under way ends (one waiting for approval)."""
-        item = self.store.get_item(thread_partition(thread_id), DEFERRED)
-        waiting = list(item.data.get("messages", [])) if item is not None else []
-        self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": [*waiting, message]})
+        self._keep(thread_id, Deferred((*self.deferred(thread_id), message)))
 
-    def deferred(self, thread_id: str) -> list[dict[str, Any]]:
+    def deferred(self, thread_id: str) -> tuple[Mapping[str, Any], ...]:
         """The messages kept until the turn under way ends, oldest first (still kept: drop them once re-sent)."""
-        item = self.store.get_item(thread_partition(thread_id), DEFERRED)
-        return list(item.data.get("messages", [])) if item is not None else []
+        deferred = self._item(thread_id, Deferred)
+        return () if deferred is None else deferred.messages
 
     def drop_deferred(self, thread_id: str, count: int) -> None:
         """Forget the ``count`` oldest kept messages (those re-sent); one deferred meanwhile stays."""
         if count:
-            self.store.put_latest(thread_partition(thread_id), DEFERRED, {"messages": self.deferred(thread_id)[count:]})
+            self._keep(thread_id, Deferred(self.deferred(thread_id)[count:]))
 
-    def save_pane(self, thread_id: str, pane: dict[str, Any]) -> None:
+    def save_pane(self, thread_id: str, pane: Pane) -> None:
         """Mark the thread as one of the app's assistant threads, with what the person looks at beside it."""
-        self.store.put_latest(thread_partition(thread_id), PANE, pane)
+        self._keep(thread_id, pane)
+
+    def pane(self, thread_id: str) -> Pane | None:
+        return self._item(thread_id, Pane)
 
     def raise_spend(self, thread_id: str, day: str, dollars: float, by: str, *, key: str) -> float:
         """An approver's "continue with $N more": the thread may spend N more on ``day`` (UTC); returns the day's
         total raise. ``key`` names the decision (the run it started): a redelivered message raises nothing more."""
-        item = self.store.get_item(thread_partition(thread_id), SPEND_RAISE)
-        data: dict[str, Any] = item.data if item is not None and item.data.get("day") == day else {"dollars": 0.0}
-        keys = list(data.get("keys") or [])
-        if key in keys:
-            return float(data["dollars"])
-        raised = float(data["dollars"]) + dollars
-        self.store.put_latest(thread_partition(thread_id), SPEND_RAISE,
-                              {"day": day, "dollars": raised, "by": by, "keys": [*keys, key][-100:]})  # fmt: skip
+        known = self._item(thread_id, SpendRaise)
+        today = known if known is not None and known.day == day else SpendRaise(day, 0.0)
+        if key in today.keys:
+            return today.dollars
+        raised = today.dollars + dollars
+        self._keep(thread_id, SpendRaise(day, raised, by, (*today.keys, key)[-100:]))
         return raised
 
     def spend_raised(self, thread_id: str, day: str) -> float:
-        item = self.store.get_item(thread_partition(thread_id), SPEND_RAISE)
-        return float(item.data["dollars"]) if item is not None and item.data.get("day") == day else 0.0
-
-    def pane(self, thread_id: str) -> dict[str, Any] | None:
-        item = self.store.get_item(thread_partition(thread_id), PANE)
-        return None if item is None else item.data
+        raised = self._item(thread_id, SpendRaise)
+        return raised.dollars if raised is not None and raised.day == day else 0.0
 
     def load(self, thread_id: str) -> tuple[RunState | None, int | None]:
         item = self.store.get_item(thread_partition(thread_id), "state")

@@ -171,6 +171,8 @@ def _child_workflow(
         ),
         limits=Limits(max_tool_calls=calls),
         skills=SkillPolicy(required=tuple(skills), allowed=tuple(skills)),
+        coordinator="llm",  # a helper's model works on its task, whoever drives the parent (a script, a model)
+        script=None,
         path=None,
         prompt_path=None,
     )

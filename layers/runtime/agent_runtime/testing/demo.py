@@ -17,6 +17,7 @@ from typing import Any
 from ..messages import text_of
 from . import assistant
 from .assistant import ASKED, person_request
+from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 
 _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
@@ -40,6 +41,8 @@ def respond(request: ScriptedRequest) -> Reply:
         return _summary(request)
     if request.system_text().startswith(HELPER_PROMPT_START):
         return _helper(request)
+    if (asked := asked_schema(request)) is not None:  # a script's run.ask(..., schema=...): JSON of that shape
+        return shaped_reply(*asked)
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
         reply = assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made

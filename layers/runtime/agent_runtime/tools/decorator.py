@@ -46,15 +46,22 @@ class Tool:
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
-    def invoke(self, arguments: dict[str, Any], context: RunContext | None = None) -> str:
-        """Validate ``arguments``, call the function, and render its result as text for the model."""
+    def check(self, arguments: dict[str, Any]) -> BaseModel | None:
+        """``arguments`` as the tool takes them (None for an external tool), or a ToolError naming what does not
+        fit its parameters; nothing is called (a coordinator script's call is refused before it is a step)."""
         if self.args_model is None:
             check_arguments(self.parameters, arguments)
-            return render_result(self.fn(arguments, context))
+            return None
         try:
-            parsed = self.args_model.model_validate(arguments)
+            return self.args_model.model_validate(arguments)
         except ValidationError as error:
             raise ToolError(_describe_validation(error)) from None
+
+    def invoke(self, arguments: dict[str, Any], context: RunContext | None = None) -> str:
+        """Validate ``arguments``, call the function, and render its result as text for the model."""
+        parsed = self.check(arguments)
+        if parsed is None:
+            return render_result(self.fn(arguments, context))
         kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
         if self.context_param:
             kwargs[self.context_param] = context

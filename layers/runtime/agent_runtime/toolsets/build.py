@@ -69,6 +69,7 @@ class DeclaredTools:
     tools: list[Tool] = field(default_factory=list)
     unreachable: dict[str, str] = field(default_factory=dict)  # MCP server → why: this run goes without its tools
     left_out: dict[str, str] = field(default_factory=dict)  # MCP server → the tools of it left out, and why
+    without: dict[str, str] = field(default_factory=dict)  # built-in tool → why it is not in this run (credentials)
     toolsets: dict[str, str] = field(default_factory=dict)  # tool name → its toolset (a source's name, python, builtin)
 
     def add(self, toolset: str, tools: list[Tool]) -> None:
@@ -78,18 +79,23 @@ class DeclaredTools:
     @property
     def notes(self) -> list[str]:
         """For the system prompt: the model is told which tools it will not find, and why."""
-        return [
-            f"Tools of the MCP server {name!r} are unavailable in this run: {why}"
-            for name, why in self.unreachable.items()
-        ] + [
-            f"Some tools of the MCP server {name!r} are left out of this run: {why}"
-            for name, why in self.left_out.items()
-        ]
+        return (
+            [
+                f"Tools of the MCP server {name!r} are unavailable in this run: {why}"
+                for name, why in self.unreachable.items()
+            ]
+            + [
+                f"Some tools of the MCP server {name!r} are left out of this run: {why}"
+                for name, why in self.left_out.items()
+            ]
+            + [f"The built-in tool {name!r} is unavailable in this run: {why}" for name, why in self.without.items()]
+        )
 
 
-def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False) -> DeclaredTools:
+def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False, quiet: bool = False) -> DeclaredTools:
     """Raises ConfigError for what the workflow must fix (a missing secret, an unknown tool in allow, a
-    malformed document); an unreachable MCP server only costs its tools, said in the prompt."""
+    malformed document); an unreachable MCP server, or a built-in without its credentials, only costs its tools,
+    said in the prompt and in one log line each (``quiet``: not logged, for ``validate``, which says it)."""
     settings: ToolSettings = workflow.tools
     base_dir = workflow.path.parent if workflow.path else None
     found = DeclaredTools()
@@ -105,10 +111,13 @@ def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False) -
 
         found.add("python", _with_approval(python_tools(settings.python, env.tools_path), settings))
     if settings.builtin and not offline:
-        from .builtin import builtin_tools
+        from .builtin import builtin_tools, without_credentials
 
         made = builtin_tools(settings.builtin, slack=env.slack, jira=env.jira, origin=env.origin)
         found.add("builtin", _with_approval(made, settings))
+        found.without = without_credentials(settings.builtin, slack=env.slack, jira=env.jira)
+        for name, why in found.without.items() if not quiet else ():
+            logger.warning("tools.builtin %r is left out of this run: %s", name, why)
     return found
 
 
@@ -167,26 +176,64 @@ def check_names(tools: list[Tool], taken: list[str]) -> None:
         seen.add(item.name)
 
 
-def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offline: bool = False) -> list[str]:
-    """Problems of the workflow's declared tools, one line each. Always: local OpenAPI documents, Python imports,
-    unique names. Unless ``offline``: secrets and credentials set, each MCP server reachable and its listing
-    against allow/deny, remote documents."""
+@dataclass(frozen=True)
+class Findings:
+    """What ``workflows validate`` says of a tools section: errors fail it; warnings are what a run here goes
+    without (a built-in tool whose credentials are not set)."""
+
+    errors: list[str]
+    warnings: list[str]
+
+
+def validate_tools(workflow: Workflow, env: ToolEnv, taken: list[str], *, offline: bool = False) -> Findings:
+    """Every problem of the workflow's declared tools, one line each, each source checked on its own (one
+    broken source hides no other). Always: local OpenAPI documents, Python imports, unique names. Unless
+    ``offline``: secrets and credentials set, each MCP server reachable and its listing against allow/deny,
+    remote documents; a source whose secret is missing is not reached (the missing secret is its error)."""
+    settings, errors = workflow.tools, []
     if offline:  # the file itself: no secret store, no server, no credentials needed
-        env = dataclasses.replace(env, secrets=lambda name: env.secrets(name) or "offline")
-    else:
-        problems = [
-            f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)"
-            for name in sorted(workflow.tools.secrets())
-            if not env.secrets(name)
-        ]
-        if problems:
-            return problems
+        given = env.secrets
+        env = dataclasses.replace(env, secrets=lambda name: given(name) or "offline")
+    missing = {name for name in settings.secrets() if not env.secrets(name)}
+    errors += [f"tools: secret {name!r} is not set (environment variable {name.upper()} locally)"
+               for name in sorted(missing)]  # fmt: skip
+    tools: list[Tool] = []
+    for part in _sources(settings, missing):
+        try:
+            found = declared_tools(dataclasses.replace(workflow, tools=part), env, offline=offline, quiet=True)
+        except ConfigError as error:
+            errors.append(str(error))
+            continue
+        tools += found.tools
+        errors += [f"tools.mcp {name!r}: {why}" for name, why in {**found.unreachable, **found.left_out}.items()]
     try:
-        found = declared_tools(workflow, env, offline=offline)
-        check_names(found.tools, taken)
+        check_names(tools, taken)
     except ConfigError as error:
-        return [str(error)]
-    return [f"tools.mcp {name!r}: {why}" for name, why in {**found.unreachable, **found.left_out}.items()]
+        errors.append(str(error))
+    return Findings(errors, _without(settings, env) if not offline else [])
+
+
+def _sources(settings: ToolSettings, missing: set[str]) -> list[ToolSettings]:
+    """The section split into one source each (the section's approval settings kept), but those whose secrets
+    are missing."""
+    from ..workflows.tools import SECRET_REF
+
+    def ready(source: McpServerSettings | OpenApiSettings) -> bool:
+        values = [*source.headers.values(), getattr(source, "url", None) or ""]
+        return not {name for value in values for name in SECRET_REF.findall(value)} & missing
+
+    alone = dataclasses.replace(settings, mcp=(), openapi=(), python=(), builtin=())
+    return [*(dataclasses.replace(alone, mcp=(s,)) for s in settings.mcp if ready(s)),
+            *(dataclasses.replace(alone, openapi=(s,)) for s in settings.openapi if ready(s)),
+            *(dataclasses.replace(alone, python=(ref,)) for ref in settings.python),
+            dataclasses.replace(alone, builtin=settings.builtin)]  # fmt: skip
+
+
+def _without(settings: ToolSettings, env: ToolEnv) -> list[str]:
+    from .builtin import without_credentials
+
+    lacking = without_credentials(settings.builtin, slack=env.slack, jira=env.jira)
+    return [f"tools.builtin {name!r}: {why}: a run here goes without it" for name, why in lacking.items()]
 
 
 def close_sessions(*, wait: float = 0.0) -> None:

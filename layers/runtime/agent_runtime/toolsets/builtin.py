@@ -14,7 +14,7 @@ from ..adf import adf_text
 from ..chat.channels import slack_line
 from ..chat.exceptions import ReplyError
 from ..chat.replies import JiraReplier, SlackReplier
-from ..errors import ConfigError, ToolError
+from ..errors import ToolError
 from ..tools import Tool, tool
 
 THREAD_PAGE = 200
@@ -24,24 +24,34 @@ ISSUE_FIELDS = (
 )
 
 
+JIRA_SETTINGS = "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN"
+NEEDS = {
+    "slack_thread": ("slack", "SLACK_BOT_TOKEN"),
+    "jira_issue": ("jira", JIRA_SETTINGS),
+    "jira_search": ("jira", JIRA_SETTINGS),
+}  # fmt: skip  (each built-in's client, and what sets it locally)
+
+
 def builtin_tools(
     names: tuple[str, ...], *, slack: SlackReplier | None, jira: JiraReplier | None, origin: Mapping[str, str]
 ) -> list[Tool]:
+    """The built-ins whose client is here; the others are left out (``without_credentials`` says which)."""
     made: list[Tool] = []
     for name in names:
-        if name == "slack_thread":
-            made.append(_slack_thread(_need(slack, "slack_thread", "SLACK_BOT_TOKEN"), origin))
-        elif name == "jira_issue":
-            made.append(_jira_issue(_need(jira, "jira_issue", "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN"), origin))
-        elif name == "jira_search":
-            made.append(_jira_search(_need(jira, "jira_search", "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN")))
+        if name == "slack_thread" and slack is not None:
+            made.append(_slack_thread(slack, origin))
+        elif name == "jira_issue" and jira is not None:
+            made.append(_jira_issue(jira, origin))
+        elif name == "jira_search" and jira is not None:
+            made.append(_jira_search(jira))
     return made
 
 
-def _need(client: Any, name: str, settings: str) -> Any:
-    if client is None:
-        raise ConfigError(f"tools.builtin {name!r}: no credentials ({settings})")
-    return client
+def without_credentials(names: tuple[str, ...], *, slack: object, jira: object) -> dict[str, str]:
+    """Each named built-in whose client is missing → why, in one phrase: a run goes on without that tool (a local
+    run with nothing configured, a JIRA-only stack), and the model is told."""
+    clients = {"slack": slack, "jira": jira}
+    return {n: f"no credentials ({NEEDS[n][1]})" for n in names if n in NEEDS and clients[NEEDS[n][0]] is None}
 
 
 def _slack_thread(slack: SlackReplier, origin: Mapping[str, str]) -> Tool:

@@ -142,7 +142,7 @@ class McpSession:
 
     def _said(self) -> str:
         """The end of a stdio server's stderr, when it wrote any: why it did not start, in its own words."""
-        tail = _tail(self._stderr) if self._stderr is not None else ""
+        tail = _tail(self._stderr, self.redact) if self._stderr is not None else ""
         return f"; it said: {tail}" if tail else ""
 
     def close(self, *, wait: float = 0.0) -> None:
@@ -220,7 +220,7 @@ class McpSession:
         except Exception as error:  # transport failures arrive wrapped in exception groups
             said = self._said()
             self.close()
-            raise ToolSourceError(f"{where} is unreachable: {self.redact(_reason(error) + said)}") from None
+            raise ToolSourceError(f"{where} is unreachable: {_reason(error, self.redact)}{said}") from None
 
 
 class SessionLostError(ToolSourceError):
@@ -239,19 +239,19 @@ _SESSION_LOST = re.compile(r"session not found|session.{0,20}(terminated|expired
 _UNSENT = re.compile(r"session not found|session.{0,20}(terminated|expired|unknown)|\b404\b", re.IGNORECASE)
 
 
-def _tail(handle: Any, chars: int = 500) -> str:
+def _tail(handle: Any, redact: Callable[[str], str], chars: int = 500) -> str:
     try:
         handle.flush()
         handle.seek(0)
-        return str(handle.read())[-chars:].strip()
+        return redact(str(handle.read()))[-chars:].strip()  # redacted whole, then cut: no secret's end is left
     except (OSError, ValueError):  # closed already
         return ""
 
 
-def _reason(error: BaseException) -> str:
+def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
-    return f"{type(error).__name__}: {error}"[:300]
+    return redact(f"{type(error).__name__}: {error}")[:300]  # redacted whole, then cut: no secret's start is left
 
 
 def mcp_tools(

@@ -348,7 +348,7 @@ class _Client:
             raise ToolError(self.redact(f"{method} {urllib.parse.urlparse(url).path} failed: {error}")) from None
         text = data.decode("utf-8", errors="replace") if not kind or kind.startswith(TEXT_TYPES) else None
         if status >= 400:
-            raise ToolError(self.redact(f"HTTP {status}: {(text or kind)[:2000]}"))
+            raise ToolError(self.redact(f"HTTP {status}: {text or kind}")[:2_000])  # redacted whole, then cut
         if text is not None:
             return text or f"HTTP {status} (no content)"
         return _saved(ctx, self.redact.data(data), urllib.parse.urlparse(url).path, kind)

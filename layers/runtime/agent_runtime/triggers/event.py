@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,7 @@ class Attachment:
 
 @dataclass(frozen=True, slots=True)
 class TriggerEvent:
+    NAME: ClassVar[str] = "event"  # its item in the run's partition (stores.items)
     source: str  # slack | jira | api
     kind: str  # app_mention | message | comment_created | issue_created | api
     dedup_key: str  # one per user action, the same across retries and duplicate deliveries
@@ -42,6 +43,13 @@ class TriggerEvent:
         fields = dict(data)
         fields["attachments"] = tuple(Attachment(**a) for a in fields.get("attachments", ()))
         return cls(**fields)
+
+    def to_data(self) -> dict[str, Any]:  # as a stored item
+        return self.to_dict()
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> TriggerEvent:
+        return cls.from_dict(data)
 
 
 @dataclass(frozen=True, slots=True)

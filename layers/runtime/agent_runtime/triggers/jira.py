@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..adf import adf_text
+from . import fields
 from .event import Attachment, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
@@ -22,17 +23,19 @@ MAX_AGE_SECONDS = 2 * 3600  # JIRA retries for about 30 minutes; anything much o
 
 
 def verify(headers: Mapping[str, str], body: bytes, *, webhook_secret: str | None, shared_secret: str | None) -> None:
+    """Either header read by the requests' strict parser first, then compared in constant time."""
     lowered = {k.lower(): v for k, v in headers.items()}
-    signature, shared = lowered.get("x-hub-signature"), lowered.get(SHARED_SECRET_HEADER)
-    if signature is not None:
+    if lowered.get("x-hub-signature") is not None:
+        signature = fields.signature(lowered["x-hub-signature"], "X-Hub-Signature")
         if not webhook_secret:
             raise RejectedRequest(401, "signed JIRA request but no JIRA webhook secret is configured")
         expected = "sha256=" + hmac.new(webhook_secret.encode(), body, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(signature.strip(), expected):
+        if not fields.same(signature, expected):
             raise RejectedRequest(401, "forged JIRA request: X-Hub-Signature mismatch")
         return
-    if shared is not None:
-        if not shared_secret or not hmac.compare_digest(shared.encode(), shared_secret.encode()):
+    if lowered.get(SHARED_SECRET_HEADER) is not None:
+        shared = fields.text(lowered[SHARED_SECRET_HEADER], "X-Webhook-Secret")
+        if not shared_secret or not fields.same(shared, shared_secret):
             raise RejectedRequest(401, "forged JIRA request: wrong X-Webhook-Secret")
         return
     raise RejectedRequest(401, "unsigned JIRA request (no X-Hub-Signature or X-Webhook-Secret)")

@@ -1,8 +1,11 @@
-"""Webhook bodies as JSON, with their nesting bounded: a validly signed body can still be hostile."""
+"""Webhook bodies: the bytes as signed, and as JSON with their nesting bounded (a validly signed body can still be
+hostile)."""
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from .exceptions import RejectedRequest
@@ -34,3 +37,17 @@ def depth(value: Any) -> int:
         deepest = max(deepest, level)
         stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
     return deepest
+
+
+def raw_body(raw: Mapping[str, Any]) -> bytes:
+    """The bytes the sender signed: API Gateway base64-encodes some bodies (Slack's form posts on HTTP APIs)."""
+    body = raw.get("body") or ""
+    if raw.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except ValueError:
+            raise RejectedRequest(400, "the body is not valid base64") from None
+    try:
+        return body.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an escape in the event's JSON): no sender signed that
+        raise RejectedRequest(400, "the body is not UTF-8") from None

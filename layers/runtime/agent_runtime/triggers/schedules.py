@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +20,7 @@ from ..workflows import Workflow
 from .event import TriggerEvent
 from .queued import TickMessage
 
+log = logging.getLogger(__name__)
 PREFIX = "wf-"  # the schedules sync owns in its group
 SCHEDULED_TIME = "<aws.scheduler.scheduled-time>"  # Scheduler puts the tick's time in the message
 MAX_EVENT_AGE_SECONDS = 3_600  # a tick Scheduler could not send within an hour is dropped, not sent late
@@ -116,14 +118,27 @@ def _differs(current: dict[str, Any], spec: dict[str, Any]) -> bool:
 
 def due(workflows: Sequence[Workflow], after: datetime, until: datetime) -> list[TickMessage]:
     """The ticks of every schedule in (``after``, ``until``]: what ``serve`` fires when its clock reaches
-    ``until`` (a tick missed while it was not running is not fired later)."""
+    ``until`` (a tick missed while it was not running is not fired later). A schedule whose next time cannot be
+    computed is said in the log and skipped: it never stops the other schedules (validation refuses such a one;
+    this is for the one it did not foresee)."""
     ticks = []
     for workflow in workflows:
         for schedule in workflow.triggers.schedules:
-            moment = schedule.next_after(after)
+            try:
+                moment = schedule.next_after(after)
+            except Exception as error:  # any: one schedule's fault must not stop every workflow's
+                log.error("schedule %s of workflow %s skipped: %s: %s", schedule.name, workflow.name,
+                          type(error).__name__, str(error)[:200])  # fmt: skip
+                continue
             if moment is not None and moment <= until:
                 ticks.append(TickMessage(workflow.name, schedule.name, _iso(moment)))
     return ticks
+
+
+def dedup_id(tick: TickMessage) -> str:
+    """A tick's id in the queue: its workflow, schedule and time (two workflows' ``schedule-1`` at the same minute
+    are two ticks)."""
+    return f"tick:{tick.workflow}:{tick.schedule}@{tick.at}"
 
 
 def _iso(moment: datetime) -> str:

@@ -6,8 +6,10 @@ GitHub's form as it is (``X-Hub-Signature-256: sha256=<hex>``, the delivery in `
 (``X-Signature-256: sha256=<hex>``, ``X-Signature-Timestamp`` within 5 minutes, ``X-Delivery-Id``), or Notion's
 (``X-Notion-Signature: sha256=<hex>`` keyed by the subscription's verification token; the event's ``id`` and
 ``type`` in the body; its unsigned handshake is kept for the admin: ``handshakes``). A delivery is deduplicated by
-its id; the JSON body becomes the run's file ``delivery.json``, and the workflow's ``message`` path picks the run's
-message from it."""
+what its sender signed, since the delivery-id headers are not: GitHub's by its body (a redelivery is the same
+body), Notion's by the event id in its body, ``hmac``'s by its delivery id and by its signed timestamp and body
+(a replay within the 5 minutes with a new id is a duplicate). The JSON body becomes the run's file
+``delivery.json``, and the workflow's ``message`` path picks the run's message from it."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Any
 
 from ..workflows import Workflow
 from ..workflows.triggers import WebhookTrigger
+from . import fields
 from .event import Attachment, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
 from .handshakes import handshake_token
@@ -33,6 +36,7 @@ MAX_MESSAGE_CHARS = 4_000
 _DELIVERY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d{1,4})\]")
 _KIND = re.compile(r"[a-z_]{1,64}(\.[a-z_]{1,64}){0,3}")  # pull_request; Notion's page.properties_updated
+_SIGNATURE = {"github": "x-hub-signature-256", "hmac": "x-signature-256", "notion": "x-notion-signature"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +46,20 @@ class Handshake:
     token: str
 
 
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A verified delivery's event, and the key of what its sender signed when the event's own key is not signed
+    (``hmac``'s ``X-Delivery-Id``): the webhook deduplicates by both, so a replay with a new id is a duplicate."""
+
+    event: TriggerEvent
+    signed_key: str | None = None
+
+
 def parse(
-    headers: Mapping[str, str], body: bytes, workflow: Workflow, secret: str | None, now: float
-) -> TriggerEvent | Ignored | Handshake:
-    """The delivery as an event for ``workflow``; a ``RejectedRequest`` for a forged, stale or oversized one."""
+    headers: Mapping[str, str], body: bytes, workflow: Workflow, secret: str | None, now: float, *, unset: str = ""
+) -> Delivery | Ignored | Handshake:
+    """The delivery as an event for ``workflow``; a ``RejectedRequest`` for a forged, stale or oversized one.
+    ``unset``: where the secret is looked for, said when it is not configured."""
     rule = workflow.triggers.webhook
     if rule is None:
         raise RejectedRequest(404, "no workflow takes webhooks at this route")
@@ -58,52 +72,67 @@ def parse(
             raise RejectedRequest(401, "invalid webhook signature (no X-Notion-Signature)")
         return Handshake(token)
     if not secret:
-        raise RejectedRequest(401, f"the webhook's secret ({rule.secret}) is not configured")
-    delivery, kind, payload = _verified(rule, headers, body, secret, now)
-    if kind == "ping" or (rule.events and kind not in rule.events):
-        return Ignored(f"a {kind} delivery: the workflow takes {', '.join(rule.events) or 'all but ping'}")
-    text = _message(payload, rule.message) or f"A {kind} delivery arrived: it is the file delivery.json."
+        raise RejectedRequest(401, f"the webhook's secret is not configured ({unset or rule.secret})")
+    verified = _verified(rule, headers, body, secret, now)
+    if verified.kind == "ping" or (rule.events and verified.kind not in rule.events):
+        return Ignored(f"a {verified.kind} delivery: the workflow takes {', '.join(rule.events) or 'all but ping'}")
+    signed_key = f"webhook:{workflow.name}:{verified.signed_key}" if verified.signed_key else None
+    return Delivery(_event(workflow, verified, body), signed_key)
+
+
+def _event(workflow: Workflow, verified: _Verified, body: bytes) -> TriggerEvent:
+    rule, payload, kind = workflow.triggers.webhook, verified.payload, verified.kind
+    text = (
+        _message(payload, rule.message if rule else None) or f"A {kind} delivery arrived: it is the file delivery.json."
+    )
     url = "data:application/json;base64," + base64.b64encode(body).decode("ascii")
     return TriggerEvent(
         source="webhook",
         kind=kind,
-        dedup_key=f"webhook:{workflow.name}:{delivery}",
+        dedup_key=f"webhook:{workflow.name}:{verified.key}",
         text=text[:MAX_MESSAGE_CHARS],
         user=_sender(payload) or f"webhook:{workflow.name}",
-        thread_id=f"webhook-{workflow.name}-{hashlib.sha256(delivery.encode()).hexdigest()[:16]}",
-        correlation_id=delivery,
+        thread_id=f"webhook-{workflow.name}-{hashlib.sha256(verified.key.encode()).hexdigest()[:16]}",
+        correlation_id=verified.delivery,
         attributes={"webhook": workflow.name, "event": kind},
         attachments=(Attachment("delivery.json", url, len(body), "application/json"),),
         workflow=workflow.name,
     )
 
 
-def _verified(
-    rule: WebhookTrigger, headers: Mapping[str, str], body: bytes, secret: str, now: float
-) -> tuple[str, str, Any]:
-    """The delivery id, the event's kind and the body, once the signature holds."""
-    if rule.signature == "github":
-        signed, signature = body, headers.get("x-hub-signature-256", "")
-        delivery, kind = headers.get("x-github-delivery", ""), headers.get("x-github-event", "")
-    elif rule.signature == "notion":  # the id and type are the body's: read once the signature holds
-        signed, signature, delivery, kind = body, headers.get("x-notion-signature", ""), "", ""
-    else:
-        stamp = headers.get("x-signature-timestamp", "")
-        if not stamp.isdigit() or abs(now - int(stamp)) > MAX_SKEW_SECONDS:
-            raise RejectedRequest(401, "stale or missing X-Signature-Timestamp (more than 5 minutes off: replay?)")
-        signed, signature = stamp.encode() + b"." + body, headers.get("x-signature-256", "")
-        delivery, kind = headers.get("x-delivery-id", ""), "webhook"
-    expected = "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature):
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    delivery: str  # the sender's delivery id (GitHub's, hmac's: unsigned headers; Notion's: in the signed body)
+    kind: str
+    payload: Any
+    key: str  # the event's own key: the delivery id where it is signed (Notion), the body's digest for GitHub
+    signed_key: str | None  # hmac: the digest of the signed timestamp and body (its delivery id is not signed)
+
+
+def _verified(rule: WebhookTrigger, headers: Mapping[str, str], body: bytes, secret: str, now: float) -> _Verified:
+    """The delivery, once the signature holds. Every header is read by the requests' strict parser (``fields``)
+    before anything else reads it."""
+    signed = body
+    if rule.signature == "hmac":
+        stamp = headers.get("x-signature-timestamp")
+        if abs(now - fields.number(stamp, "X-Signature-Timestamp", high=fields.UNIX_TIME_HIGH)) > MAX_SKEW_SECONDS:
+            raise RejectedRequest(401, "stale X-Signature-Timestamp (more than 5 minutes off: replay?)")
+        signed = f"{stamp}.".encode() + body  # the header as sent (parsed: ASCII digits)
+    given = fields.signature(headers.get(_SIGNATURE[rule.signature]), _SIGNATURE[rule.signature].title())
+    if not fields.same(given, "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()):
         raise RejectedRequest(401, "invalid webhook signature")
     payload = parse_json(body, "the delivery")
-    if rule.signature == "notion" and isinstance(payload, dict):
-        delivery, kind = str(payload.get("id") or ""), str(payload.get("type") or "")
-    if not _DELIVERY.fullmatch(delivery):
-        raise RejectedRequest(400, "the delivery id is missing or malformed")
-    if not _KIND.fullmatch(kind):
-        raise RejectedRequest(400, "the event name is missing or malformed")
-    return delivery, kind, payload
+    digest = hashlib.sha256(signed).hexdigest()
+    found = payload if isinstance(payload, dict) else {}
+    given_id, given_kind = {  # Notion's id and type are the body's, signed
+        "notion": (found.get("id"), found.get("type")),
+        "github": (headers.get("x-github-delivery"), headers.get("x-github-event")),
+    }.get(rule.signature, (headers.get("x-delivery-id"), "webhook"))
+    delivery = fields.token(given_id, "the delivery id", _DELIVERY, status=400)
+    kind = fields.token(given_kind, "the event name", _KIND, status=400)
+    if rule.signature == "github":  # GitHub signs the body only, and a redelivery is the same body: its key
+        return _Verified(delivery, kind, payload, f"sha256:{digest}", None)
+    return _Verified(delivery, kind, payload, delivery, f"signed:{digest}" if rule.signature == "hmac" else None)
 
 
 def _sender(payload: Any) -> str | None:

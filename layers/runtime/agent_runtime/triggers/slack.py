@@ -11,6 +11,7 @@ from typing import Any
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from ..actions import APPROVE, DENY, FEEDBACK, STOP
+from . import fields
 from .event import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
 from .exceptions import RejectedRequest
 from .payload import parse_json
@@ -25,21 +26,19 @@ _SLACK_ID = re.compile(r"[A-Z0-9]{2,40}")  # used with fullmatch: "C0VIEW\n" is 
 
 
 def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now: float | None = None) -> None:
-    """Raise :class:`RejectedRequest` unless the v0 signature matches and the timestamp is within 5 minutes."""
+    """Raise :class:`RejectedRequest` unless the v0 signature matches and the timestamp is within 5 minutes. Both
+    headers are read by the requests' strict parser first (slack_sdk's ``int`` and ``compare_digest`` raise on
+    what it refuses)."""
     lowered = {k.lower(): v for k, v in headers.items()}
-    timestamp, signature = lowered.get("x-slack-request-timestamp"), lowered.get("x-slack-signature")
-    if not timestamp or not signature:
+    if not lowered.get("x-slack-request-timestamp") or not lowered.get("x-slack-signature"):
         raise RejectedRequest(401, "unsigned Slack request (no X-Slack-Signature / X-Slack-Request-Timestamp)")
-    verifier = (
-        SignatureVerifier(signing_secret) if now is None else SignatureVerifier(signing_secret, clock=_Clock(now))
-    )
-    try:
-        stale = abs((now if now is not None else time.time()) - int(timestamp)) > 60 * 5
-    except ValueError:
-        raise RejectedRequest(401, "malformed X-Slack-Request-Timestamp") from None
-    if stale:
+    timestamp = lowered["x-slack-request-timestamp"]
+    stamp = fields.number(timestamp, "X-Slack-Request-Timestamp", high=fields.UNIX_TIME_HIGH)
+    signature = fields.signature(lowered["x-slack-signature"], "X-Slack-Signature", prefix="v0=")
+    now = time.time() if now is None else now
+    if abs(now - stamp) > 60 * 5:
         raise RejectedRequest(401, "stale Slack request: timestamp outside the 5-minute window (replay?)")
-    if not verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
+    if not SignatureVerifier(signing_secret, clock=_Clock(now)).is_valid(body, timestamp, signature):
         raise RejectedRequest(401, "forged Slack request: signature mismatch")
 
 
@@ -65,20 +64,23 @@ def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | PaneEvent |
     if event.get("type") in PANE_EVENTS:
         return _pane(payload, event, event_id)
     if event.get("type") == "reaction_added":
-        return _reaction(payload, event)
+        return _reaction(payload, event, bot_user_id)
     reason = _skip_reason(event, bot_user_id)
     if reason:
         return Ignored(reason)
     return _trigger(payload, event, event_id)
 
 
-def _reaction(payload: dict[str, Any], event: dict[str, Any]) -> TriggerEvent | Ignored:
-    """An emoji added to a message: one run per message and emoji, whoever adds it (again). The message itself
-    is read by the worker (``reactions.get``): the webhook answers within Slack's 3 s without calling back."""
+def _reaction(payload: dict[str, Any], event: dict[str, Any], bot_user_id: str | None) -> TriggerEvent | Ignored:
+    """An emoji added to a message: one run per message and emoji, whoever adds it (again) — but the bot itself,
+    as its own messages start nothing (a workflow that marks messages must not start the one that reads marks).
+    The message itself is read by the worker (``reactions.get``): the webhook answers within Slack's 3 s."""
     item, user, reaction = _mapping(event.get("item")), event.get("user"), event.get("reaction")
     channel, ts = item.get("channel"), item.get("ts")
     if item.get("type") != "message" or not isinstance(reaction, str) or not reaction:
         return Ignored("a reaction to something other than a message")
+    if user is not None and user in _bots(payload, bot_user_id):
+        return Ignored("the bot's own reaction")
     if not all(isinstance(v, str) and _SLACK_ID.fullmatch(v) for v in (channel, user)) or not _is_ts(ts):
         return Ignored("reaction_added without channel, user or message ts")
     team = str(payload.get("team_id") or "T")
@@ -93,6 +95,18 @@ def _reaction(payload: dict[str, Any], event: dict[str, Any]) -> TriggerEvent | 
         reply_to={"channel": str(channel), "thread_ts": str(ts)},  # the message's thread: the worker reads it
         attributes={"channel": channel, "direct_message": False, "team": team, "ts": ts, "reaction": reaction[:100]},
     )
+
+
+def _bots(payload: dict[str, Any], bot_user_id: str | None) -> set[str]:
+    """The bot's user id: configured (SLACK_BOT_USER_ID), or the app's own installation as Slack's envelope names
+    it (``authorizations``: the bot user the event is delivered to)."""
+    given = payload.get("authorizations")
+    found = (
+        {a.get("user_id") for a in given if isinstance(a, dict) and a.get("is_bot")}
+        if isinstance(given, list)
+        else set()
+    )
+    return {u for u in {*found, bot_user_id} if isinstance(u, str) and u}
 
 
 def _is_ts(value: Any) -> bool:
@@ -122,6 +136,11 @@ def attachments(message: Mapping[str, Any]) -> tuple[Attachment, ...]:
     )  # fmt: skip
 
 
+def thread_id(team: str, channel: str, thread_ts: str) -> str:
+    """The id of the conversation a Slack thread carries (its mentions' runs go on in it)."""
+    return f"slack-{team}-{channel}-{thread_ts}"
+
+
 def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> TriggerEvent:
     channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
     team = str(payload.get("team_id") or event.get("team") or "T")
@@ -136,7 +155,7 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         dedup_key=f"slack:{event_id}",
         text=_MENTION.sub("", str(event.get("text", ""))).strip(),
         user=str(event["user"]),
-        thread_id=f"slack-{team}-{channel}-{thread_ts}",
+        thread_id=thread_id(team, channel, thread_ts),
         correlation_id=event_id,
         reply_to={"channel": channel, "thread_ts": thread_ts},
         attributes=facts,
@@ -145,10 +164,11 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
 
 
 def says_stop(event: TriggerEvent) -> bool:
-    """A reply in a thread that is only "stop" (a mention's name aside): it stops the run working there, as the
-    Stop button does — the way to stop a run in the app's pane, where a status, not a message, shows it works."""
+    """A reply in a Slack thread that is only "stop" (a mention's name aside): it stops the run working there, as
+    the Stop button does — the way to stop a run in the app's pane, where a status, not a message, shows it works.
+    Asked of Slack's messages only (``sources.slack_mention``)."""
     replied = event.reply_to.get("thread_ts") != event.attributes.get("ts")
-    return event.source == "slack" and replied and event.text.strip(" .!").lower() == "stop"
+    return replied and event.text.strip(" .!").lower() == "stop"
 
 
 def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> PaneEvent | Ignored:

@@ -1,16 +1,17 @@
-"""The webhook routes: verify, deduplicate (Powertools idempotency), route, enqueue, answer fast.
+"""The webhook routes: each source's (``sources``: its parser verifies), deduplicate (Powertools idempotency),
+route, enqueue, answer fast; and the routes every source shares (a click, a stop by the API, a run's page).
 
 Nothing here runs the agent. Every refusal says why in the log and in a short JSON body; nothing is enqueued.
 """
 
 from __future__ import annotations
 
-import base64
+import copy
 import functools
 import json
 import secrets as token_source
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,21 +23,21 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 
 from .. import snapstart, telemetry
 from ..config import RuntimeConfig
-from ..errors import ConfigError
+from ..sources import BUILTIN, Queued, Request, Source, Sources
+from ..sources.base import Intake
 from ..stores.base import Store
 from ..stores.opening import open_store
-from ..stores.runs import RUN_ID, check_thread_id
+from ..stores.runs import RUN_ID
 from ..workflows import Workflow
-from ..workflows.triggers import Routed
-from . import jira, signed, slack
+from . import api, fields, slack
 from .config import TriggerConfig, all_workflows
-from .event import Challenge, Ignored, PaneEvent, TriggerEvent
+from .event import Challenge, Ignored, TriggerEvent
 from .exceptions import RejectedRequest
-from .handshakes import Handshakes
 from .idempotency import dynamodb_layer
-from .payload import parse_json
+from .payload import raw_body
 from .queue import EventQueue, SqsQueue
-from .queued import EventMessage, PaneMessage, StopMessage
+from .queued import EventMessage, StopMessage
+from .signed import Delivery
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
@@ -54,14 +55,6 @@ class Webhook:
         return self.app.resolve(event, context)
 
 
-def route(event: Routed, workflows: Sequence[Workflow]) -> str | None:
-    """The first workflow (by name) whose ``triggers`` match the event."""
-    for workflow in sorted(workflows, key=lambda w: w.name):
-        if workflow.triggers.matches(event):
-            return workflow.name
-    return None
-
-
 def create_app(
     config: TriggerConfig,
     *,
@@ -71,20 +64,25 @@ def create_app(
     logger: Logger | None = None,
     clock: Callable[[], float] = time.time,
     store: Callable[[], Store] | None = None,
+    sources: Sources = BUILTIN,
 ) -> Webhook:
-    """``store``: where Notion's verification tokens are kept for the admin (made on first use)."""
+    """``store``: where Notion's verification tokens are kept for the admin (made on first use). ``sources``: each
+    mounts its route (``POST``), parses what comes to it and routes its events."""
     app = APIGatewayHttpResolver()
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
     log = logger or Logger(service="agent-runtime-webhook")
-    routes = _Routes(config, queue, enqueue, workflows, log, clock, store)
-    app.post("/slack/events")(lambda: routes.guarded(lambda: _slack(app.current_event.raw_event, config, clock())))
-    app.post("/jira/webhook")(lambda: routes.guarded(lambda: _jira(app.current_event.raw_event, config, clock())))
-    app.post("/runs")(lambda: routes.guarded(lambda: _api_run(app.current_event.raw_event, config, workflows)))
+    routes = _Routes(config, queue, enqueue, workflows, log, clock, sources, store)
+    for source in sources.routed():
+        app.post(str(source.route))(_taking(app, routes, source))
     app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
     app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
-    app.post("/hooks/<name>")(lambda name: routes.guarded(lambda: routes.signed(app.current_event.raw_event, name)))
     app.get("/runs/<run_id>/page")(lambda run_id: routes.page(app.current_event.raw_event, run_id))
     return Webhook(app, idempotency)
+
+
+def _taking(app: APIGatewayHttpResolver, routes: _Routes, source: Source) -> Callable[..., Response[str]]:
+    """The route's handler: its request (with the route's path parameters) parsed by its source."""
+    return lambda **params: routes.guarded(lambda: source.parse(routes.request(app.current_event.raw_event, params)))
 
 
 @dataclass
@@ -97,9 +95,13 @@ class _Routes:
     workflows: Sequence[Workflow]
     log: Logger
     clock: Callable[[], float]
+    sources: Sources
     store: Callable[[], Store] | None = None
 
-    def guarded(self, handler: Callable[[], TriggerEvent | PaneEvent | Ignored | Challenge]) -> Response[str]:
+    def request(self, raw: dict[str, Any], params: Mapping[str, str]) -> Request:
+        return Request(raw, params, self.config, self.workflows, self.clock(), self.log, self.store)
+
+    def guarded(self, handler: Callable[[], Intake]) -> Response[str]:
         try:
             return self.accept(handler())
         except RejectedRequest as error:
@@ -109,21 +111,25 @@ class _Routes:
         self.log.warning("rejected", extra={"status": error.status, "reason": error.reason})
         return _json(error.status, {"error": error.reason})
 
-    def accept(self, result: TriggerEvent | PaneEvent | Ignored | Challenge) -> Response[str]:
+    def accept(self, result: Intake) -> Response[str]:
+        signed_key = result.signed_key if isinstance(result, Delivery) else None
+        result = result.event if isinstance(result, Delivery) else result
         if isinstance(result, Challenge):
             return Response(200, "text/plain", result.challenge)
-        if isinstance(result, PaneEvent):
-            return _pane(result, self.workflows, self.queue, self.log)
+        if isinstance(result, Queued):  # no run: sent as it is
+            self.queue.send(result.body, group=result.group, dedup=result.dedup)
+            self.log.info(result.said, extra=dict(result.extra))
+            return _json(200, dict(result.answer))
         if isinstance(result, Ignored):
             self.log.info("ignored", extra={"reason": result.reason})
             return _json(200, {"status": "ignored", "reason": result.reason})
         self.log.set_correlation_id(result.correlation_id)
-        if slack.says_stop(result):  # in a group of its own: the run it stops holds the thread's
-            stop = StopMessage("", result.user, "slack", said=result).body()
-            self.queue.send(stop, group=f"stop:{result.thread_id}", dedup=result.dedup_key)
+        stop = self.sources.of(result).stop(result)
+        if stop is not None:  # in a group of its own: the run it stops holds the thread's
+            self.queue.send(stop.body(), group=f"stop:{result.thread_id}", dedup=result.dedup_key)
             self.log.info("stop queued", extra={"via": "message"})
             return _json(200, {"status": "stop requested"})
-        name = result.workflow or route(result, self.workflows)
+        name = result.workflow or self.sources.route(result, self.workflows)
         if name is None:
             self.log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
             return _json(200, {"status": "ignored", "reason": "no workflow's triggers match this event"})
@@ -131,31 +137,15 @@ class _Routes:
         with telemetry.span(
             f"receive {event.source}", {"agent_runtime.workflow": name, "agent_runtime.kind": event.kind}
         ):
-            status = _send(self.enqueue, event)
+            status = _send(self.enqueue, event, signed_key)
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
-
-    def signed(self, raw: dict[str, Any], name: str) -> TriggerEvent | Ignored:
-        """A signed delivery for the workflow named in the route (``triggers.webhook``)."""
-        workflow = next((w for w in self.workflows if w.name == name and w.triggers.webhook is not None), None)
-        if workflow is None or workflow.triggers.webhook is None:
-            raise RejectedRequest(404, "no workflow takes webhooks at this route")
-        secret = self.config.secret(workflow.triggers.webhook.secret)
-        result = signed.parse(raw.get("headers") or {}, _raw_body(raw), workflow, secret, self.clock())
-        if not isinstance(result, signed.Handshake):
-            return result
-        if self.store is None:
-            raise RejectedRequest(503, "this server keeps no verification tokens (no store)")
-        Handshakes(self.store()).save(name, result.token, self.clock())
-        self.log.info("verification token kept", extra={"workflow": name})  # never the token itself
-        return Ignored(f"Notion's verification token is kept: agent-runtime workflows webhook-token {name}")
 
     def stop(self, raw: dict[str, Any], run_id: str) -> Response[str]:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
         try:
-            caller = _api_caller(raw, self.config)
-            if not RUN_ID.fullmatch(run_id):  # whole: it goes to the queue
-                raise RejectedRequest(400, "not a run id")
+            caller = api.caller(raw, self.config)
+            fields.token(run_id, "the run id", RUN_ID, status=400)  # whole: it goes to the queue
         except RejectedRequest as error:
             return self.refused(error)
         message = StopMessage(run_id, f"api:{caller}", "api").body()
@@ -179,7 +169,7 @@ class _Routes:
 
     def interactivity(self, raw: dict[str, Any]) -> Response[str]:
         try:
-            body = _raw_body(raw)
+            body = raw_body(raw)
             secret = self.config.secret("slack_signing_secret")
             if not secret:
                 raise RejectedRequest(401, "Slack is not configured (no signing secret)")
@@ -194,44 +184,15 @@ class _Routes:
         return Response(200, "text/plain", "")  # acknowledged within Slack's 3 s; the worker updates the message
 
 
-def _pane(event: PaneEvent, workflows: Sequence[Workflow], queue: EventQueue, log: Logger) -> Response[str]:
-    """For the worker (the Web API calls are its job), when there is something to do: the workflow's suggested
-    prompts to offer, or an assistant thread to mark (and the channel the person looks at beside it)."""
-    name = route(event, workflows)
-    workflow = next((w for w in workflows if w.name == name), None)
-    prompts = workflow.triggers.slack.suggested_prompts if workflow and workflow.triggers.slack else ()
-    if workflow is None or (event.kind == "opened" and event.thread_ts is None and not prompts):
-        reason = "no workflow takes direct messages" if workflow is None else "no suggested prompts"
-        log.info("ignored", extra={"reason": reason})
-        return _json(200, {"status": "ignored", "reason": reason})
-    queue.send(PaneMessage(event, workflow.name).body(), group=event.thread_id, dedup=event.dedup_key)
-    log.info("pane event queued", extra={"kind": event.kind, "workflow": workflow.name})
-    return _json(200, {"status": "queued", "workflow": workflow.name})
-
-
-def _slack(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | PaneEvent | Ignored | Challenge:
-    body = _raw_body(raw)
-    secret = config.secret("slack_signing_secret")
-    if not secret:
-        raise RejectedRequest(401, "Slack is not configured (no signing secret)")
-    slack.verify(raw.get("headers") or {}, body, secret, now=now)
-    return slack.parse(body, bot_user_id=config.slack_bot_user_id)
-
-
-def _jira(raw: dict[str, Any], config: TriggerConfig, now: float) -> TriggerEvent | Ignored:
-    body = _raw_body(raw)
-    webhook_secret, shared = config.secret("jira_webhook_secret"), config.secret("jira_shared_secret")
-    jira.verify(raw.get("headers") or {}, body, webhook_secret=webhook_secret, shared_secret=shared)
-    return jira.parse(body, bot_account_id=config.jira_bot_account_id, now=now)
-
-
-def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent) -> str:
+def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent, signed_key: str | None = None) -> str:
+    """``signed_key``: what the sender signed, when the event's own key is not (a second record: either one
+    already there makes the delivery a duplicate)."""
     nonce = token_source.token_hex(8)
     carrier: dict[str, str] = {}
     telemetry.inject(carrier)  # the run's trace continues the webhook's (one trace per Slack event)
     try:
         message = {"dedup_key": event.dedup_key, "nonce": nonce, "event": event.to_dict(), "trace": carrier}
-        result = enqueue(message=message)
+        result = enqueue(message, signed_key)
     except IdempotencyAlreadyInProgressError:
         return "duplicate"  # the same event is being enqueued by a concurrent delivery
     return "queued" if result.get("nonce") == nonce else "duplicate"
@@ -253,60 +214,20 @@ def _idempotent_enqueue(
         message_id = queue.send(body, group=event.thread_id, dedup=message["dedup_key"])
         return {"nonce": message["nonce"], "message_id": message_id}
 
-    return enqueue, config
-
-
-def _api_caller(raw: dict[str, Any], config: TriggerConfig) -> str:
-    """Who calls the /runs routes: the IAM caller's ARN, or "api-key" (the key checked); else a 401."""
-    headers = {k.lower(): v for k, v in (raw.get("headers") or {}).items()}
-    key = config.secret("api_key")
-    iam = ((raw.get("requestContext") or {}).get("authorizer") or {}).get("iam")
-    if key:
-        if not token_source.compare_digest(headers.get("authorization", ""), f"Bearer {key}"):
-            raise RejectedRequest(401, "missing or wrong API key (Authorization: Bearer ...)")
-    elif not iam:
-        raise RejectedRequest(401, "the /runs route needs IAM authorization or an API key")
-    return str(iam.get("userArn") if isinstance(iam, dict) else "api-key")
-
-
-def _api_run(raw: dict[str, Any], config: TriggerConfig, workflows: Sequence[Workflow]) -> TriggerEvent:
-    caller = _api_caller(raw, config)
-    body = parse_json(_raw_body(raw), "the body")
-    if (
-        not isinstance(body, dict)
-        or not isinstance(body.get("workflow"), str)
-        or not isinstance(body.get("message"), str)
-    ):
-        raise RejectedRequest(400, "the body needs 'workflow' and 'message' strings")
-    if body["workflow"] not in {w.name for w in workflows}:
-        raise RejectedRequest(400, f"unknown workflow {body['workflow']!r}")
-    request_id = str(body.get("request_id") or token_source.token_hex(12))
-    thread = str(body.get("thread_id") or f"api-{request_id}")
-    try:
-        check_thread_id(thread)
-    except ConfigError as error:
-        raise RejectedRequest(400, str(error)) from None
-    return TriggerEvent(
-        source="api",
-        kind="api",
-        dedup_key=f"api:{request_id}",
-        text=body["message"],
-        user=caller,
-        thread_id=thread,
-        correlation_id=request_id,
-        workflow=body["workflow"],
+    # A delivery keyed twice (by what was signed, then by its own id) is this record around that one. Powertools
+    # configures a persistence layer once, for one function: the outer record needs a layer of its own.
+    @idempotent_function(  # type: ignore[untyped-decorator]
+        data_keyword_argument="message", persistence_store=copy.copy(persistence), config=config
     )
+    def enqueue_signed(message: dict[str, Any]) -> dict[str, Any]:
+        return enqueue(message=message["delivery"])  # type: ignore[no-any-return]
 
+    def send(message: dict[str, Any], signed_key: str | None) -> dict[str, Any]:
+        if signed_key is None:
+            return enqueue(message=message)  # type: ignore[no-any-return]
+        return enqueue_signed(message={"dedup_key": signed_key, "delivery": message})  # type: ignore[no-any-return]
 
-def _raw_body(raw: dict[str, Any]) -> bytes:
-    """The bytes the sender signed: API Gateway base64-encodes some bodies (Slack's form posts on HTTP APIs)."""
-    body = raw.get("body") or ""
-    if raw.get("isBase64Encoded"):
-        try:
-            return base64.b64decode(body, validate=True)
-        except ValueError:
-            raise RejectedRequest(400, "the body is not valid base64") from None
-    return body.encode("utf-8")
+    return send, config
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:
@@ -331,4 +252,5 @@ def webhook_from_env(logger: Logger) -> Webhook:
     if snapstart.snapshotting():
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
     workflows = all_workflows(runtime)
-    return create_app(triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store)
+    return create_app(triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store,
+                      sources=BUILTIN)  # fmt: skip

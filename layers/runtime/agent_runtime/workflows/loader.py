@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping
+import difflib
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,26 @@ def resolve_workflow_path(ref: str, directory: Path) -> Path:
         candidate = directory / f"{ref}{suffix}"
         if candidate.is_file():
             return candidate
-    known = ", ".join(available_workflows(directory)) or "none"
-    raise WorkflowError([Problem(str(directory / f"{ref}.yaml"), "(file)", f"no such workflow; available: {known}")])
+    raise WorkflowError([Problem(str(directory / f"{ref}.yaml"), "(file)", unknown_workflow(ref, directory))])
+
+
+def unknown_workflow(name: str, directory: Path) -> str:
+    """What to say of a workflow name the folder lacks: the name it most likely meant (a typo), else the names."""
+    meant = meant_workflow(name, directory)
+    if meant is not None:
+        return f"no such workflow {name!r}; did you mean {meant!r}?"
+    return f"no such workflow {name!r}; available: {', '.join(available_workflows(directory)) or 'none'}"
+
+
+def meant_workflow(name: str, directory: Path) -> str | None:
+    """The workflow a name not in the folder most likely meant (``incident-helpr``: ``incident-helper``)."""
+    return closest(name, available_workflows(directory))
+
+
+def closest(name: str, known: Sequence[str]) -> str | None:
+    """The known name ``name`` is most likely a slip for; None for a known name, or one like none of them."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return close[0] if close and close[0] != name else None
 
 
 def load_workflow(

@@ -22,8 +22,10 @@ KEYS = ("name", "expression", "timezone", "message", "answer_to")
 MAX_SCHEDULES = 10
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 ANSWER_TO = re.compile(r"record|slack:[A-Z0-9]{2,40}|jira:[A-Z][A-Z0-9_]{0,20}-\d{1,9}")
-_RATE = re.compile(r"rate\((\d{1,6}) (minute|minutes|hour|hours|day|days)\)")
+_RATE = re.compile(r"rate\(([1-9][0-9]{0,5}) (minute|minutes|hour|hours|day|days)\)")  # ASCII digits only
 _CRON = re.compile(r"cron\(([^()]+)\)")
+_NUMBER = re.compile(r"[0-9]{1,4}")  # a cron value or step: ASCII digits, short ("²" and 5,000 digits are not)
+_ZONE = re.compile(r"[A-Za-z][A-Za-z0-9_+-]{0,29}(/[A-Za-z0-9_+-]{1,30}){0,2}")  # America/Argentina/Buenos_Aires
 _MONTHS = {
     m: i for i, m in enumerate(["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)
 }
@@ -73,12 +75,36 @@ def next_fire(expression: str, zone: ZoneInfo, moment: datetime) -> datetime | N
     return None
 
 
+def check_expression(expression: object) -> str:
+    """The expression, if this runtime and EventBridge Scheduler both take it; ``ExpressionError`` (one line)
+    otherwise."""
+    if not isinstance(expression, str):
+        raise ExpressionError("is required: cron(...) or rate(...), as EventBridge Scheduler takes it")
+    if not expression.isascii() or len(expression) > 256:
+        raise ExpressionError(f"must be ASCII, at most 256 characters; got {expression[:60]!r}")
+    if expression.startswith("rate("):
+        _check_rate(expression)
+    else:
+        parse_cron(expression)
+    return expression
+
+
+def _check_rate(expression: str) -> None:
+    found = re.fullmatch(r"rate\(([0-9]{1,6}) (minute|hour|day)(s?)\)", expression)
+    if found is None:
+        raise ExpressionError(f"must be rate(N minutes|hours|days), N a whole number; got {expression!r}")
+    if found[1].startswith("0"):
+        raise ExpressionError(f"a rate's number must be from 1 to 999999, without leading zeros; got {found[1]!r}")
+    if (found[1] == "1") == (found[3] == "s"):
+        raise ExpressionError("rate(1 day), rate(2 days): singular for 1, plural otherwise (EventBridge's rule)")
+
+
 def parse_cron(expression: str) -> tuple[set[int], ...]:
     """The six fields of ``cron(...)`` as sets of values (day-of-month or day-of-week ``?``: the empty set)."""
-    found = _CRON.fullmatch(expression.strip())
+    found = _CRON.fullmatch(expression) if expression.isascii() else None
     if found is None:
         raise ExpressionError(f"must be cron(minutes hours day-of-month month day-of-week year) or rate(N unit); "
-                              f"got {expression!r}")  # fmt: skip
+                              f"got {expression[:60]!r}")  # fmt: skip
     parts = found[1].split()
     if len(parts) != 6:
         raise ExpressionError(
@@ -86,6 +112,8 @@ def parse_cron(expression: str) -> tuple[set[int], ...]:
         )
     if (parts[2] == "?") == (parts[4] == "?"):
         raise ExpressionError("one of day-of-month and day-of-week must be '?' (EventBridge's rule), not both")
+    if any("?" in part for n, part in enumerate(parts) if n not in (2, 4)):
+        raise ExpressionError("'?' stands only for day-of-month or day-of-week")
     return tuple(_field(part, *spec) for part, spec in zip(parts, _FIELDS, strict=True))
 
 
@@ -98,8 +126,8 @@ def _field(text: str, name: str, low: int, high: int, names: Mapping[str, int]) 
     for item in text.split(","):
         base, _, step = item.partition("/")
         first, last = (low, high) if base == "*" else _range(base, name, low, high, names)
-        if (step and not step.isdigit()) or step == "0":
-            raise ExpressionError(f"{name}: a step must be a positive number; got {item!r}")
+        if "/" in item and (not _NUMBER.fullmatch(step) or int(step) == 0):
+            raise ExpressionError(f"{name}: a step must be a whole number from 1 to 9999; got {item!r}")
         last = high if step and base != "*" and "-" not in base else last
         values.update(range(first, last + 1, int(step or 1)))
     return values
@@ -113,7 +141,7 @@ def _range(text: str, name: str, low: int, high: int, names: Mapping[str, int]) 
 
 
 def _value(text: str, name: str, low: int, high: int, names: Mapping[str, int]) -> int:
-    value = names.get(text.upper()) if not text.isdigit() else int(text)
+    value = int(text) if _NUMBER.fullmatch(text) else names.get(text.upper())
     if value is None or not low <= value <= high:
         raise ExpressionError(f"{name}: {text!r} is not a value from {low} to {high}" +
                               (f" or {'/'.join(list(names)[:3])}…" if names else ""))  # fmt: skip
@@ -170,18 +198,22 @@ def _schedule(item: Any, number: int, listed: bool, report: Callable[[str, str],
 
 def _valid_when(where: str, expression: Any, zone: Any, report: Callable[[str, str], None]) -> bool:
     try:
-        if not isinstance(expression, str):
-            raise ExpressionError("is required: cron(...) or rate(...), as EventBridge Scheduler takes it")
-        if _RATE.fullmatch(expression) is None:
-            parse_cron(expression)
-        elif re.fullmatch(r"rate\(1 \w+s\)|rate\((?!1 )\d+ \w+[^s]\)", expression):
-            raise ExpressionError("rate(1 day), rate(2 days): singular for 1, plural otherwise (EventBridge's rule)")
+        check_expression(expression)
     except ExpressionError as error:
         report(f"{where}.expression", str(error))
         return False
+    if not valid_zone(zone):
+        report(f"{where}.timezone", f"must be an IANA time zone like Europe/Paris; got {str(zone)[:60]!r}")
+        return False
+    return True
+
+
+def valid_zone(zone: object) -> bool:
+    """An IANA name the zone database has: its shape first (a 300-character name is no file to look for)."""
+    if not isinstance(zone, str) or not _ZONE.fullmatch(zone):
+        return False
     try:
-        ZoneInfo(str(zone))
-    except (ZoneInfoNotFoundError, ValueError):
-        report(f"{where}.timezone", f"must be an IANA time zone like Europe/Paris; got {zone!r}")
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return False
     return True

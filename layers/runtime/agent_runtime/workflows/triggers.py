@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..sections import check_keys, flag
 from .schedules import Schedule, parse_schedule_section
@@ -50,41 +50,14 @@ class WebhookTrigger:
     message: str | None = None
 
 
-class Routed(Protocol):
-    """What routing reads of an incoming event (a ``triggers.TriggerEvent``): workflows sit below triggers."""
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def attributes(self) -> Mapping[str, Any]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class TriggerSettings:
+    """What starts the workflow; each source reads its own part (``sources``: which events match)."""
+
     slack: SlackTrigger | None = None
     jira: JiraTrigger | None = None
     webhook: WebhookTrigger | None = None  # its own route: never matched by routing
     schedules: tuple[Schedule, ...] = ()  # when it runs by itself (EventBridge Scheduler; serve locally)
-
-    def matches(self, event: Routed) -> bool:
-        facts = event.attributes
-        if event.source == "slack" and self.slack is not None:
-            if facts.get("direct_message"):
-                return self.slack.direct_messages
-            in_channel = "*" in self.slack.channels or facts.get("channel") in self.slack.channels
-            if facts.get("reaction"):  # a reaction starts only the workflows that list its emoji
-                return in_channel and facts["reaction"] in self.slack.reactions
-            return in_channel
-        if event.source == "jira" and self.jira is not None:
-            rule = self.jira
-            return (
-                ("*" in rule.projects or facts.get("project") in rule.projects)
-                and (not rule.issue_types or facts.get("issue_type") in rule.issue_types)
-                and (not rule.labels or bool(set(rule.labels) & set(facts.get("labels", ()))))
-                and facts.get("event") in rule.events
-            )
-        return False
 
 
 def parse_triggers_section(data: Mapping[str, Any], report: Callable[[str, str], None]) -> TriggerSettings:

@@ -1,0 +1,142 @@
+"""A turn of a run: its state (the checkpoint, or the thread's last turn), its message, the agent built for it,
+and what the worker does with the run's outcome — answer, wait for a decision, or say it is still working."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..chat.channels import Channel, SlackChannel
+from ..chat.exceptions import ReplyError
+from ..continuation import ContinuationHook, count_continuation
+from ..hooks import Hook
+from ..record import RunState, RunStatus
+from ..runtime import build_agent
+from ..sandbox.outputs import code_files
+from ..stopping import StopCheck
+from ..stores import StoreFileStore
+from ..stores.hook import new_turn
+from ..stores.runs import thread_partition
+from ..toolsets import ToolEnv
+from ..triggers.event import TriggerEvent
+from .approvals import ChannelApprover, pending, wake_when_expired
+from .finish import finish, not_started
+from .grants import granted
+from .handlers import Delivery
+from .inputs import measure, message_for, resolved
+from .outcome import Outcome
+from .progress import AnswerStreamHook, ProgressHook
+
+STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
+
+
+def answered_already(delivery: Delivery[Any], event: TriggerEvent) -> Outcome:
+    """A duplicate delivery. The messages that waited behind the run go out again if they may still be waiting
+    (a release cut short by a failed send; each is sent once, under its own dedup id)."""
+    process = delivery.process
+    process.log.info("duplicate delivery: already answered")
+    if delivery.threads.active(event.thread_id) is None:
+        delivery.desk.release(event.thread_id, process.queue)
+    return Outcome.DUPLICATE
+
+
+def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, continuation: bool) -> Outcome:
+    process = delivery.process
+    workflow = process.workflow(str(event.workflow))
+    files = StoreFileStore(process.store, thread_partition(event.thread_id))
+    checkpoint = delivery.runs.load_checkpoint(run_id)
+    try:  # Slack or JIRA unreachable, or a method refused, before the run began: a failed run that says why
+        event, channel, state, message = _prepare(delivery, event, run_id, files, checkpoint, continuation)
+    except ReplyError as error:
+        if checkpoint is not None:  # a run under way keeps its work: redelivered later
+            raise
+        channel = delivery.channel(event, run_id)
+        return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
+    grant = granted(event, workflow, channel, run_id, delivery.threads, process.log) if checkpoint is None else 0.0
+    with process.models(workflow) as model:
+        services = replace(  # the process's services, with what this message brings
+            process.services,
+            runs=delivery.runs,  # the run's checkpoints and record, through the message's unit of work
+            tool_env=_tool_env(delivery, event),
+            approver=ChannelApprover(delivery.runs, channel, event.thread_id),
+            clock=process.clock,
+            thread_id=event.thread_id,
+            trace_parent=delivery.trace_parent,
+            granted=grant,
+        )
+        try:
+            agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
+        except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
+            return not_started(delivery, event, channel, workflow, run_id, model.name, error, files)
+        stop = StopCheck(lambda: delivery.runs.stop_request(run_id))
+        record = agent.run(message, state=state, deadline=delivery.deadline, run_id=run_id, stop=stop)
+    measure(process.metrics, record)
+    waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
+    delivery.threads.mark_active(event.thread_id, record.run_id if waits else None)
+    if record.status is RunStatus.AWAITING_APPROVAL:
+        channel.waiting(f":raised_hand: Waiting for approval ({record.stop_reason}).")
+        waiting = pending(record.state.context) if record.state else {}
+        wake_when_expired(process.wakeups, event, run_id, waiting, process.now())
+        return Outcome.AWAITING_APPROVAL
+    if waits:
+        channel.progress(STILL_WORKING)
+        return Outcome.SUSPENDED
+    delivery.desk.close(event, record)  # requests the run still waited on (it was stopped) can decide nothing now
+    outcome = finish(delivery, event, channel, workflow, record, files)
+    delivery.desk.release(event.thread_id, process.queue)  # messages that waited behind an approval
+    return outcome
+
+
+def _prepare(
+    delivery: Delivery[Any],
+    event: TriggerEvent,
+    run_id: str,
+    files: StoreFileStore,
+    checkpoint: tuple[RunState, int] | None,
+    continuation: bool,
+) -> tuple[TriggerEvent, Channel, RunState | None, str | None]:
+    """What the run starts from: the event (a reaction's: the message it marks), its channel with the working
+    message posted, the state (its checkpoint, else the thread's last turn) and the message the model reads (None:
+    a run that resumes has read it already)."""
+    process = delivery.process
+    event = resolved(event, process.sources, delivery.chat)
+    channel = delivery.channel(event, run_id)
+    message: str | None = None
+    if checkpoint is not None:
+        state: RunState | None = checkpoint[0]
+        if continuation:
+            count_continuation(checkpoint[0].context)
+    else:
+        state = _fresh_state(delivery, event, run_id, files)
+        message = message_for(event, channel, files, process.max_attachment_bytes, first=state is None)
+        if state is None:  # the thread's first message names it (where a surface names conversations)
+            channel.title(event.text)
+        delivery.stops.started(event, run_id)  # what "stop" written in the thread stops
+    channel.begin()
+    return event, channel, state, message
+
+
+def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:
+    process = delivery.process
+    hooks: list[Hook] = [
+        ProgressHook(channel.progress, workflow=str(event.workflow), interval=process.progress_interval)
+    ]
+    if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
+        hooks.append(AnswerStreamHook(channel.stream))
+    if process.queue is not None:
+        hooks.append(ContinuationHook(process.queue, thread_id=event.thread_id))
+    return hooks
+
+
+def _fresh_state(delivery: Delivery[Any], event: TriggerEvent, run_id: str, files: StoreFileStore) -> RunState | None:
+    state, version = delivery.threads.load(event.thread_id)
+    # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
+    delivery.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
+    return new_turn(state, run_id)
+
+
+def _tool_env(delivery: Delivery[Any], event: TriggerEvent) -> ToolEnv:
+    process = delivery.process
+    origin = {"source": event.source, **event.reply_to}
+    slack, jira = process.replies.slack, process.replies.jira
+    return ToolEnv.from_env(slack=slack, jira=jira, origin=origin, secrets=process.secrets)

@@ -1,0 +1,27 @@
+"""A workflow's schedule (``triggers.schedule``): EventBridge Scheduler's tick (``serve``'s locally) names its
+workflow, so routing has nothing to match (``triggers/schedules.py`` makes its event). Its run starts in the
+schedule's message group, not its thread's; it answers where ``answer_to`` says: a message of its own in a Slack
+channel, a comment on a JIRA issue, or only its record."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..triggers.event import TriggerEvent
+from .base import Chat, Source
+
+if TYPE_CHECKING:
+    from ..chat.channels import Channel
+
+
+class Schedule(Source):
+    name = "schedule"
+    starts_apart = True
+
+    def channel(self, event: TriggerEvent, chat: Chat, run_id: str) -> Channel:
+        target = dict(event.reply_to)
+        # its working message in a Slack channel has a Stop, as any run's
+        found = chat.thread(target, event.thread_id, run_id, team=None, user=None) if "channel" in target else None
+        if found is None and "issue_key" in target:
+            found = chat.issue(target["issue_key"])
+        return found if found is not None else chat.nowhere(event.source)

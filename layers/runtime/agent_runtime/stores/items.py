@@ -1,0 +1,264 @@
+"""Every item a run's or a thread's partition keeps beside its checkpoint, record and state, typed: one frozen
+dataclass per kind, written with ``to_data`` and read back through one registry keyed by the item's name (or the
+prefix of names that carry a key: ``approval#<call id>``). Nothing untyped crosses the store's boundary: a reader
+gets the dataclass, never the JSON object.
+
+The JSON each writes is what earlier versions wrote, so items already stored read back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, Self, TypeVar
+
+from ..stopping import StopRequest
+from ..triggers.event import TriggerEvent
+
+
+class StoredItem(Protocol):
+    NAME: ClassVar[str]  # the item's name in its partition, or the prefix (ending in '#') before its key
+
+    def to_data(self) -> dict[str, Any]: ...
+
+
+T = TypeVar("T", bound=StoredItem)
+_KINDS: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
+
+
+def stored(cls: type[T]) -> type[T]:
+    """Registers an item kind: its NAME (or name prefix) reads back through ``cls.from_data``."""
+    if cls.NAME in _KINDS:
+        raise RuntimeError(f"two kinds of stored item named {cls.NAME!r}")
+    _KINDS[cls.NAME] = cls.from_data  # type: ignore[attr-defined]
+    return cls
+
+
+def kind_of(name: str) -> str | None:
+    """The registered kind an item's name belongs to: the name itself, or its prefix up to the first '#'."""
+    if name in _KINDS:
+        return name
+    prefix = name.split("#", 1)[0] + "#"
+    return prefix if "#" in name and prefix in _KINDS else None
+
+
+def parse(name: str, data: Mapping[str, Any]) -> Any:
+    """The typed item a stored name and its JSON make; KeyError for a name no kind claims."""
+    kind = kind_of(name)
+    if kind is None:
+        raise KeyError(name)
+    return _KINDS[kind](data)
+
+
+def _text(data: Mapping[str, Any], key: str, default: str = "") -> str:
+    value = data.get(key)
+    return default if value is None else str(value)
+
+
+def _run_id(data: Mapping[str, Any]) -> str | None:
+    value = data.get("run_id")
+    return str(value) if value else None
+
+
+# A run's partition (run#<id>)
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer's journal: ``posting`` while it goes out, ``posted`` once it is out (a redelivery posts none)."""
+
+    NAME: ClassVar[str] = "reply"
+    state: str
+    chars: int = 0
+    files: int = 0
+
+    def to_data(self) -> dict[str, Any]:
+        return {"state": self.state} | ({"chars": self.chars, "files": self.files} if self.state == "posted" else {})
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_text(data, "state", "posting"), int(data.get("chars") or 0), int(data.get("files") or 0))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """The chat message that shows the run's progress and becomes its answer."""
+
+    NAME: ClassVar[str] = "progress"
+    ts: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {"ts": self.ts}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_text(data, "ts"))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class ThreadBase:
+    """The thread's version the turn started from, and the files it had (None: a run from before files were kept)."""
+
+    NAME: ClassVar[str] = "thread-base"
+    version: int | None
+    files: tuple[str, ...] | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"version": self.version} | ({"files": list(self.files)} if self.files is not None else {})
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        version, files = data.get("version"), data.get("files")
+        return cls(None if version is None else int(version), None if files is None else tuple(map(str, files)))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """Where an approval request was asked: a Slack message (``ts``), or a JIRA comment with the request's code."""
+
+    NAME: ClassVar[str] = "approval-asked#"
+    ts: str = ""
+    comment: str = ""
+    code: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        return {key: value for key, value in (("ts", self.ts), ("comment", self.comment), ("code", self.code)) if value}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_text(data, "ts"), _text(data, "comment"), _text(data, "code"))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """The first decision on an approval request (approved, denied, expired, closed): who, when. Later ones lose."""
+
+    NAME: ClassVar[str] = "approval#"
+    decision: str
+    by: str
+    at: float
+
+    def to_data(self) -> dict[str, Any]:
+        return {"decision": self.decision, "by": self.by, "at": self.at}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_text(data, "decision"), _text(data, "by"), float(data.get("at") or 0.0))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Announced:
+    """The runs channel's line about the run: where it is and its text (ratings are added to it)."""
+
+    NAME: ClassVar[str] = "announced"
+    channel: str
+    ts: str
+    text: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {"channel": self.channel, "ts": self.ts, "text": self.text}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_text(data, "channel"), _text(data, "ts"), _text(data, "text"))
+
+
+stored(StopRequest)  # a person asked the run to stop (who, when, from where): the first request wins
+stored(TriggerEvent)  # what started the run, so a continuation knows where to answer
+
+
+# A thread's partition (thread#<id>)
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class ActiveRun:
+    """The run of the thread's turn under way (suspended, waiting for a decision, or killed mid-run)."""
+
+    NAME: ClassVar[str] = "active-run"
+    run_id: str | None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"run_id": self.run_id}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_run_id(data))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class LatestRun:
+    """The run the thread's newest turn started: "stop" written in the thread stops it if it has not answered."""
+
+    NAME: ClassVar[str] = "latest-run"
+    run_id: str | None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"run_id": self.run_id}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_run_id(data))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """Queue messages that came while the thread's turn waited for a decision, oldest first: sent again, as they
+    came, once it ends (each a queue body: the queue's own JSON, re-sent verbatim, parsed by the worker)."""
+
+    NAME: ClassVar[str] = "deferred"
+    messages: tuple[Mapping[str, Any], ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {"messages": [dict(message) for message in self.messages]}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(tuple(m for m in data.get("messages") or () if isinstance(m, Mapping)))
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class SpendRaise:
+    """What approvers added to the thread's spend limit on ``day`` (UTC), and the decisions that did (``keys``: a
+    redelivered message raises nothing more)."""
+
+    NAME: ClassVar[str] = "spend-raise"
+    day: str
+    dollars: float
+    by: str = ""
+    keys: tuple[str, ...] = field(default=())
+
+    def to_data(self) -> dict[str, Any]:
+        return {"day": self.day, "dollars": self.dollars, "by": self.by, "keys": list(self.keys)}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        keys = tuple(str(key) for key in data.get("keys") or ())
+        return cls(_text(data, "day"), float(data.get("dollars") or 0.0), _text(data, "by"), keys)
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Pane:
+    """A Slack assistant thread (the app's pane): who opened it and the channel they have open beside it."""
+
+    NAME: ClassVar[str] = "pane"
+    user: str = ""
+    viewing: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"user": self.user, "viewing": self.viewing}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        viewing = data.get("viewing")
+        return cls(_text(data, "user"), str(viewing) if viewing else None)

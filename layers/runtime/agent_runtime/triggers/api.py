@@ -1,0 +1,62 @@
+"""The API: ``POST /runs`` starts a named workflow with a message; its caller is authenticated by IAM or the API key
+(the stop route, ``POST /runs/{run_id}/stop``, authenticates its caller the same way)."""
+
+from __future__ import annotations
+
+import secrets as token_source
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import ConfigError
+from ..stores.runs import check_thread_id
+from ..workflows import Workflow
+from . import fields
+from .config import TriggerConfig
+from .event import TriggerEvent
+from .exceptions import RejectedRequest
+from .payload import parse_json, raw_body
+
+
+def caller(raw: Mapping[str, Any], config: TriggerConfig) -> str:
+    """Who calls the /runs routes: the IAM caller's ARN, or "api-key" (the key checked); else a 401."""
+    headers = {k.lower(): v for k, v in (raw.get("headers") or {}).items()}
+    key = config.secret("api_key")
+    iam = ((raw.get("requestContext") or {}).get("authorizer") or {}).get("iam")
+    if key:
+        given = fields.text(headers.get("authorization"), "Authorization (Bearer and the API key)")
+        if not fields.same(given, f"Bearer {key}"):
+            raise RejectedRequest(401, "missing or wrong API key (Authorization: Bearer ...)")
+    elif not iam:
+        raise RejectedRequest(401, "the /runs route needs IAM authorization or an API key")
+    return str(iam.get("userArn") if isinstance(iam, dict) else "api-key")
+
+
+def parse(raw: Mapping[str, Any], config: TriggerConfig, workflows: Sequence[Workflow]) -> TriggerEvent:
+    """A run of the named workflow, its caller checked first; a 400 for a body without its strings, an unknown
+    workflow or a thread id the store would refuse."""
+    user = caller(raw, config)
+    body = parse_json(raw_body(raw), "the body")
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("workflow"), str)
+        or not isinstance(body.get("message"), str)
+    ):
+        raise RejectedRequest(400, "the body needs 'workflow' and 'message' strings")
+    if body["workflow"] not in {w.name for w in workflows}:
+        raise RejectedRequest(400, f"unknown workflow {body['workflow']!r}")
+    request_id = str(body.get("request_id") or token_source.token_hex(12))
+    thread = str(body.get("thread_id") or f"api-{request_id}")
+    try:
+        check_thread_id(thread)
+    except ConfigError as error:
+        raise RejectedRequest(400, str(error)) from None
+    return TriggerEvent(
+        source="api",
+        kind="api",
+        dedup_key=f"api:{request_id}",
+        text=body["message"],
+        user=user,
+        thread_id=thread,
+        correlation_id=request_id,
+        workflow=body["workflow"],
+    )

@@ -1,0 +1,62 @@
+"""What a workflow's triggers need from the machine beyond its file: the Slack and JIRA credentials its events and
+answers use, its webhook's secret, where its schedules answer. ``workflows validate`` says each one missing as a
+warning: a local ``run`` goes on without any of them (they matter to ``serve`` and to the stack), so they never
+fail validation. The built-in tools' credentials are the toolsets' to say (they leave a tool out of a run)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .schema import Workflow
+
+Secret = Callable[[str], str | None]  # a key of the integrations secret → its value (locally: the env variable)
+
+
+def missing_credentials(workflow: Workflow, secret: Secret, *, jira_site: bool) -> list[tuple[str, str]]:
+    """(key, why) for each credential the workflow's triggers would use and this machine lacks. ``jira_site``:
+    JIRA_BASE_URL and JIRA_EMAIL are set (the account answers are posted as)."""
+    triggers, found = workflow.triggers, []
+    if triggers.slack is not None:
+        lacking = _unset(secret, "slack_signing_secret", "slack_bot_token")
+        if lacking:
+            found.append(("triggers.slack", f"{lacking}: serve cannot take or answer this workflow's Slack events"))
+    if triggers.jira is not None:
+        if not (secret("jira_webhook_secret") or secret("jira_shared_secret")):
+            found.append(("triggers.jira", f"{_named('jira_webhook_secret')} (or {_named('jira_shared_secret')}) "
+                          "is not set: serve refuses JIRA's webhooks for it"))  # fmt: skip
+        if not _jira(secret, jira_site):
+            found.append(("triggers.jira", f"{_JIRA_ANSWERS}: its answers cannot be commented"))
+    if triggers.webhook is not None and not secret(triggers.webhook.secret):
+        refused = f"every POST /hooks/{workflow.name} is refused until it is"
+        if triggers.webhook.signature == "notion":
+            refused += f" (Notion's verification token: agent-runtime workflows webhook-token {workflow.name})"
+        found.append(("triggers.webhook.secret", f"{_named(triggers.webhook.secret)} is not set: {refused}"))
+    for schedule in triggers.schedules:
+        kind = schedule.answer_to.partition(":")[0]
+        where = f"triggers.schedule {schedule.name!r}: answer_to {schedule.answer_to}"
+        if kind == "slack" and not secret("slack_bot_token"):
+            found.append((where, f"{_named('slack_bot_token')} is not set: the answer stays in the run record"))
+        elif kind == "jira" and not _jira(secret, jira_site):
+            found.append((where, f"{_JIRA_ANSWERS}: the answer stays in the run record"))
+    return found
+
+
+_JIRA_ANSWERS = "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN are not all set (the account JIRA answers come from)"
+
+
+def _jira(secret: Secret, jira_site: bool) -> bool:
+    return jira_site and bool(secret("jira_api_token"))
+
+
+def _unset(secret: Secret, *keys: str) -> str:
+    """The keys without a value, named as a person sets them: '' when every one is set."""
+    lacking = [_named(key) for key in keys if not secret(key)]
+    if not lacking:
+        return ""
+    return f"{' and '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} not set"
+
+
+def _named(key: str) -> str:
+    """A secret's key as it is set locally: the upper-case environment variable (in AWS: the integrations secret's
+    key of that name in lower case)."""
+    return key.upper()

@@ -1,0 +1,188 @@
+"""A newcomer's first hour: the README's first workflow runs as written on a tree with nothing configured, and
+``workflows validate`` says everything a workflow lacks in one pass (errors fail it, what a run here goes without
+is a warning)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_runtime.workflows import parse_workflow
+from agent_runtime.workflows.credentials import missing_credentials
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO
+
+CONFIGURED = ("SLACK_", "JIRA_", "OPENAI_", "AGENT_", "API_KEY", "RUN_PAGE_KEY", "GITHUB_WEBHOOK_SECRET")
+
+
+def bare_env(**extra: str) -> dict[str, str]:
+    """The environment of a fresh clone: none of the runtime's variables, no model endpoint, no tokens."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(CONFIGURED)} | extra
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent_runtime", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=90)  # fmt: skip
+
+
+def readme_first_workflow(tree: Path) -> list[list[str]]:
+    """The section's workflow file and tool module written where the README puts them; its commands, as argv."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## A first workflow") : readme.index("## Measure a change")]
+    (tree / "workflows").mkdir()
+    (tree / "tools").mkdir()
+    (tree / "workflows" / "incident-helper.yaml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S)[1])  # type: ignore[index]
+    (tree / "tools" / "ops_tools.py").write_text(re.search(r"```python\n(.*?)```", section, re.S)[1])  # type: ignore[index]
+    commands = re.search(r"```sh\n(.*?)```", section, re.S)[1]  # type: ignore[index]
+    return [shlex.split(line, comments=True)[1:] for line in commands.splitlines() if line.strip()]
+
+
+def test_the_readmes_first_workflow_runs_as_written_with_nothing_configured(tmp_path: Path) -> None:
+    validate, run = readme_first_workflow(tmp_path)
+    assert validate[:2] == ["workflows", "validate"] and run[:2] == ["run", "incident-helper"]
+    (tmp_path / "pasted-log.txt").write_text("14:05:02 ERROR checkout-api deploy-8812 health check failed\n" * 40)
+    (tmp_path / "metrics.csv").write_text("minute,errors\n14:04,0\n14:05,212\n")
+    env = bare_env(AGENT_WORKFLOWS_DIR=str(tmp_path / "workflows"))  # the clone's workflows/, here a copy
+
+    checked = cli(*validate, cwd=tmp_path, env=env)
+    assert checked.returncode == 0, checked.stderr  # valid: what this machine lacks is said, and not an error
+    assert "ok  " in checked.stdout
+    assert "warning: tools.builtin 'slack_thread': no credentials (SLACK_BOT_TOKEN)" in checked.stderr
+    assert "warning: triggers.slack: SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set" in checked.stderr
+
+    ran = cli(*run, cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() and "Traceback" not in ran.stderr
+    [left_out] = [line for line in ran.stderr.splitlines() if "slack_thread" in line]  # one line says so
+    assert "left out of this run: no credentials (SLACK_BOT_TOKEN)" in left_out
+    assert "denied by --approve none" in ran.stdout  # the mutating tool was asked, and refused as the flag says
+    shown = cli("runs", "list", cwd=tmp_path, env=env)
+    assert "incident-helper" in shown.stdout and "completed" in shown.stdout
+
+
+EVERYTHING = """\
+name: everything
+description: Uses every credential a workflow can.
+prompt: You help.
+model: {name: gpt-4.1-mini, context_window: 128000}
+tools:
+  builtin: [slack_thread, jira_issue, jira_search]
+  python: [no_such_module:nothing]
+  mcp:
+    - {name: notion, url: "https://mcp.example.invalid/mcp", headers: {Authorization: "Bearer ${secret:notion_token}"}}
+triggers:
+  slack: {channels: [C0123INCIDENTS]}
+  jira: {projects: [PROJ]}
+  webhook: {secret: github_webhook_secret}
+  schedule:
+    - {name: morning, expression: "cron(0 9 ? * MON-FRI *)", message: Digest, answer_to: "slack:C0123DIGEST"}
+    - {name: ticket, expression: "rate(1 day)", message: Digest, answer_to: "jira:PROJ-12"}
+"""
+
+
+def test_validate_says_every_problem_and_every_missing_credential_in_one_pass(tmp_path: Path) -> None:
+    (tmp_path / "everything.yaml").write_text(EVERYTHING)
+    env = bare_env(AGENT_WORKFLOWS_DIR=str(tmp_path))
+    result = cli("workflows", "validate", "everything", cwd=tmp_path, env=env)
+    assert result.returncode == 2  # the errors: a secret the MCP server needs, a Python tool that is not there
+    said = result.stderr
+    assert "tools: secret 'notion_token' is not set" in said
+    assert "tools.python 'no_such_module:nothing': cannot import" in said
+    for warning in (
+        "tools.builtin 'slack_thread': no credentials (SLACK_BOT_TOKEN)",
+        "tools.builtin 'jira_issue': no credentials (JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN)",
+        "tools.builtin 'jira_search': no credentials",
+        "triggers.slack: SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set",
+        "triggers.jira: JIRA_WEBHOOK_SECRET (or JIRA_SHARED_SECRET) is not set",
+        "triggers.webhook.secret: GITHUB_WEBHOOK_SECRET is not set: every POST /hooks/everything is refused",
+        "triggers.schedule 'morning': answer_to slack:C0123DIGEST: SLACK_BOT_TOKEN is not set",
+        "triggers.schedule 'ticket': answer_to jira:PROJ-12: JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN",
+    ):
+        assert f"everything.yaml: warning: {warning}" in said, said
+    assert "Traceback" not in said
+
+    fixed = (tmp_path / "everything.yaml").read_text().replace("  python: [no_such_module:nothing]\n", "")
+    (tmp_path / "everything.yaml").write_text(fixed.replace("${secret:notion_token}", "static"))
+    offline = cli("workflows", "validate", "everything", "--offline", cwd=tmp_path, env=env)
+    assert offline.returncode == 0 and "warning" not in offline.stderr, offline.stderr  # the file alone
+    tokens = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "JIRA_BASE_URL": "https://x.example",
+              "JIRA_EMAIL": "bot@x.example", "JIRA_API_TOKEN": "t", "JIRA_SHARED_SECRET": "s",
+              "GITHUB_WEBHOOK_SECRET": "g"}  # fmt: skip
+    without_mcp = fixed.replace(fixed[fixed.index("  mcp:") : fixed.index("triggers:")], "")
+    (tmp_path / "everything.yaml").write_text(without_mcp)
+    env = bare_env(**tokens, AGENT_WORKFLOWS_DIR=str(tmp_path))
+    ready = cli("workflows", "validate", "everything", cwd=tmp_path, env=env)
+    assert ready.returncode == 0 and "warning" not in ready.stderr, ready.stderr
+
+
+KEYS = ("slack_signing_secret", "slack_bot_token", "jira_webhook_secret", "jira_shared_secret", "jira_api_token",
+        "github_webhook_secret")  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.sampled_from(KEYS)), st.booleans())
+def test_each_missing_credential_is_named_and_no_set_one_is(present: set[str], site: bool) -> None:
+    """Whatever is set: a warning names each credential a trigger needs and lacks, and none that is set; with
+    everything set, none is said."""
+    import yaml
+
+    data = yaml.safe_load(EVERYTHING)
+    data.pop("tools")
+    workflow = parse_workflow(data, file="everything.yaml")
+    lacking = missing_credentials(workflow, lambda key: "v" if key in present else None, jira_site=site)
+    said = " ".join(why for _, why in lacking)
+    for key in present:
+        assert f"{key.upper()} is not set" not in said and f"{key.upper()} and" not in said
+    needed = {"slack_signing_secret", "slack_bot_token", "github_webhook_secret"} - present
+    for key in needed:
+        assert key.upper() in said
+    answers = site and "jira_api_token" in present
+    assert ("JIRA_API_TOKEN are not all set" in said) is not answers
+    verify = {"jira_webhook_secret", "jira_shared_secret"} & present
+    assert ("JIRA_WEBHOOK_SECRET (or JIRA_SHARED_SECRET) is not set" in said) is not bool(verify)
+    if set(KEYS) <= present and site:
+        assert lacking == []
+
+
+TYPOED = [
+    ("run", "incident-helpr", "-m", "hi"),
+    ("eval", "incident-helpr"),
+    ("eval", "add", "incident-helpr", "--from-run", "run-0123456789abcdef"),
+    ("workflows", "validate", "incident-helpr"),
+    ("workflows", "webhook-token", "incident-helpr"),
+    ("runs", "stats", "--workflow", "incident-helpr"),
+]
+
+
+def test_a_typo_of_a_workflow_name_is_said_as_one_wherever_a_name_is_taken(tmp_path: Path) -> None:
+    readme_first_workflow(tmp_path)
+    env = bare_env(AGENT_WORKFLOWS_DIR=str(tmp_path / "workflows"), AGENT_STATE_DIR=str(tmp_path / "state"))
+    for args in TYPOED:
+        result = cli(*args, cwd=tmp_path, env=env)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "no such workflow 'incident-helpr'; did you mean 'incident-helper'?" in result.stderr, args
+        assert "write " not in result.stderr and "Traceback" not in result.stderr
+
+
+NAMES = ["document-feedback", "incident-helper", "jira-triage", "knowledge-answers", "slack-helper"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(NAMES), st.integers(0, 40), st.sampled_from(["drop", "swap", "change"]), st.sampled_from("xqz"))
+def test_one_slip_of_the_keyboard_points_back_to_the_name_meant(name: str, at: int, slip: str, letter: str) -> None:
+    """Any one character dropped, swapped with the next or changed: the name suggested is the one meant; a
+    name of the folder is never a typo."""
+    from agent_runtime.workflows.loader import closest
+
+    i = at % (len(name) - 1)
+    typo = {"drop": name[:i] + name[i + 1 :], "swap": name[:i] + name[i + 1] + name[i] + name[i + 2 :],
+            "change": name[:i] + letter + name[i + 1 :]}[slip]  # fmt: skip
+    assert closest(name, NAMES) is None
+    if typo not in NAMES:
+        assert closest(typo, NAMES) == name

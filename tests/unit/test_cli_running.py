@@ -1,0 +1,61 @@
+"""A CLI run's process as its row records it: whatever a row holds, reading it never fails, and a run reads as
+gone only when its row says running and names a process of this host that is not there (nor its pid reused).
+Ctrl-C's stop is seen at once and is not replaced by a request read later."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from agent_runtime.cli.running import Process, gone
+from agent_runtime.stopping import StopCheck, StopRequest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@settings(max_examples=150, deadline=None)
+@given(status=st.sampled_from(["running", "stopped", "completed", "", None]), process=JSON | st.fixed_dictionaries(
+    {"pid": st.integers() | st.booleans(), "host": st.sampled_from([socket.gethostname(), "elsewhere"])},
+    optional={"started": JSON}))  # fmt: skip
+def test_reading_any_row_never_fails_and_only_a_running_row_of_this_host_can_be_gone(status: Any, process: Any) -> None:
+    found = gone({"run_id": "run-1", "status": status, "process": process})
+    if found is not None:
+        assert status == "running" and found.host == socket.gethostname() and found.alive() is False
+
+
+def test_a_live_process_is_not_gone_a_dead_or_reused_pid_is_and_another_host_cannot_tell() -> None:
+    this = Process.this()
+    assert gone({"status": "running", "process": asdict(this)}) is None
+    assert this.started is None or gone({"status": "running", "process": asdict(this) | {"started": 1.0}}) == Process(
+        os.getpid(), this.host, 1.0
+    )  # the pid is another process's now
+    dead = {"pid": dead_pid(), "host": this.host, "started": None}
+    assert gone({"status": "running", "process": dead}) is not None
+    assert gone({"status": "stopped", "process": dead}) is None  # ended: nothing to tell
+    assert Process(dead["pid"], "another-host", None).alive() is None
+
+
+def test_ctrl_c_is_seen_at_once_and_kept() -> None:
+    reads: list[int] = []
+    check = StopCheck(lambda: reads.append(1) or StopRequest("U1", 1.0, "slack"), interval=60.0)
+    check.ask(StopRequest("cli:dana", 2.0, "ctrl-c"))
+    assert check() == StopRequest("cli:dana", 2.0, "ctrl-c") and reads == []
+    assert check().reason() == "Stopped by Ctrl-C (cli:dana)."
+    check.ask(StopRequest("cli:erin", 3.0, "ctrl-c"))  # the first stop stands
+    assert check().by == "cli:dana"
