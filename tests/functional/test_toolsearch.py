@@ -19,6 +19,7 @@ from agent_runtime.runtime import Services
 from agent_runtime.stores import LocalStore, RunStore, StoreFileStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsearch import FOUND
+from agent_runtime.toolsearch.search import LISTED
 from agent_runtime.toolsets import ToolEnv
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -305,9 +306,9 @@ def test_a_large_skills_catalogue_is_searched_not_listed(scripted: Start, tmp_pa
 def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_search(
     scripted: Start, tmp_path: Path
 ) -> None:
-    """In a small window the search's result is carried verbatim through compaction (the schema stays in view),
-    the found tool is still called through call_tool after it, and the transcript says what was searched, found
-    and called."""
+    """In a small window a summary takes the search's result away and its tool joins the tool list (the schema stays
+    in view), the found tool is still called through call_tool after it, and the transcript says what was
+    searched, found and called."""
     from dataclasses import replace
 
     from agent_runtime.show import transcript
@@ -330,8 +331,19 @@ def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_sear
         record = build_agent(flow, model_for(server), services, files=StoreFileStore(store, "thread#T")).run("Go.")
     assert record.status is RunStatus.COMPLETED, record.stop_reason
     assert "summary" in [e["tactic"] for e in record.events if e["type"] == "compaction"], "no summary was made"
-    # The schema stays in view in every request after the search, whatever compaction did to the rest.
-    assert all("## big_list_commits" in json.dumps(r.messages) for r in requests[1:])
+    # The schema stays in view in every request after the search: in the search's result, and once a summary took
+    # that away, in the tool list (the prompt cache was lost there anyway), for the rest of the run.
+    shown = ["## big_list_commits" in json.dumps(r.messages) or "big_list_commits" in r.tool_names for r in requests]
+    listed = ["big_list_commits" in r.tool_names for r in requests]
+    assert all(shown[1:]) and not listed[0] and listed[-1] and listed == sorted(listed)
+    assert "big_list_commits" in LISTED.get(record.state.context)
+    with serve_mcp(big_server(commits, [])) as url:  # the thread's next turn, in a new agent: the same tool list
+        later: list[ScriptedRequest] = []
+        again = scripted(seen(later, reply("Still here.")))
+        flow = replace(workflow(tmp_path, {"mcp": [{"name": "big", "url": url}], "search": {"chooser": "lexical"}}),
+                       context=flow.context)  # fmt: skip
+        build_agent(flow, model_for(again), services).run("And now?", state=record.state)
+    assert "big_list_commits" in later[0].tool_names
     assert len(commits) == 30  # every call ran, after the compaction too
     shown = transcript(record.to_dict(), record.state.messages)
     assert "tool search (lexical): found big_list_commits" in shown and "big_list_commits" in shown

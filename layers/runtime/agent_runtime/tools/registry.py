@@ -80,6 +80,10 @@ class ToolRegistry:
         """The request's tools: every tool but the deferred ones (a search finds those)."""
         return [item.spec() for item in self._tools.values() if not item.deferred]
 
+    def reveal(self, name: str) -> None:
+        """A deferred tool joins the request's tool list (toolsearch: a found tool, at a compaction)."""
+        self._tools[name] = dataclasses.replace(self._tools[name], deferred=False)
+
     def deferred(self) -> list[Tool]:
         return [item for item in self._tools.values() if item.deferred]
 

@@ -1,13 +1,13 @@
 """The search tool, the call-by-name tool, and the hook that makes a found tool's call the call of that tool.
 
-The request's tool list stays fixed for the whole run: ``tool_search`` returns the found tools' schemas as its
-result (kept verbatim through compaction, never masked), and the model calls one through ``call_tool`` — a
+The request's tool list stays fixed (the prompt cache keeps its prefix): ``tool_search`` returns the found tools'
+schemas as its result (never masked; when a compaction takes it out of the window, its tools join the tool list,
+the cache being lost there anyway), and the model calls one through ``call_tool`` — a
 reply the runtime rewrites, before it is stored, into the call of the tool it names. From there on the call is
 that tool's in every respect: its arguments checked against its schema, its approval, its read-only or mutating
 mark, an eval's stub, the tool-call cap, the journal and the record. A search reaches only the tools the workflow
 attached (the registry's deferred ones); found tools are kept in the run's state (checkpoints, resumes, threads)
-and a helper started later gets them in its own tool list. Why the list stays fixed: docs/tools.md
-(the prompt cache).
+and a helper started later gets them in its own tool list. The measurements behind these choices: docs/tools.md.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .. import messages as msgs
 from ..errors import ToolError
 from ..events import ToolsFound
 from ..hooks import Hook
@@ -32,6 +33,8 @@ from .index import Bm25, Entry
 SEARCH_TOOL, CALL_TOOL = "tool_search", "call_tool"
 # The deferred tools this run has found (their schemas are in its history), in the order found.
 FOUND: Slot[list[str]] = Slot("found_tools", list, owner=__name__)
+# Found tools whose search result a compaction took out of the window: sent in the tool list from then on.
+LISTED: Slot[list[str]] = Slot("found_tools_listed", list, owner=__name__)
 
 
 def entry_of(item: Tool, group: str = "") -> Entry:
@@ -66,8 +69,9 @@ class ToolSearch(Hook):
 
         tool_search.__doc__ = self._search_doc()
         call_tool.__doc__ = CALL_DOC
-        # Found schemas must stay in view: never offloaded to a file, never masked, carried through compaction.
-        return [tool(tool_search, name=SEARCH_TOOL, pinned=True, offload=False), tool(call_tool, name=CALL_TOOL)]
+        # Found schemas stay in view: never offloaded to a file, never masked; a compaction that summarises a
+        # search's result away puts its tools in the tool list instead (``compacted``).
+        return [tool(tool_search, name=SEARCH_TOOL, maskable=False, offload=False), tool(call_tool, name=CALL_TOOL)]
 
     def _search_doc(self) -> str:
         groups: dict[str, int] = {}
@@ -85,6 +89,22 @@ class ToolSearch(Hook):
     # The run
     def on_run_start(self, run: Run) -> None:
         self.run = run
+        for name in LISTED.get(run.state.context):  # a resumed run's tool list is the one it had
+            if (item := self.registry.get(name)) is not None and item.deferred:
+                self.registry.reveal(name)
+
+    def compacted(self, run: Run) -> None:
+        """After a compaction (the engine calls it before measuring again): a found tool whose search result left
+        the window joins the tool list. The prompt cache is lost from the compaction's first change anyway;
+        the tool list comes first, so this costs the tools and the system prompt once, and the schema is then in
+        the cached prefix rather than in the history every later compaction rewrites."""
+        shown = "\n".join(msgs.text_of(m) for m in run.state.messages if m["role"] == "tool")
+        listed = LISTED.use(run.state.context)
+        for name in FOUND.get(run.state.context):
+            item = self.registry.get(name)
+            if item is not None and item.deferred and f"## {name}\n" not in shown:
+                self.registry.reveal(name)
+                listed.append(name)
 
     def search(self, need: str) -> str:
         run = self.run
@@ -115,7 +135,8 @@ class ToolSearch(Hook):
                           ] if skill else []  # fmt: skip
                 continue
             if name in earlier:
-                parts.append(f"## {name}\n(found earlier in this run: its parameters are above)")
+                where = "in your tool list" if not item.deferred else "its parameters are above"
+                parts.append(f"## {name}\n(found earlier in this run: {where})")
                 continue
             schema = json.dumps(item.parameters, ensure_ascii=False, separators=(",", ":"))
             parts.append(f"## {name}\n{item.description}\nParameters: {schema}")
