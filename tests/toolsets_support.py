@@ -84,16 +84,19 @@ def notes_server(*, pages: dict[str, str] | None = None, created: list[str] | No
     return server
 
 
-def crowded_server(count: int = 500) -> MCPServer:
-    server = MCPServer("crowded")
+def crowded_server(
+    count: int = 500, server: MCPServer | None = None, *, name: str = "op", doc: str = "Operation {n}."
+) -> MCPServer:
+    """``count`` read-only tools ``<name>_<n>`` (on ``server``, or a new one): noise to be filtered or searched."""
+    server = server or MCPServer("crowded")
     for number in range(count):
 
         def make(n: int) -> Callable[[], str]:
             def op() -> str:
-                return f"op {n}"
+                return f"{name} {n}"
 
-            op.__name__ = f"op_{n}"
-            op.__doc__ = f"Operation {n}."
+            op.__name__ = f"{name}_{n}"
+            op.__doc__ = doc.format(n=n)
             return op
 
         server.tool(annotations=ToolAnnotations(read_only_hint=True))(make(number))

@@ -119,13 +119,13 @@ def test_an_unreachable_mcp_server_costs_its_tools_not_the_run(scripted: Start, 
     assert "Tools of the MCP server 'gone' are unavailable in this run" in requests[0].system_text()
 
 
-def test_a_server_with_500_tools_needs_an_allow_list(tmp_path: Path) -> None:
+def test_a_server_with_500_tools_never_deferred_needs_an_allow_list(tmp_path: Path) -> None:
     """A listing problem costs that server's tools (or the one tool), not every run: the prompt says why, and
-    `workflows validate` reports it."""
+    `workflows validate` reports it. (Deferred, the default past the threshold, it needs no list: toolsearch.)"""
     from agent_runtime.toolsets import validate_tools
 
     with serve_mcp(crowded_server(500)) as url:
-        flow = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url}]})
+        flow = workflow(tmp_path, {"mcp": [{"name": "crowded", "url": url}], "search": {"defer": {"crowded": "never"}}})
         with ScriptedServer([]) as server:
             agent = agent_for(server, flow, tmp_path)
             assert not [name for name in agent.tools.names() if name.startswith("crowded_")]
@@ -238,6 +238,12 @@ def test_python_tools_come_from_the_tools_path(scripted: Start, tmp_path: Path) 
     assert next(iter(requests[1].tool_results().values())) == '["PROJ-9"]'
     with ScriptedServer([]) as other, pytest.raises(ConfigError, match="not a tool; decorate it with @tool"):
         agent_for(other, workflow(tmp_path, {"python": ["acme_tools.jira:plain"]}), tmp_path, tools_path=(str(folder),))
+    with ScriptedServer([]) as other:  # a whole module: its @tool functions, not its plain ones
+        whole = agent_for(other, workflow(tmp_path, {"python": ["acme_tools.jira"]}), tmp_path,
+                          tools_path=(str(folder),))  # fmt: skip
+        assert "find_duplicates" in whole.tools.names() and "plain" not in whole.tools.names()
+    with ScriptedServer([]) as other, pytest.raises(ConfigError, match="the module has no @tool functions"):
+        agent_for(other, workflow(tmp_path, {"python": ["acme_tools"]}), tmp_path, tools_path=(str(folder),))
 
 
 def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
@@ -253,7 +259,8 @@ def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
     with serve_mcp(crowded_server(80)) as url:
         write("keys", {"mcp": [{"name": "Bad Name", "url": "ftp://x", "allow": ["a"], "deny": ["b"]}], "rest": []})
         write("secret", {"mcp": [{"name": "crowded", "url": url, "headers": {"X-Key": "${secret:crowd_key}"}}]})
-        write("crowded", {"mcp": [{"name": "crowded", "url": url}]})
+        write("crowded", {"mcp": [{"name": "crowded", "url": url}], "search": {"defer": {"crowded": "never"}}})
+        write("whole", {"mcp": [{"name": "crowded", "url": url}]})  # 80 tools, deferred: found by tool_search
         write("gone", {"mcp": [{"name": "gone", "url": "http://127.0.0.1:9/mcp"}]})
         write("clash", {"python": ["agent_runtime.files.tools:file_read"]})
         write("good", {"mcp": [{"name": "crowded", "url": url, "allow": ["op_1"]}], "builtin": []})
@@ -274,7 +281,7 @@ def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
     ]
     for part in expected:
         assert any(part in line for line in lines), (part, lines)
-    assert "ok  " in result.stdout and "good.yaml" in result.stdout
+    assert "ok  " in result.stdout and "good.yaml" in result.stdout and "whole.yaml" in result.stdout
     assert offline.returncode == 0, offline.stderr  # nothing reached: the sections themselves are valid
 
 

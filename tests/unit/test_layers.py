@@ -35,6 +35,7 @@ FLOORS = {
     "toolsets": 8,
     "chat": 7,
     "stats": 7,
+    "toolsearch": 7,
     "_steps_journal": 7,
     "_tool_calls": 7,
     "trace": 7,
@@ -113,8 +114,8 @@ def imported(path: Path, module: str | None = None, *, with_annotations: bool = 
                 target = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
-            if target.startswith("agent_runtime"):
-                found.append((target, node.lineno))
+            if target.startswith("agent_runtime"):  # each name too: `from . import telemetry` imports a module
+                found.extend((f"{target}.{alias.name}", node.lineno) for alias in node.names)
 
         def visit_Import(self, node: ast.Import) -> None:
             found.extend((alias.name, node.lineno) for alias in node.names if alias.name.startswith("agent_runtime"))
@@ -227,10 +228,11 @@ def test_files_never_import_the_context_engine() -> None:
 def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     """The checker itself: a chat module importing the service (even lazily) would be caught."""
     probe = tmp_path / "probe.py"
-    probe.write_text("def later():\n    from ..service.worker import Worker\n")
-    [(target, _)] = imported(probe, "agent_runtime.chat.probe")
-    assert target == "agent_runtime.service.worker"
+    probe.write_text("def later():\n    from ..service.worker import Worker\n    from .. import service\n")
+    [(target, _), (package, _)] = imported(probe, "agent_runtime.chat.probe")
+    assert (target, package) == ("agent_runtime.service.worker.Worker", "agent_runtime.service")
     assert (floor(target) or 0) > (floor("agent_runtime.chat.probe") or 0)
+    assert (floor(package) or 0) > (floor("agent_runtime.chat.probe") or 0)
 
 
 def test_what_goes_out_takes_nothing_from_what_comes_in() -> None:

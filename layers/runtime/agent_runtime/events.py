@@ -321,6 +321,20 @@ class Custom(RunEvent):
         return {"type": self.name, "at": self.at, **self.extra}
 
 
+# Tools disclosed progressively (toolsearch)
+@dataclass(frozen=True, kw_only=True)
+class ToolsFound(RunEvent):
+    """A tool_search call: which deferred tools it found (their schemas joined the window), among how many
+    candidates, by which stage; or a found tool called by name without a search (``stage`` "called")."""
+
+    kind = "tools_found"
+    found: list[str]
+    candidates: int
+    stage: str  # chooser | lexical (and why the chooser did not answer) | called
+    turn: int
+    tokens: int = 0  # the chooser's call
+
+
 def turn_of(event: RunEvent) -> int:
     """The turn an event happened in (0: an event of no turn, such as a skill's load or a run's end)."""
     turn = getattr(event, "turn", 0)

@@ -37,6 +37,11 @@ class Hook:
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         """After a successful model call, before its message joins the history."""
 
+    def shape_reply(self, run: Run, response: ModelResponse) -> ModelResponse:
+        """Return the reply as the history keeps it (e.g. a call made through a dispatcher tool as the call it stands
+        for, so that approvals, journals, masking and the record see the real tool). Don't mutate the input."""
+        return response
+
     def on_status(self, run: Run, text: str) -> None:
         """A coordinator says what it is doing (a script's ``run.progress``): for a chat's "working…" message."""
 
@@ -92,6 +97,11 @@ class HookChain(Hook):
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
         for hook in self.hooks:
             hook.after_model_call(run, response)
+
+    def shape_reply(self, run: Run, response: ModelResponse) -> ModelResponse:
+        for hook in self.hooks:
+            response = hook.shape_reply(run, response)
+        return response
 
     def on_status(self, run: Run, text: str) -> None:
         for hook in self.hooks:

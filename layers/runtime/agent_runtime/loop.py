@@ -196,7 +196,7 @@ class Agent:
                 run.state.turn -= 1
                 return Suspended("the deadline was reached during a model call")
             raise
-        response = unique_call_ids(response, run.state.turn, issued(run.state))
+        response = unique_call_ids(self.hooks.shape_reply(run, response), run.state.turn, issued(run.state))
         remember_ids(run.state, response.tool_calls)
         stored, refused = storable(response)
         run.state.messages.append(stored.to_message())

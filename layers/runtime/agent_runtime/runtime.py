@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import telemetry
+from . import telemetry, toolsearch
 from .approvals import ApprovalGate
 from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
@@ -29,6 +29,7 @@ from .hooks import Hook
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .models.prices import prices_for
+from .run_context import RunContext
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .skills.tools import skill_files
@@ -98,7 +99,12 @@ def prompt_sections(
     if skills is None:
         return sections
     visible = workflow.skills.visible(skills.names())
-    if visible:
+    if toolsearch.searched_skills(workflow, skills):  # too many to list: tool_search finds them
+        sections.append(
+            f"## Skills\n{len(visible)} skills are available: find the one a task needs with tool_search "
+            "and load it with load_skill before doing what it describes."
+        )
+    elif visible:
         sections.append(
             "## Skills\nLoad a skill with load_skill before doing what it describes.\n" + skills.catalog(visible)
         )
@@ -176,8 +182,8 @@ def build_agent(
     first in the hook chain. ``tools`` adds your own ``@tool`` functions (as ``tools.python`` does from a
     workflow file); an eval's stubs among them replace the tools they name."""
     services = services or Services()
-    registry, notes = _registry(workflow, model, services, hooks, tools)
-    chain = _chain(workflow, model, services, registry, hooks)
+    registry, notes, search = _registry(workflow, model, services, hooks, tools)
+    chain = _chain(workflow, model, services, registry, [*search, *hooks])
     sections = [
         *prompt_sections(
             workflow,
@@ -202,9 +208,10 @@ def build_agent(
 
 def _registry(
     workflow: Workflow, model: Model, services: Services, hooks: Sequence[Hook], tools: Sequence[Tool]
-) -> tuple[ToolRegistry, list[str]]:
-    """The run's tools: the defaults, the declared ones, yours, python, subagent; stubs last, in place of their
-    namesakes. And the notes declared sources add to the prompt."""
+) -> tuple[ToolRegistry, list[str], list[Hook]]:
+    """The run's tools: the defaults, the declared ones (deferred when toolsearch says so), yours, python,
+    subagent; stubs last, in place of their namesakes. And the notes declared sources add to the prompt, and the
+    tool search's hook when toolsets are deferred."""
     skills = services.skills
     registry = default_tools(workflow, skills)
     env = services.tool_env or ToolEnv.from_env()
@@ -212,16 +219,21 @@ def _registry(
     stubs = {item.name: item for item in tools if item.stub}  # an eval's stand-ins replace the tools they name
     own = [item for item in [*declared.tools, *tools] if item.name not in stubs]
     check_names(own, registry.names())
-    for item in own:
+    stubbed = [item for item in declared.tools if item.name in stubs]  # deferred or not as they are: stubs take it
+    for item in [*own, *stubbed]:
         registry.register(item)
+    models = _model_factory(model)  # the chooser's: the workflow's model unless tools.search names another
+    listed = toolsearch.searched_skills(workflow, skills)
+    search = toolsearch.install(registry, workflow, declared.toolsets, lambda name: models(name or model.name), listed)
     if workflow.sandbox.enabled and services.sandbox is not None:
         reader = skill_files(skills, workflow.skills) if skills is not None else None
         registry.register(python_tool(services.sandbox, workflow.sandbox, reader))
     if workflow.subagents.enabled and services.depth < workflow.subagents.max_depth:
-        registry.register(_subagents(workflow, model, services, hooks, [*own, *stubs.values()]))
+        parents = [registry.get(item.name) or item for item in own]  # as deferred as the parent's
+        registry.register(_subagents(workflow, model, services, hooks, [*parents, *stubs.values()]))
     for stub in stubs.values():  # last: a stub stands in for any tool of its name, the runtime's own included
         registry.replace(stub)
-    return registry, list(declared.notes)
+    return registry, list(declared.notes), [search] if search else []
 
 
 def _subagents(
@@ -235,15 +247,13 @@ def _subagents(
     helper_tools = [item for item in parents if not (item.mutating or item.needs_approval())]
     helper = Services(services.config, services.skills, sandbox=services.sandbox, depth=services.depth + 1)
 
-    def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook]) -> Agent:
-        """A helper's agent: the same runtime one level deeper (the tool never imports this module)."""
+    def spawn(child: Workflow, child_files: FileStore, child_hooks: Sequence[Hook], parent: RunContext) -> Agent:
+        """A helper's agent: the same runtime one level deeper (the tool never imports this module), with the
+        tools its parent has found so far in its tool list."""
+        given = toolsearch.for_helper(helper_tools, parent.state)
+        child = replace(child, tools=ToolSettings(search=workflow.tools.search))
         return build_agent(
-            replace(child, tools=ToolSettings()),
-            model_for(child.model.name),
-            helper,
-            files=child_files,
-            hooks=child_hooks,
-            tools=helper_tools,
+            child, model_for(child.model.name), helper, files=child_files, hooks=child_hooks, tools=given
         )
 
     return subagent_tool(workflow, spawn=spawn, library=services.skills, trace=trace)
@@ -256,6 +266,7 @@ def _chain(
     anything else can fail), preloading, yours, and the trace when OpenTelemetry is on."""
     runs = services.runs
     engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
+    engine.on_compacted += [hook.compacted for hook in hooks if isinstance(hook, toolsearch.ToolSearch)]
     mutating = {t.name for t in registry if t.mutating}
     durable = [PersistenceHook(runs, mutating=mutating, thread_id=services.thread_id)] if runs else []
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []

@@ -44,6 +44,9 @@ def _said(event: ev.RunEvent) -> str | None:
             return f"approval: {event.tool} {event.decision} by {event.by or 'nobody'}"
         case ev.SkillLoaded():
             return f"skill loaded: {event.skill}"
+        case ev.ToolsFound():  # toolsearch: a search (or a found tool called by name) and what it found
+            among = f" among {event.candidates} candidate(s)" if event.candidates else ""
+            return f"tool search ({event.stage}): found {', '.join(event.found) or 'nothing'}{among}"
     return _paused(event)
 
 

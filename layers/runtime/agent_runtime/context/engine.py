@@ -13,6 +13,7 @@ context reasons and never sends a request over the window by its calibrated coun
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import messages as msgs
@@ -73,8 +74,10 @@ class ContextEngine(Hook):
             workflow.model.name, encoding=load_encoding(tokenizer) if tokenizer else None
         )
         self.model = model
+        self.tools = tools
         self.tool_specs = tools.specs()
         self.raw_tools_tokens = self.counter.tools(self.tool_specs)
+        self.on_compacted: list[Callable[[Run], None]] = []  # e.g. found tools joining the list (toolsearch)
         self.keep_inline = {tool.name for tool in tools if not tool.offload}
         configured = int(min(workflow.model.context_window, self.settings.context_budget or math.inf))
         self.limits = Window(configured, workflow.model.max_output_tokens, self.settings.compaction_threshold)
@@ -243,7 +246,13 @@ class ContextEngine(Hook):
         return max(0, room, floor, small_window_floor) // max(1, self.in_flight)  # parallel calls share it
 
     # The request
+    def _follow(self) -> None:
+        """The tools the registry sends now: a tool may join the list (a found one, at a compaction)."""
+        if len(specs := self.tools.specs()) != len(self.tool_specs):
+            self.tool_specs, self.raw_tools_tokens = specs, self.counter.tools(specs)
+
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
+        self._follow()
         tally = self.tally.update(messages)
         check_history(messages, where="preparing the request", problems=tally.check.result())
         self.prefix.check(messages)
@@ -345,6 +354,9 @@ class ContextEngine(Hook):
             absolute=self.window - MIN_REPLY_TOKENS,
         )
         event = self.compactor.compact(run, plan)
+        for listener in self.on_compacted:  # before anything is measured again
+            listener(run)
+        self._follow()
         self.tally.reset()
         new = run.state.messages
         self.prefix.changed(

@@ -41,6 +41,7 @@ class Observed:
     model_calls: int = 0
     cost_usd: float | None = None
     seconds: float = 0.0
+    found: list[str] = field(default_factory=list)  # the deferred tools its searches found (toolsearch)
 
 
 Judging = Callable[[Judge, str, str], tuple[bool, str]]  # (judge, request, answer) → verdict, reason
@@ -57,6 +58,7 @@ def evaluate(expect: Expect, seen: Observed, judge: Judging | None = None) -> li
     results += [_identifier(i, answer, read) for i in expect.identifiers]
     results += [_called(t, seen.tool_calls) for t in expect.tools_called]
     results += [_not_called(name, seen.tool_calls) for name in expect.tools_not_called]
+    results += [_found_by_search(name, seen.found) for name in expect.tools_found]
     results += _limits(expect, seen)
     if expect.json_schema is not None:
         results.append(_json(expect.json_schema, answer))
@@ -110,6 +112,13 @@ def _found(pattern: str, text: str) -> bool:
 def _not_called(name: str, calls: Sequence[Mapping[str, Any]]) -> CheckResult:
     count = sum(c["name"] == name for c in calls)
     return CheckResult(f"not called {name}", count == 0, f"{count} call(s)" if count else "")
+
+
+def _found_by_search(name: str, found: Sequence[str]) -> CheckResult:
+    """A search miss is a check of its own: the tool the case needs was attached but no search found it."""
+    if name in found:
+        return CheckResult(f"found {name}", True)
+    return CheckResult(f"found {name}", False, f"search miss: found {', '.join(found) or 'nothing'}")
 
 
 def _limits(expect: Expect, seen: Observed) -> list[CheckResult]:

@@ -17,6 +17,7 @@ EXPECT_KEYS = (
     "identifiers",
     "tools_called",
     "tools_not_called",
+    "tools_found",
     "max_tool_calls",
     "max_model_calls",
     "max_cost_usd",
@@ -56,6 +57,7 @@ class Expect:
     identifiers: tuple[str, ...] = ()
     tools_called: tuple[ToolExpect, ...] = ()
     tools_not_called: tuple[str, ...] = ()
+    tools_found: tuple[str, ...] = ()  # deferred tools a tool_search must find (toolsearch): a miss is reported
     max_tool_calls: int | None = None
     max_model_calls: int | None = None
     max_cost_usd: float | None = None
@@ -114,6 +116,7 @@ def parse_expect(data: Any, report: Report) -> Expect:
         identifiers=tuple(strings(data.get("identifiers") or [], "expect.identifiers", report)),
         tools_called=tuple(_tool_expects(data.get("tools_called") or [], report)),
         tools_not_called=tuple(strings(data.get("tools_not_called") or [], "expect.tools_not_called", report)),
+        tools_found=tuple(strings(data.get("tools_found") or [], "expect.tools_found", report)),
         max_tool_calls=integer("expect", data, "max_tool_calls", 0, report, low=0)
         if "max_tool_calls" in data
         else None,

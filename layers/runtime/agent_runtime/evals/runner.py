@@ -67,6 +67,7 @@ class Attempt:
     stop_reason: str | None = None
     model: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)  # deferred tools its searches found (toolsearch)
     model_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -97,6 +98,7 @@ class Attempt:
         self.cost_usd = None if cost is None else (self.cost_usd or 0.0) + cost
         self.compactions += len(record.events_of(Compaction))
         self.maskings += len(record.events_of(Masking))
+        self.found += [name for e in record.events if e["type"] == "tools_found" for name in e["found"]]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +114,7 @@ class Attempt:
             "answer": self.answer,
             "model": self.model,
             "tool_calls": [{"name": c["name"], "error": c["error"]} for c in self.tool_calls],
+            "tools_found": self.found,
             "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -176,6 +179,7 @@ class Runner:
         if attempt.error is None:
             seen = Observed(attempt.status, attempt.answer, case.turns[-1], attempt.tool_calls)
             seen.model_calls, seen.cost_usd, seen.seconds = attempt.model_calls, attempt.cost_usd, attempt.seconds
+            seen.found = attempt.found
             attempt.checks = evaluate(case.expect, seen, self._judge(workflow, attempt))
         if self.progress:
             self.progress(attempt)

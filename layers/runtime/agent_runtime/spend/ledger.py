@@ -20,7 +20,8 @@ from ..state import Slot
 
 # What the run spent so far, by source, across its invocations; a new turn of a thread starts at zero.
 SPENT: Slot[dict[str, float]] = Slot("spent_usd", dict, owner=__name__)
-SOURCES = ("run", "compaction", "helpers")  # where a charge comes from; "estimated" sums the estimated ones
+SOURCES = ("run", "compaction", "helpers", "search")  # where a charge comes from (search: the tool-search chooser);
+# "estimated" sums the estimated ones
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens")
 NO_USAGE = "no usage reported"
 BAD_USAGE = "usage not valid"
@@ -92,7 +93,7 @@ class Ledger:
 def describe(breakdown: Mapping[str, float]) -> str:
     """``$0.1083 (helpers $0.0589, compaction $0.0012; $0.0040 estimated)``: the total and what is not the run's
     own calls."""
-    parts = [f"{key} ${breakdown[key]:.4f}" for key in ("helpers", "compaction") if breakdown.get(key)]
+    parts = [f"{key} ${breakdown[key]:.4f}" for key in ("helpers", "compaction", "search") if breakdown.get(key)]
     estimated = breakdown.get("estimated") or 0.0
     detail = ", ".join(parts) + (f"; ${estimated:.4f} estimated" if estimated else "")
     return f"${breakdown.get('total', 0.0):.4f}" + (f" ({detail})" if detail else "")

@@ -83,7 +83,8 @@ class SpendBridge(Hook):
         run.record.ledger.parent = self.parent
 
 
-Spawn = Callable[[Workflow, FileStore, Sequence[Hook]], "Agent"]  # the runtime's build_agent, one level deeper
+# The runtime's build_agent, one level deeper; the parent's context says what its run has found (toolsearch).
+Spawn = Callable[[Workflow, FileStore, Sequence[Hook], RunContext], "Agent"]
 
 
 def subagent_tool(
@@ -186,7 +187,7 @@ def _run_child(
     hooks.append(SpendBridge(ctx.spend))
     if trace is not None:
         hooks.append(TraceHook(trace, indent="    │ "))
-    agent = spawn(child, ScopedFileStore(ctx.files, shared), hooks)
+    agent = spawn(child, ScopedFileStore(ctx.files, shared), hooks, ctx)
     limit = Deadline.after(child.subagents.max_seconds)
     deadline = limit if ctx.deadline.remaining() > limit.remaining() else ctx.deadline
     run_id = ctx.budget.child_id(ctx.run_id) if ctx.budget else f"{ctx.run_id}.sub{len(SUBAGENTS.get(ctx.state)) + 1}"

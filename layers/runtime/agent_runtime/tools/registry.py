@@ -7,6 +7,7 @@ Whatever goes wrong inside a call (unknown tool, arguments that are not JSON, a 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import json
 import logging
 import threading
@@ -64,8 +65,10 @@ class ToolRegistry:
         self._tools[item.name] = item
 
     def replace(self, item: Tool) -> None:
-        """Put ``item`` in place of the tool of its name (an eval's stub), or add it."""
-        self._tools[item.name] = item
+        """Put ``item`` in place of the tool of its name (an eval's stub), or add it. A stand-in for a deferred tool
+        stays deferred: it is found as the tool it replaces would be."""
+        old = self._tools.get(item.name)
+        self._tools[item.name] = dataclasses.replace(item, deferred=True) if old and old.deferred else item
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -74,7 +77,15 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self) -> list[dict[str, Any]]:
-        return [item.spec() for item in self._tools.values()]
+        """The request's tools: every tool but the deferred ones (a search finds those)."""
+        return [item.spec() for item in self._tools.values() if not item.deferred]
+
+    def reveal(self, name: str) -> None:
+        """A deferred tool joins the request's tool list (toolsearch: a found tool, at a compaction)."""
+        self._tools[name] = dataclasses.replace(self._tools[name], deferred=False)
+
+    def deferred(self) -> list[Tool]:
+        return [item for item in self._tools.values() if item.deferred]
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
@@ -88,7 +99,7 @@ class ToolRegistry:
         item = self._tools.get(call.name)
         try:
             if item is None:
-                raise ToolError(f"there is no tool named {call.name!r}; available: {', '.join(self._tools)}")
+                raise ToolError(f"there is no tool named {call.name!r}; available: {self._available()}")
             token = CURRENT_CALL.set(call.id)
             try:
                 content = _invoke(item, parse_arguments(call.arguments), context)
@@ -113,6 +124,12 @@ class ToolRegistry:
             mutating=bool(item and item.mutating),
             duration_ms=(time.monotonic() - started) * 1000,
         )
+
+    def _available(self) -> str:
+        """The names the model was given (a catalogue of hundreds of deferred names is searched, not listed)."""
+        sent = ", ".join(item.name for item in self._tools.values() if not item.deferred)
+        hidden = len(self.deferred())
+        return sent + (f" (and {hidden} more: find them with tool_search)" if hidden else "")
 
 
 def _invoke(item: Tool, arguments: dict[str, Any], context: RunContext | None) -> str:

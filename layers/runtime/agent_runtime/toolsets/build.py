@@ -70,6 +70,11 @@ class DeclaredTools:
     unreachable: dict[str, str] = field(default_factory=dict)  # MCP server → why: this run goes without its tools
     left_out: dict[str, str] = field(default_factory=dict)  # MCP server → the tools of it left out, and why
     without: dict[str, str] = field(default_factory=dict)  # built-in tool → why it is not in this run (credentials)
+    toolsets: dict[str, str] = field(default_factory=dict)  # tool name → its toolset (a source's name, python, builtin)
+
+    def add(self, toolset: str, tools: list[Tool]) -> None:
+        self.tools += tools
+        self.toolsets |= {item.name: toolset for item in tools}
 
     @property
     def notes(self) -> list[str]:
@@ -96,20 +101,20 @@ def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False, q
     found = DeclaredTools()
     for server in settings.mcp:
         if not offline:
-            found.tools += _with_approval(_mcp(server, env, found), settings, server)
+            found.add(server.name, _with_approval(_mcp(server, env, found, settings), settings, server))
     for api in settings.openapi:
         if offline and api.spec.startswith(("https://", "http://")):
             continue
-        found.tools += _with_approval(_openapi(api, env, base_dir), settings, api)
+        found.add(api.name, _with_approval(_openapi(api, env, base_dir), settings, api))
     if settings.python:
         from .python import python_tools
 
-        found.tools += _with_approval(python_tools(settings.python, env.tools_path), settings)
+        found.add("python", _with_approval(python_tools(settings.python, env.tools_path), settings))
     if settings.builtin and not offline:
         from .builtin import builtin_tools, without_credentials
 
         made = builtin_tools(settings.builtin, slack=env.slack, jira=env.jira, origin=env.origin)
-        found.tools += _with_approval(made, settings)
+        found.add("builtin", _with_approval(made, settings))
         found.without = without_credentials(settings.builtin, slack=env.slack, jira=env.jira)
         for name, why in found.without.items() if not quiet else ():
             logger.warning("tools.builtin %r is left out of this run: %s", name, why)
@@ -123,7 +128,7 @@ def _with_approval(
     return [dataclasses.replace(t, approval=settings.approval_for(t.name, source)) for t in tools]
 
 
-def _mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> list[Tool]:
+def _mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools, settings: ToolSettings) -> list[Tool]:
     from .mcp import McpSession, mcp_tools
 
     where = f"tools.mcp {server.name!r}"
@@ -138,7 +143,8 @@ def _mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools) -> list[
         resolved = dataclasses.replace(server, url=url)
         _SESSIONS[key] = McpSession(resolved, headers, Redactor(used))
     try:
-        tools, problems = mcp_tools(server, _SESSIONS[key])
+        # A server whose tools may be deferred needs no allow: list, however many it lists (toolsearch).
+        tools, problems = mcp_tools(server, _SESSIONS[key], searchable=settings.search.mode(server.name) != "never")
     except (ToolError, ConfigError) as error:  # unreachable, a listing error or timeout, too many tools
         logger.warning("server=<%s> | MCP server unusable; its tools are left out of this run", server.name)
         found.unreachable[server.name] = str(error)

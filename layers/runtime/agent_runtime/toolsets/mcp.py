@@ -23,6 +23,7 @@ from ..errors import ConfigError, ToolError
 from ..run_context import RunContext
 from ..tools.decorator import Tool, external_tool
 from ..workflows.tools import McpServerSettings
+from ..workflows.toolsearch import MAX_TOOLS_WITHOUT_ALLOW
 from .exceptions import ToolSourceError
 from .results import MAX_RESULT_BYTES, capped_transport
 from .secrets import Redactor
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     import mcp_types
 
 T = TypeVar("T")
-MAX_TOOLS_WITHOUT_ALLOW = 64  # a server listing more must be narrowed with allow: the schemas cost every request
 CONNECT_TIMEOUT = 15.0
 CLOSE_SECONDS = 4.0  # a transport's close at most (the mcp client gives a stdio server 2 s, then terminates it)
 MAX_PAGES = 100  # of a tool listing
@@ -255,12 +255,14 @@ def _reason(error: BaseException, redact: Callable[[str], str]) -> str:
     return redact(f"{type(error).__name__}: {error}")[:300]  # redacted whole, then cut: no secret's start is left
 
 
-def mcp_tools(settings: McpServerSettings, session: McpSession) -> tuple[list[Tool], list[str]]:
+def mcp_tools(
+    settings: McpServerSettings, session: McpSession, *, searchable: bool = False
+) -> tuple[list[Tool], list[str]]:
     """The server's tools, filtered by allow/deny, named ``<server>_<tool>``; and what was left out, and why (a
     tool the workflow names that the server no longer lists, a name or a schema no model can take): each costs
-    only itself."""
+    only itself. ``searchable``: its tools may be deferred (found by a search), so any number is taken."""
     listed = {tool.name: tool for tool in session.tools()}
-    wanted, problems = _filter(settings, list(listed))
+    wanted, problems = _filter(settings, list(listed), searchable)
     tools: list[Tool] = []
     for name in wanted:
         try:
@@ -275,15 +277,16 @@ def mcp_tools(settings: McpServerSettings, session: McpSession) -> tuple[list[To
     return tools, problems
 
 
-def _filter(settings: McpServerSettings, names: Sequence[str]) -> tuple[list[str], list[str]]:
+def _filter(settings: McpServerSettings, names: Sequence[str], searchable: bool) -> tuple[list[str], list[str]]:
     named = [*(settings.allow or ()), *settings.deny, *settings.read_only, *settings.mutating]
     unknown = sorted(set(named) - set(names))
     problems = [f"the server lists no tool {', '.join(map(repr, unknown))}"] if unknown else []
     wanted = [n for n in names if n not in settings.deny and (settings.allow is None or n in settings.allow)]
-    if settings.allow is None and len(wanted) > MAX_TOOLS_WITHOUT_ALLOW:
+    if settings.allow is None and len(wanted) > MAX_TOOLS_WITHOUT_ALLOW and not searchable:
         raise ConfigError(
-            f"the server lists {len(wanted)} tools; name the ones this workflow uses with allow: [...] "
-            f"(at most {MAX_TOOLS_WITHOUT_ALLOW} are taken without a list: every schema costs tokens on every call)"
+            f"the server lists {len(wanted)} tools; name the ones this workflow uses with allow: [...], or let them be "
+            f"found by a search (tools.search.defer: {settings.name} is never; at most {MAX_TOOLS_WITHOUT_ALLOW} are "
+            "taken without a list when every schema is sent with every call)"
         )
     return wanted, problems
 

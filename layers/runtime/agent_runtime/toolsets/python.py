@@ -1,5 +1,6 @@
-"""``tools.python``: ``@tool`` functions by ``module:function``, from a tools layer in Lambda (``/opt/python``, on
-the path already) or from ``AGENT_TOOLS_PATH`` locally (folders, separated like ``PATH``)."""
+"""``tools.python``: ``@tool`` functions by ``module:function`` (or every one of a ``module``), from a tools layer
+in Lambda (``/opt/python``, on the path already) or from ``AGENT_TOOLS_PATH`` locally (folders, separated like
+``PATH``)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def python_tools(refs: Sequence[str], path: Sequence[str] = ()) -> list[Tool]:
             _FINDER.folders.append(resolved)
     if _FINDER not in sys.meta_path:
         sys.meta_path.append(_FINDER)
-    return [_load(ref) for ref in refs]
+    return [item for ref in refs for item in ([_load(ref)] if ":" in ref else _module(ref))]
 
 
 def script_function(ref: str, path: Sequence[str] = ()) -> Callable[..., Any]:
@@ -62,13 +63,27 @@ def script_function(ref: str, path: Sequence[str] = ()) -> Callable[..., Any]:
     return cast(Callable[..., Any], found)
 
 
+def _import(module_name: str, where: str) -> ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(f"{where}: cannot import {module_name!r} ({error}); is it on AGENT_TOOLS_PATH?") from None
+
+
+def _module(ref: str) -> list[Tool]:
+    """A whole module: every ``@tool`` it defines or imports, in the module's order (a toolset to attach whole)."""
+    found = [item for item in vars(_import(ref, f"tools.python {ref!r}")).values() if isinstance(item, Tool)]
+    if not found:
+        raise ConfigError(f"tools.python {ref!r}: the module has no @tool functions")
+    return [
+        item if item.timeout is not None else dataclasses.replace(item, timeout=PYTHON_TOOL_SECONDS) for item in found
+    ]
+
+
 def _load(ref: str) -> Tool:
     module_name, _, attribute = ref.partition(":")
     where = f"tools.python {ref!r}"
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigError(f"{where}: cannot import {module_name!r} ({error}); is it on AGENT_TOOLS_PATH?") from None
+    module = _import(module_name, where)
     found = getattr(module, attribute, None)
     if found is None:
         raise ConfigError(f"{where}: {module_name} has no {attribute!r}")

@@ -15,8 +15,9 @@ tools:
       base_url: https://billing.internal/api
       operations: [getInvoice, listInvoices]
       headers: {Authorization: "Bearer ${secret:billing_token}"}
-  python: [my_tools.jira:find_duplicates]
+  python: [my_tools.jira:find_duplicates, my_tools.ops]   # a function, or every @tool of a module
   builtin: [slack_thread, jira_issue, jira_search]
+  search: {threshold_tokens: 6000}       # tools disclosed progressively: see workflows/toolsearch.py
 ```
 """
 
@@ -28,15 +29,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sections import Report, check_keys, choice, flag, integer, mapping, text
+from .toolsearch import SearchSettings, parse_search_section
 
-KEYS = ("mcp", "openapi", "python", "builtin", "approval", "approval_overrides", "approvers", "approval_timeout_hours")
+KEYS = (
+    "mcp",
+    "openapi",
+    "python",
+    "builtin",
+    "approval",
+    "approval_overrides",
+    "approvers",
+    "approval_timeout_hours",
+    "search",
+)
 SOURCE_KEYS = ("name", "headers", "read_only", "mutating", "timeout_seconds", "approval")
 MCP_KEYS = (*SOURCE_KEYS, "url", "command", "allow", "deny")
 OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations", "allow_http")
 APPROVAL_MODES = ("mutating", "always", "never")  # mutating: every call of a mutating tool asks first
 BUILTINS = ("slack_thread", "jira_issue", "jira_search")
 SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")  # the prefix of its tools' names: short, one word
-PYTHON_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+PYTHON_REF = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")  # module:function, or a whole module
 SECRET_REF = re.compile(r"\$\{secret:([A-Za-z0-9_]+)\}")
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 900
@@ -80,6 +92,7 @@ class ToolSettings:
     approval_overrides: Mapping[str, str] = field(default_factory=dict)  # tool name (as the model sees it) → mode
     approvers: tuple[str, ...] = ()  # Slack user ids / JIRA account ids, or "requester"; empty: anyone
     approval_timeout_hours: int = 24
+    search: SearchSettings = field(default_factory=SearchSettings)  # tools disclosed progressively
 
     def approval_for(self, tool: str, source: McpServerSettings | OpenApiSettings | None = None) -> str:
         return self.approval_overrides.get(tool) or (source.approval if source else None) or self.approval
@@ -104,7 +117,7 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
     python = _names(data, "python", "tools", report)
     for ref in python:
         if not PYTHON_REF.fullmatch(ref):
-            report("tools.python", f"{ref!r}: use 'package.module:function'")
+            report("tools.python", f"{ref!r}: use 'package.module:function', or 'package.module' for all its tools")
     builtin = _names(data, "builtin", "tools", report)
     for name in builtin:
         if name not in BUILTINS:
@@ -128,6 +141,7 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
         approval_overrides={str(k): str(v) for k, v in overrides.items() if v in APPROVAL_MODES},
         approvers=_names(data, "approvers", "tools", report),
         approval_timeout_hours=integer("tools", data, "approval_timeout_hours", 24, report, low=1, high=24 * 30),
+        search=parse_search_section(mapping("tools", data, "search", report), report, tuple(seen)),
     )
 
 
