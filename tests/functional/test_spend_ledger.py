@@ -206,7 +206,7 @@ def test_a_run_resumed_after_the_deadline_keeps_counting_from_what_it_spent() ->
     largest = max(GPT41.cost({"prompt_tokens": u["prompt_tokens"], "completion_tokens": 1024}) for u in billing.billed)
     assert abs((record.cost_usd() or 0) - billing.cost(GPT41)) <= largest
     assert (record.cost_usd() or 0) <= 0.08
-    own = [sum(c["cost_usd"] for c in r.model_calls) for r in records]
+    own = [sum(c.get("cost_usd") or 0.0 for c in r.model_calls) for r in records]  # a failed attempt: no cost
     assert record.cost_usd() == pytest.approx(sum(own))
     assert record.state is not None and SPENT.get(record.state.context)["run"] == pytest.approx(sum(own), abs=1e-6)
 

@@ -312,6 +312,7 @@ def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_sear
     from dataclasses import replace
 
     from agent_runtime.show import transcript
+    from agent_runtime.views import read_run
 
     commits: list[str] = []
     requests: list[ScriptedRequest] = []
@@ -340,10 +341,10 @@ def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_sear
     with serve_mcp(big_server(commits, [])) as url:  # the thread's next turn, in a new agent: the same tool list
         later: list[ScriptedRequest] = []
         again = scripted(seen(later, reply("Still here.")))
-        flow = replace(workflow(tmp_path, {"mcp": [{"name": "big", "url": url}], "search": {"chooser": "lexical"}}),
-                       context=flow.context)  # fmt: skip
+        declared = {"mcp": [{"name": "big", "url": url}], "search": {"chooser": "lexical"}}
+        flow = replace(workflow(tmp_path, declared), context=flow.context)
         build_agent(flow, model_for(again), services).run("And now?", state=record.state)
     assert "big_list_commits" in later[0].tool_names
     assert len(commits) == 30  # every call ran, after the compaction too
-    shown = transcript(record.to_dict(), record.state.messages)
+    shown = transcript(read_run(record.to_dict()), record.state.messages)
     assert "tool search (lexical): found big_list_commits" in shown and "big_list_commits" in shown
