@@ -17,6 +17,7 @@ from agent_runtime.workflows import Limits, ModelSettings, Workflow
 from moto.server import ThreadedMotoServer
 
 REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "layers" / "runtime" / "agent_runtime"
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,14 @@
-"""A store that says who reads and writes the items of runs and threads: the places of a message's unit of work."""
+"""The store from the side: a spy on who reads and writes runs and threads, an item written in the local layout."""
 
 from __future__ import annotations
 
 import collections
+import json
 import traceback
 from collections.abc import Iterator
 from typing import Any
 
+from agent_runtime.stores import LocalStore
 from agent_runtime.stores.base import Item, Store
 
 
@@ -61,3 +63,10 @@ class Spy(Store):
         self._note(partition)
         self.queries[partition] += 1
         return self.inner.items(partition, skip=skip)
+
+
+def write(store: LocalStore, partition: str, name: str, data: object) -> None:
+    """An item in the local store's own layout, written straight: 3,000 runs in about a second, not ten."""
+    path = store._item(partition, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"data": data, "version": 1, "expires_at": None}))

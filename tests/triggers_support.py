@@ -12,11 +12,15 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from agent_runtime.workflows.triggers import JiraTrigger, SlackTrigger, TriggerSettings
 from slack_sdk.signature import SignatureVerifier
+
+from tests.conftest import make_workflow
 
 EVENTS = Path(__file__).resolve().parent / "events"
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -34,6 +38,15 @@ HANDLER_ENV = {
     "AWS_ACCESS_KEY_ID": "x",
     "AWS_SECRET_ACCESS_KEY": "y",
     "AGENT_SANDBOX": "off",
+}
+# What the webhook's trigger config reads: the secrets and ids the signed requests here are made with
+ENV = {
+    "SLACK_SIGNING_SECRET": SLACK_SECRET,
+    "SLACK_BOT_USER_ID": BOT_USER,
+    "JIRA_WEBHOOK_SECRET": JIRA_SECRET,
+    "JIRA_SHARED_SECRET": JIRA_SHARED,
+    "JIRA_BOT_ACCOUNT_ID": BOT_ACCOUNT,
+    "API_KEY": API_KEY,
 }
 
 
@@ -308,3 +321,15 @@ def sqs_lambda_event(messages: list[dict[str, Any]], queue_arn: str = "arn:aws:s
             for m in messages
         ]
     }
+
+
+def workflows() -> list:
+    review = replace(
+        make_workflow(),
+        name="design-review",
+        triggers=TriggerSettings(
+            slack=SlackTrigger(channels=("C0REVIEW",), direct_messages=True),
+            jira=JiraTrigger(projects=("PROJ",), labels=("design-review",)),
+        ),
+    )
+    return [review, replace(make_workflow(), name="chat")]

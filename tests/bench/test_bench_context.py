@@ -385,8 +385,8 @@ def test_parallel_fan_out() -> None:
     """One reply asks for 300, 1,000 or 1,200 calls (or 20 whose arguments alone outgrow the window) with a cap of
     40 calls and a 16,000-token budget, through the real loop and a scripted server: the run must end in an
     answer with every request within the budget (was: 'compaction freed too little', the run failed)."""
-    from tests.functional.test_parallel_calls import BUDGET, CAP
-    from tests.functional.test_parallel_calls import run as fan_out
+    from tests.parallel_support import BUDGET, CAP
+    from tests.parallel_support import run as fan_out
 
     print(f"\n\nParallel calls in one reply (cap {CAP} calls, budget {BUDGET:,} tokens)")
     print(f"{'asked':>6} | {'argument chars':>14} | {'status':<16} | {'ran':>4} | {'refused':>7} | "

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 from tests.conftest import REPO
-from tests.functional.test_hostile_memory import TOOLS, bomb_pdf
+from tests.hostile_support import TOOLS, bomb_pdf
 
 SETUP = (
     TOOLS

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.test_bench_triggers import HANDLER_ENV, import_ms
+from tests.artifacts_support import BUILD, LAMBDA_PYTHON, find_python, import_ms, layout
 from tests.conftest import REPO
-from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, find_python, layout
+from tests.triggers_support import HANDLER_ENV
 
 RUNS = 7
 LAYERS = {"RuntimeLayer": "runtime", "DocumentsLayer": "documents"}

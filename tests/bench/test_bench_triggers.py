@@ -8,10 +8,8 @@ machine is shared: wall time measures the neighbours), each handler's run paired
 
 from __future__ import annotations
 
-import os
 import shutil
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
@@ -23,9 +21,8 @@ from agent_runtime.triggers.queue import SqsQueue
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from moto.server import ThreadedMotoServer
 
-from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, layout
-from tests.functional.test_webhook import ENV, workflows
-from tests.triggers_support import HANDLER_ENV, FakeContext, api_event, slack_mention, slack_request
+from tests.artifacts_support import BUILD, import_ms
+from tests.triggers_support import ENV, FakeContext, api_event, slack_mention, slack_request, workflows
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 7
@@ -37,22 +34,6 @@ def without_bytecode(folder: Path) -> Path:
     for name in ("WebhookFunction", "WorkerFunction", "RuntimeLayer", "DocumentsLayer", "ContentLayer"):
         shutil.copytree(BUILD / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
     return folder
-
-
-def import_ms(build: Path, function: str, code: str, python: str = str(LAMBDA_PYTHON)) -> float:
-    """The CPU time of one cold import in a fresh interpreter (Lambda's version unless ``python`` says), laid out
-    as Lambda runs it: only the built function and layers on the path, no site-packages, read-only (nothing
-    written back). The interpreter's own start is left out, as Lambda's runtime has started before init."""
-    paths = layout(function, build) if function else [str(build / "RuntimeLayer" / "python")]
-    script = f"import sys, time; sys.path[:0] = {paths!r}; t = time.process_time(); {code}; "
-    script += "print((time.process_time() - t) * 1000)"
-    env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1", **HANDLER_ENV}
-    env["AGENT_WORKFLOWS_DIR"] = str(build / "ContentLayer" / "workflows")
-    env["AGENT_SKILLS_DIR"] = str(build / "ContentLayer" / "skills")
-    cwd = build / (function or "RuntimeLayer")
-    out = subprocess.run([python, "-S", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return float(out.stdout.strip().splitlines()[-1])
 
 
 def percentile(values: list[float], q: float) -> float:

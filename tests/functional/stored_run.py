@@ -22,7 +22,7 @@ from agent_runtime.subagents import SubagentSettings
 from agent_runtime.testing import ScriptedServer, call, reply
 
 from tests.conftest import REPO, make_workflow, model_for
-from tests.functional.test_subagents import child_script, long_doc
+from tests.subagents_support import child_script, long_doc
 
 RUN_ID = "run-stored-0001"
 FIXTURES = REPO / "tests" / "fixtures"

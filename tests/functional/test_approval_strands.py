@@ -19,8 +19,7 @@ from agent_runtime.deadline import Deadline
 from agent_runtime.testing import ScriptedRequest, call, reply
 from agent_runtime.triggers.queue import decode
 
-from tests.functional.test_approvals_e2e import approval_value, click, mention, ops  # noqa: F401  (the fixture)
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import approval_value, click, mention
 from tests.triggers_support import slack_request
 
 THREAD = "slack-T0TEAM-C0OPS-1763800000.000100"
@@ -35,7 +34,7 @@ def the_decision(s: Any) -> dict[str, Any]:
     return decode(message["Body"], s.store)
 
 
-def test_a_release_cut_short_is_done_again_by_the_redelivery(system, scripted, ops) -> None:  # noqa: F811
+def test_a_release_cut_short_is_done_again_by_the_redelivery(system, scripted, ops) -> None:
     ops()
 
     server = scripted(call("restart_service", {"service": "payments"}), reply("Restarted."), reply("It is up."))
@@ -63,7 +62,7 @@ def test_a_release_cut_short_is_done_again_by_the_redelivery(system, scripted, o
     assert "and is it up?" in json.dumps(server.requests[-1].messages)
 
 
-def test_a_worker_dying_in_the_approved_call_is_resumed_and_says_unknown(system, scripted, ops, monkeypatch) -> None:  # noqa: F811
+def test_a_worker_dying_in_the_approved_call_is_resumed_and_says_unknown(system, scripted, ops, monkeypatch) -> None:
     log = ops()
 
     class Died(BaseException):  # the invocation ends (a timeout, an OOM kill) while the call runs

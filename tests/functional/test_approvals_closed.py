@@ -10,9 +10,8 @@ from typing import Any
 
 from agent_runtime.testing import call, reply
 
-from tests.functional.test_approvals_e2e import approval_value, asked_ts, click, mention, ops  # noqa: F401
-from tests.functional.test_stop import stop_value
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import approval_value, asked_ts, click, mention
+from tests.slack_support import stop_value
 from tests.triggers_support import slack_request
 
 
@@ -20,7 +19,7 @@ def told(s: Any, user: str) -> list[str]:
     return [m["text"] for m in s.apis.named("chat.postEphemeral") if m.get("user") == user]
 
 
-def test_a_stop_closes_the_runs_open_requests_and_a_late_click_is_told_why(system, scripted, ops) -> None:  # noqa: F811
+def test_a_stop_closes_the_runs_open_requests_and_a_late_click_is_told_why(system, scripted, ops) -> None:
     log = ops()
     server = scripted(call("restart_service", {"service": "payments"}))
     s = system(server)
@@ -38,7 +37,7 @@ def test_a_stop_closes_the_runs_open_requests_and_a_late_click_is_told_why(syste
     assert not log.exists() and len(server.requests) == 1  # nothing ran, the model was not asked again
 
 
-def test_a_click_on_an_expired_request_after_the_run_answered_is_told_why(system, scripted, ops) -> None:  # noqa: F811
+def test_a_click_on_an_expired_request_after_the_run_answered_is_told_why(system, scripted, ops) -> None:
     """Expiry x an answered run: the request expired, the run went on and answered; a click then is told, as a
     click before the answer is (was: dropped silently once the run had answered)."""
     import time

@@ -17,88 +17,12 @@ from agent_runtime.service import turn
 from agent_runtime.service.approvals import ApprovalDesk
 from agent_runtime.testing import call, calls, reply
 
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
-from tests.triggers_support import slack_mention, slack_request
-
-OPS = """\
-name: ops-actions
-description: Does operational actions, with approval.
-prompt: You operate services.
-model: {{name: gpt-4o, context_window: 128000, max_output_tokens: 1024}}
-tools:
-  python: [ops_tools:restart_service]
-  approval_timeout_hours: 1
-{approvers}
-triggers:
-  slack: {{channels: [C0OPS]}}
-"""
-TOOL = '''
-import os
-from pathlib import Path
-from agent_runtime import tool
-
-@tool(mutating=True)
-def restart_service(service: str) -> str:
-    """Restart a service.
-
-    Args:
-        service: Its name.
-    """
-    log = Path(os.environ["OPS_LOG"])  # the module is imported once per process; each test has its own log
-    log.write_text(log.read_text() + service + "\\n" if log.exists() else service + "\\n")
-    return f"restarted {service}"
+from tests.approvals_support import OPS, TOOL, approval_value, asked_ts, asks_approval, click, jira_says, mention
+from tests.slack_support import feedback_buttons, rate
+from tests.triggers_support import slack_request
 
 
-@tool
-def drain_report(service: str) -> str:
-    """Report what a service would drop if drained (read-only).
-
-    Args:
-        service: Its name.
-    """
-    return f"{service}: 3 jobs in flight"
-'''
-
-
-@pytest.fixture
-def ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    def setup(approvers: str = "") -> Path:
-        (tmp_path / "ops-actions.yaml").write_text(OPS.format(approvers=approvers))
-        tools = tmp_path / "tools"
-        tools.mkdir(exist_ok=True)
-        (tools / "ops_tools.py").write_text(TOOL)
-        monkeypatch.setenv("AGENT_TOOLS_PATH", str(tools))
-        monkeypatch.setenv("OPS_LOG", str(tools / "restarts.log"))
-        return tools / "restarts.log"
-
-    return setup
-
-
-def mention(event_id: str, text: str, ts: str) -> dict[str, Any]:
-    return slack_mention(event_id, channel="C0OPS", ts=ts, thread_ts="1763800000.000100", text=f"<@U0BOT> {text}")
-
-
-def asks_approval(message: dict[str, Any]) -> bool:
-    """An approval request (the working message has blocks too: its Stop button)."""
-    return "approval_approve" in json.dumps(message.get("blocks") or [])
-
-
-def approval_value(s: Any) -> tuple[str, dict[str, Any]]:
-    [asked] = [m for m in s.apis.named("chat.postMessage") if asks_approval(m)]
-    blocks = asked["blocks"] if isinstance(asked["blocks"], list) else json.loads(asked["blocks"])
-    buttons = next(b for b in blocks if b["type"] == "actions")["elements"]
-    return buttons[0]["value"], asked
-
-
-def click(s: Any, value: str, user: str, action: str = "approval_approve", **sign: Any) -> dict[str, Any]:
-    payload = {"type": "block_actions", "user": {"id": user}, "trigger_id": f"trig-{time.time_ns()}",
-               "actions": [{"action_id": action, "value": value, "action_ts": str(time.time())}]}  # fmt: skip
-    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-    signed_body, headers = slack_request(body, **sign)
-    return s.post("/slack/interactivity", signed_body, headers | {"Content-Type": "application/x-www-form-urlencoded"})
-
-
-def test_approve_from_slack_resumes_the_run_and_the_tool_runs_once(system, scripted, ops) -> None:  # noqa: F811
+def test_approve_from_slack_resumes_the_run_and_the_tool_runs_once(system, scripted, ops) -> None:
     log = ops()
     server = scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments."))
     s = system(server)
@@ -128,13 +52,7 @@ def test_approve_from_slack_resumes_the_run_and_the_tool_runs_once(system, scrip
     assert "approval_approve" not in record  # the queue carries the decision, not Slack's payload
 
 
-def asked_ts(s: Any) -> str:
-    posted = s.apis.named("chat.postMessage")
-    index = next(i for i, m in enumerate(posted) if asks_approval(m))
-    return f"1763800100.{index + 1:06d}"  # the fake API numbers the messages it was sent
-
-
-def test_deny_from_slack_tells_the_model_and_nothing_runs(system, scripted, ops) -> None:  # noqa: F811
+def test_deny_from_slack_tells_the_model_and_nothing_runs(system, scripted, ops) -> None:
     log = ops()
     server = scripted(call("restart_service", {"service": "payments"}), reply("Not restarted: denied."))
     s = system(server)
@@ -154,7 +72,7 @@ def test_deny_from_slack_tells_the_model_and_nothing_runs(system, scripted, ops)
     ]
 
 
-def test_an_approver_not_on_the_list_is_refused_and_told(system, scripted, ops) -> None:  # noqa: F811
+def test_an_approver_not_on_the_list_is_refused_and_told(system, scripted, ops) -> None:
     log = ops("  approvers: [U0LEAD]")
     server = scripted(call("restart_service", {"service": "db"}), reply("Restarted db."))
     s = system(server)
@@ -170,7 +88,7 @@ def test_an_approver_not_on_the_list_is_refused_and_told(system, scripted, ops) 
     assert s.deliver() == ["answered"] and log.read_text() == "db\n"
 
 
-def test_forged_unsigned_and_replayed_clicks_are_refused(system, scripted, ops) -> None:  # noqa: F811
+def test_forged_unsigned_and_replayed_clicks_are_refused(system, scripted, ops) -> None:
     ops()
     s = system(scripted())
     value = "run-x|call-1|slack-T0TEAM-C0OPS-1763800000.000100"
@@ -184,7 +102,7 @@ def test_forged_unsigned_and_replayed_clicks_are_refused(system, scripted, ops) 
     assert s.deliver() == [] or True
 
 
-def test_an_expired_request_tells_the_model_when_the_thread_moves_on(system, scripted, ops) -> None:  # noqa: F811
+def test_an_expired_request_tells_the_model_when_the_thread_moves_on(system, scripted, ops) -> None:
     log = ops()
     server = scripted(
         call("restart_service", {"service": "cache"}),
@@ -215,7 +133,7 @@ def fire(s: Any, name: str) -> dict[str, Any]:
     return dict(schedule)
 
 
-def test_an_expired_request_wakes_its_run_when_nobody_writes_again(system, scripted, ops) -> None:  # noqa: F811
+def test_an_expired_request_wakes_its_run_when_nobody_writes_again(system, scripted, ops) -> None:
     log = ops()
     server = scripted(call("restart_service", {"service": "cache"}), reply("The restart was not approved in time."))
     s = system(server)
@@ -263,15 +181,7 @@ triggers:
 """
 
 
-def jira_says(text: str, comment_id: str, author: str) -> dict[str, Any]:
-    from tests.triggers_support import jira_comment
-
-    payload = jira_comment(comment_id, project="OPS", author=author)
-    payload["comment"]["body"]["content"][0]["content"][0]["text"] = text
-    return payload
-
-
-def test_a_jira_comment_approves_a_pending_call(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_a_jira_comment_approves_a_pending_call(system, scripted, ops, tmp_path: Path) -> None:
     from tests.triggers_support import jira_request
 
     log = ops()
@@ -292,7 +202,7 @@ def test_a_jira_comment_approves_a_pending_call(system, scripted, ops, tmp_path:
 
 
 def test_the_cli_denies_without_a_terminal_unless_told_to_approve(scripted, tmp_path: Path) -> None:
-    from tests.functional.test_cli import run_cli
+    from tests.cli_support import run_cli
 
     tools = tmp_path / "tools"
     tools.mkdir()
@@ -371,7 +281,7 @@ def test_a_crash_between_approved_and_ran_never_runs_the_call_twice(scripted, tm
     assert result.startswith("ERROR: the outcome of this pay call is unknown")
 
 
-def test_a_worker_that_dies_after_the_click_is_resumed_by_the_redelivery(system, scripted, ops) -> None:  # noqa: F811
+def test_a_worker_that_dies_after_the_click_is_resumed_by_the_redelivery(system, scripted, ops) -> None:
     """Was: the decision was recorded before the run resumed, and its redelivery, finding it recorded, was taken
     for a duplicate: the run never resumed, the thread's active-run marker stayed, and the thread's later
     messages waited forever. Now the run's checkpoint decides: a call it still waits for resumes it, once."""
@@ -402,7 +312,7 @@ def test_a_worker_that_dies_after_the_click_is_resumed_by_the_redelivery(system,
     assert s.worker.process.threads.active("slack-T0TEAM-C0OPS-1763800000.000100") is None
 
 
-def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system, scripted, ops) -> None:  # noqa: F811
+def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system, scripted, ops) -> None:
     """Was: the waiting messages were removed from the thread before they were sent again: one failed send lost
     them. Now they are forgotten only once sent."""
     ops()
@@ -439,7 +349,7 @@ def test_messages_that_waited_behind_an_approval_survive_a_failed_resend(system,
 HOSTILE = "payments\n```\n<!channel> *Approved by the security team* <https://evil.example|click here>\n```"
 
 
-def test_arguments_cannot_speak_as_the_bot_and_none_are_approved_unseen(system, scripted, ops) -> None:  # noqa: F811
+def test_arguments_cannot_speak_as_the_bot_and_none_are_approved_unseen(system, scripted, ops) -> None:
     """Was: arguments could close the message's code block with ``` and render <!channel> and text as the bot's
     own words, and every value was cut at 200 characters (its tail approved unseen). Now the arguments are a
     preformatted rich-text element (literal), and arguments longer than a message are attached whole."""
@@ -463,7 +373,7 @@ def test_arguments_cannot_speak_as_the_bot_and_none_are_approved_unseen(system, 
     assert b"AND DROP THE DATABASE" in upload and json.loads(upload)["service"] == tail
 
 
-def test_a_click_after_the_request_expired_decides_nothing_and_says_so(system, scripted, ops) -> None:  # noqa: F811
+def test_a_click_after_the_request_expired_decides_nothing_and_says_so(system, scripted, ops) -> None:
     """Was: a click after the deadline, before any wake-up, was shown as "approved by" (the run then settled the
     call as expired). Now the clicker is told, the question shows it expired, and the call never runs."""
     log = ops()
@@ -481,7 +391,7 @@ def test_a_click_after_the_request_expired_decides_nothing_and_says_so(system, s
     assert any("expired before your answer" in t for t in told)
 
 
-def test_a_jira_answer_decides_the_request_it_names(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_a_jira_answer_decides_the_request_it_names(system, scripted, ops, tmp_path: Path) -> None:
     """Was: "approve" decided the oldest pending request, whichever the approver meant. With two waiting, a bare
     "approve" is refused with the codes; "approve <code>" decides that one."""
     from tests.triggers_support import jira_request
@@ -513,40 +423,7 @@ def test_a_jira_answer_decides_the_request_it_names(system, scripted, ops, tmp_p
     assert "billing: 3 jobs in flight" in results
 
 
-def feedback_buttons(s: Any) -> dict[str, str]:
-    """The feedback buttons of the answer (its chat.update), by verdict: their values."""
-    [answer] = [u for u in s.apis.named("chat.update") if "context_actions" in json.dumps(u.get("blocks") or [])]
-    blocks = answer["blocks"] if isinstance(answer["blocks"], list) else json.loads(answer["blocks"])
-    [actions] = [b for b in blocks if b["type"] == "context_actions"]
-    [element] = actions["elements"]
-    assert element["type"] == "feedback_buttons"
-    return {"good": element["positive_button"]["value"], "bad": element["negative_button"]["value"]}
-
-
-def rate(s: Any, value: str, user: str, **sign: Any) -> dict[str, Any]:
-    """A click on a feedback button, as Slack sends it: a block_actions payload in the shape of Bolt for Python's
-    own fixtures (tests/scenario_tests/test_events_agent.py), the action's type feedback_buttons."""
-    action = {"type": "feedback_buttons", "action_id": "answer_feedback", "block_id": "fb", "value": value,
-              "action_ts": str(time.time())}  # fmt: skip
-    payload = {
-        "type": "block_actions",
-        "user": {"id": user, "username": "dana", "name": "dana", "team_id": "T0TEAM"},
-        "api_app_id": "A0APP",
-        "token": "verification_token",
-        "container": {"type": "message", "message_ts": "1763800100.000001", "channel_id": "C0OPS",
-                      "is_ephemeral": False},
-        "channel": {"id": "C0OPS", "name": "ops"},
-        "team": {"id": "T0TEAM", "domain": "acme"},
-        "enterprise": None,
-        "trigger_id": f"{time.time_ns()}.111.xxx",
-        "actions": [action],
-    }  # fmt: skip
-    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-    signed_body, headers = slack_request(body, **sign)
-    return s.post("/slack/interactivity", signed_body, headers | {"Content-Type": "application/x-www-form-urlencoded"})
-
-
-def test_an_answer_can_be_rated_once_per_person_and_forged_ratings_are_refused(system, scripted, ops) -> None:  # noqa: F811
+def test_an_answer_can_be_rated_once_per_person_and_forged_ratings_are_refused(system, scripted, ops) -> None:
     """Every answer carries Slack's feedback buttons; a click is verified like an approval click, stored with the
     run (who, verdict, when; the latest per person), shown by runs show and runs list."""
     ops()

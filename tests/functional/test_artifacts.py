@@ -14,64 +14,17 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import REPO
+from tests.artifacts_support import BUILD, LAMBDA_PYTHON, functions, layout
 from tests.triggers_support import slack_request
 
-BUILD = REPO / ".aws-sam" / "build"
 LIMIT_MB = 250  # unzipped: the function and all its layers
 # AWS clients the runtime and Powertools make (stores, queue, sandbox, secrets and parameters, approval wake-ups)
 REQUIRED_SERVICES = ("s3", "dynamodb", "sqs", "lambda", "secretsmanager", "ssm", "sts", "scheduler")
 
-if not (BUILD / "template.yaml").is_file():
-    if os.environ.get("AGENT_REQUIRE_BUILD"):
-        raise RuntimeError("no .aws-sam/build: run `make build`")
-    pytest.skip("no .aws-sam/build (run `make build`)", allow_module_level=True)
-
-
-class _Loader(yaml.SafeLoader):
-    """CloudFormation tags: ``!Ref X`` becomes ``{"Ref": "X"}``; the others are not needed here."""
-
-
-_Loader.add_constructor("!Ref", lambda loader, node: {"Ref": loader.construct_scalar(node)})
-_Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-
-
-def lambda_runtime() -> str:
-    """The Python functions' runtime in the built template (``python3.13``)."""
-    template = yaml.load((BUILD / "template.yaml").read_text(), Loader=_Loader)
-    runtimes = {r["Properties"].get("Runtime") for r in template["Resources"].values() if "Properties" in r}
-    (runtime,) = {r for r in runtimes if r and r.startswith("python")}
-    return str(runtime)
-
-
-def find_python(version: str) -> str | None:
-    """An interpreter of that version, found as the Makefile finds them (scripts/find-python)."""
-    found = subprocess.run([str(REPO / "scripts" / "find-python"), version], capture_output=True, text=True)
-    return found.stdout.strip() or None
-
-
-LAMBDA_VERSION = lambda_runtime().removeprefix("python")
-LAMBDA_PYTHON = os.environ.get("LAMBDA_PYTHON") or find_python(LAMBDA_VERSION)
-if not LAMBDA_PYTHON:
-    if os.environ.get("AGENT_REQUIRE_LAMBDA_PYTHON"):
-        raise RuntimeError(f"no Python {LAMBDA_VERSION} to check the build with (the functions' runtime)")
-    pytest.skip(f"no Python {LAMBDA_VERSION}: the build is checked with Lambda's interpreter", allow_module_level=True)
-
 
 def size_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20
-
-
-def functions() -> dict[str, list[str]]:
-    """Each built function and the logical ids of its layers."""
-    template = yaml.load((BUILD / "template.yaml").read_text(), Loader=_Loader)
-    return {
-        name: [layer["Ref"] for layer in resource["Properties"].get("Layers", [])]
-        for name, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::Serverless::Function"
-    }
 
 
 def test_every_function_with_its_layers_fits_lambdas_limit() -> None:
@@ -85,12 +38,6 @@ def test_every_function_with_its_layers_fits_lambdas_limit() -> None:
     assert {name for name, _, _ in rows} == {"WebhookFunction", "WorkerFunction", "SandboxFunction",
                                             "ScheduleSyncFunction"}  # fmt: skip
     assert all(total < LIMIT_MB for _, _, total in rows), rows
-
-
-def layout(function: str, build: Path = BUILD) -> list[str]:
-    """The path Lambda gives a function: its folder, then its layers' ``python`` folders (those that have one)."""
-    layers = [build / layer / "python" for layer in functions()[function]]
-    return [str(build / function), *(str(folder) for folder in layers if folder.is_dir())]
 
 
 def built_python(function: str, code: str, env: dict[str, str] | None = None) -> str:

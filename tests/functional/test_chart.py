@@ -46,7 +46,7 @@ def test_the_chart_draws_the_record(scripted: Any) -> None:
 
 
 def test_each_helper_gets_its_own_panel_with_its_own_numbers(scripted: Any) -> None:
-    from tests.functional.test_subagents import child_script, long_doc, parent
+    from tests.subagents_support import child_script, long_doc, parent
 
     files = InMemoryFileStore()
     doc = files.put(long_doc(400), name="contract.txt")

@@ -16,21 +16,9 @@ from pathlib import Path
 import pytest
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 
-REPO = Path(__file__).resolve().parents[2]
-DOCS = REPO / "examples" / "documents"
+from tests.cli_support import DOCS, REPO, run_cli
+
 Start = Callable[..., ScriptedServer]
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | (env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_runtime", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=60,
-    )
 
 
 def test_help_is_complete() -> None:

@@ -21,7 +21,7 @@ import pytest
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.testing import Paced, ScriptedRequest, ScriptedServer, call, reply
 
-from tests.functional.test_cli import REPO, run_cli
+from tests.cli_support import REPO, run_cli
 
 Start = Callable[..., ScriptedServer]
 LONG = "The payments service is up and its queue drains. " * 120  # ~20 s to stream at 0.05 s a chunk

@@ -7,51 +7,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent_runtime import Agent, RunStatus, ToolRegistry, tool
-from agent_runtime.context import ContextEngine, ContextSettings
+from agent_runtime import RunStatus
 from agent_runtime.files import InMemoryFileStore
-from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.messages import find_orphans, text_of
 from agent_runtime.testing import Reply, ScriptedRequest, ScriptedServer, call, context_overflow, reply, server_error
 
+from tests.compaction_support import agent, paragraph, talkative
 from tests.conftest import make_workflow, model_for
 
 Start = Callable[..., ScriptedServer]
 CONSTRAINT = 'Answer in French and never email "ops@example.com" directly.'
-
-
-def paragraph(n: int, words: int = 300) -> str:
-    return f"Section {n}: " + " ".join(f"word{n}x{i}" for i in range(words))
-
-
-@tool
-def fetch(n: int) -> str:
-    """Fetch section n of the manual (about 1,500 tokens).
-
-    Args:
-        n: Section number.
-    """
-    return paragraph(n)
-
-
-@tool(mutating=True)
-def post_comment(text: str) -> str:
-    """Post a comment on ticket PROJ-7.
-
-    Args:
-        text: The comment.
-    """
-    return f"posted comment 9001 on PROJ-7: {text}"
-
-
-def agent(server: ScriptedServer, *, files: InMemoryFileStore | None = None, **settings: Any) -> Agent:
-    # Compaction's own tactics, isolated: rolling masking (on by default) would keep this window from filling.
-    workflow = make_workflow(
-        window=8_000, output=1_000, context=ContextSettings(**{"mask_threshold_tokens": 0, **settings})
-    )
-    registry = ToolRegistry([*FILE_TOOLS, fetch, post_comment])
-    model = model_for(server)
-    return Agent(workflow, model, tools=registry, hooks=[ContextEngine(workflow, registry, model=model)], files=files)
 
 
 def compactions(record) -> list[dict[str, Any]]:
@@ -83,11 +48,6 @@ def summaries(request: ScriptedRequest) -> Reply | None:
     archive_id = re.search(r"archive file (file-[0-9a-f]+)", transcript).group(1)
     # A plausible summary that forgets the user's constraint and the ticket key, on purpose.
     return Reply(text=f"## Requests and intent\nRead the manual. (archive lines 1-40 of {archive_id})")
-
-
-def talkative(n: int) -> Reply:
-    """A turn with a long assistant text and a tool call: masking alone cannot free enough."""
-    return Reply(text=paragraph(50 + n, 250), calls=(call("fetch", {"n": n}).calls[0],))
 
 
 def test_summary_is_verified_and_missing_facts_are_pinned(scripted: Start) -> None:

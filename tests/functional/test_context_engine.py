@@ -277,7 +277,7 @@ def test_a_range_read_does_not_stream_the_whole_file_once_its_size_is_known() ->
 def test_extract_file_makes_a_new_file_the_file_tools_can_read(scripted: Start) -> None:
     from agent_runtime.extract.tools import DOCUMENT_TOOLS
 
-    from tests.unit.test_extract import make_docx
+    from tests.documents_support import make_docx
 
     files = InMemoryFileStore()
     source = files.put(make_docx(), name="design.docx")
@@ -310,8 +310,8 @@ def test_extract_file_makes_a_new_file_the_file_tools_can_read(scripted: Start) 
 
 
 def test_extract_cli(tmp_path: Path) -> None:
-    from tests.functional.test_cli import run_cli
-    from tests.unit.test_extract import make_docx
+    from tests.cli_support import run_cli
+    from tests.documents_support import make_docx
 
     path = tmp_path / "design.docx"
     path.write_bytes(make_docx())

@@ -21,10 +21,10 @@ from agent_runtime.messages import text_of
 from agent_runtime.testing import Fail, Raw, Reply, ScriptedRequest, ScriptedServer, call, calls, reply
 from agent_runtime.trace import TraceHook
 
+from tests.cli_support import run_cli
+from tests.compaction_support import agent as compaction_agent
+from tests.compaction_support import talkative
 from tests.conftest import make_workflow, model_for
-from tests.functional.test_cli import run_cli
-from tests.functional.test_compaction import agent as compaction_agent
-from tests.functional.test_compaction import talkative
 
 Start = Callable[..., ScriptedServer]
 COUNTER = TokenCounter("gpt-4o")

@@ -13,8 +13,8 @@ from agent_runtime.stores import LocalStore, PersistenceHook, RunStore, StoreFil
 from agent_runtime.testing import ScriptedServer, call, reply
 from agent_runtime.triggers.queue import SqsQueue
 
+from tests.compaction_support import fetch
 from tests.conftest import make_workflow, model_for
-from tests.functional.test_compaction import fetch
 
 
 def test_a_suspended_run_reenqueues_itself_and_finishes_in_the_next_invocation(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from agent_runtime.workflows import load_workflow
 
+from tests.cli_support import run_cli
 from tests.conftest import REPO
-from tests.functional.test_cli import run_cli
 
 EXAMPLES = REPO / "examples" / "workflows"
 

@@ -16,9 +16,8 @@ from typing import Any
 
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 
-from tests.functional.test_approvals_e2e import approval_value, click, mention, ops  # noqa: F401  (the fixture)
-from tests.functional.test_slack_streaming import streamed_text
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import approval_value, click, mention
+from tests.slack_support import streamed_text
 from tests.triggers_support import slack_request
 
 ANSWER = "Payments is healthy: every check passed and the queue is empty. " * 12
@@ -42,7 +41,7 @@ def stream_texts(s: Any) -> list[str]:
     return list(texts.values())
 
 
-def test_a_helpers_text_never_streams_and_the_answer_streams_whole(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_a_helpers_text_never_streams_and_the_answer_streams_whole(system, scripted, ops, tmp_path: Path) -> None:
     ops()
     workflow(tmp_path, "subagents: {enabled: true}\n")
 
@@ -66,7 +65,7 @@ def test_a_helpers_text_never_streams_and_the_answer_streams_whole(system, scrip
     assert not [u for u in s.apis.named("chat.update") if ANSWER[:30] in str(u.get("text"))]
 
 
-def test_an_approval_wait_closes_the_stream_and_the_answer_streams_whole_after_it(system, scripted, ops) -> None:  # noqa: F811
+def test_an_approval_wait_closes_the_stream_and_the_answer_streams_whole_after_it(system, scripted, ops) -> None:
     ops()
     server = scripted(call("restart_service", {"service": "payments"}), reply(ANSWER.strip()))
     s = system(server)
@@ -81,7 +80,7 @@ def test_an_approval_wait_closes_the_stream_and_the_answer_streams_whole_after_i
     assert last.count(ANSWER.strip()) == 1
 
 
-def test_a_compaction_summary_never_streams(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_a_compaction_summary_never_streams(system, scripted, ops, tmp_path: Path) -> None:
     ops()
     workflow(tmp_path, "context: {context_budget: 6000, mask_threshold_tokens: 0}\n")
     from agent_runtime.testing import Reply, ScriptedCall

@@ -21,7 +21,7 @@ from agent_runtime.testing import Reply, ScriptedRequest, ScriptedServer, call, 
 from agent_runtime.testing.steps import ScriptedCall
 from agent_runtime.workflows import parse_workflow
 
-from tests.functional.test_cache_breaks import act, compute, exact, prose, read
+from tests.cache_support import act, compute, exact, prose, read
 
 COUNTER = TokenCounter("gpt-4.1")
 

@@ -32,10 +32,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO, make_workflow
-from tests.functional.test_triggers_e2e import WORKFLOW
-from tests.functional.test_webhook import ENV
 from tests.triggers_support import (
     API_KEY,
+    ENV,
     JIRA_SECRET,
     SLACK_SECRET,
     FakeContext,
@@ -43,6 +42,7 @@ from tests.triggers_support import (
     api_get,
     slack_mention,
 )
+from tests.worker_support import WORKFLOW
 
 HOOK_SECRET, PAGE_KEY = "hook-secret-for-tests", "page-key-for-tests-0123456789"
 SECRETS = {**ENV, "HOOK_SECRET": HOOK_SECRET, "RUN_PAGE_KEY": PAGE_KEY}

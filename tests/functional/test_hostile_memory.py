@@ -6,36 +6,9 @@ the model would call.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
-from tests.conftest import REPO
-
-LIMIT = 1 << 30
-
-# A child process's start: the file and document tools as the model calls them (also the bench's).
-TOOLS = """
-import json, resource
-from agent_runtime import RunContext, ToolRegistry
-from agent_runtime.extract.tools import DOCUMENT_TOOLS
-from agent_runtime.files import InMemoryFileStore
-from agent_runtime.files.tools import FILE_TOOLS
-from agent_runtime.models import ToolCall
-files = InMemoryFileStore()
-tools = ToolRegistry([*FILE_TOOLS, *DOCUMENT_TOOLS])
-ctx = RunContext("run-x", "wf", files)
-def call(name, **args):
-    return tools.execute(ToolCall("c1", name, json.dumps(args)), ctx).content
-"""
-
-
-def run_limited(code: str) -> subprocess.CompletedProcess[str]:
-    limit = f"import resource\nresource.setrlimit(resource.RLIMIT_AS, ({LIMIT}, {LIMIT}))\n"
-    script = limit + TOOLS + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+from tests.hostile_support import bomb_pdf, run_limited
 
 
 @pytest.mark.parametrize("pattern", ["(?:(?:a{1000}){1000}){1000}", "(?:(?:a{200}){200}){200}", "(?:x{300}){300}"])
@@ -89,30 +62,6 @@ def test_whole_file_reads_of_an_86_mb_log_stay_bounded(read: str) -> None:
     assert result.returncode == 0, result.stderr[-800:]
     size, *_, grown_mb = result.stdout.split()
     assert int(size) < 400_000 and int(grown_mb) < 300, result.stdout
-
-
-def bomb_pdf(text_bytes: int, pages: int = 1) -> bytes:
-    """A small PDF whose pages share one FlateDecode content stream that inflates to ``text_bytes``."""
-    import zlib
-
-    line = b"BT /F1 12 Tf 72 712 Td (" + b"A" * 200 + b") Tj ET\n"
-    stream = zlib.compress(line * (text_bytes // len(line)), 9)
-    kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-    ]
-    font = "<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
-    objects += [f"<< /Type /Page /Parent 2 0 R /Contents 3 0 R /Resources {font} >>".encode()] * pages
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
 
 
 @pytest.mark.timed  # a wall-time bound: run alone, never beside another worker

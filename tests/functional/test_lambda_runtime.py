@@ -20,8 +20,8 @@ import pytest
 from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.steps import reply
 
+from tests.artifacts_support import BUILD, LAMBDA_PYTHON, LAMBDA_VERSION, layout
 from tests.conftest import REPO, create_stack, moto_clients
-from tests.functional.test_artifacts import BUILD, LAMBDA_PYTHON, LAMBDA_VERSION, layout
 from tests.lambda_runtime_api import RuntimeApi, runtime_api
 from tests.triggers_support import SLACK_SECRET, api_event, slack_mention, slack_request, sqs_lambda_event
 

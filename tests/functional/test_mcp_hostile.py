@@ -11,8 +11,8 @@ from typing import Any
 from agent_runtime import RunStatus
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, reply
 
-from tests.functional.test_workflow_tools import agent_for, seen_by, workflow
 from tests.toolsets_support import notes_server, serve_mcp, serve_raw_mcp
+from tests.workflow_tools_support import agent_for, seen_by, workflow
 
 Start = Callable[..., ScriptedServer]
 

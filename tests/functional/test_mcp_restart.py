@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from agent_runtime import RunStatus
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 
-from tests.functional.test_workflow_tools import agent_for, seen_by, workflow
 from tests.toolsets_support import notes_server, serve_mcp
+from tests.workflow_tools_support import agent_for, seen_by, workflow
 
 Start = Callable[..., ScriptedServer]
 

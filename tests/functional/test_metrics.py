@@ -6,47 +6,19 @@ skill, approvals and their wait, feedback. Through the webhook, SQS (moto) and t
 from __future__ import annotations
 
 import json
-from typing import Any
 
-import pydantic
-import typing_extensions
 from agent_runtime.figures import figures
 from agent_runtime.service.metrics import RunMetrics
 from agent_runtime.testing import reply, server_error
 from agent_runtime.views import read_run
-from aws_lambda_powertools.metrics.provider.cloudwatch_emf import types as emf
 
-from tests.functional.test_approvals_e2e import feedback_buttons, ops, rate  # noqa: F401  (ops: a fixture)
-from tests.functional.test_triggers_e2e import read_design, system  # noqa: F401  (the fixture)
+from tests.metrics_support import blobs, by_dimensions
+from tests.slack_support import feedback_buttons, rate
 from tests.triggers_support import slack_mention, slack_request
-
-emf.NotRequired = typing_extensions.NotRequired  # type: ignore[attr-defined]  (imported for type checkers only)
-SCHEMA = pydantic.TypeAdapter(emf.CloudWatchEMFOutput)
+from tests.worker_support import read_design
 
 
-def blobs(text: str) -> list[dict[str, Any]]:
-    """The EMF lines among what was printed, each checked: Powertools' shape, and every name it declares present."""
-    found = []
-    for line in text.splitlines():
-        if line.startswith('{"_aws"'):
-            blob = json.loads(line)
-            SCHEMA.validate_python(blob, strict=True)
-            [directive] = blob["_aws"]["CloudWatchMetrics"]
-            assert directive["Namespace"] == "AgentRuntime"
-            names = [*directive["Dimensions"][0], *(m["Name"] for m in directive["Metrics"])]
-            assert all(name in blob for name in names)
-            found.append(blob)
-    return found
-
-
-def by_dimensions(found: list[dict[str, Any]]) -> dict[frozenset[str], list[dict[str, Any]]]:
-    grouped: dict[frozenset[str], list[dict[str, Any]]] = {}
-    for blob in found:
-        grouped.setdefault(frozenset(blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0]), []).append(blob)
-    return grouped
-
-
-def test_a_runs_metrics_carry_its_workflow_and_trigger(system, scripted, capsys) -> None:  # noqa: F811
+def test_a_runs_metrics_carry_its_workflow_and_trigger(system, scripted, capsys) -> None:
     server = scripted(read_design, reply("Add a rollback plan."))
     s = system(server)
     s.apis.files["/files/design.md"] = b"# Design\n"
@@ -76,7 +48,7 @@ def test_a_runs_metrics_carry_its_workflow_and_trigger(system, scripted, capsys)
     assert s.deliver() == ["rated"] and blobs(capsys.readouterr().out) == []
 
 
-def test_a_failed_run_counts_its_reason(system, scripted, capsys) -> None:  # noqa: F811
+def test_a_failed_run_counts_its_reason(system, scripted, capsys) -> None:
     s = system(scripted(server_error(500), server_error(500), server_error(500)))
     s.post("/slack/events", *slack_request(slack_mention("Ev810")))
     capsys.readouterr()
@@ -114,9 +86,9 @@ def test_skills_and_approvals_are_counted_with_their_waits() -> None:
         ("pdf", [1.0]), ("runbooks", [1.0])]  # fmt: skip
 
 
-def test_runs_stats_adds_up_what_the_metrics_carry(system, scripted, capsys, tmp_path) -> None:  # noqa: F811
+def test_runs_stats_adds_up_what_the_metrics_carry(system, scripted, capsys, tmp_path) -> None:
     """The same runs, two readings: the EMF lines the worker printed, and `runs stats` over the store."""
-    from tests.functional.test_cli import run_cli
+    from tests.cli_support import run_cli
 
     server = scripted(reply("One."), server_error(500), server_error(500), server_error(500))
     s = system(server, local_store=True)
@@ -143,12 +115,12 @@ def test_runs_stats_adds_up_what_the_metrics_carry(system, scripted, capsys, tmp
     assert bad.returncode == 2 and "give a span (7d, 24h, 30m, 2w) or a date" in bad.stderr
 
 
-def test_an_approved_run_counts_its_approval_and_wait_once_across_invocations(system, scripted, ops, capsys) -> None:  # noqa: F811
+def test_an_approved_run_counts_its_approval_and_wait_once_across_invocations(system, scripted, ops, capsys) -> None:
     """Metrics x approvals x resumes: the request (first invocation) and the decision (the next) are one approval
     with its wait, and the run counts once, when it ends — not at its suspension."""
     from agent_runtime.testing import call
 
-    from tests.functional.test_approvals_e2e import approval_value, click, mention
+    from tests.approvals_support import approval_value, click, mention
 
     ops()
     s = system(scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments.")))

@@ -16,7 +16,7 @@ from agent_runtime.toolsets.openapi import load_spec, openapi_tools
 from agent_runtime.toolsets.secrets import Redactor
 from agent_runtime.workflows.tools import OpenApiSettings
 
-from tests.functional.test_hostile_memory import run_limited
+from tests.hostile_support import run_limited
 from tests.http_support import loopback
 
 FAN_OUT = {  # every schema refers to all the others: a cycle that fans out (10^12 nodes, inlined naively)

@@ -15,7 +15,7 @@ from agent_runtime.testing import ScriptedServer, reply
 from agent_runtime.workflows.files import FileSettings
 
 from tests.conftest import make_workflow, model_for
-from tests.unit.test_extract import make_docx
+from tests.documents_support import make_docx
 
 Start = Callable[..., ScriptedServer]
 

@@ -14,7 +14,7 @@ from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsets import ToolEnv
 
 from tests.conftest import model_for
-from tests.functional.test_workflow_tools import workflow
+from tests.workflow_tools_support import workflow
 
 Start = Callable[..., ScriptedServer]
 TOOLS = '''

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 from agent_runtime.stores import LocalStore, RunStore
 
-from tests.functional.test_reactions import FLOW, PARENT, REPLY, reaction
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.slack_support import FLOW, PARENT, REPLY, reaction
 from tests.triggers_support import SLACK_SECRET, slack_request
 
 
@@ -78,7 +77,7 @@ def test_a_reaction_under_serve_with_slack_unreachable_is_a_failed_run_not_a_tra
     assert row.run_id in cli("runs", "list", "--status", "failed", env=env).stdout
 
 
-def test_a_refused_reactions_get_is_a_failed_run_with_an_apology_in_the_thread(system, scripted, tmp_path) -> None:  # noqa: F811
+def test_a_refused_reactions_get_is_a_failed_run_with_an_apology_in_the_thread(system, scripted, tmp_path) -> None:
     """The app without the reactions:read scope: the run fails saying so, the thread gets the apology, the
     message is answered (a redelivery is a duplicate), and the model is never asked about a message unread."""
     (tmp_path / "jira-draft.yaml").write_text(FLOW)
@@ -99,7 +98,7 @@ def test_a_refused_reactions_get_is_a_failed_run_with_an_apology_in_the_thread(s
     assert set(s.redeliver()) == {"duplicate"}
 
 
-def test_a_run_under_way_that_slack_refuses_is_tried_again_not_failed(system, scripted, tmp_path) -> None:  # noqa: F811
+def test_a_run_under_way_that_slack_refuses_is_tried_again_not_failed(system, scripted, tmp_path) -> None:
     """Only a run that has not begun fails for its preparation: a suspended run's continuation that Slack
     refuses raises (SQS gives the message again) and keeps its checkpoint, and answers once Slack is back."""
     from agent_runtime.chat.exceptions import ReplyError

@@ -7,32 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from agent_runtime.testing import reply
 
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.slack_support import FLOW, PARENT, REPLY, reaction
 from tests.triggers_support import slack_request
 
-PARENT, REPLY = "1763800000.000100", "1763800040.000200"
-FLOW = """\
-name: jira-draft
-description: Drafts a JIRA ticket from a Slack message marked with :jira:.
-prompt: You draft tickets.
-model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
-triggers:
-  slack: {channels: [C0OPS], reactions: [jira]}
-"""
 
-
-def reaction(event_id: str, emoji: str = "jira", *, user: str = "U0DANA", channel: str = "C0OPS") -> dict[str, Any]:
-    event = {"type": "reaction_added", "user": user, "reaction": emoji, "item_user": "U0ERIN",
-             "item": {"type": "message", "channel": channel, "ts": REPLY}, "event_ts": "1763800050.000300"}  # fmt: skip
-    return {"token": "unused", "team_id": "T0TEAM", "api_app_id": "A0APP", "event": event,
-            "type": "event_callback", "event_id": event_id, "event_time": 1763800050}  # fmt: skip
-
-
-def test_a_reaction_runs_once_per_message_and_emoji_with_its_thread(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_reaction_runs_once_per_message_and_emoji_with_its_thread(system, scripted, tmp_path: Path) -> None:
     (tmp_path / "jira-draft.yaml").write_text(FLOW)
     server = scripted(reply("Drafted: PROJ-? Queue consumer drops messages on retry."))
     s = system(server)
@@ -61,7 +43,7 @@ def test_a_reaction_runs_once_per_message_and_emoji_with_its_thread(system, scri
     assert s.deliver() == [] and len(server.requests) == 1
 
 
-def test_the_bots_own_reactions_start_nothing(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_the_bots_own_reactions_start_nothing(system, scripted, tmp_path: Path) -> None:
     """As the bot's own messages start nothing, neither do its reactions (a workflow that marks messages, like the
     merged-prs example, must not start one that reads marks): the bot known by SLACK_BOT_USER_ID, or as the app's
     bot user Slack's envelope names (``authorizations``). A person's same reaction still starts the run."""

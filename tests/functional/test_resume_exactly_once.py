@@ -159,7 +159,7 @@ def test_a_retried_compaction_is_not_summarized_or_billed_twice(tmp_path: Path) 
     from agent_runtime.context import ContextSettings
     from agent_runtime.stores import StoreSummaryMemo
 
-    from tests.functional.test_compaction import fetch, talkative
+    from tests.compaction_support import fetch, talkative
 
     class CrashAfterCompaction(Hook):
         def after_model_call(self, run: Run, response: Any) -> None:

@@ -10,22 +10,15 @@ import time
 import urllib.parse
 from typing import Any
 
-import html5lib
 from agent_runtime.pages import PageLinks
 from agent_runtime.testing import reply
 
-from tests.functional.test_approvals_e2e import feedback_buttons, rate
-from tests.functional.test_triggers_e2e import read_design, system  # noqa: F401  (the fixture)
+from tests.pages_support import API, KEY, strict
+from tests.slack_support import feedback_buttons, rate
 from tests.triggers_support import slack_mention, slack_request
+from tests.worker_support import read_design
 
-KEY = "run-page-key-for-tests-0123456789"
-API = "https://agents.example"
 HOSTILE = "# Design\n\nRetries: 5. <script>alert('x')</script> Token: jira-token and xoxb-test.\x1b[2J\n"
-
-
-def strict(page: str) -> None:
-    """html5lib's strict parser: any parse error (a stray tag, a bad character, no doctype) raises."""
-    html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(page)
 
 
 def answered(s: Any, event_id: str = "Ev700", **mention: Any) -> tuple[str, str]:
@@ -41,7 +34,7 @@ def answered(s: Any, event_id: str = "Ev700", **mention: Any) -> tuple[str, str]
     return run_id, link
 
 
-def test_the_answers_link_opens_that_runs_page_and_nothing_else(system, scripted) -> None:  # noqa: F811
+def test_the_answers_link_opens_that_runs_page_and_nothing_else(system, scripted) -> None:
     server = scripted(read_design, reply("*Verdict*: add a rollback plan."))
     s = system(server, secrets={"RUN_PAGE_KEY": KEY}, settings={"api_url": API})
     run_id, link = answered(s)
@@ -79,7 +72,7 @@ def test_the_answers_link_opens_that_runs_page_and_nothing_else(system, scripted
     assert s.get(link.replace("/page?", "/other?"))["statusCode"] == 404
 
 
-def test_without_a_key_no_link_is_made_and_no_page_is_served(system, scripted) -> None:  # noqa: F811
+def test_without_a_key_no_link_is_made_and_no_page_is_served(system, scripted) -> None:
     s = system(scripted(reply("Fine.")), settings={"api_url": API})
     s.post("/slack/events", *slack_request(slack_mention("Ev710")))
     assert s.deliver() == ["answered"]
@@ -88,7 +81,7 @@ def test_without_a_key_no_link_is_made_and_no_page_is_served(system, scripted) -
     assert s.get(forged)["statusCode"] == 404  # pages are off: not even a signature check to probe
 
 
-def test_the_runs_channel_gets_a_line_per_run_and_its_ratings(system, scripted) -> None:  # noqa: F811
+def test_the_runs_channel_gets_a_line_per_run_and_its_ratings(system, scripted) -> None:
     server = scripted(read_design, reply("Add a rollback plan."), reply("Private: fine."))
     settings = {"api_url": API, "runs_channel": "C0RUNS"}
     s = system(server, secrets={"RUN_PAGE_KEY": KEY}, settings=settings)
@@ -116,11 +109,11 @@ def test_the_runs_channel_gets_a_line_per_run_and_its_ratings(system, scripted) 
     assert "From a private conversation" in page
 
 
-def test_a_streamed_answer_ends_with_the_pages_link(system, scripted) -> None:  # noqa: F811
+def test_a_streamed_answer_ends_with_the_pages_link(system, scripted) -> None:
     """Pages x streaming: the streamed message ends as the answer does, the page's link in its footer."""
     from agent_runtime.testing import Paced
 
-    from tests.functional.test_slack_streaming import streamed_text
+    from tests.slack_support import streamed_text
 
     s = system(scripted(Paced(reply("The design needs a rollback plan. " * 20), interval=0.002)),
                secrets={"RUN_PAGE_KEY": KEY}, settings={"api_url": API})  # fmt: skip
@@ -134,7 +127,7 @@ def test_a_streamed_answer_ends_with_the_pages_link(system, scripted) -> None:  
 
 
 def test_a_channel_slack_will_not_describe_counts_as_private_and_a_broken_secret_costs_only_the_link(
-    system,  # noqa: F811
+    system,
     scripted,
 ) -> None:
     """conversations.info refused (the app lacks channels:read): the run is private — its line in the runs channel

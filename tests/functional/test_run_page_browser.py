@@ -15,7 +15,7 @@ import html5lib
 import pytest
 from PIL import Image
 
-from tests.functional.test_cli import DOCS, REPO, run_cli
+from tests.cli_support import DOCS, REPO, run_cli
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -31,8 +31,7 @@ from aws_lambda_powertools import Logger
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.test_metrics import blobs, by_dimensions
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.metrics_support import blobs, by_dimensions
 from tests.triggers_support import FakeApis, fake_apis, slack_mention, slack_request
 
 TOOLS = ("file_read", "file_regex", "python", "notion_search", "jira_issue")  # the run's tools
@@ -156,7 +155,7 @@ def test_a_failing_report_never_costs_the_other(slack, tmp_path) -> None:
     assert len(apis.named("chat.postMessage")) == 3 and len(blobs("\n".join(out))) == 2  # the run's, the rollup
 
 
-def test_invented_tool_names_through_the_worker_count_as_other(system, scripted, capsys) -> None:  # noqa: F811
+def test_invented_tool_names_through_the_worker_count_as_other(system, scripted, capsys) -> None:
     """The real loop marks a call to a name the run has no tool for; its metrics name the run's tools only, and the
     runs channel gets its line."""
     huge, email = "x" * 5_000, "alice@example.com"

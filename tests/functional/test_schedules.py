@@ -15,7 +15,6 @@ from agent_runtime.triggers.queued import TickMessage
 from agent_runtime.triggers.schedules import on_deploy
 
 from tests.conftest import moto_clients
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
 
 DIGEST = """\
 name: daily-digest
@@ -74,7 +73,7 @@ def test_a_deploy_keeps_the_schedules_exactly_the_workflows(moto_endpoint: str, 
     assert on_deploy("Delete", client, env)[0] == "SUCCESS" and listed(client, group) == {}  # gone with the stack
 
 
-def test_a_tick_delivered_twice_is_one_run_answered_in_its_channel(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_tick_delivered_twice_is_one_run_answered_in_its_channel(system, scripted, tmp_path: Path) -> None:
     (tmp_path / "daily-digest.yaml").write_text(DIGEST.format(expression="cron(0 9 ? * MON-FRI *)"))
     server = scripted(reply("Yesterday: 3 tickets closed, 1 opened."))
     s = system(server)
@@ -97,13 +96,13 @@ def test_a_tick_delivered_twice_is_one_run_answered_in_its_channel(system, scrip
     assert s.deliver() == ["ignored"] and len(server.requests) == 1
 
 
-def test_a_scheduled_runs_working_message_has_a_stop_its_approvers_can_press(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_scheduled_runs_working_message_has_a_stop_its_approvers_can_press(system, scripted, tmp_path: Path) -> None:
     """Was: a scheduled run's working message had no Stop button (its channel got an empty thread id). Nobody
     asked for a scheduled run: the workflow's approvers may stop it; anyone else is told so."""
     from agent_runtime.testing import Paced
 
-    from tests.functional.test_approvals_e2e import click
-    from tests.functional.test_stop import stop_value
+    from tests.approvals_support import click
+    from tests.slack_support import stop_value
 
     flow = DIGEST.format(expression="cron(0 9 ? * MON-FRI *)") + "tools: {approvers: [U0LEAD]}\n"
     (tmp_path / "daily-digest.yaml").write_text(flow)

@@ -15,9 +15,8 @@ from agent_runtime.service.serve import LocalServer
 from agent_runtime.triggers.config import TriggerConfig
 
 from tests.conftest import REPO
-from tests.functional.test_triggers_e2e import WORKFLOW
-from tests.functional.test_webhook import ENV
-from tests.triggers_support import fake_apis, slack_mention, slack_request
+from tests.triggers_support import ENV, fake_apis, slack_mention, slack_request
+from tests.worker_support import WORKFLOW
 
 
 def test_serve_answers_a_slack_mention_through_the_local_worker(tmp_path: Path) -> None:

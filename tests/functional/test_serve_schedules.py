@@ -84,7 +84,7 @@ def test_same_named_schedules_of_two_workflows_both_fire_and_a_broken_one_stops_
 def test_workflows_validate_says_each_schedule_hole_in_a_line(tmp_path: Path) -> None:
     """Was: ``rate(0 minutes)`` passed (then divided by zero in ``workflows list`` and serve's tick), and a step of
     ``00`` or a 300-character time zone raised a traceback out of ``workflows validate``."""
-    from tests.functional.test_cli import run_cli
+    from tests.cli_support import run_cli
 
     flow = tmp_path / "holes.yaml"
     flow.write_text(

@@ -14,8 +14,6 @@ from typing import Any
 from agent_runtime.stores import RunStore
 from agent_runtime.testing import reply
 
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
-
 SECRET = "gh-webhook-secret-for-tests"
 FLOW = """\
 name: pr-review
@@ -34,7 +32,7 @@ def github(body: bytes, *, delivery: str = "d-1", event: str = "pull_request", s
     return {"X-Hub-Signature-256": signature, "X-GitHub-Delivery": delivery, "X-GitHub-Event": event}
 
 
-def test_a_github_delivery_runs_once_and_forgeries_start_nothing(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_github_delivery_runs_once_and_forgeries_start_nothing(system, scripted, tmp_path: Path) -> None:
     (tmp_path / "pr-review.yaml").write_text(FLOW)
     server = scripted(reply("Looks good: the backoff is bounded."))
     s = system(server, secrets={"GITHUB_WEBHOOK_SECRET": SECRET})
@@ -64,7 +62,7 @@ def test_a_github_delivery_runs_once_and_forgeries_start_nothing(system, scripte
     assert s.deliver() == [] and len(server.requests) == 1  # none of them reached the worker
 
 
-def test_an_hmac_sender_signs_the_timestamp_too_and_a_stale_one_is_refused(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_an_hmac_sender_signs_the_timestamp_too_and_a_stale_one_is_refused(system, scripted, tmp_path: Path) -> None:
     (tmp_path / "pr-review.yaml").write_text(
         FLOW.replace("signature: github, events: [pull_request], ", "signature: hmac, ")
     )
@@ -106,7 +104,7 @@ def notion(body: bytes, token: str = NOTION_TOKEN) -> dict[str, str]:
 
 
 def test_notions_handshake_is_kept_for_the_admin_and_its_token_then_verifies_events(
-    system,  # noqa: F811
+    system,
     scripted,
     tmp_path: Path,
 ) -> None:
@@ -146,7 +144,7 @@ def test_notions_handshake_is_kept_for_the_admin_and_its_token_then_verifies_eve
     assert record["status"] == "completed" and [f["name"] for f in record["files"]] == ["delivery.json"]
 
 
-def test_a_captured_delivery_replayed_with_new_ids_is_one_run(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_captured_delivery_replayed_with_new_ids_is_one_run(system, scripted, tmp_path: Path) -> None:
     """Issue 51, class 6: the delivery-id headers are not signed. A GitHub delivery replayed under ten new ids
     (GitHub signs the body alone) and an ``hmac`` one replayed within its 5 minutes under new ids are each one
     run; an ``hmac`` sender's retry signed anew under the same id is the same run; another body is another run."""
@@ -182,7 +180,7 @@ def test_a_captured_delivery_replayed_with_new_ids_is_one_run(system, scripted, 
     assert len(server.requests) == 3
 
 
-def test_a_missing_webhook_secret_is_named_where_serve_reads_it(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_missing_webhook_secret_is_named_where_serve_reads_it(system, scripted, tmp_path: Path) -> None:
     """Issue 50: the refusal named the integrations secret's key; locally (``serve``) the environment variable is
     what is read."""
     (tmp_path / "pr-review.yaml").write_text(FLOW)

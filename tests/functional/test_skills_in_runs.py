@@ -14,9 +14,9 @@ from agent_runtime.runtime import build_agent
 from agent_runtime.skills import SkillLibrary, SkillPolicy
 from agent_runtime.testing import Reply, ScriptedServer, call, reply
 
+from tests.cli_support import run_cli
+from tests.compaction_support import fetch, talkative
 from tests.conftest import make_workflow, model_for
-from tests.functional.test_cli import run_cli
-from tests.functional.test_compaction import fetch, talkative
 
 Start = Callable[..., ScriptedServer]
 REPO = Path(__file__).resolve().parents[2]

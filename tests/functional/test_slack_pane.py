@@ -15,61 +15,9 @@ from agent_runtime.chat.pane import WORKING
 from agent_runtime.stores import RunStore, ThreadStore
 from agent_runtime.testing import Paced, call, reply, server_error
 
-from tests.functional.test_approvals_e2e import OPS, TOOL, approval_value, click
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import OPS, TOOL, approval_value, click
+from tests.slack_support import DESK, THREAD, messages_tab, pane_message, thread_event
 from tests.triggers_support import slack_request
-
-DESK = """\
-name: assistant-desk
-description: Answers in the app's pane.
-prompt: You help people in Slack.
-model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
-triggers:
-  slack:
-    direct_messages: true
-    suggested_prompts:
-      - Summarise the open incidents
-      - {title: Review a design, message: Review the design I attach next}
-"""
-THREAD = "1726133698.626339"  # the assistant thread Slack opened (its root is the app's "New chat" message)
-
-
-def envelope(event: dict[str, Any], event_id: str) -> dict[str, Any]:
-    return {
-        "token": "verification_token",
-        "team_id": "T0TEAM",
-        "enterprise_id": "E111",
-        "api_app_id": "A0APP",
-        "event": event,
-        "type": "event_callback",
-        "event_id": event_id,
-        "event_time": 1599616881,
-        "authorizations": [{"enterprise_id": "E111", "team_id": "T0TEAM", "user_id": "U0BOT", "is_bot": True,
-                            "is_enterprise_install": False}],
-    }  # fmt: skip
-
-
-def thread_event(kind: str, event_id: str, viewing: str) -> dict[str, Any]:
-    """assistant_thread_started / assistant_thread_context_changed."""
-    thread = {"user_id": "U0DANA", "context": {"channel_id": viewing, "team_id": "T0TEAM", "enterprise_id": "E111"},
-              "channel_id": "D0APP", "thread_ts": THREAD}  # fmt: skip
-    return envelope({"type": kind, "assistant_thread": thread, "event_ts": "1726133698.665188"}, event_id)
-
-
-def pane_message(event_id: str, text: str, ts: str, *, token: bool = False, thread: str = THREAD) -> dict[str, Any]:
-    """A person's message in the pane (message.im): with the assistant_thread field, or without (both are sent)."""
-    event = {"user": "U0DANA", "type": "message", "ts": ts, "text": text, "team": "T0TEAM", "user_team": "T0TEAM",
-             "source_team": "T0TEAM", "user_profile": {}, "thread_ts": thread, "parent_user_id": "U0DANA",
-             "channel": "D0APP", "event_ts": ts, "channel_type": "im"}  # fmt: skip
-    if token:
-        event["assistant_thread"] = {"action_token": "10116779555154.10138525474272.9b39d433f13510945bee770e07841d02"}
-    return envelope(event, event_id)
-
-
-def messages_tab(event_id: str, tab: str = "messages") -> dict[str, Any]:
-    """app_home_opened: the agent view's entry (a person opened the app's Messages tab)."""
-    event = {"type": "app_home_opened", "user": "U0DANA", "channel": "D0APP", "tab": tab, "event_ts": "1606810927.5"}
-    return envelope(event, event_id)
 
 
 def status(response: dict[str, Any]) -> str:
@@ -81,7 +29,7 @@ def statuses(s: Any) -> list[str]:
 
 
 def test_an_assistant_thread_offers_prompts_shows_a_status_and_knows_the_channel_beside_it(
-    system,  # noqa: F811
+    system,
     scripted: Any,
     tmp_path: Path,
 ) -> None:
@@ -129,7 +77,7 @@ def test_an_assistant_thread_offers_prompts_shows_a_status_and_knows_the_channel
     assert len(s.apis.named("assistant.threads.setSuggestedPrompts")) == 1  # context changes offer nothing
 
 
-def test_the_agent_views_messages_tab_gets_the_prompts_for_the_conversation(system, scripted, tmp_path) -> None:  # noqa: F811
+def test_the_agent_views_messages_tab_gets_the_prompts_for_the_conversation(system, scripted, tmp_path) -> None:
     (tmp_path / "assistant-desk.yaml").write_text(DESK)
     s = system(scripted())
     assert status(s.post("/slack/events", *slack_request(messages_tab("Ev10")))) == "queued"
@@ -144,7 +92,7 @@ def test_the_agent_views_messages_tab_gets_the_prompts_for_the_conversation(syst
     assert quiet.deliver() == []
 
 
-def test_the_status_is_cleared_when_the_run_fails(system, scripted, tmp_path) -> None:  # noqa: F811
+def test_the_status_is_cleared_when_the_run_fails(system, scripted, tmp_path) -> None:
     (tmp_path / "assistant-desk.yaml").write_text(DESK)
     s = system(scripted(server_error(500), server_error(500), server_error(500)))
     s.post("/slack/events", *slack_request(pane_message("Ev20", "hello", "1726133720.0", token=True)))
@@ -154,7 +102,7 @@ def test_the_status_is_cleared_when_the_run_fails(system, scripted, tmp_path) ->
 
 
 def test_the_status_is_cleared_while_an_approval_waits_and_set_again_when_it_resumes(
-    system,  # noqa: F811
+    system,
     scripted: Any,
     tmp_path: Path,
     monkeypatch: Any,
@@ -180,7 +128,7 @@ def test_the_status_is_cleared_while_an_approval_waits_and_set_again_when_it_res
     assert (tools / "restarts.log").read_text() == "payments\n"
 
 
-def test_an_app_without_the_pane_gets_working_messages_and_is_remembered(system, scripted, tmp_path) -> None:  # noqa: F811
+def test_an_app_without_the_pane_gets_working_messages_and_is_remembered(system, scripted, tmp_path) -> None:
     (tmp_path / "assistant-desk.yaml").write_text(DESK)
     s = system(scripted(reply("One."), reply("Two.")))
     s.apis.refuse["assistant.threads.setStatus"] = "missing_scope"  # no assistant:write (no agent or assistant view)
@@ -194,7 +142,7 @@ def test_an_app_without_the_pane_gets_working_messages_and_is_remembered(system,
     assert any(a.startswith("One.") for a in answers) and any(a.startswith("Two.") for a in answers)
 
 
-def test_stop_written_in_the_pane_stops_the_run_working_there(system, scripted, tmp_path) -> None:  # noqa: F811
+def test_stop_written_in_the_pane_stops_the_run_working_there(system, scripted, tmp_path) -> None:
     """The pane shows a status, not a message that could carry a Stop button: "stop" written in the thread is
     the Stop (its own message group: the run holds the thread's). Nothing working: the person is told so."""
     (tmp_path / "assistant-desk.yaml").write_text(DESK)

@@ -122,7 +122,7 @@ def test_the_message_shows_only_what_counted_whatever_failed_or_was_cut(
     from agent_runtime.service.progress import AnswerStreamHook
     from agent_runtime.tools import ToolOutcome
 
-    from tests.functional.test_stream_counted import thread
+    from tests.slack_support import thread
 
     apis, url = slack
     with apis.lock:

@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from agent_runtime.testing import Paced, reply
 
-from tests.functional.test_approvals_e2e import mention, ops  # noqa: F401  (the fixture)
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import mention
+from tests.slack_support import chunks, streamed_text
 from tests.triggers_support import slack_request
 
 ANSWER = "The payments service restarted cleanly. " * 30  # ~1,200 characters: several appends
 
 
-def chunks(s: Any, method: str) -> list[dict[str, Any]]:
-    found = []
-    for body in s.apis.named(method):
-        raw = body.get("chunks")
-        found += json.loads(raw) if isinstance(raw, str) else raw or []
-    return found
-
-
-def streamed_text(s: Any) -> str:
-    return "".join(c["text"] for m in ("chat.startStream", "chat.appendStream", "chat.stopStream")
-                   for c in chunks(s, m) if c["type"] == "markdown_text")  # fmt: skip
-
-
-def test_a_plain_answer_streams_and_ends_equal_to_the_answer(system, scripted, ops) -> None:  # noqa: F811
+def test_a_plain_answer_streams_and_ends_equal_to_the_answer(system, scripted, ops) -> None:
     ops()
     server = scripted(Paced(reply(ANSWER.strip()), interval=0.005))
     s = system(server)
@@ -50,7 +36,7 @@ def test_a_plain_answer_streams_and_ends_equal_to_the_answer(system, scripted, o
     assert s.apis.named("chat.delete")  # the "working" message went when the stream began
 
 
-def test_text_said_before_tool_calls_stays_and_the_answer_continues_it(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_text_said_before_tool_calls_stays_and_the_answer_continues_it(system, scripted, ops, tmp_path: Path) -> None:
     """What was said stays said: the message is the text before the tool call, then the answer — never rewritten
     by chat.update (was: the finished message replaced by the answer as mrkdwn sections)."""
     from agent_runtime.testing import Reply, ScriptedCall
@@ -71,7 +57,7 @@ def test_text_said_before_tool_calls_stays_and_the_answer_continues_it(system, s
     assert not [u for u in s.apis.named("chat.update") if "It is up." in str(u.get("text"))]  # no rewrite
 
 
-def test_a_tool_call_before_any_text_streams_the_whole_answer_once(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_a_tool_call_before_any_text_streams_the_whole_answer_once(system, scripted, ops, tmp_path: Path) -> None:
     """Streaming x a tool call before any text (the ordinary agent turn): the task card's flush is not text said,
     so the answer streams whole, with no leading blank line and no rewrite (was: 602 of 1,199 characters)."""
     from agent_runtime.testing import Reply, ScriptedCall
@@ -91,7 +77,7 @@ def test_a_tool_call_before_any_text_streams_the_whole_answer_once(system, scrip
     assert not [m for m in s.apis.named("chat.postMessage") if ANSWER[:40] in str(m.get("text"))]
 
 
-def test_an_answer_at_once_streams_in_chunks_within_slacks_limit(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_an_answer_at_once_streams_in_chunks_within_slacks_limit(system, scripted, ops, tmp_path: Path) -> None:
     """Streaming x a server that does not stream: a 30,000-character answer arriving in one piece is sent in
     markdown_text chunks of at most 12,000 characters (was: one chunk, refused, and the workspace marked as
     unable to stream until the process restarted)."""
@@ -118,7 +104,7 @@ def test_an_answer_at_once_streams_in_chunks_within_slacks_limit(system, scripte
     assert len(s.apis.named("chat.startStream")) == 2  # the workspace still streams
 
 
-def test_special_mentions_in_model_text_never_notify(system, scripted, ops) -> None:  # noqa: F811
+def test_special_mentions_in_model_text_never_notify(system, scripted, ops) -> None:
     """Model text quoting a document's <!channel> must not page a channel: neutralised in the stream and in the
     plain path, left as written inside fenced code."""
     from agent_runtime.chat.mentions import ZWSP
@@ -145,7 +131,7 @@ def test_special_mentions_in_model_text_never_notify(system, scripted, ops) -> N
     assert plain and all("<!channel>" not in t and "<!everyone>" not in t for t in plain)
 
 
-def test_a_workspace_that_refuses_streams_gets_the_plain_path_and_is_remembered(system, scripted, ops) -> None:  # noqa: F811
+def test_a_workspace_that_refuses_streams_gets_the_plain_path_and_is_remembered(system, scripted, ops) -> None:
     ops()
     server = scripted(reply("One."), reply("Two."))
     s = system(server)  # streams refused, as by a token that may not stream
@@ -157,7 +143,7 @@ def test_a_workspace_that_refuses_streams_gets_the_plain_path_and_is_remembered(
     assert any(a.startswith("One.") for a in answers) and any(a.startswith("Two.") for a in answers)
 
 
-def test_a_long_answer_under_way_ends_in_its_stream_not_posted_again(system, scripted, ops) -> None:  # noqa: F811
+def test_a_long_answer_under_way_ends_in_its_stream_not_posted_again(system, scripted, ops) -> None:
     ops()
     long = "A line of a long report. " * 400  # ~10,000 characters: more than one plain message
     server = scripted(Paced(reply(long.strip()), interval=0.001))

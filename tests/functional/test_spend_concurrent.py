@@ -31,7 +31,7 @@ from agent_runtime.tools.decorator import external_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.test_spend_ledger import GPT41, HELPER, Billing, forever, lookup, workflow
+from tests.spend_support import GPT41, HELPER, Billing, forever, lookup, workflow
 
 COUNTER = TokenCounter("gpt-4.1")
 

@@ -25,8 +25,6 @@ from agent_runtime.workflows import WorkflowError, parse_workflow
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
-
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -172,8 +170,8 @@ def slack_loop(request: ScriptedRequest) -> Any:
     return call("file_read", {"id": f"file-{request.index:012x}"})  # a model that keeps reading
 
 
-def test_in_slack_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any, tmp_path: Path) -> None:  # noqa: F811
-    from tests.functional.test_slack_pane import pane_message
+def test_in_slack_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any, tmp_path: Path) -> None:
+    from tests.slack_support import pane_message
     from tests.triggers_support import slack_request
 
     (tmp_path / "assistant-desk.yaml").write_text(LIMITED)
@@ -214,8 +212,8 @@ triggers:
 """
 
 
-def test_in_jira_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any, tmp_path: Path) -> None:  # noqa: F811
-    from tests.functional.test_approvals_e2e import jira_says
+def test_in_jira_the_limit_is_said_and_only_an_approver_can_raise_it(system: Any, tmp_path: Path) -> None:
+    from tests.approvals_support import jira_says
     from tests.triggers_support import jira_request
 
     (tmp_path / "ops-desk.yaml").write_text(LIMITED_JIRA)

@@ -12,24 +12,11 @@ from typing import Any
 from agent_runtime.stores import RunStore, ThreadStore
 from agent_runtime.testing import Paced, Reply, ScriptedCall, call, reply
 
-from tests.functional.test_approvals_e2e import click, mention, ops  # noqa: F401  (the fixture)
-from tests.functional.test_slack_streaming import streamed_text
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import click, mention
+from tests.slack_support import stop_value, streamed_text
 from tests.triggers_support import API_KEY, slack_request
 
 LONG = "The payments service is up and its queue drains. " * 120  # slow to stream: the stop comes first
-
-
-def stop_value(s: Any) -> str:
-    """The Stop button's value on the working message."""
-    for message in s.apis.named("chat.postMessage"):
-        blocks = message.get("blocks") or []
-        blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
-        for block in blocks:
-            for element in block.get("elements", []) if block.get("type") == "actions" else []:
-                if element.get("action_id") == "run_stop":
-                    return str(element["value"])
-    raise AssertionError("no Stop button was posted")
 
 
 def read_only(tmp_path: Path) -> None:
@@ -37,7 +24,7 @@ def read_only(tmp_path: Path) -> None:
     flow.write_text(flow.read_text().replace("[ops_tools:restart_service]", "[ops_tools:drain_report]"))
 
 
-def test_a_stop_click_during_a_streamed_run_ends_it_within_one_step(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_a_stop_click_during_a_streamed_run_ends_it_within_one_step(system, scripted, ops, tmp_path: Path) -> None:
     ops()
     read_only(tmp_path)
     seen: dict[str, Any] = {}
@@ -74,7 +61,7 @@ def test_a_stop_click_during_a_streamed_run_ends_it_within_one_step(system, scri
     assert "3 jobs in flight" in json.dumps(server.requests[-1].messages)  # the stopped turn's work is kept
 
 
-def test_forged_foreign_and_stale_stops_change_nothing(system, scripted, ops, tmp_path: Path) -> None:  # noqa: F811
+def test_forged_foreign_and_stale_stops_change_nothing(system, scripted, ops, tmp_path: Path) -> None:
     ops()
     read_only(tmp_path)
     seen: dict[str, Any] = {}
@@ -103,7 +90,7 @@ def test_forged_foreign_and_stale_stops_change_nothing(system, scripted, ops, tm
     assert RunStore(s.store).stop_request(summary.run_id) is None
 
 
-def test_the_api_stops_a_run_that_waits_for_an_approval_and_the_call_never_runs(system, scripted, ops) -> None:  # noqa: F811
+def test_the_api_stops_a_run_that_waits_for_an_approval_and_the_call_never_runs(system, scripted, ops) -> None:
     """Stop x approvals: a run waiting for a decision is not working, so the stop's continuation ends it; its
     pending call is answered "not run" (no orphan, never run on the thread's next turn)."""
     log = ops()
@@ -130,7 +117,7 @@ def test_runs_stop_asks_a_stored_run_and_refuses_one_that_ended(tmp_path: Path) 
     from agent_runtime.record import RunRecord, RunState, RunStatus
     from agent_runtime.stores import LocalStore
 
-    from tests.functional.test_cli import run_cli
+    from tests.cli_support import run_cli
 
     runs = RunStore(LocalStore(tmp_path))
     runs.save_checkpoint(RunState("run-working", "w", [{"role": "user", "content": "go"}]), expected_version=None)
@@ -156,7 +143,7 @@ def test_a_stop_ends_a_helper_at_its_next_step_and_its_parent_with_it(scripted) 
     from agent_runtime.files import InMemoryFileStore
     from agent_runtime.stopping import StopRequest
 
-    from tests.functional.test_subagents import child_script, parent
+    from tests.subagents_support import child_script, parent
 
     asked: list[StopRequest] = []
 
@@ -175,10 +162,10 @@ def test_a_stop_ends_a_helper_at_its_next_step_and_its_parent_with_it(scripted) 
     assert len(server.requests) == 3  # parent once, helper twice; nothing after the stop
 
 
-def test_stop_written_in_the_thread_a_reaction_answers_in_stops_its_run(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_stop_written_in_the_thread_a_reaction_answers_in_stops_its_run(system, scripted, tmp_path: Path) -> None:
     """Issue 49: a reaction's run keeps a thread of its own (one per message and emoji), so "stop" written in the
     Slack thread it answers in found nothing; the run is named the newest of that thread too."""
-    from tests.functional.test_reactions import FLOW, PARENT, REPLY, reaction
+    from tests.slack_support import FLOW, PARENT, REPLY, reaction
 
     (tmp_path / "jira-draft.yaml").write_text(FLOW)
     seen: dict[str, Any] = {}

@@ -29,11 +29,10 @@ from agent_runtime.stores.runs import RECORD, RUNS_INDEX, run_partition
 from agent_runtime.testing import call, reply
 from agent_runtime.workflows.schema import Limits
 
+from tests.approvals_support import approval_value, click, mention
 from tests.conftest import make_workflow
 from tests.functional.stored_run import RUN_ID, fixture, resumed_run
-from tests.functional.test_approvals_e2e import approval_value, click, mention, ops  # noqa: F401  (ops: a fixture)
-from tests.functional.test_runs_stats import write
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.store_spy import write
 from tests.triggers_support import slack_request
 
 
@@ -74,7 +73,7 @@ def test_a_resumed_run_reads_as_one_run_in_every_reader(tmp_path: Path) -> None:
     assert code == 0 and (tmp_path / "run.svg").read_text() == run_chart(run)
 
 
-def test_the_chart_attached_to_a_resumed_runs_answer_draws_every_invocation(system, scripted, ops, tmp_path) -> None:  # noqa: F811
+def test_the_chart_attached_to_a_resumed_runs_answer_draws_every_invocation(system, scripted, ops, tmp_path) -> None:
     ops()
     with (tmp_path / "ops-actions.yaml").open("a") as flow:
         flow.write("report: {chart: true}\n")

@@ -11,47 +11,18 @@ as a server that stops answering) and the fake Slack API.
 
 from __future__ import annotations
 
-import json
 from contextlib import nullcontext
 from typing import Any
 
 from agent_runtime.models import OpenAIChatModel, RetryPolicy
 from agent_runtime.testing import Paced, reply
 
-from tests.functional.test_approvals_e2e import mention, ops  # noqa: F401  (the fixture)
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
-from tests.triggers_support import FakeApis, slack_request
+from tests.approvals_support import mention
+from tests.slack_support import thread
+from tests.triggers_support import slack_request
 
 FRAGMENT = "The payments service is down since the deploy and " * 16  # ~800 characters: flushed before the stall
 ANSWER = "Payments is healthy: the restart at 09:12 cleared the queue and every check passed. " * 10
-
-
-def thread(apis: FakeApis) -> dict[str, str]:
-    """The messages Slack shows in the end, by ts, in the order they were posted: a stream's text put together
-    from its chunks, an update replacing a text, a deletion removing a message. The fake numbers the messages it
-    posts or starts (none is refused here), so the ts of each is known from the order of the calls."""
-    shown: dict[str, str] = {}
-    posted = 0
-    for name, body in apis.calls:
-        if name in ("chat.postMessage", "chat.startStream"):
-            posted += 1
-            ts = f"1763800100.{posted:06d}"
-            shown[ts] = str(body.get("text") or "") if name == "chat.postMessage" else ""
-        else:
-            ts = str(body.get("ts") or "")
-        if name in ("chat.startStream", "chat.appendStream", "chat.stopStream") and ts in shown:
-            shown[ts] += markdown(body)
-        elif name == "chat.update" and ts in shown:
-            shown[ts] = str(body.get("text") or "")
-        elif name == "chat.delete":
-            shown.pop(ts, None)
-    return shown
-
-
-def markdown(body: dict[str, Any]) -> str:
-    raw = body.get("chunks")
-    parsed = json.loads(raw) if isinstance(raw, str) else raw or []
-    return "".join(c["text"] for c in parsed if c["type"] == "markdown_text")
 
 
 def answers(s: Any, text: str) -> list[str]:
@@ -83,20 +54,20 @@ def retried(build: Any, scripted: Any, failing: str, event: str) -> Any:
     return s
 
 
-def test_a_call_retried_part_way_shows_the_answer_once_without_the_failed_words(system, scripted, ops) -> None:  # noqa: F811
+def test_a_call_retried_part_way_shows_the_answer_once_without_the_failed_words(system, scripted, ops) -> None:
     ops()
     s = retried(system, scripted, FRAGMENT + "the rest never comes", "Ev1")
     assert streamed_deletes(s)  # the fragment had been shown: its message went
     assert not answers(s, FRAGMENT[:40])
 
 
-def test_a_retry_that_writes_the_same_words_goes_on_in_the_same_message(system, scripted, ops) -> None:  # noqa: F811
+def test_a_retry_that_writes_the_same_words_goes_on_in_the_same_message(system, scripted, ops) -> None:
     ops()
     s = retried(system, scripted, ANSWER.strip(), "Ev2")
     assert not streamed_deletes(s) and len(s.apis.named("chat.startStream")) == 1
 
 
-def test_a_call_the_deadline_cuts_leaves_no_message_and_the_answer_comes_once(system, scripted, ops) -> None:  # noqa: F811
+def test_a_call_the_deadline_cuts_leaves_no_message_and_the_answer_comes_once(system, scripted, ops) -> None:
     ops()
     slow = Paced(reply(FRAGMENT * 3), interval=0.01)  # ~450 words at 10 ms: still writing at the deadline
     server = scripted(slow, reply(ANSWER.strip()))

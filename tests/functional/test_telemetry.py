@@ -95,8 +95,8 @@ def test_a_compaction_is_an_event_with_its_numbers(receiver: tuple[str, list[Any
     from agent_runtime.runtime import build_agent
     from agent_runtime.testing import call, reply
 
+    from tests.compaction_support import fetch
     from tests.conftest import make_workflow, model_for
-    from tests.functional.test_compaction import fetch
 
     endpoint, spans = receiver
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
@@ -138,9 +138,8 @@ def test_one_trace_from_the_slack_request_through_the_queue_to_the_run(
     from agent_runtime.service.serve import LocalServer
     from agent_runtime.triggers.config import TriggerConfig
 
-    from tests.functional.test_triggers_e2e import WORKFLOW
-    from tests.functional.test_webhook import ENV
-    from tests.triggers_support import fake_apis, slack_mention, slack_request
+    from tests.triggers_support import ENV, fake_apis, slack_mention, slack_request
+    from tests.worker_support import WORKFLOW
 
     endpoint, spans = receiver
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
@@ -174,7 +173,7 @@ def test_parallel_helpers_each_nest_under_the_call_that_started_them(
     from agent_runtime.files import InMemoryFileStore
     from agent_runtime.testing import calls, reply
 
-    from tests.functional.test_subagents import child_script, long_doc, parent
+    from tests.subagents_support import child_script, long_doc, parent
 
     endpoint, spans = receiver
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)

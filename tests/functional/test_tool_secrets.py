@@ -14,8 +14,8 @@ import pytest
 from agent_runtime import ConfigError, RunStatus, Services
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 
-from tests.functional.test_workflow_tools import _billing, agent_for, seen_by, workflow
 from tests.toolsets_support import BILLING_SPEC, notes_server, serve_billing, serve_mcp
+from tests.workflow_tools_support import agent_for, billing_workflow, seen_by, workflow
 
 Start = Callable[..., ScriptedServer]
 SECRETS = ("notes-secret-456", "billing-secret-123")
@@ -75,14 +75,14 @@ def test_a_remote_document_cannot_send_the_headers_to_another_host(tmp_path: Pat
         ]:
             allowed = {"allow_http": True} if "use https" not in why else {}  # the address itself is refused
             with pytest.raises(ConfigError, match=why):
-                agent_for(server, _billing(tmp_path, root, base_url=target, **allowed), tmp_path)
+                agent_for(server, billing_workflow(tmp_path, root, base_url=target, **allowed), tmp_path)
 
 
 def test_a_path_parameter_cannot_climb_out_of_its_operation(scripted: Start, tmp_path: Path) -> None:
     """Was: id=".." was percent-encoded but kept; the HTTP client removed the dot segment, so
     /invoices/{id} with ".." called /invoices (with the secret), an operation the workflow did not list."""
     with serve_billing() as (root, api):
-        flow = _billing(tmp_path, root, operations=["getInvoice"])
+        flow = billing_workflow(tmp_path, root, operations=["getInvoice"])
         requests: list[ScriptedRequest] = []
         server = scripted(
             seen_by(requests, call("billing_getInvoice", {"id": ".."})),
@@ -110,7 +110,7 @@ def test_every_encoding_of_a_secret_is_kept_out_of_requests_threads_and_saved_fi
     from agent_runtime.stores import LocalStore, RunStore, StoreFileStore
     from agent_runtime.toolsets import ToolEnv
 
-    from tests.functional.test_workflow_tools import model_for
+    from tests.conftest import model_for
 
     token = "sk/live+9f8e7d6c5b4a=="
     basic = base64.b64encode(f"svc:{token}".encode()).decode()[8:-4]  # the part the token alone sets

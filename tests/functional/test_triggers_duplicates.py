@@ -11,7 +11,6 @@ from collections import Counter
 
 from agent_runtime.testing import Reply, ScriptedRequest
 
-from tests.functional.test_triggers_e2e import system  # noqa: F401 - the fixture
 from tests.triggers_support import jira_comment, jira_request, slack_mention, slack_request
 
 UNIQUE_SLACK, UNIQUE_JIRA = 400, 300
@@ -22,7 +21,7 @@ def answer(request: ScriptedRequest) -> Reply:
     return Reply(text=f"answer to: {request.last_user_text()}")
 
 
-def test_one_run_and_one_reply_per_distinct_event(system, scripted) -> None:  # noqa: F811
+def test_one_run_and_one_reply_per_distinct_event(system, scripted) -> None:
     server = scripted(*([answer] * (UNIQUE_SLACK + UNIQUE_JIRA)))
     s = system(server, local_store=True)  # the worker's store: the contract suite runs it on S3+DynamoDB too
     rng = random.Random(7)

@@ -8,189 +8,25 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from agent_runtime.config import RuntimeConfig
-from agent_runtime.service.setup import replies_for
-from agent_runtime.service.wakeups import SchedulerWakeups
-from agent_runtime.service.webhook import create_app
 from agent_runtime.service.worker import Process, Worker
-from agent_runtime.stores import LocalStore, Store, ThreadStore
-from agent_runtime.stores.aws import AwsStore
-from agent_runtime.testing import Reply, ScriptedCall, ScriptedServer, reply, server_error
-from agent_runtime.toolsets.secrets import env_secret
-from agent_runtime.triggers.config import TriggerConfig
-from agent_runtime.triggers.idempotency import dynamodb_layer
-from agent_runtime.triggers.queue import SqsQueue, decode
-from aws_lambda_powertools import Metrics
-from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from agent_runtime.stores import LocalStore, ThreadStore
+from agent_runtime.testing import Reply, ScriptedCall, reply, server_error
+from agent_runtime.triggers.queue import decode
 
-from tests.conftest import REPO, create_stack, model_for, moto_clients
-from tests.functional.test_webhook import ENV
+from tests.conftest import REPO, model_for
 from tests.triggers_support import (
-    FakeApis,
-    FakeContext,
-    api_event,
-    api_get,
-    fake_apis,
     jira_comment,
     jira_request,
     slack_mention,
     slack_request,
-    sqs_lambda_event,
 )
-
-WORKFLOW = """\
-name: design-review
-description: Reviews designs.
-prompt: You review designs. Answer in Slack mrkdwn.
-model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
-triggers:
-  slack: {channels: [C0REVIEW], direct_messages: true}
-  jira: {projects: [PROJ]}
-"""
-
-
-@dataclass
-class System:
-    post: Callable[..., dict[str, Any]]
-    deliver: Callable[..., list[str]]
-    apis: FakeApis
-    store: Store
-    worker: Worker
-    redeliver: Callable[[], list[str]]
-    base: str  # the fake Slack/JIRA APIs' root URL
-    metrics: Metrics
-    received: list[dict[str, Any]]  # every SQS message the worker was handed
-    clients: dict[str, Any]  # moto's: dynamodb, sqs, s3, scheduler
-    queue_url: str
-    get: Callable[[str], dict[str, Any]]  # a GET through the webhook's routes (a run page's link)
-
-
-@pytest.fixture
-def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., System]]:
-    clients = moto_clients(moto_endpoint, "dynamodb", "sqs", "s3", "scheduler")
-    name = f"e{abs(hash(request.node.name)) % 10**8}"
-    url = create_stack(clients, name)
-    queue_arn = clients["sqs"].get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    (tmp_path / "design-review.yaml").write_text(WORKFLOW)
-    store = AwsStore(s3=clients["s3"], dynamodb=clients["dynamodb"], bucket=name, table=name)
-    stack = []
-
-    def build(
-        server: ScriptedServer,
-        *,
-        local_store: bool = False,
-        sandbox: Any = None,
-        secrets: dict[str, str] | None = None,
-        settings: dict[str, Any] | None = None,  # RuntimeConfig's fields: api_url, runs_channel, ...
-        wrap: Callable[[Store], Store] = lambda store: store,  # the worker's store as the test sees it (a spy)
-    ) -> System:
-        apis_cm = fake_apis()
-        apis, base = apis_cm.__enter__()
-        stack.append(apis_cm)
-        env = {**ENV, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_API_URL": f"{base}/", "JIRA_BASE_URL": base}
-        env |= {"JIRA_EMAIL": "bot@example.com", "JIRA_API_TOKEN": "jira-token"} | (secrets or {})
-        triggers = TriggerConfig.from_env(env)
-        runtime = RuntimeConfig(
-            workflows_dir=tmp_path,
-            skills_dir=REPO / "skills",
-            workflows_url="https://github.com/acme/agents/blob/main/workflows",
-            **(settings or {}),
-        )
-        from agent_runtime.triggers.config import all_workflows
-
-        worker_store = wrap(LocalStore(tmp_path / "state") if local_store else store)
-        queue = SqsQueue(clients["sqs"], url, store=worker_store)
-
-        webhook = create_app(
-            triggers,
-            queue=queue,
-            persistence=dynamodb_layer(name, client=clients["dynamodb"]),
-            workflows=all_workflows(runtime),
-            store=lambda: worker_store,
-        )
-        context = FakeContext()
-        model = model_for(server)  # one client for every run, as the worker function keeps one
-        metrics = Metrics(namespace="AgentRuntimeTest", service="worker")
-        metrics.clear_metrics()
-        worker = Worker(
-            Process(
-                runtime,
-                store=worker_store,
-                queue=queue,
-                models=lambda wf: nullcontext(model),
-                replies=replies_for(triggers),
-                progress_interval=0.0,
-                metrics=metrics,
-                sandbox=sandbox,
-                wakeups=SchedulerWakeups(clients["scheduler"], queue_arn, "arn:aws:iam::123456789012:role/wakeups"),
-                secrets=lambda key: triggers.secret(key) or env_secret(key),  # the integrations secret, as deployed
-            )
-        )
-        seen: list[dict[str, Any]] = []
-
-        def handler(event: dict[str, Any], seconds: float = 600) -> list[str]:
-            outcomes: list[str] = []
-
-            def record_handler(record: Any, lambda_context: Any) -> str:
-                from agent_runtime.deadline import Deadline
-
-                outcome = worker.handle(decode(record.body, worker_store), deadline=Deadline.after(seconds))
-                outcomes.append(outcome)
-                return outcome
-
-            result = process_partial_response(
-                event=event, record_handler=record_handler, processor=SqsFifoPartialProcessor(), context=context
-            )
-            assert result == {"batchItemFailures": []}
-            return outcomes
-
-        def deliver(seconds: float = 600, *, batches: int = 10**6) -> list[str]:
-            outcomes = []
-            for _ in range(batches):
-                got = clients["sqs"].receive_message(
-                    QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0, AttributeNames=["All"]
-                )
-                if "Messages" not in got:
-                    return outcomes
-                seen.extend(got["Messages"])
-                outcomes += handler(sqs_lambda_event(got["Messages"]), seconds)
-                for message in got["Messages"]:
-                    clients["sqs"].delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-            return outcomes
-
-        def post(path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
-            return webhook.handle(api_event(path, body, headers), context)
-
-        return System(
-            post,
-            deliver,
-            apis,
-            worker_store,
-            worker,
-            lambda: handler(sqs_lambda_event(seen)),
-            base,
-            metrics,
-            seen,
-            clients,
-            url,
-            lambda link: webhook.handle(api_get(link), context),
-        )
-
-    yield build
-    for cm in stack:
-        cm.__exit__(None, None, None)
-
-
-def read_design(request: Any) -> Reply:
-    file_id = re.search(r"(file-[0-9a-f]+): \"design\.md", request.system_text()).group(1)
-    return Reply(calls=(ScriptedCall("file_read", {"id": file_id}),))
+from tests.worker_support import WORKFLOW, read_design
 
 
 def test_a_slack_mention_is_answered_in_its_thread_with_progress(system, scripted) -> None:

@@ -11,8 +11,7 @@ from typing import Any
 from agent_runtime.actions import FEEDBACK, STOP
 from agent_runtime.testing import call, reply
 
-from tests.functional.test_approvals_e2e import approval_value, click, mention, ops  # noqa: F401  (the fixture)
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
+from tests.approvals_support import approval_value, click, mention
 from tests.store_spy import Spy
 from tests.triggers_support import slack_request
 
@@ -23,7 +22,7 @@ def places(spy: Spy) -> set[str]:
     return {place.split(":")[0] for place in spy.places}
 
 
-def test_each_message_reads_and_writes_its_run_and_thread_in_at_most_four_places(system, scripted, ops) -> None:  # noqa: F811
+def test_each_message_reads_and_writes_its_run_and_thread_in_at_most_four_places(system, scripted, ops) -> None:
     ops()
     server = scripted(call("restart_service", {"service": "payments"}), reply("Restarted payments."), reply("Up."))
     spies: list[Spy] = []

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -16,44 +15,22 @@ from agent_runtime.service.webhook import create_app
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
-from agent_runtime.workflows.triggers import JiraTrigger, SlackTrigger, TriggerSettings
 
-from tests.conftest import create_state_table, make_workflow
+from tests.conftest import create_state_table
 from tests.triggers_support import (
     API_KEY,
     BOT_ACCOUNT,
     BOT_USER,
-    JIRA_SECRET,
+    ENV,
     JIRA_SHARED,
-    SLACK_SECRET,
     FakeContext,
     api_event,
     jira_comment,
     jira_request,
     slack_mention,
     slack_request,
+    workflows,
 )
-
-ENV = {
-    "SLACK_SIGNING_SECRET": SLACK_SECRET,
-    "SLACK_BOT_USER_ID": BOT_USER,
-    "JIRA_WEBHOOK_SECRET": JIRA_SECRET,
-    "JIRA_SHARED_SECRET": JIRA_SHARED,
-    "JIRA_BOT_ACCOUNT_ID": BOT_ACCOUNT,
-    "API_KEY": API_KEY,
-}
-
-
-def workflows() -> list:
-    review = replace(
-        make_workflow(),
-        name="design-review",
-        triggers=TriggerSettings(
-            slack=SlackTrigger(channels=("C0REVIEW",), direct_messages=True),
-            jira=JiraTrigger(projects=("PROJ",), labels=("design-review",)),
-        ),
-    )
-    return [review, replace(make_workflow(), name="chat")]
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.functional.test_triggers_e2e import system  # noqa: F401  (the fixture)
 from tests.triggers_support import slack_mention, slack_request
 
 BROKEN = """\
@@ -23,7 +22,7 @@ triggers:
 """
 
 
-def test_a_document_that_cannot_be_fetched_ends_in_an_apology(system, scripted, tmp_path: Path) -> None:  # noqa: F811
+def test_a_document_that_cannot_be_fetched_ends_in_an_apology(system, scripted, tmp_path: Path) -> None:
     """Was: the build's ConfigError escaped the handler: no apology, "Working on it…" forever, the message
     redelivered until the dead-letter queue took it."""
     (tmp_path / "billing-answers.yaml").write_text(BROKEN)

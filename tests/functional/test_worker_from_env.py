@@ -17,7 +17,7 @@ from agent_runtime.triggers.queued import PaneMessage
 from aws_lambda_powertools import Logger, Metrics
 
 from tests.conftest import create_stack, moto_clients
-from tests.functional.test_slack_pane import DESK
+from tests.slack_support import DESK
 from tests.triggers_support import fake_apis
 
 

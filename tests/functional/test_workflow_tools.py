@@ -13,51 +13,17 @@ from typing import Any
 import pytest
 import yaml
 from agent_runtime import RunStatus, Services
-from agent_runtime.approvals.approvers import FixedApprover
 from agent_runtime.errors import ConfigError
 from agent_runtime.runtime import build_agent
 from agent_runtime.stores import LocalStore, RunStore, StoreFileStore
 from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from agent_runtime.toolsets import SecretMissingError, ToolEnv
-from agent_runtime.workflows import Workflow, parse_workflow
 
 from tests.conftest import model_for
 from tests.toolsets_support import BILLING_SPEC, crowded_server, notes_server, serve_billing, serve_mcp
+from tests.workflow_tools_support import SECRETS, agent_for, billing_workflow, seen_by, workflow
 
 Start = Callable[..., ScriptedServer]
-SECRETS = {"notes_token": "notes-secret-456", "billing_token": "billing-secret-123"}
-
-
-def workflow(tmp_path: Path, tools: dict[str, Any]) -> Workflow:
-    data = {
-        "name": "tooled",
-        "description": "uses declared tools",
-        "prompt": "You help.",
-        "model": {"name": "gpt-4o", "context_window": 128_000, "max_output_tokens": 1024},
-        "tools": tools,
-    }
-    path = tmp_path / "tooled.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return replace(parse_workflow(data, file=str(path), base_dir=tmp_path), path=path)
-
-
-def seen_by(requests: list[ScriptedRequest], step: Any) -> Callable[[ScriptedRequest], Any]:
-    def respond(request: ScriptedRequest) -> Any:
-        requests.append(request)
-        return step
-
-    return respond
-
-
-def agent_for(server: ScriptedServer, flow: Workflow, tmp_path: Path, approver: Any = None, **env: Any) -> Any:
-    store = LocalStore(tmp_path / "state")
-    tool_env = ToolEnv(secrets=SECRETS.get, **env)
-    return build_agent(
-        flow,
-        model_for(server),
-        Services(runs=RunStore(store), tool_env=tool_env, approver=approver or FixedApprover(True, "the test")),
-        files=StoreFileStore(store, "thread#T"),
-    )
 
 
 def test_mcp_tools_are_listed_filtered_called_and_their_images_kept(scripted: Start, tmp_path: Path) -> None:
@@ -141,15 +107,9 @@ def test_a_server_with_500_tools_never_deferred_needs_an_allow_list(tmp_path: Pa
             assert "the server lists no tool 'nope'" in "\n".join(agent.prompt_sections)
 
 
-def _billing(tmp_path: Path, root: str, **extra: Any) -> Workflow:
-    source = {"name": "billing", "spec": f"{root}/openapi.json", "base_url": f"{root}/api",
-              "headers": {"Authorization": "Bearer ${secret:billing_token}"}, **extra}  # fmt: skip
-    return workflow(tmp_path, {"openapi": [source]})
-
-
 def test_openapi_operations_become_tools_with_their_parameters_and_body(scripted: Start, tmp_path: Path) -> None:
     with serve_billing() as (root, api):
-        flow = _billing(tmp_path, root, timeout_seconds=1)
+        flow = billing_workflow(tmp_path, root, timeout_seconds=1)
         requests: list[ScriptedRequest] = []
         server = scripted(
             seen_by(requests, call("billing_getInvoice", {"id": "INV-1"})),
@@ -184,7 +144,7 @@ def test_openapi_operations_become_tools_with_their_parameters_and_body(scripted
 
 def test_a_wrong_secret_is_never_shown_to_the_model(scripted: Start, tmp_path: Path) -> None:
     with serve_billing() as (root, api):
-        flow = _billing(tmp_path, root)
+        flow = billing_workflow(tmp_path, root)
         requests: list[ScriptedRequest] = []
         server = scripted(
             seen_by(requests, call("billing_getInvoice", {"id": "INV-1"})), seen_by(requests, reply("ok"))
@@ -203,7 +163,7 @@ def test_a_wrong_secret_is_never_shown_to_the_model(scripted: Start, tmp_path: P
 
 def test_a_missing_secret_names_the_tool_source(tmp_path: Path) -> None:
     with serve_billing() as (root, _):
-        flow = _billing(tmp_path, root)
+        flow = billing_workflow(tmp_path, root)
         with ScriptedServer([]) as server, pytest.raises(SecretMissingError, match=r"billing.*'billing_token'"):
             build_agent(flow, model_for(server), Services(tool_env=ToolEnv(secrets=lambda name: None)))
 
@@ -247,7 +207,7 @@ def test_python_tools_come_from_the_tools_path(scripted: Start, tmp_path: Path) 
 
 
 def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
-    from tests.functional.test_cli import run_cli
+    from tests.cli_support import run_cli
 
     folder = tmp_path / "workflows"
     folder.mkdir()

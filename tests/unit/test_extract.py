@@ -7,30 +7,12 @@ import time
 import zipfile
 from collections.abc import Callable
 
-import docx
 import pytest
 from agent_runtime.extract import ExtractionError, Limits, extract
 from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 
-
-def make_docx() -> bytes:
-    d = docx.Document()
-    d.add_heading("Retry design", level=1)
-    d.add_paragraph("Intro with PROJ-7.")
-    d.add_heading("Goals", level=2)
-    d.add_paragraph("Deliver at least once", style="List Bullet")
-    d.add_paragraph("Within 24 hours", style="List Bullet 2")
-    d.add_paragraph("Signed with HMAC", style="List Number")
-    table = d.add_table(rows=2, cols=3)
-    for col, text in enumerate(("Attempt", "Delay", "Note")):
-        table.cell(0, col).text = text
-    for col, text in enumerate(("1", "30 s", "a | b")):
-        table.cell(1, col).text = text
-    d.add_paragraph("After the table.")
-    buffer = io.BytesIO()
-    d.save(buffer)
-    return buffer.getvalue()
+from tests.documents_support import W, docx_with, make_docx
 
 
 def make_pdf(pages: int) -> bytes:
@@ -83,23 +65,6 @@ def test_truncated_documents_give_clear_errors(cut: float) -> None:
     pdf = make_pdf(5)
     with pytest.raises(ExtractionError, match="corrupt or truncated"):
         extract(pdf[: int(len(pdf) * cut)][:200], "broken.pdf")
-
-
-def docx_with(
-    document_xml: bytes, *, compress: int = zipfile.ZIP_DEFLATED, styles: bytes | None = None, **parts: bytes
-) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compress) as archive:
-        archive.writestr("[Content_Types].xml", "<Types/>")
-        archive.writestr("word/document.xml", document_xml)
-        if styles is not None:
-            archive.writestr("word/styles.xml", styles)
-        for name, data in parts.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 
 
 def test_zip_bomb_is_refused() -> None:

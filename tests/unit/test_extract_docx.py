@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from agent_runtime.extract import ExtractionError, Limits, extract
 
-from tests.unit.test_extract import W, docx_with
+from tests.documents_support import W, docx_with
 
 
 def document(body: str, *namespaces: str) -> bytes:

@@ -6,14 +6,13 @@ oracle is Unicode's own data (categories, bidi classes), not the module's patter
 from __future__ import annotations
 
 import json
-import unicodedata
 
 from agent_runtime import inert
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-BIDI_CONTROLS = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"}
-MARKS = {"\u200e", "\u200f", "\u061c"}  # left-to-right, right-to-left and Arabic letter marks
+from tests.hostile_support import unsafe
+
 HOSTILE = st.text(
     st.one_of(
         st.characters(codec=None),
@@ -23,18 +22,6 @@ HOSTILE = st.text(
     ),
     max_size=80,
 )
-
-
-def unsafe(char: str) -> bool:
-    """What may steer a terminal or reorder a line: Unicode's controls (but the newline and tab), surrogates,
-    non-characters, line and paragraph separators, bidi embeddings/overrides/isolates and marks."""
-    code = ord(char)
-    if char in "\n\t":
-        return False
-    category = unicodedata.category(char)
-    noncharacter = 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
-    bidi = unicodedata.bidirectional(char) in BIDI_CONTROLS or char in MARKS
-    return category in ("Cc", "Cs", "Zl", "Zp") or noncharacter or bidi
 
 
 @settings(max_examples=300, deadline=None)

@@ -16,9 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import PACKAGE, REPO
 
-PACKAGE = REPO / "layers" / "runtime" / "agent_runtime"
 FLOORS = {
     "__main__": 14,
     "cli": 13,

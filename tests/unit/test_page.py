@@ -18,7 +18,7 @@ from agent_runtime.views import read_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_show import record
+from tests.pages_support import record
 
 
 def strict(page: str) -> None:

@@ -9,21 +9,9 @@ from agent_runtime.redaction import Redactor
 from agent_runtime.show import transcript
 from agent_runtime.views import read_run
 
+from tests.pages_support import record
+
 CALL = {"id": "c1", "type": "function", "function": {"name": "fetch\x1b[2J", "arguments": '{"url": "https://x"}'}}
-
-
-def record(**extra: object) -> dict[str, object]:
-    return {"run_id": "run-1", "workflow": "w", "status": "completed", "model": "gpt-4o", "cost_usd": 0.0123,
-            "cost": {"helpers": 0.002}, "usage": {"total_tokens": 1234}, "started_at": "2026-11-26T10:00:00.000",
-            "ended_at": "2026-11-26T10:00:05.000", "final_answer": "done <script>alert(1)</script>",
-            "model_calls": [{"turn": 1, "cost_usd": 0.01, "usage": {"prompt_tokens": 900, "completion_tokens": 30}}],
-            "events": [{"type": "masking", "turn": 1, "outputs": 2}, {"type": "stopped", "by": "U1", "via": "slack",
-                                                                  "turn": 2},
-                       {"type": "approval_decided", "tool": "restart", "decision": "approved", "by": "U0LEAD",
-                        "turn": 1}, {"type": "skill_loaded", "skill": "runbooks", "turn": 1}],
-            "children": [{"run_id": "run-1.sub1", "status": "completed", "cost_usd": 0.002,
-                          "tool_calls": [{"name": "a"}, {"name": "b"}]}],
-            "feedback": [{"by": "U0DANA", "verdict": "good"}], **extra}  # fmt: skip
 
 
 def test_a_run_reads_turn_by_turn_with_its_costs_events_helpers_and_ratings() -> None:

@@ -13,7 +13,7 @@ from agent_runtime.triggers.slack import parse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.functional.test_slack_pane import THREAD, envelope, messages_tab, pane_message, thread_event
+from tests.slack_support import THREAD, envelope, messages_tab, pane_message, thread_event
 
 
 def parsed(payload: dict[str, Any]) -> Any:

@@ -18,8 +18,7 @@ from agent_runtime.workflows.triggers import JIRA_EVENTS, JiraTrigger, SlackTrig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import make_workflow
-from tests.unit.test_layers import PACKAGE
+from tests.conftest import PACKAGE, make_workflow
 
 OWNED = {source.name for source in BUILTIN.sources} | {kind for source in BUILTIN.sources for kind in source.kinds}
 
@@ -143,7 +142,7 @@ def test_routing_reads_each_workflows_triggers_as_it_did(rules: list[TriggerSett
 def test_every_sources_route_is_one_the_stack_serves() -> None:
     """On AWS a route exists only where template.yaml declares it (``serve`` takes any path): each source's POST
     route is there, and every POST route there is a source's or one every source shares."""
-    from tests.unit.test_dashboard import TEMPLATE
+    from tests.template_support import TEMPLATE
 
     events = [event["Properties"] for resource in TEMPLATE["Resources"].values()
               for event in (resource.get("Properties") or {}).get("Events", {}).values()
