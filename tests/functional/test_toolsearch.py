@@ -25,8 +25,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from tests.conftest import model_for
-from tests.functional.test_workflow_tools import SECRETS, workflow
 from tests.toolsets_support import crowded_server, serve_mcp
+from tests.workflow_tools_support import SECRETS, workflow
 
 Start = Callable[..., ScriptedServer]
 FILLER = 196  # with the four below: a server of 200 tools
