@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,8 +97,29 @@ def make_agent(
     )
 
 
+def _atomic_writes() -> None:
+    """moto checks a write's condition, then writes, with no lock between: two threads can both pass a condition
+    DynamoDB lets only one pass (a lost update in test_two_workers_on_one_thread_lose_no_update, seen once in CI).
+    DynamoDB's conditional writes are atomic per item; the simulator is made so by one lock around its writes."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"):
+        original = getattr(DynamoDBBackend, name)
+        if getattr(original, "atomic", False):
+            continue
+
+        def locked(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            with lock:
+                return _original(self, *args, **kwargs)
+
+        locked.atomic = True  # type: ignore[attr-defined]
+        setattr(DynamoDBBackend, name, locked)
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
+    _atomic_writes()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
