@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from queue import Empty
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
@@ -32,11 +32,15 @@ from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
+from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
 from .setup import replies_for
 from .wakeups import TimerWakeups
 from .webhook import create_app
 from .worker import Process, Worker
+
+if TYPE_CHECKING:
+    from ..playground import Playground
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -52,11 +56,21 @@ class _Server(ThreadingHTTPServer):
 
 
 class LocalServer:
-    def __init__(self, runtime: RuntimeConfig, triggers: TriggerConfig, *, host: str = "127.0.0.1", port: int = 8080):
+    read_timeout = READ_TIMEOUT
+    tick_every = TICK_SECONDS
+
+    def __init__(
+        self,
+        runtime: RuntimeConfig,
+        triggers: TriggerConfig,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        playground: bool = False,
+    ):
         self.http = _Server((host, port), _Handler)  # bound first: its port (0: any) is in run pages' links
         self.http.local = self
-        if runtime.api_url is None:  # run pages' links (with RUN_PAGE_KEY set) point here, as on AWS at the API
-            runtime = replace(runtime, api_url=self.url)
+        triggers, runtime = self._settings(triggers, runtime, playground)
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store)
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
@@ -93,10 +107,23 @@ class LocalServer:
                 sources=sources,
             )
         )
-        self.read_timeout = READ_TIMEOUT
-        self.tick_every = TICK_SECONDS
         self.outcomes: list[str] = []
         self._stop = threading.Event()
+
+    def _settings(
+        self, triggers: TriggerConfig, runtime: RuntimeConfig, playground: bool
+    ) -> tuple[TriggerConfig, RuntimeConfig]:
+        """Run pages' links (with RUN_PAGE_KEY set) point here, as on AWS at the API; with the playground, Slack and
+        JIRA are its own (the page, and the APIs it stands in for: ``playground``)."""
+        if runtime.api_url is None:
+            runtime = replace(runtime, api_url=self.url)
+        self.playground: Playground | None = None
+        if not playground:
+            return triggers, runtime
+        from ..playground import Playground
+
+        self.playground = Playground(runtime.state_dir, self.url, all_workflows(runtime), fire=self.fire_now)
+        return self.playground.configure(triggers, runtime)
 
     @property
     def url(self) -> str:
@@ -129,6 +156,13 @@ class LocalServer:
                 "schedule fired", extra={"workflow": tick.workflow, "schedule": tick.schedule, "at": tick.at}
             )
 
+    def fire_now(self, workflow: str, schedule: str) -> str:
+        """A schedule's tick at this second, as the clock fires one (the playground's "fire now")."""
+        tick = TickMessage(workflow, schedule, self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        self.queue.send(tick.body(), group=f"schedule-{workflow}", dedup=dedup_id(tick))
+        self.tick_log.info("schedule fired", extra={"workflow": workflow, "schedule": schedule, "at": tick.at})
+        return f"tick {tick.at} queued"
+
     def _work(self) -> None:
         while not self._stop.is_set():
             try:
@@ -149,6 +183,8 @@ class LocalServer:
         self.http.shutdown()
         self.http.server_close()
         self.wakeups.close()
+        if self.playground is not None:
+            self.playground.close()
         if self.sandbox is not None:
             self.sandbox.close()
 
@@ -215,12 +251,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._forward(self.rfile.read(size))
 
-    def do_GET(self) -> None:  # a run's page (a signed link): the only GET route
+    def do_GET(self) -> None:  # a run's page (a signed link); the playground's page
         self._forward(b"")
 
     def _forward(self, body: bytes) -> None:
-        """The request, as API Gateway hands it over, through the webhook's routes."""
+        """The request, as API Gateway hands it over, through the webhook's routes (the playground's its own)."""
         path, _, query = self.path.partition("?")
+        playground = self.server.local.playground
+        if playground is not None and (
+            answer := playground.handle(self.command, path, query, dict(self.headers.items()), body)
+        ):
+            self._reply(answer[0], answer[2], answer[1])
+            return
         event = api_gateway_event(self.command, path, dict(self.headers.items()), body, query)
         self.server.local.webhook_log.clear_state()
         try:
@@ -250,8 +292,8 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return
 
-    def _reply(self, status: int, text: str, headers: dict[str, str]) -> None:
-        payload = text.encode()
+    def _reply(self, status: int, text: str | bytes, headers: dict[str, str]) -> None:
+        payload = text.encode() if isinstance(text, str) else text
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)
