@@ -23,9 +23,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.conftest import REPO
+
+if TYPE_CHECKING:
+    from agent_runtime.service.serve import LocalServer
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--mute-audio",
@@ -202,3 +207,38 @@ def act(url: str, name: str, body: dict[str, Any], token: str) -> dict[str, Any]
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return dict(json.loads(response.read()))
+
+
+@contextmanager
+def playground(folder: Path, workflows: dict[str, str], *, demo: bool = True) -> Iterator[LocalServer]:
+    """``serve`` with the playground on ``workflows`` (name → YAML), its store in ``folder``. ``demo``: the
+    embedded model; else the model at OPENAI_BASE_URL (the caller sets it)."""
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.service.serve import LocalServer
+    from agent_runtime.triggers.config import TriggerConfig
+
+    (folder / "workflows").mkdir(parents=True, exist_ok=True)
+    for name, text in workflows.items():
+        (folder / "workflows" / f"{name}.yaml").write_text(text)
+    runtime = RuntimeConfig(
+        workflows_dir=folder / "workflows",
+        state_dir=folder / "state",
+        skills_dir=REPO / "skills",
+        use_demo_model=demo,
+        sandbox_mode="off",
+    )
+    server = LocalServer(runtime, TriggerConfig.from_env({}), port=0, playground=True).start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def until(check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+    """Until ``check()`` is truthy: its value."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what or check}")
+        time.sleep(0.05)
+    return value
