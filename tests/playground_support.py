@@ -111,7 +111,7 @@ class Browser:
     def page(self, url: str) -> Page:
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        page = Page(self, session)
+        page = Page(self, session, target)
         for domain in ("Runtime", "Page", "Log"):
             self.call(f"{domain}.enable", session=session)
         self.call("Page.navigate", {"url": url}, session=session)
@@ -124,8 +124,8 @@ class Browser:
 
 
 class Page:
-    def __init__(self, browser: Browser, session: str) -> None:
-        self.browser, self.session = browser, session
+    def __init__(self, browser: Browser, session: str, target: str) -> None:
+        self.browser, self.session, self.target = browser, session, target
         self.errors: list[str] = []  # console errors, uncaught exceptions, failed loads
         browser.listeners.append(self._heard)
 
@@ -175,6 +175,13 @@ class Page:
         return str(
             self.eval(f"[...document.querySelectorAll({json.dumps(selector)})].map(e => e.innerText).join('\\n')")
         )
+
+    def close(self) -> None:
+        """The tab goes (another one left open would put this one in the background, where timers slow down)."""
+        self.browser.call("Target.closeTarget", {"targetId": self.target})
+
+    def front(self) -> None:
+        self.browser.call("Page.bringToFront", session=self.session)
 
     def screenshot(self, path: Path) -> None:
         shot = self.browser.call("Page.captureScreenshot", {"format": "png"}, session=self.session)

@@ -48,10 +48,10 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
         playground = False
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port, playground=playground)
     server.start()
-    routes = "/slack/events, /slack/interactivity, /jira/webhook, /hooks/<workflow> and /runs"
-    print(f"agent-runtime: serving {server.url}{routes} (Ctrl-C stops)", file=sys.stderr)
     if playground:
         print(f"agent-runtime: the playground: open {server.url}/ in a browser", file=sys.stderr)
+    routes = "/slack/events, /slack/interactivity, /jira/webhook, /hooks/<workflow> and /runs"
+    print(f"agent-runtime: serving {server.url}{routes} (Ctrl-C stops)", file=sys.stderr)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

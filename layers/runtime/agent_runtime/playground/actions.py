@@ -44,6 +44,11 @@ class BadAction(Exception):
     """A page request that makes no sense (a person, channel or message that is not there): a 400, said."""
 
 
+class Gone(Exception):
+    """What the page showed changed before the click reached serve (a button answered, a message deleted): said to
+    the page, as Slack says it, not a fault of the request."""
+
+
 def person(body: Body) -> str:
     user = str(body.get("user") or "")
     if user not in PEOPLE:
@@ -175,20 +180,22 @@ def _jira(play: Playground, payload: Body) -> Sent:
 
 def _message(play: Playground, body: Body) -> Body:
     message = play.workspace.message(str(body.get("channel") or ""), str(body.get("ts") or ""))
-    if message is None or message.get("_deleted"):
+    if message is None:
         raise BadAction("no such message")
+    if message.get("_deleted"):
+        raise Gone("the message was deleted")
     return message
 
 
 def _action(message: Body, block_id: str, action_id: str, verdict: Any) -> Body:
-    for block in message.get("blocks") or []:
-        if block.get("block_id") != block_id:
-            continue
+    """The button as the page showed it: by its action id (its block's id changes with each update of the message,
+    as Slack makes a new one for a block that has none); the block the page named first."""
+    blocks = sorted(message.get("blocks") or [], key=lambda block: block.get("block_id") != block_id)
+    for block in blocks:
         for element in block.get("elements") or []:
-            if element.get("action_id") != action_id:
-                continue
-            return _clicked(element, block_id, verdict)
-    raise BadAction("the message has no such button (any more)")
+            if element.get("action_id") == action_id:
+                return _clicked(element, block_id or str(block.get("block_id")), verdict)
+    raise Gone("the message has no such button any more (it was answered or updated)")
 
 
 def _clicked(element: Body, block_id: str, verdict: Any) -> Body:

@@ -26,7 +26,7 @@ from typing import Any
 from ..config import RuntimeConfig
 from ..triggers.config import TriggerConfig
 from ..workflows import Workflow
-from .actions import BadAction, click, comment, fire, hook, new_ticket, open_pane, react, say
+from .actions import BadAction, Gone, click, comment, fire, hook, new_ticket, open_pane, react, say
 from .deliver import Sent, post
 from .jira_api import JiraApi
 from .layout import BOT_USER, JIRA_BOT_ACCOUNT, RUNS, Layout, layout_of
@@ -191,6 +191,8 @@ class Playground:
             if not isinstance(request, dict):
                 raise BadAction("the request is not a JSON object")
             return _json(200, ACTIONS[name](self, request))
+        except Gone as gone:
+            return _json(200, {"gone": str(gone)})
         except (BadAction, ValueError) as error:
             return _json(400, {"error": str(error)})
 

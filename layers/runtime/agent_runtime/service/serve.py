@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from queue import Empty
+from queue import Empty, Queue
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
@@ -26,7 +26,7 @@ from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..runtime import open_model
 from ..sandbox import sandbox_for
-from ..sources import BUILTIN
+from ..sources import BUILTIN, Sources
 from ..stores import LocalStore
 from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
@@ -72,7 +72,7 @@ class LocalServer:
         self.http.local = self
         triggers, runtime = self._settings(triggers, runtime, playground)
         self.store = LocalStore(runtime.state_dir)
-        self.queue = LocalQueue(self.store)
+        self.queue = LocalQueue(self.store, apart=("stop:",))
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
         # line never carries the previous event's correlation id or run id.
         self.webhook_log = Logger(service="agent-runtime-serve")
@@ -92,23 +92,29 @@ class LocalServer:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
-        self.worker = Worker(
-            Process(
-                runtime,
-                store=self.store,
-                queue=self.queue,
-                models=lambda workflow: open_model(workflow, runtime),
-                replies=replies_for(triggers),
-                sandbox=self.sandbox,
-                log=self.worker_log,
-                max_attachment_bytes=triggers.max_attachment_bytes,
-                secrets=triggers.secret,
-                wakeups=self.wakeups,
-                sources=sources,
-            )
-        )
+        self.worker = self._worker(runtime, triggers, self.worker_log, sources)
+        # A stop's message group is worked on beside the run it stops (another Lambda invocation on AWS), not
+        # behind it: a worker of its own, with a logger of its own (each cleared per message).
+        self.stop_log = Logger(service="agent-runtime-serve-stops")
+        self.stopper = self._worker(runtime, triggers, self.stop_log, sources)
         self.outcomes: list[str] = []
         self._stop = threading.Event()
+
+    def _worker(self, runtime: RuntimeConfig, triggers: TriggerConfig, log: Logger, sources: Sources) -> Worker:
+        process = Process(
+            runtime,
+            store=self.store,
+            queue=self.queue,
+            models=lambda workflow: open_model(workflow, runtime),
+            replies=replies_for(triggers),
+            sandbox=self.sandbox,
+            log=log,
+            max_attachment_bytes=triggers.max_attachment_bytes,
+            secrets=triggers.secret,
+            wakeups=self.wakeups,
+            sources=sources,
+        )
+        return Worker(process)
 
     def _settings(
         self, triggers: TriggerConfig, runtime: RuntimeConfig, playground: bool
@@ -133,6 +139,7 @@ class LocalServer:
     def start(self) -> LocalServer:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
+        threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()
         threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
@@ -163,19 +170,23 @@ class LocalServer:
         self.tick_log.info("schedule fired", extra={"workflow": workflow, "schedule": schedule, "at": tick.at})
         return f"tick {tick.at} queued"
 
-    def _work(self) -> None:
+    def _work(
+        self, messages: Queue[str] | None = None, worker: Worker | None = None, log: Logger | None = None
+    ) -> None:
+        """The worker's loop over the queue's messages (``messages``, ``worker`` and ``log``: a lane beside it)."""
+        messages, worker, log = messages or self.queue.messages, worker or self.worker, log or self.worker_log
         while not self._stop.is_set():
             try:
-                body = self.queue.messages.get(timeout=0.2)
+                body = messages.get(timeout=0.2)
             except Empty:
                 continue
-            self.worker_log.clear_state()
+            log.clear_state()
             try:
-                outcome: str = self.worker.handle(decode(body, self.store), deadline=Deadline.none())
+                outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
             except Exception:
                 log.exception("the worker failed on a message")  # the stack trace stays in this terminal
                 outcome = "error"
-            self.worker_log.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
+            log.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
             self.outcomes.append(outcome)
 
     def close(self) -> None:

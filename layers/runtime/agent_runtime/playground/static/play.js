@@ -49,6 +49,7 @@
       });
       answer = await response.json();
       if (!response.ok) toast(answer.error || `refused (${response.status})`);
+      else if (answer.gone) toast(answer.gone);
       else if (answer.sent) said(answer.sent);
     } catch (error) {
       toast(`serve did not answer: ${error}`);
@@ -68,7 +69,7 @@
     node.textContent = text;
     node.hidden = false;
     clearTimeout(toastTimer);
-    toastTimer = setTimeout(() => { node.hidden = true; }, 6000);
+    toastTimer = setTimeout(() => { node.hidden = true; }, 4000);
   }
 
   async function poll() {
@@ -495,7 +496,7 @@
   function refreshJira() {
     const issue = S.issue && S.issues.get(S.issue);
     if (issue) {
-      $("jira-issue").replaceChildren(...issueNodes(issue));
+      $("jira-issue").replaceChildren(...issueNodes(issue).filter(Boolean));
       return;
     }
     const issues = [...S.issues.values()].sort((a, b) => Number(b.id) - Number(a.id)).map((i) => el("li", {},
@@ -546,7 +547,7 @@
   function issueNodes(issue) {
     const fields = issue.fields;
     const comments = fields.comment.comments.map((c) => el("article", { class: "comment" },
-      el("div", { class: "meta" }, el("strong", { text: c.author.displayName }), el("time", { text: c.created })),
+      el("div", { class: "meta" }, el("strong", { text: c.author.displayName }), el("time", { text: c.created.replace("T", " ").slice(0, 19) })),
       adf(c.body)));
     return [
       el("h3", { text: `${issue.key} · ${fields.summary}` }),
