@@ -32,6 +32,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.messages.chunk import Chunk
 
+from tests.conftest import REPO
 from tests.playground_support import playground
 
 CHANNEL, DM = "C0HELP", "D0AGENT"
@@ -247,3 +248,19 @@ def test_the_jira_api_answers_the_runtimes_calls(served: LocalServer) -> None:
         JiraReplier(jira_api.base, "agent@playground.invalid", "wrong").comment(issue["key"], "hi")
     with pytest.raises(ReplyError, match="HTTP 404"):
         jira.comment("NOPE-1", "hi")
+
+
+def test_every_web_api_method_the_runtime_calls_is_served() -> None:
+    """The methods the chat client calls (the same scan as the Slack manifest's test), each answered here; slack_sdk's
+    ``files_upload_v2`` is the two methods it calls."""
+    import re
+
+    from agent_runtime.playground.slack_api import METHODS
+
+    chat = REPO / "layers" / "runtime" / "agent_runtime" / "chat"
+    client = "".join((chat / name).read_text() for name in ("replies.py", "stream.py"))
+    called = {n.replace(".", "_") for n in re.findall(r'self\._api\(\s*"([\w.]+)"', client)}
+    called |= {n for n in re.findall(r"self\.client\.(\w+)\(", client) if n != "files_upload_v2"}
+    called |= {"files_getUploadURLExternal", "files_completeUploadExternal"}
+    served = {name.replace(".", "_") for name in METHODS}
+    assert len(called) >= 14 and called <= served, sorted(called - served)

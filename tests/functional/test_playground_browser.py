@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,22 @@ model: {name: gpt-4.1-mini, context_window: 128000}
 triggers:
   jira: {projects: [PROJ], events: [issue_created, comment_created]}
 """
+DIGEST = """\
+name: digest
+description: A daily digest.
+prompt: You write digests.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  schedule: {name: daily, expression: "cron(0 9 * * ? *)", message: Write the digest., answer_to: "slack:C0DIGEST"}
+"""
+PRS = """\
+name: prs
+description: Summarises pull requests.
+prompt: You summarise pull requests.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  webhook: {secret: github_webhook_secret, signature: github, events: [pull_request], message: $.pull_request.title}
+"""
 TOOLS = '''
 from agent_runtime import tool
 
@@ -68,21 +85,30 @@ def create_ticket(summary: str) -> str:
     return f"created PROJ-7: {summary}"
 '''
 WORDS = " ".join(f"word{n}" for n in range(50))
+ANSWER = (
+    "Retries back off exponentially (1 s, 2 s, 4 s, at most 5 attempts) with full jitter, so a burst of failures "
+    "does not retry in step.\n\n**What to check first:**\n- the idempotency key on each delivery: a retry must not "
+    "charge twice\n- the dead-letter queue after the last attempt\n- an alarm on its depth\n\nThe design covers the "
+    "first two; the alarm is missing (the open question in section 4)."
+)
 
 
 def respond(request: ScriptedRequest) -> Reply | Paced:
     """The model: a ticket drafted by a tool call (then its result said), an answer written slowly when asked,
     else an answer streamed in word-sized pieces."""
     asked, results = request.last_user_text(), request.tool_results()
-    if request.system_text().startswith("You triage."):  # a JIRA comment is posted whole: no need to wait
-        return Reply(text="Triage: no duplicate found; priority Medium.")
+    quick = {"You triage.": "Triage: no duplicate found; priority Medium.", "You write digests.": "Digest: all quiet.",
+             "You summarise pull requests.": "Summary: retries with backoff."}  # fmt: skip # a table
+    said = next((text for start, text in quick.items() if request.system_text().startswith(start)), None)
+    if said is not None:  # answers not streamed (a JIRA comment, a run that answers nowhere): no need to wait
+        return Reply(text=said)
     if results:
         return Reply(text=f"Done: {next(iter(results.values()))}.")
     if "reacted with :jira:" in asked:
         return Reply(calls=(ScriptedCall("create_ticket", {"summary": "Export is broken"}),))
     if "slowly" in asked:
         return Paced(Reply(text=f"Slowly: {WORDS} {WORDS} {WORDS}"), interval=0.12)
-    return Paced(Reply(text=f"Streamed answer: {WORDS}"), interval=0.04)
+    return Paced(Reply(text=ANSWER), interval=0.04)
 
 
 @dataclass
@@ -101,7 +127,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     (folder / "tools" / "ticket_tools.py").write_text(TOOLS)
     shots = Path(os.environ.get("PLAYGROUND_SCREENSHOTS") or folder / "shots")
     shots.mkdir(parents=True, exist_ok=True)
-    workflows = {"helper": HELPER, "tickets": TICKETS, "triage": TRIAGE}
+    workflows = {"helper": HELPER, "tickets": TICKETS, "triage": TRIAGE, "digest": DIGEST, "prs": PRS}
     with (
         ScriptedServer([respond] * 400) as model,
         playground(folder, workflows, demo=False) as server,
@@ -151,11 +177,10 @@ def _none() -> Any:
 def test_a_mention_is_answered_by_a_stream_then_rated_and_its_run_page_opens(world: World) -> None:
     server, page, shots = world.server, world.page, world.shots
     mention(page, "C0HELP", "@agent what about retries?")
-    page.wait("!!document.querySelector('#thread-messages .stream.streaming .text')", what="the stream under way")
-    shown = page.text("#thread-messages .stream")
-    assert "Streamed answer" in shown and "word49" not in shown  # part of it, while the model still writes
+    partial = "(s => s && s.innerText.includes('Retries back off') && !s.innerText.includes('section 4'))"
+    page.wait(f"{partial}(document.querySelector('#thread-messages .stream.streaming'))", what="part of the answer")
     page.wait("!!document.querySelector('#thread-messages .stream.stopped')", what="the stream's end")
-    thread_has(page, "word49")
+    thread_has(page, "section 4")
     page.wait(
         "!document.querySelector('#thread-messages [data-action-id=\"run_stop\"]')", what="the working message gone"
     )
@@ -173,6 +198,11 @@ def test_a_mention_is_answered_by_a_stream_then_rated_and_its_run_page_opens(wor
     assert opened.errors == []
     opened.close()
     page.front()
+    prompt = page.eval(
+        "[...document.querySelectorAll('#thread-messages a')].find(a => a.innerText === 'helper workflow').href"
+    )
+    with urllib.request.urlopen(prompt, timeout=10) as response:  # the footer's other link: the workflow's prompt
+        assert "prompt: You help." in response.read().decode()
 
 
 def test_a_reaction_starts_a_run_whose_tool_waits_for_the_one_who_may_approve(world: World) -> None:
@@ -220,7 +250,7 @@ def test_a_denied_request_is_not_run(world: World) -> None:
 def test_stop_in_the_middle_of_a_stream_ends_the_run(world: World) -> None:
     server, page, _ = world.server, world.page, world.shots
     mention(page, "C0HELP", "@agent answer slowly please")
-    page.wait("!!document.querySelector('#thread-messages .stream.streaming .text')", what="the stream under way")
+    page.wait("(s => s && s.innerText.includes('word1'))(document.querySelector('#thread-messages .stream.streaming'))")
     page.click('#thread-messages [data-action-id="run_stop"]')
     page.wait("!document.querySelector('#dialog').hidden", what="Slack's confirmation")
     assert page.text("#dialog-title") == "Stop this run?"
@@ -237,7 +267,7 @@ def test_the_apps_pane_offers_its_prompts_and_answers_one(world: World) -> None:
     page.wait("!!document.querySelector('#prompts .prompt')", what="the suggested prompts")
     page.click("#prompts .prompt")
     page.wait("!!document.querySelector('#thread-messages .stream.stopped')", what="the answer in the pane")
-    thread_has(page, "word49")
+    thread_has(page, "section 4")
     shot(page, shots / "playground-pane.png")
     rendered = page.eval("'<!DOCTYPE html>' + document.documentElement.outerHTML")
     html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(rendered)
@@ -257,3 +287,29 @@ def test_a_jira_ticket_made_on_the_page_is_shown_with_its_comments(world: World)
     page.wait("document.querySelector('#jira-issue').innerText.includes('Any news?')", what="the comment")
     page.wait("document.querySelector('#jira-issue').innerText.includes('Comments (3)')", what="its answer")
     shot(page, shots / "playground-jira.png")
+
+
+def test_a_schedule_fired_and_a_signed_delivery_sent_from_the_page_start_their_runs(world: World) -> None:
+    server, page = world.server, world.page
+    page.click('#others button[data-view="schedules"]')
+    page.click('#panel button[data-schedule="daily"]')
+    page.click('button[data-room="C0DIGEST"]')
+    page.wait("document.querySelector('#messages').innerText.includes('Digest: all quiet.')", what="the digest")
+    page.click('#others button[data-view="hooks"]')
+    page.click('#panel section[data-hook="prs"] button.send')
+    run = until(lambda: [r for r in RunStore(server.store).list_runs(limit=50) if r.workflow == "prs"], what="its run")
+    assert until(lambda: RunStore(server.store).load_record(run[0].run_id)) is not None
+    page.eval("document.querySelector('#deliveries').open = true")
+    page.wait("document.querySelector('#delivery-list').innerText.includes('POST /hooks/prs · 200')", what="the log")
+
+
+def test_what_people_write_is_shown_as_text_never_as_markup(world: World) -> None:
+    page = world.page
+    hostile = '<img src=x onerror="document.body.dataset.pwned=1"> <javascript:alert(1)|click> *bold*'
+    page.click('button[data-room="C0GENERAL"]')
+    page.fill("#composer-text", hostile)
+    page.click("#composer-send")
+    page.wait("document.querySelector('#messages').innerText.includes('onerror')", what="the message, as text")
+    assert page.eval("document.body.dataset.pwned === undefined && !document.querySelector('#messages img')")
+    assert page.eval("![...document.querySelectorAll('a')].some(a => a.href.startsWith('javascript:'))")
+    assert page.eval("[...document.querySelectorAll('#messages strong')].some(s => s.innerText === 'bold')")
