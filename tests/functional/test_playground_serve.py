@@ -17,8 +17,11 @@ from typing import Any
 import html5lib
 import pytest
 from agent_runtime.playground.deliver import envelope, slack_signed
+from agent_runtime.playground.slack_api import METHODS
 from agent_runtime.service.serve import LocalServer
 from agent_runtime.stores import RunStore
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from tests.playground_support import act, page_token, playground, until
@@ -239,3 +242,75 @@ def test_what_the_page_sends_carries_every_key_of_slacks_own_payloads(tmp_path: 
     envelope_keys, action_keys = set(real("block_actions_envelope")), set(real("block_actions_envelope")["actions"][0])
     assert envelope_keys <= set(click) and action_keys <= set(click["actions"][0])
     assert set(real("block_actions_envelope")["container"]) <= set(click["container"])
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.sampled_from(["user", "channel", "ts", "text", "name", "thread_ts", "files", "block_id", "action_id",
+                          "verdict", "key", "project", "summary", "workflow", "event", "body", "schedule",
+                          "labels", "issue_type", "description"])  # fmt: skip # a table: the actions' fields
+
+
+def valid(server: LocalServer, token: str, action: str) -> dict[str, Any]:
+    """A request of ``action`` that would be done (a message to react to, an issue to comment on: made once)."""
+    made = server.__dict__.setdefault("_made", {})
+    if not made:
+        made["ts"] = act(server.url, "message", {"channel": "C0HELP", "text": "a message"}, token)["ts"]
+        made["key"] = act(server.url, "ticket", {"project": "OTHER", "summary": "an issue"}, token)["key"]
+    return {
+        "message": {"channel": "C0HELP", "text": "hello", "thread_ts": made["ts"], "files": []},
+        "react": {"channel": "C0HELP", "ts": made["ts"], "name": "eyes"},
+        "click": {"channel": "C0HELP", "ts": made["ts"], "block_id": "b", "action_id": "a", "verdict": "good"},
+        "pane": {},
+        "ticket": {"project": "OTHER", "summary": "s", "files": [{"name": "a.txt", "data": "aGk="}]},
+        "comment": {"key": made["key"], "text": "a comment"},
+        "hook": {"workflow": "prs", "event": "ping", "body": '{"zen": "Keep it simple."}'},
+        "fire": {"workflow": "nope", "schedule": "daily"},
+    }[action] | {"user": "U0DANA"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    action=st.sampled_from(["message", "react", "click", "pane", "ticket", "comment", "hook", "fire"]), data=st.data()
+)
+def test_any_request_of_the_page_gets_an_answer_never_a_fault(served: Any, action: str, data: st.DataObject) -> None:
+    """Whatever a page (or anything holding its token) sends — a request that would be done, with some of its fields
+    replaced by any JSON: an answer — done, or refused saying why (400) — never a 500 or a dropped connection."""
+    server, token = served
+    base = valid(server, token, action)
+    changed = data.draw(st.dictionaries(st.sampled_from(sorted(base)), JSON, max_size=2))
+    body = json.dumps(base | changed).encode()
+    headers = {"X-Playground-Token": token, "Content-Type": "application/json"}
+    request = urllib.request.Request(f"{server.url}/play/ui/{action}", data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answered = json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        assert error.code == 400, error.read()
+        assert json.loads(error.read())["error"]
+        return
+    assert set(answered) & {"sent", "gone"}
+
+
+API_FIELDS = st.sampled_from(["channel", "ts", "thread_ts", "text", "blocks", "chunks", "timestamp", "name", "cursor",
+                               "limit", "files", "channel_id", "status", "prompts", "title", "user", "filename",
+                               "length", "markdown_text"])  # fmt: skip # a table: the methods' arguments
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(sorted(METHODS)), arguments=st.dictionaries(API_FIELDS, JSON, max_size=6))
+def test_any_web_api_call_gets_slacks_answer_never_a_fault(served: Any, method: str, arguments: dict[str, Any]) -> None:
+    """The Web API answers every call with 200 and ``ok`` (true, or false and Slack's error's name)."""
+    server, _ = served
+    assert server.playground is not None
+    headers = {"Authorization": f"Bearer {server.playground.slack.token}", "Content-Type": "application/json"}
+    data = json.dumps({"channel": "C0HELP", "channel_id": "D0AGENT"} | arguments).encode()
+    request = urllib.request.Request(
+        f"{server.playground.slack.base}{method}", data=data, headers=headers, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer = json.loads(response.read())
+    assert answer["ok"] is True or (answer["ok"] is False and isinstance(answer["error"], str) and answer["error"])

@@ -37,6 +37,7 @@ Body = dict[str, Any]
 MAX_TEXT = 40_000
 _MENTION = re.compile(r"(?<![\w<])@(agent|" + BOT_USER + r")\b", re.IGNORECASE)
 _EMOJI = re.compile(r"[a-z0-9_+-]{1,100}")
+_EVENT = re.compile(r"[A-Za-z0-9_.]{1,64}")
 _PROJECT = re.compile(r"[A-Z][A-Z0-9_]{0,9}")
 
 
@@ -67,7 +68,7 @@ def say(play: Playground, body: Body) -> Body:
     message: Body = {"type": "message", "channel": channel, "user": user, "text": _MENTION.sub(f"<@{BOT_USER}>", text)}
     if body.get("thread_ts"):
         message["thread_ts"] = str(body["thread_ts"])
-    files = [attach_file(api, str(f.get("name") or "file"), _decoded(f), user) for f in body.get("files") or []]
+    files = [attach_file(api, name, data, user) for name, data in _files(body)]
     if files:
         message["files"] = files
     if not text and not files:
@@ -116,10 +117,10 @@ def new_ticket(play: Playground, body: Body) -> Body:
         raise BadAction("a project key (PROJ) and a summary")
     labels = [label for label in re.split(r"[\s,]+", str(body.get("labels") or "")) if label][:10]
     kind = str(body.get("issue_type") or "Task")[:40]
-    summary, description = str(body["summary"])[:255], str(body.get("description") or "")
+    summary, description, files = str(body["summary"])[:255], str(body.get("description") or ""), _files(body)
     issue = new_issue(play.workspace, project, kind, summary, description, labels, JIRA_ACCOUNTS[user])
-    for item in body.get("files") or []:
-        attach(play.workspace, issue, str(item.get("name") or "file"), _decoded(item), play.jira.base)
+    for name, data in files:
+        attach(play.workspace, issue, name, data, play.jira.base)
     play.workspace.put(ISSUE, issue["key"], issue)
     who = {"accountId": JIRA_ACCOUNTS[user], "displayName": PEOPLE[user]}
     payload = {"webhookEvent": "jira:issue_created", "issue_event_type_name": "issue_created", "user": who}
@@ -151,6 +152,8 @@ def hook(play: Playground, body: Body) -> Body:
         raise BadAction(f"the body is not JSON: {error}") from None
     data = json.dumps(payload).encode()
     event = str(body.get("event") or (rule["events"] or ["push"])[0])
+    if not _EVENT.fullmatch(event):
+        raise BadAction("an event's name: letters, digits, _ and .")
     headers = hook_signed(rule["signature"], event, data, play.secret(rule["secret"]))
     return {"sent": _said(play.send(f"/hooks/{name}", data, headers, f"webhook {event}"), "")}
 
@@ -211,10 +214,16 @@ def _clicked(element: Body, block_id: str, verdict: Any) -> Body:
     return action | {"text": {**button.get("text", {}), "emoji": True}, "value": button.get("value")}
 
 
-def _decoded(item: Any) -> bytes:
+def _files(body: Body) -> list[tuple[str, bytes]]:
+    """The files the page attached: each a name and its bytes in base64."""
+    given = body.get("files") or []
+    if not isinstance(given, list) or not all(isinstance(f, dict) for f in given):
+        raise BadAction("files: a list of {name, data (base64)}")
     try:
-        return base64.b64decode(str((item or {}).get("data") or ""), validate=True)
-    except (binascii.Error, ValueError, AttributeError):
+        return [
+            (str(f.get("name") or "file"), base64.b64decode(str(f.get("data") or ""), validate=True)) for f in given
+        ]
+    except (binascii.Error, ValueError):
         raise BadAction("a file's data: base64") from None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -108,7 +109,7 @@ class Playground:
 
     def log(self, route: str, status: int, answer: Any, what: str) -> None:
         """What the page sent and what came back (the webhook's answer): the page's list of deliveries."""
-        key = f"{self.workspace.version + 1:010d}"
+        key = f"{time.time_ns():020d}-{secrets.token_hex(3)}"  # in the order sent, two at once both kept
         self.workspace.put(DELIVERY, key, {"route": route, "status": status, "answer": answer, "what": what})
 
     def handle(self, verb: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> Reply | None:

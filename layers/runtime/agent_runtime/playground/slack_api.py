@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import urllib.parse
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,7 +41,7 @@ class SlackWebApi:
 
     def __init__(self, workspace: Workspace, layout: Layout, *, token: str, base: str) -> None:
         self.workspace, self.layout, self.token, self.base = workspace, layout, token, base.rstrip("/") + "/"
-        self.calls: list[tuple[str, str]] = []  # (method, error or "ok"): what the runtime asked, for the page
+        self.calls: deque[tuple[str, str]] = deque(maxlen=1_000)  # (method, error or "ok"): the latest asked
 
     def serve(self, name: str, headers: Mapping[str, str], query: str, body: bytes) -> tuple[int, bytes]:
         """One HTTP call: Slack answers 200 with ``ok`` false for a refusal, 404 for a method it does not have."""

@@ -268,23 +268,22 @@ class _Handler(BaseHTTPRequestHandler):
     def _forward(self, body: bytes) -> None:
         """The request, as API Gateway hands it over, through the webhook's routes (the playground's its own)."""
         path, _, query = self.path.partition("?")
-        playground = self.server.local.playground
-        if playground is not None and (
-            answer := playground.handle(self.command, path, query, dict(self.headers.items()), body)
-        ):
-            self._reply(answer[0], answer[2], answer[1])
-            return
-        event = api_gateway_event(self.command, path, dict(self.headers.items()), body, query)
-        self.server.local.webhook_log.clear_state()
         try:
-            result = self.server.local.webhook.handle(event, _RequestContext())
+            status, text, headers = self._answer(path, query, body)
         except Exception:  # a bug, not the request's fault: answered (as API Gateway does), never a dropped connection
             log.exception("the webhook failed on a request")
-            result = {
-                "statusCode": 500,
-                "body": json.dumps({"error": "internal error (the traceback is in serve's log)"}),
-            }
-        self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
+            status, text, headers = 500, json.dumps({"error": "internal error (the traceback is in serve's log)"}), {}
+        self._reply(status, text, headers)
+
+    def _answer(self, path: str, query: str, body: bytes) -> tuple[int, str | bytes, dict[str, str]]:
+        local, headers = self.server.local, dict(self.headers.items())
+        if local.playground is not None and (
+            answer := local.playground.handle(self.command, path, query, headers, body)
+        ):
+            return answer[0], answer[2], answer[1]
+        local.webhook_log.clear_state()
+        result = local.webhook.handle(api_gateway_event(self.command, path, headers, body, query), _RequestContext())
+        return int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {}
 
     def setup(self) -> None:
         super().setup()
