@@ -238,7 +238,7 @@ def test_what_the_page_sends_carries_every_key_of_slacks_own_payloads(tmp_path: 
     for theirs, ours in pairs:
         assert set(theirs) - {"enterprise_id"} <= set(ours) and set(theirs["event"]) <= set(ours["event"])
     button = {"type": "button", "action_id": "a", "block_id": "b", "text": {"type": "plain_text", "text": "Go"}}
-    click = deliver.block_actions("U0DANA", {**message, "blocks": []}, {**button, "value": "v"}, "help")
+    click = deliver.block_actions("U0DANA", "Dana", {**message, "blocks": []}, {**button, "value": "v"}, "help")
     envelope_keys, action_keys = set(real("block_actions_envelope")), set(real("block_actions_envelope")["actions"][0])
     assert envelope_keys <= set(click) and action_keys <= set(click["actions"][0])
     assert set(real("block_actions_envelope")["container"]) <= set(click["container"])
@@ -314,3 +314,28 @@ def test_any_web_api_call_gets_slacks_answer_never_a_fault(served: Any, method: 
     with urllib.request.urlopen(request, timeout=30) as response:
         answer = json.loads(response.read())
     assert answer["ok"] is True or (answer["ok"] is False and isinstance(answer["error"], str) and answer["error"])
+
+
+def test_the_readmes_first_workflow_has_its_channel_and_its_approver_in_the_playground(tmp_path: Path) -> None:
+    """The README's first workflow, tried as a newcomer would: its channel is there by a name, and the approver it
+    names is a person the page can act as (the one who may approve)."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    workflow = re.search(r"```yaml\n(.*?)```", readme[readme.index("## A first workflow") :], re.S).group(1)  # type: ignore[union-attr]
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ops_tools.py").write_text(
+        "from agent_runtime import tool\n\n\n@tool(mutating=True)\ndef restart_service(service: str) -> str:\n"
+        '    """Restart a service.\n\n    Args:\n        service: Its name.\n    """\n    return service\n'
+    )
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("AGENT_TOOLS_PATH", str(tmp_path / "tools"))
+        with (
+            playground(tmp_path, {"incident-helper": workflow}) as server,
+            urllib.request.urlopen(f"{server.url}/play/ui/state", timeout=10) as response,
+        ):
+            layout = json.loads(response.read())["layout"]
+    assert {"id": "C0123INCIDENTS", "name": "incidents", "listening": ["incident-helper (mentions)"]} in layout[
+        "channels"
+    ]
+    assert {"id": "U0123LEAD", "name": "Lead"} in layout["people"] and layout["dm"]["workflow"] == "incident-helper"

@@ -25,7 +25,7 @@ from .deliver import (
     slack_signed,
 )
 from .jira_api import add_comment, attach, new_issue
-from .layout import BOT_USER, DM, JIRA_ACCOUNTS, PEOPLE
+from .layout import BOT_USER, DM, jira_account
 from .slack_files import attach as attach_file
 from .slack_reads import add_reaction
 from .workspace import ISSUE
@@ -50,9 +50,9 @@ class Gone(Exception):
     the page, as Slack says it, not a fault of the request."""
 
 
-def person(body: Body) -> str:
+def person(play: Playground, body: Body) -> str:
     user = str(body.get("user") or "")
-    if user not in PEOPLE:
+    if user not in play.layout.people:
         raise BadAction(f"no such person: {user[:20]!r}")
     return user
 
@@ -60,7 +60,7 @@ def person(body: Body) -> str:
 def say(play: Playground, body: Body) -> Body:
     """A message (in a channel, a thread or the app's direct message), its files, and its event when Slack would
     send one: a mention of ``@agent`` in a channel, anything in the direct message."""
-    user, channel, api = person(body), str(body.get("channel") or ""), play.slack
+    user, channel, api = person(play, body), str(body.get("channel") or ""), play.slack
     if channel != DM and play.layout.room(channel) is None:
         raise BadAction(f"no such channel: {channel[:20]!r}")
     text = str(body.get("text") or "")[:MAX_TEXT]
@@ -83,7 +83,7 @@ def say(play: Playground, body: Body) -> Body:
 
 
 def react(play: Playground, body: Body) -> Body:
-    user, name = person(body), str(body.get("name") or "").strip(":")
+    user, name = person(play, body), str(body.get("name") or "").strip(":")
     if not _EMOJI.fullmatch(name):
         raise BadAction("an emoji's name: letters, digits, _ + -")
     with play.workspace.lock:
@@ -96,10 +96,10 @@ def react(play: Playground, body: Body) -> Body:
 
 def click(play: Playground, body: Body) -> Body:
     """A button of the message's blocks, found by its block and action id; a feedback button by its verdict."""
-    user, message = person(body), _message(play, body)
+    user, message = person(play, body), _message(play, body)
     action = _action(message, str(body.get("block_id") or ""), str(body.get("action_id") or ""), body.get("verdict"))
     room = play.layout.room(message["channel"])
-    payload = block_actions(user, message, action, room.name if room else "directmessage")
+    payload = block_actions(user, play.layout.people[user], message, action, room.name if room else "directmessage")
     data = form(payload)
     headers = slack_signed(data, play.secret("slack_signing_secret"))
     sent = play.send("/slack/interactivity", data, headers, "block_actions", "application/x-www-form-urlencoded")
@@ -107,22 +107,23 @@ def click(play: Playground, body: Body) -> Body:
 
 
 def open_pane(play: Playground, body: Body) -> Body:
-    return {"sent": _said(_slack(play, envelope(pane_opened(person(body)))), "")}
+    return {"sent": _said(_slack(play, envelope(pane_opened(person(play, body)))), "")}
 
 
 def new_ticket(play: Playground, body: Body) -> Body:
     """An issue made on the page, and JIRA's ``jira:issue_created`` webhook for it."""
-    user, project = person(body), str(body.get("project") or "").upper()
+    user, project = person(play, body), str(body.get("project") or "").upper()
     if not _PROJECT.fullmatch(project) or not str(body.get("summary") or "").strip():
         raise BadAction("a project key (PROJ) and a summary")
     labels = [label for label in re.split(r"[\s,]+", str(body.get("labels") or "")) if label][:10]
     kind = str(body.get("issue_type") or "Task")[:40]
     summary, description, files = str(body["summary"])[:255], str(body.get("description") or ""), _files(body)
-    issue = new_issue(play.workspace, project, kind, summary, description, labels, JIRA_ACCOUNTS[user])
+    name = play.layout.people[user]
+    issue = new_issue(play.workspace, project, kind, summary, description, labels, jira_account(name))
     for name, data in files:
         attach(play.workspace, issue, name, data, play.jira.base)
     play.workspace.put(ISSUE, issue["key"], issue)
-    who = {"accountId": JIRA_ACCOUNTS[user], "displayName": PEOPLE[user]}
+    who = {"accountId": jira_account(name), "displayName": name}
     payload = {"webhookEvent": "jira:issue_created", "issue_event_type_name": "issue_created", "user": who}
     return {"key": issue["key"], "sent": _said(_jira(play, {**payload, "issue": issue}), "")}
 
@@ -130,12 +131,12 @@ def new_ticket(play: Playground, body: Body) -> Body:
 def comment(play: Playground, body: Body) -> Body:
     from ..adf import to_adf
 
-    user, key, text = person(body), str(body.get("key") or ""), str(body.get("text") or "").strip()
+    user, key, text = person(play, body), str(body.get("key") or ""), str(body.get("text") or "").strip()
     issue = play.workspace.get(ISSUE, key)
     if issue is None or not text:
         raise BadAction("an issue that is there, and a comment")
-    who = {"accountId": JIRA_ACCOUNTS[user], "displayName": PEOPLE[user]}
-    made = add_comment(play.workspace, issue, to_adf(text), who)
+    name = play.layout.people[user]
+    made = add_comment(play.workspace, issue, to_adf(text), {"accountId": jira_account(name), "displayName": name})
     payload = {"webhookEvent": "comment_created", "comment": made, "issue": issue}
     return {"sent": _said(_jira(play, payload), "")}
 

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .layout import APP_ID, BOT_USER, DM, PEOPLE, TEAM
+from .layout import APP_ID, BOT_USER, DM, TEAM
 
 TIMEOUT = 10.0  # the webhook answers within Slack's 3 s; a slower one is a fault worth seeing
 
@@ -78,11 +78,13 @@ def pane_opened(user: str) -> dict[str, Any]:
     return {"type": "app_home_opened", "user": user, "channel": DM, "tab": "messages", "event_ts": f"{time.time():.6f}"}
 
 
-def block_actions(user: str, message: dict[str, Any], action: dict[str, Any], channel_name: str) -> dict[str, Any]:
+def block_actions(
+    user: str, name: str, message: dict[str, Any], action: dict[str, Any], channel_name: str
+) -> dict[str, Any]:
     """A click on a message's button, as the interactivity payload Slack POSTs (``type: block_actions``)."""
     container = {"type": "message", "message_ts": message["ts"], "channel_id": message["channel"]}
     container |= {"is_ephemeral": False} | ({"thread_ts": message["thread_ts"]} if message.get("thread_ts") else {})
-    person = {"id": user, "username": PEOPLE[user].lower(), "name": PEOPLE[user].lower(), "team_id": TEAM}
+    person = {"id": user, "username": name.lower(), "name": name.lower(), "team_id": TEAM}
     shown = {k: v for k, v in message.items() if not k.startswith("_") and k != "channel"}
     return {
         "type": "block_actions",

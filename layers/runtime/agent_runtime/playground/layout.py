@@ -4,7 +4,8 @@ webhooks and the schedules they take. Ids look like Slack's (the webhook's parse
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +19,8 @@ DM = "D0AGENT"  # the app's direct message with the person: its pane
 GENERAL = "C0GENERAL"
 RUNS = "C0RUNS"  # the runs channel (a line per finished run), unless AGENT_RUNS_CHANNEL names another
 PEOPLE = {"U0DANA": "Dana", "U0SAM": "Sam"}  # who the page acts as: a second person shows who may decide
-JIRA_ACCOUNTS = {"U0DANA": "pg-dana", "U0SAM": "pg-sam"}
 JIRA_BOT_ACCOUNT = "pg-agent"
+_USER = re.compile(r"[UW][A-Z0-9]{2,40}")  # a Slack user id (approvers may be JIRA account ids too)
 REACTIONS = ("eyes", "white_check_mark", "jira", "bug", "thumbsup", "memo")  # offered beside the workflows' own
 
 
@@ -39,6 +40,7 @@ class Layout:
     hooks: tuple[dict[str, Any], ...] = field(default=())
     schedules: tuple[dict[str, Any], ...] = field(default=())
     runs_channel: str | None = None
+    people: Mapping[str, str] = field(default_factory=lambda: dict(PEOPLE))  # Slack user id → name
 
     def room(self, channel: str) -> Room | None:
         return next((room for room in self.channels if room.id == channel), None)
@@ -47,7 +49,7 @@ class Layout:
         return {
             "team": TEAM,
             "bot": {"user": BOT_USER, "name": BOT_NAME},
-            "people": [{"id": user, "name": name} for user, name in PEOPLE.items()],
+            "people": [{"id": user, "name": name} for user, name in self.people.items()],
             "channels": [{"id": r.id, "name": r.name, "listening": list(r.listening)} for r in self.channels],
             "dm": {"id": DM, "workflow": self.dm_workflow},
             "reactions": list(self.reactions),
@@ -57,9 +59,20 @@ class Layout:
         }
 
 
+def jira_account(name: str) -> str:
+    """A person's JIRA account id in the playground (its JIRA has no other directory)."""
+    return f"pg-{name.lower()}"
+
+
+def person_name(user: str) -> str:
+    """``U0123LEAD`` → ``Lead``: a workflow's approver, named as a person would be."""
+    bare = re.sub(r"^[UW]0?\d*", "", user)
+    return bare.title() if bare else user
+
+
 def channel_name(channel: str) -> str:
-    """``C0HELPDESK`` → ``helpdesk``: what a person would have named it."""
-    bare = channel[2:] if channel.startswith("C0") else channel[1:] if channel[:1] in "CG" else channel
+    """``C0HELPDESK`` → ``helpdesk``, ``C0123INCIDENTS`` → ``incidents``: what a person would have named it."""
+    bare = re.sub(r"^[CG]0?\d*", "", channel)
     return (bare or channel).lower().replace("_", "-")
 
 
@@ -78,6 +91,7 @@ def layout_of(workflows: Sequence[Workflow], runs_channel: str | None = None) ->
         listening.setdefault(runs_channel, []).append("a line per finished run (the runs channel)")
     rooms = tuple(Room(cid, channel_name(cid), tuple(said)) for cid, said in listening.items())
     dms = next((w.name for w in workflows if w.triggers.slack and w.triggers.slack.direct_messages), None)
+    approvers = [a for w in workflows for a in w.tools.approvers if _USER.fullmatch(a)]  # who may decide: here too
     emoji = dict.fromkeys([r for w in workflows if w.triggers.slack for r in w.triggers.slack.reactions])
     return Layout(
         channels=rooms,
@@ -91,6 +105,7 @@ def layout_of(workflows: Sequence[Workflow], runs_channel: str | None = None) ->
             for s in w.triggers.schedules
         ),
         runs_channel=runs_channel,
+        people={**PEOPLE, **{user: person_name(user) for user in approvers if user not in PEOPLE}},
     )
 
 

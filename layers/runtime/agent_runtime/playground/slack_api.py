@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .layout import APP_ID, BOT_ID, BOT_USER, DM, PEOPLE, TEAM, Layout
+from .layout import APP_ID, BOT_ID, BOT_USER, DM, TEAM, Layout
 from .limits import Refused
 from .limits import blocks as valid_blocks
 from .limits import chunks as valid_chunks
@@ -188,7 +188,7 @@ def _delete(api: SlackWebApi, args: Args) -> Args:
 @method("chat.postEphemeral")
 def _ephemeral(api: SlackWebApi, args: Args) -> Args:
     channel, user = api.channel(args), str(args.get("user") or "")
-    if user not in PEOPLE:
+    if user not in api.layout.people:
         raise Refused("user_not_in_channel")
     message = api.bot_message(channel, args.get("thread_ts"), kept_text(args.get("text")), None)
     message["_to"] = user  # only this person sees it, and it is no reply of the thread's

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from .layout import BOT_ID, BOT_NAME, BOT_USER, DM, PEOPLE, TEAM
+from .layout import BOT_ID, BOT_NAME, BOT_USER, DM, TEAM
 from .limits import Refused
 from .limits import prompts as valid_prompts
 from .slack_api import Args, SlackWebApi, method, shown
@@ -103,9 +103,9 @@ def _user(api: SlackWebApi, args: Args) -> Args:
     user = str(args.get("user") or "")
     if user == BOT_USER:
         return {"user": {"id": BOT_USER, "team_id": TEAM, "name": BOT_NAME, "is_bot": True, "profile": {}}}
-    if user not in PEOPLE:
+    if user not in api.layout.people:
         raise Refused("user_not_found")
-    name = PEOPLE[user]
+    name = api.layout.people[user]
     profile = {"real_name": name, "display_name": name}
     person = {"id": user, "team_id": TEAM, "name": name.lower(), "real_name": name, "is_bot": False}
     return {"user": {**person, "profile": profile}}
