@@ -32,6 +32,32 @@ from tests.conftest import REPO
 if TYPE_CHECKING:
     from agent_runtime.service.serve import LocalServer
 
+# Workflows the playground's tests share: each a trigger the page starts (their prompts name them for the model)
+TRIAGE = """\
+name: triage
+description: Triage of new issues and their comments.
+prompt: You triage.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  jira: {projects: [PROJ], events: [issue_created, comment_created]}
+"""
+DIGEST = """\
+name: digest
+description: A daily digest.
+prompt: You write digests.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  schedule: {name: daily, expression: "cron(0 9 * * ? *)", message: Write the digest., answer_to: "slack:C0DIGEST"}
+"""
+PRS = """\
+name: prs
+description: Summarises pull requests.
+prompt: You summarise pull requests.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  webhook: {secret: github_webhook_secret, signature: github, events: [pull_request], message: $.pull_request.title}
+"""
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--mute-audio",
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",

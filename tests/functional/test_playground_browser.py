@@ -23,7 +23,7 @@ from agent_runtime.stores import RunStore
 from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.steps import Paced, Reply, ScriptedCall, ScriptedRequest
 
-from tests.playground_support import Page, browser, playground, until
+from tests.playground_support import DIGEST, PRS, TRIAGE, Page, browser, playground, until
 
 HELPER = """\
 name: helper
@@ -46,30 +46,6 @@ tools:
   approvers: [requester]
 triggers:
   slack: {channels: [C0SUPPORT], reactions: [jira]}
-"""
-TRIAGE = """\
-name: triage
-description: Triage of new issues and their comments.
-prompt: You triage.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  jira: {projects: [PROJ], events: [issue_created, comment_created]}
-"""
-DIGEST = """\
-name: digest
-description: A daily digest.
-prompt: You write digests.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  schedule: {name: daily, expression: "cron(0 9 * * ? *)", message: Write the digest., answer_to: "slack:C0DIGEST"}
-"""
-PRS = """\
-name: prs
-description: Summarises pull requests.
-prompt: You summarise pull requests.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  webhook: {secret: github_webhook_secret, signature: github, events: [pull_request], message: $.pull_request.title}
 """
 TOOLS = '''
 from agent_runtime import tool

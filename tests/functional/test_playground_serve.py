@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from tests.playground_support import act, page_token, playground, until
+from tests.playground_support import DIGEST, PRS, TRIAGE, act, page_token, playground, until
 
 HELPER = """\
 name: helper
@@ -41,30 +41,6 @@ prompt: You draft tickets.
 model: {name: gpt-4.1-mini, context_window: 128000}
 triggers:
   slack: {channels: [C0SUPPORT], reactions: [jira]}
-"""
-TRIAGE = """\
-name: triage
-description: Triage of issues.
-prompt: You triage.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  jira: {projects: [PROJ], events: [issue_created, comment_created]}
-"""
-PRS = """\
-name: prs
-description: Summarises pull requests.
-prompt: You summarise.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  webhook: {secret: github_webhook_secret, signature: github, events: [pull_request], message: $.pull_request.title}
-"""
-DIGEST = """\
-name: digest
-description: A daily digest.
-prompt: You write digests.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  schedule: {name: daily, expression: "cron(0 9 * * ? *)", message: Write the digest., answer_to: "slack:C0DIGEST"}
 """
 ALL = {"helper": HELPER, "tickets": TICKETS, "triage": TRIAGE, "prs": PRS, "digest": DIGEST}
 
