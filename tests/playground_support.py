@@ -33,6 +33,17 @@ if TYPE_CHECKING:
     from agent_runtime.service.serve import LocalServer
 
 # Workflows the playground's tests share: each a trigger the page starts (their prompts name them for the model)
+HELPER = """\
+name: helper
+description: Answers mentions and direct messages.
+prompt: You help.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  slack:
+    channels: [C0HELP]
+    direct_messages: true
+    suggested_prompts: [{title: What changed, message: What changed this week?}]
+"""
 TRIAGE = """\
 name: triage
 description: Triage of new issues and their comments.

@@ -23,19 +23,8 @@ from agent_runtime.stores import RunStore
 from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.steps import Paced, Reply, ScriptedCall, ScriptedRequest
 
-from tests.playground_support import DIGEST, PRS, TRIAGE, Page, browser, playground, until
+from tests.playground_support import DIGEST, HELPER, PRS, TRIAGE, Page, browser, playground, until
 
-HELPER = """\
-name: helper
-description: Answers mentions and direct messages.
-prompt: You help.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  slack:
-    channels: [C0HELP]
-    direct_messages: true
-    suggested_prompts: [{title: What changed, message: What changed this week?}]
-"""
 TICKETS = """\
 name: tickets
 description: Drafts a ticket from a message marked with :jira:, once the person who marked it approves.

@@ -24,16 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from tests.playground_support import DIGEST, PRS, TRIAGE, act, page_token, playground, until
+from tests.playground_support import DIGEST, HELPER, PRS, TRIAGE, act, page_token, playground, until
 
-HELPER = """\
-name: helper
-description: Answers mentions and direct messages.
-prompt: You help.
-model: {name: gpt-4.1-mini, context_window: 128000}
-triggers:
-  slack: {channels: [C0HELP], direct_messages: true, suggested_prompts: [{title: Ask, message: What is new?}]}
-"""
 TICKETS = """\
 name: tickets
 description: Drafts tickets from marked messages.
@@ -115,8 +107,8 @@ def test_the_pane_offers_its_prompts_and_a_direct_message_is_answered_there(serv
     assert server.playground is not None
     workspace = server.playground.workspace
     prompts = until(lambda: ((workspace.get("pane", "D0AGENT") or {}).get("prompts") or {}).get(""))
-    assert prompts == [{"title": "Ask", "message": "What is new?"}]
-    said = act(server.url, "message", {"channel": "D0AGENT", "text": "What is new?"}, token)
+    assert prompts == [{"title": "What changed", "message": "What changed this week?"}]
+    said = act(server.url, "message", {"channel": "D0AGENT", "text": "What changed this week?"}, token)
     assert said["sent"]["answer"] == {"status": "queued", "workflow": "helper"}
     until(lambda: [str(o) for o in server.outcomes].count("answered") >= 1)
     assert until(lambda: any(m.get("bot_id") for m in replies(server, "D0AGENT", said["ts"])))
