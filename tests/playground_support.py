@@ -213,6 +213,13 @@ class Page:
             self.eval(f"[...document.querySelectorAll({json.dumps(selector)})].map(e => e.innerText).join('\\n')")
         )
 
+    def attach(self, selector: str, *paths: Path) -> None:
+        """Files chosen in a file input, as a person picks them (the input's change event follows)."""
+        root = self.browser.call("DOM.getDocument", session=self.session)["root"]["nodeId"]
+        node = self.browser.call("DOM.querySelector", {"nodeId": root, "selector": selector}, session=self.session)
+        files = {"files": [str(p) for p in paths], "nodeId": node["nodeId"]}
+        self.browser.call("DOM.setFileInputFiles", files, session=self.session)
+
     def close(self) -> None:
         """The tab goes (another one left open would put this one in the background, where timers slow down)."""
         self.browser.call("Target.closeTarget", {"targetId": self.target})

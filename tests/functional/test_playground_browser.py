@@ -81,7 +81,7 @@ class World:
     server: LocalServer
     page: Page
     shots: Path
-    model_url: str
+    model: ScriptedServer
     tools: Path
 
 
@@ -100,7 +100,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     ):
         page = chromium.page(server.url + "/")
         page.wait("document.body.dataset.ready === 'true'", what="the page")
-        yield World(server, page, shots, model.base_url, folder / "tools")
+        yield World(server, page, shots, model, folder / "tools")
         assert page.errors == [], "the page's console"
 
 
@@ -108,7 +108,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 def _model(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The model is reached as a real one is, at OPENAI_BASE_URL (each test's environment is its own: the
     suite's fixture clears it)."""
-    monkeypatch.setenv("OPENAI_BASE_URL", world.model_url)
+    monkeypatch.setenv("OPENAI_BASE_URL", world.model.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-playground-test")
     monkeypatch.setenv("AGENT_TOOLS_PATH", str(world.tools))
 
@@ -278,3 +278,20 @@ def test_what_people_write_is_shown_as_text_never_as_markup(world: World) -> Non
     assert page.eval("document.body.dataset.pwned === undefined && !document.querySelector('#messages img')")
     assert page.eval("![...document.querySelectorAll('a')].some(a => a.href.startsWith('javascript:'))")
     assert page.eval("[...document.querySelectorAll('#messages strong')].some(s => s.innerText === 'bold')")
+
+
+def test_a_file_attached_to_a_mention_is_shown_and_read_by_the_run(world: World, tmp_path: Path) -> None:
+    page = world.page
+    notes = tmp_path / "retry-notes.md"
+    notes.write_text("# Retry notes\nBack off with jitter.\n")
+    page.click('button[data-room="C0HELP"]')
+    page.fill("#composer-text", "@agent what do the notes say?")
+    page.attach("#composer-files", notes)
+    page.wait("document.querySelector('#composer-names').innerText === 'retry-notes.md'", what="the file chosen")
+    page.click("#composer-send")
+    page.wait("!!document.querySelector('#thread-messages .files a')", what="the file in the message")
+    assert page.text("#thread-messages .files a") == "retry-notes.md"
+    page.wait("!!document.querySelector('#thread-messages .stream.stopped')", what="the answer")
+    assert world.server.playground is not None and ("files-pri", "ok") in world.server.playground.slack.calls
+    asked = [r for r in world.model.requests if "what do the notes say?" in r.last_user_text()]
+    assert asked and "retry-notes.md" in json.dumps(asked[0].messages)  # downloaded by the worker, given the model

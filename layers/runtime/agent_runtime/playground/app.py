@@ -135,6 +135,7 @@ class Playground:
             file_id = rest.removeprefix("api/files-pri/").split("/", 1)[0]
             authorised = secrets.compare_digest(headers.get("authorization", ""), f"Bearer {self.slack.token}")
             status, data, kind = download(self.slack, file_id, authorised)
+            self.slack.calls.append(("files-pri", "ok" if status == 200 and authorised else "refused"))
             return status, {"Content-Type": kind}, data
         if rest.startswith("upload/") and verb == "POST" and rest.count("/") == 2:
             _, file_id, key = rest.split("/")
