@@ -101,16 +101,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         page = chromium.page(server.url + "/")
         page.wait("document.body.dataset.ready === 'true'", what="the page")
         yield World(server, page, shots, model, folder / "tools")
-        assert page.errors == [], "the page's console"
 
 
 @pytest.fixture(autouse=True)
-def _model(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+def _each(world: World, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The model is reached as a real one is, at OPENAI_BASE_URL (each test's environment is its own: the
-    suite's fixture clears it)."""
+    suite's fixture clears it); and each test leaves the page's console as clean as it found it."""
     monkeypatch.setenv("OPENAI_BASE_URL", world.model.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-playground-test")
     monkeypatch.setenv("AGENT_TOOLS_PATH", str(world.tools))
+    yield
+    assert world.page.errors == [], "the page's console"
 
 
 def shot(page: Page, path: Path) -> None:
