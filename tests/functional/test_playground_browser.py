@@ -232,8 +232,12 @@ def test_the_apps_pane_offers_its_prompts_and_answers_one(world: World) -> None:
     page.click('button[data-room="D0AGENT"]')
     page.wait("!!document.querySelector('#prompts .prompt')", what="the suggested prompts")
     page.click("#prompts .prompt")
-    page.wait("!!document.querySelector('#thread-messages .stream.stopped')", what="the answer in the pane")
-    thread_has(page, "section 4")
+    page.wait("document.querySelector('#thread-title').innerText.includes(\"the app's pane\")", what="its thread")
+    answered = (
+        "(s => s && s.innerText.includes('section 4'))(document.querySelector('#thread-messages .stream.stopped'))"
+    )
+    page.wait(answered, what="the answer in the pane")
+    page.wait("!!document.querySelector('#thread-messages button.feedback')", what="its feedback buttons")
     shot(page, shots / "playground-pane.png")
     rendered = page.eval("'<!DOCTYPE html>' + document.documentElement.outerHTML")
     html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(rendered)
