@@ -100,7 +100,7 @@ class LocalServer:
         self.outcomes: list[str] = []
         self._stop = threading.Event()
 
-    def _worker(self, runtime: RuntimeConfig, triggers: TriggerConfig, log: Logger, sources: Sources) -> Worker:
+    def _worker(self, runtime: RuntimeConfig, triggers: TriggerConfig, said: Logger, sources: Sources) -> Worker:
         process = Process(
             runtime,
             store=self.store,
@@ -108,7 +108,7 @@ class LocalServer:
             models=lambda workflow: open_model(workflow, runtime),
             replies=replies_for(triggers),
             sandbox=self.sandbox,
-            log=log,
+            log=said,
             max_attachment_bytes=triggers.max_attachment_bytes,
             secrets=triggers.secret,
             wakeups=self.wakeups,
@@ -171,22 +171,22 @@ class LocalServer:
         return f"tick {tick.at} queued"
 
     def _work(
-        self, messages: Queue[str] | None = None, worker: Worker | None = None, log: Logger | None = None
+        self, messages: Queue[str] | None = None, worker: Worker | None = None, said: Logger | None = None
     ) -> None:
-        """The worker's loop over the queue's messages (``messages``, ``worker`` and ``log``: a lane beside it)."""
-        messages, worker, log = messages or self.queue.messages, worker or self.worker, log or self.worker_log
+        """The worker's loop over the queue's messages (``messages``, ``worker``, ``said``: a lane beside it)."""
+        messages, worker, said = messages or self.queue.messages, worker or self.worker, said or self.worker_log
         while not self._stop.is_set():
             try:
                 body = messages.get(timeout=0.2)
             except Empty:
                 continue
-            log.clear_state()
+            said.clear_state()
             try:
                 outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
             except Exception:
                 log.exception("the worker failed on a message")  # the stack trace stays in this terminal
                 outcome = "error"
-            log.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
+            said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
             self.outcomes.append(outcome)
 
     def close(self) -> None:
