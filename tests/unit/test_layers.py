@@ -2,14 +2,14 @@
 package says where it stands). A module imports only from its own floor or below; no two of them import each other,
 by any path (no cycle of modules, nor of packages). From the top: the command line; the worker, serve and the
 webhook app (``service``) beside the evals; the wiring (``runtime``); the test support; a script's coordinator; the
-loop and the features it runs (sub-agents, declared toolsets, trigger sources, pages); what comes in (``triggers``)
-and goes out (``chat``), the read side's figures and the loop's parts; the store, the context engine, extraction,
-the sandbox; approvals, files, the record, skills; tools, spend and the workflow, which holds each feature's
-settings (a feature imports its settings from the workflow, never the workflow a feature); models and the read
-side's transcript and chart; the config, hooks, the run context, stopping and the typed read side; and the ground:
-values and helpers every floor may use (errors, the inbound event, run events, messages, text made inert or
-redacted). Checked over every import, lazy ones included; only ``if TYPE_CHECKING:`` blocks are left out
-(annotations, not dependencies)."""
+loop and the features it runs (sub-agents, declared toolsets, trigger sources, pages) beside serve's playground;
+what comes in (``triggers``) and goes out (``chat``), the read side's figures and the loop's parts; the store, the
+context engine, extraction, the sandbox; approvals, files, the record, skills; tools, spend and the workflow, which
+holds each feature's settings (a feature imports its settings from the workflow, never the workflow a feature);
+models and the read side's transcript and chart; the config, hooks, the run context, stopping and the typed read
+side; and the ground: values and helpers every floor may use (errors, the inbound event, run events, messages, text
+made inert or redacted). Checked over every import, lazy ones included; only ``if TYPE_CHECKING:`` blocks are left
+out (annotations, not dependencies)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ FLOORS = {
     "continuation": 8,
     "loop": 8,
     "pages": 8,
+    "playground": 8,
     "sources": 8,
     "subagents": 8,
     "toolsets": 8,

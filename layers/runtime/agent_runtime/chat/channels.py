@@ -176,12 +176,15 @@ class SlackChannel(Channel):
         return Asked(ts=ts)
 
     def approval_decided(self, asked: Asked, request_tool: str, decision: str, who: str) -> None:
-        if decision in ("expired", "closed"):  # the buttons go: a click now would decide nothing
+        """The request's message says the decision, and its buttons go (an update without ``blocks`` would keep
+        them: Slack retains a message's blocks unless the update gives new ones)."""
+        if decision in ("expired", "closed"):  # a click now would decide nothing
             mark, said = (":hourglass:", EXPIRED) if decision == "expired" else (":octagonal_sign:", CLOSED)
-            self.client.update(self.channel, asked.ts, f"{mark} `{request_tool}`: {said}")
-            return
-        mark = ":white_check_mark:" if decision == "approved" else ":no_entry_sign:"
-        self.client.update(self.channel, asked.ts, f"{mark} `{request_tool}`: {decision} by <@{who}>")
+            text = f"{mark} `{request_tool}`: {said}"
+        else:
+            mark = ":white_check_mark:" if decision == "approved" else ":no_entry_sign:"
+            text = f"{mark} `{request_tool}`: {decision} by <@{who}>"
+        self.client.update_blocks(self.channel, asked.ts, [], text)
 
     def tell(self, user: str, text: str) -> None:
         self.client.ephemeral(self.channel, user, text, self.thread_ts)

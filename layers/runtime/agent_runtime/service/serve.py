@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from queue import Empty
-from typing import Any
+from queue import Empty, Queue
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
@@ -26,17 +26,21 @@ from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..runtime import open_model
 from ..sandbox import sandbox_for
-from ..sources import BUILTIN
+from ..sources import BUILTIN, Sources
 from ..stores import LocalStore
 from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
+from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
 from .setup import replies_for
 from .wakeups import TimerWakeups
 from .webhook import create_app
 from .worker import Process, Worker
+
+if TYPE_CHECKING:
+    from ..playground import Playground
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -52,13 +56,23 @@ class _Server(ThreadingHTTPServer):
 
 
 class LocalServer:
-    def __init__(self, runtime: RuntimeConfig, triggers: TriggerConfig, *, host: str = "127.0.0.1", port: int = 8080):
+    read_timeout = READ_TIMEOUT
+    tick_every = TICK_SECONDS
+
+    def __init__(
+        self,
+        runtime: RuntimeConfig,
+        triggers: TriggerConfig,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        playground: bool = False,
+    ):
         self.http = _Server((host, port), _Handler)  # bound first: its port (0: any) is in run pages' links
         self.http.local = self
-        if runtime.api_url is None:  # run pages' links (with RUN_PAGE_KEY set) point here, as on AWS at the API
-            runtime = replace(runtime, api_url=self.url)
+        triggers, runtime = self._settings(triggers, runtime, playground)
         self.store = LocalStore(runtime.state_dir)
-        self.queue = LocalQueue(self.store)
+        self.queue = LocalQueue(self.store, apart=("stop:",))
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
         # line never carries the previous event's correlation id or run id.
         self.webhook_log = Logger(service="agent-runtime-serve")
@@ -78,25 +92,44 @@ class LocalServer:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
-        self.worker = Worker(
-            Process(
-                runtime,
-                store=self.store,
-                queue=self.queue,
-                models=lambda workflow: open_model(workflow, runtime),
-                replies=replies_for(triggers),
-                sandbox=self.sandbox,
-                log=self.worker_log,
-                max_attachment_bytes=triggers.max_attachment_bytes,
-                secrets=triggers.secret,
-                wakeups=self.wakeups,
-                sources=sources,
-            )
-        )
-        self.read_timeout = READ_TIMEOUT
-        self.tick_every = TICK_SECONDS
+        self.worker = self._worker(runtime, triggers, self.worker_log, sources)
+        # A stop's message group is worked on beside the run it stops (another Lambda invocation on AWS), not
+        # behind it: a worker of its own, with a logger of its own (each cleared per message).
+        self.stop_log = Logger(service="agent-runtime-serve-stops")
+        self.stopper = self._worker(runtime, triggers, self.stop_log, sources)
         self.outcomes: list[str] = []
         self._stop = threading.Event()
+
+    def _worker(self, runtime: RuntimeConfig, triggers: TriggerConfig, said: Logger, sources: Sources) -> Worker:
+        process = Process(
+            runtime,
+            store=self.store,
+            queue=self.queue,
+            models=lambda workflow: open_model(workflow, runtime),
+            replies=replies_for(triggers),
+            sandbox=self.sandbox,
+            log=said,
+            max_attachment_bytes=triggers.max_attachment_bytes,
+            secrets=triggers.secret,
+            wakeups=self.wakeups,
+            sources=sources,
+        )
+        return Worker(process)
+
+    def _settings(
+        self, triggers: TriggerConfig, runtime: RuntimeConfig, playground: bool
+    ) -> tuple[TriggerConfig, RuntimeConfig]:
+        """Run pages' links (with RUN_PAGE_KEY set) point here, as on AWS at the API; with the playground, Slack and
+        JIRA are its own (the page, and the APIs it stands in for: ``playground``)."""
+        if runtime.api_url is None:
+            runtime = replace(runtime, api_url=self.url)
+        self.playground: Playground | None = None
+        if not playground:
+            return triggers, runtime
+        from ..playground import Playground
+
+        self.playground = Playground(runtime.state_dir, self.url, all_workflows(runtime), fire=self.fire_now)
+        return self.playground.configure(triggers, runtime)
 
     @property
     def url(self) -> str:
@@ -106,6 +139,7 @@ class LocalServer:
     def start(self) -> LocalServer:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
+        threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()
         threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
@@ -129,19 +163,30 @@ class LocalServer:
                 "schedule fired", extra={"workflow": tick.workflow, "schedule": tick.schedule, "at": tick.at}
             )
 
-    def _work(self) -> None:
+    def fire_now(self, workflow: str, schedule: str) -> str:
+        """A schedule's tick at this second, as the clock fires one (the playground's "fire now")."""
+        tick = TickMessage(workflow, schedule, self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        self.queue.send(tick.body(), group=f"schedule-{workflow}", dedup=dedup_id(tick))
+        self.tick_log.info("schedule fired", extra={"workflow": workflow, "schedule": schedule, "at": tick.at})
+        return f"tick {tick.at} queued"
+
+    def _work(
+        self, messages: Queue[str] | None = None, worker: Worker | None = None, said: Logger | None = None
+    ) -> None:
+        """The worker's loop over the queue's messages (``messages``, ``worker``, ``said``: a lane beside it)."""
+        messages, worker, said = messages or self.queue.messages, worker or self.worker, said or self.worker_log
         while not self._stop.is_set():
             try:
-                body = self.queue.messages.get(timeout=0.2)
+                body = messages.get(timeout=0.2)
             except Empty:
                 continue
-            self.worker_log.clear_state()
+            said.clear_state()
             try:
-                outcome: str = self.worker.handle(decode(body, self.store), deadline=Deadline.none())
+                outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
             except Exception:
                 log.exception("the worker failed on a message")  # the stack trace stays in this terminal
                 outcome = "error"
-            self.worker_log.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
+            said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
             self.outcomes.append(outcome)
 
     def close(self) -> None:
@@ -149,6 +194,8 @@ class LocalServer:
         self.http.shutdown()
         self.http.server_close()
         self.wakeups.close()
+        if self.playground is not None:
+            self.playground.close()
         if self.sandbox is not None:
             self.sandbox.close()
 
@@ -215,23 +262,28 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._forward(self.rfile.read(size))
 
-    def do_GET(self) -> None:  # a run's page (a signed link): the only GET route
+    def do_GET(self) -> None:  # a run's page (a signed link); the playground's page
         self._forward(b"")
 
     def _forward(self, body: bytes) -> None:
-        """The request, as API Gateway hands it over, through the webhook's routes."""
+        """The request, as API Gateway hands it over, through the webhook's routes (the playground's its own)."""
         path, _, query = self.path.partition("?")
-        event = api_gateway_event(self.command, path, dict(self.headers.items()), body, query)
-        self.server.local.webhook_log.clear_state()
         try:
-            result = self.server.local.webhook.handle(event, _RequestContext())
+            status, text, headers = self._answer(path, query, body)
         except Exception:  # a bug, not the request's fault: answered (as API Gateway does), never a dropped connection
             log.exception("the webhook failed on a request")
-            result = {
-                "statusCode": 500,
-                "body": json.dumps({"error": "internal error (the traceback is in serve's log)"}),
-            }
-        self._reply(int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {})
+            status, text, headers = 500, json.dumps({"error": "internal error (the traceback is in serve's log)"}), {}
+        self._reply(status, text, headers)
+
+    def _answer(self, path: str, query: str, body: bytes) -> tuple[int, str | bytes, dict[str, str]]:
+        local, headers = self.server.local, dict(self.headers.items())
+        if local.playground is not None and (
+            answer := local.playground.handle(self.command, path, query, headers, body)
+        ):
+            return answer[0], answer[2], answer[1]
+        local.webhook_log.clear_state()
+        result = local.webhook.handle(api_gateway_event(self.command, path, headers, body, query), _RequestContext())
+        return int(result.get("statusCode", 500)), result.get("body") or "", result.get("headers") or {}
 
     def setup(self) -> None:
         super().setup()
@@ -250,8 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return
 
-    def _reply(self, status: int, text: str, headers: dict[str, str]) -> None:
-        payload = text.encode()
+    def _reply(self, status: int, text: str | bytes, headers: dict[str, str]) -> None:
+        payload = text.encode() if isinstance(text, str) else text
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)

@@ -78,18 +78,21 @@ class SqsQueue(EventQueue):
 
 
 class LocalQueue(EventQueue):
-    """For ``agent-runtime serve`` and tests: messages wait in memory for an in-process worker."""
+    """For ``agent-runtime serve`` and tests: messages wait in memory for an in-process worker. ``apart``: the
+    message groups (by prefix) whose messages wait in ``beside`` instead, for a worker of their own — as SQS FIFO
+    hands another group to another Lambda invocation while one group's message is worked on."""
 
-    def __init__(self, store: Store | None = None) -> None:
-        self.store = store
+    def __init__(self, store: Store | None = None, *, apart: tuple[str, ...] = ()) -> None:
+        self.store, self.apart = store, apart
         self.messages: stdlib_queue.Queue[str] = stdlib_queue.Queue()
+        self.beside: stdlib_queue.Queue[str] = stdlib_queue.Queue()
         self._seen: set[str] = set()
 
     def _send(self, body: str, *, group: str, dedup: str) -> str:
         if dedup in self._seen:  # what a FIFO queue's deduplication does
             return "duplicate"
         self._seen.add(dedup)
-        self.messages.put(body)
+        (self.beside if self.apart and group.startswith(self.apart) else self.messages).put(body)
         return _dedup_id(dedup)
 
 
