@@ -74,11 +74,22 @@ def statically_in(group: Group, who: Requester) -> bool | None:
 
 
 def looked_up(group: Group, who: Requester, directory: Directory) -> bool:
-    """Whether ``who`` is in one of the group's Slack user groups or JIRA groups (``DirectoryError``: unknown)."""
-    user, groups = who.id("slack_usergroups"), group.slack_usergroups
-    if user and groups and (ANYONE in groups or any(user in directory.slack_usergroup(g) for g in groups)):
-        return True
-    account = who.id("jira_groups")
+    """Whether ``who`` is in one of the group's Slack user groups or JIRA groups. One that cannot be read does not
+    keep out a person another lets in; when none lets them in and one could not be read, ``DirectoryError`` says
+    which (their membership is unknown, not denied)."""
+    user, account, problems = who.id("slack_usergroups"), who.id("jira_groups"), []
+    for group_id in group.slack_usergroups if user else ():
+        try:
+            if group_id == ANYONE or user in directory.slack_usergroup(group_id):
+                return True
+        except DirectoryError as error:
+            problems.append(str(error))
     if account and group.jira_groups:
-        return ANYONE in group.jira_groups or bool(directory.jira_groups(account) & set(group.jira_groups))
+        try:
+            if ANYONE in group.jira_groups or directory.jira_groups(account) & set(group.jira_groups):
+                return True
+        except DirectoryError as error:
+            problems.append(str(error))
+    if problems:
+        raise DirectoryError("; ".join(problems))
     return False
