@@ -5,10 +5,14 @@ that stops their runs and no one else's — each decision in the run's record.""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from agent_runtime.cli import main
 from agent_runtime.stores import RunStore
 from agent_runtime.testing import call, reply
 
@@ -149,14 +153,16 @@ def test_an_approver_outside_the_approve_groups_cannot_approve(system, scripted,
     assert log.read_text() == "payments\n"
 
 
-def test_a_persons_monthly_budget_stops_their_runs_and_no_one_elses(system, scripted, ops, tmp_path) -> None:
+def test_a_persons_monthly_budget_stops_their_runs_and_no_one_elses_and_stats_add_up_by_person(
+    system, scripted, ops, tmp_path, monkeypatch
+) -> None:
     guarded(tmp_path, ops)
 
     def expensive(usage: dict[str, Any]) -> dict[str, Any]:  # 100k prompt tokens: $0.25 at gpt-4o's list price
         return {**usage, "prompt_tokens": 100_000, "total_tokens": 100_000 + usage["completion_tokens"]}
 
     server = scripted(reply("Done once."), reply("Done for the lead."), usage=expensive)
-    s = system(server)
+    s = system(server, local_store=True)  # the store `runs stats` reads below (AGENT_STATE_DIR)
     ask(s, "Ev1", "U0DANA", "drain report for payments", "1763800001.0")
     assert s.deliver() == ["answered"]
     ask(s, "Ev2", "U0DANA", "and again", "1763800002.0")
@@ -170,3 +176,18 @@ def test_a_persons_monthly_budget_stops_their_runs_and_no_one_elses(system, scri
     ask(s, "Ev3", "U0LEAD", "drain report for search", "1763800003.0")
     assert s.deliver() == ["answered"]  # the lead's month is their own
     assert len(RunStore(s.store).list_runs()) == 2
+    monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
+    by_person, by_team = stats("--by", "person"), stats("--by", "team")
+    rows = {row["person"]: row for row in by_person["groups"]}
+    assert set(rows) == {"slack:U0DANA", "slack:U0LEAD"} and [r["runs"] for r in rows.values()] == [1, 1]
+    total = sum(row["cost_usd"] for row in stats()["groups"])
+    assert sum(row["cost_usd"] for row in rows.values()) == pytest.approx(total) and total > 0.4
+    assert [(row["team"], row["runs"]) for row in by_team["groups"]] == [("leads", 1), ("oncall", 2)]
+
+
+def stats(*args: str) -> dict[str, Any]:
+    """``runs stats --json`` in process, as a person runs it."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["runs", "stats", "--since", "1d", "--json", *args]) == 0
+    return json.loads(out.getvalue())

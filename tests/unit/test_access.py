@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 import yaml
 from agent_runtime.access import Access, BudgetBook, DirectoryError, Requester
+from agent_runtime.figures import Figures
 from agent_runtime.spend import Scope, SpendLimit
+from agent_runtime.stats import add_up
 from agent_runtime.stores import LocalStore
 from agent_runtime.workflows import Workflow, WorkflowError, parse_workflow
 from hypothesis import given, settings
@@ -207,3 +209,32 @@ def test_the_tightest_limit_names_itself_and_how_to_raise_it() -> None:
     left, why = spend.room(0.25, 0.0)
     assert left == pytest.approx(0.25) and "max_cost_per_person_month" in why and "$19.7500 spent" in why
     assert SpendLimit(scopes=(person,)) and not SpendLimit()
+
+
+figures_of_runs = st.lists(
+    st.tuples(
+        st.sampled_from(["slack:U1", "jira:a1", ""]), st.lists(st.sampled_from(["oncall", "leads"]), unique=True)
+    ),
+    max_size=10,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(runs=figures_of_runs, cents=st.lists(st.integers(0, 1000), min_size=10, max_size=10))
+def test_runs_stats_by_person_adds_up_to_the_total_and_by_team_counts_each_team(runs, cents) -> None:
+    base = dict(trigger="slack", status="completed", reason=None, tokens=1, prompt_tokens=1, cached_tokens=0)
+    base |= dict(model_calls=1, compactions=0, duration_s=None, first_token_ms=None)
+    figured = [
+        (Figures(workflow="w", cost=c / 100, person=p, teams=tuple(t), **base), ())
+        for (p, t), c in zip(runs, cents, strict=False)
+    ]
+    total = add_up(figured)
+    by_person, by_team = add_up(figured, "person"), add_up(figured, "team")
+    assert by_person["runs"] == total["runs"] == sum(row["runs"] for row in by_person["groups"])
+    assert sum(row["cost_usd"] for row in by_person["groups"]) == pytest.approx(
+        sum(row["cost_usd"] for row in total["groups"]), abs=1e-5
+    )
+    counted = {row["team"]: row["runs"] for row in by_team["groups"]}
+    for team in ("oncall", "leads"):
+        assert counted.get(team, 0) == sum(team in t for _, t in runs[: len(figured)])
+    assert counted.get("(no team)", 0) == sum(not t for _, t in runs[: len(figured)])
