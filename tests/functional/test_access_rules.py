@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from agent_runtime.cli import main
+from agent_runtime.pages.build import page_for
 from agent_runtime.stores import RunStore
 from agent_runtime.testing import call, reply
 
@@ -135,6 +136,9 @@ def test_a_tool_outside_the_requesters_groups_is_not_offered_nor_run(system, scr
     start, refused = decisions(s, only_run(s))
     assert start["groups"] == ["support"]
     assert refused["action"] == "tool" and not refused["allowed"] and refused["tool"] == "restart_service"
+    page = page_for(RunStore(s.store), only_run(s)) or ""  # the run's page shows both decisions
+    assert "access: start allowed for slack:U0SAM (groups: support)" in page
+    assert "access: tool restart_service refused for slack:U0SAM" in page
 
 
 def test_an_approver_outside_the_approve_groups_cannot_approve(system, scripted, ops, tmp_path) -> None:
