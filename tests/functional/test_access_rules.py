@@ -6,6 +6,8 @@ that stops their runs and no one else's — each decision in the run's record.""
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import io
 import json
 from pathlib import Path
@@ -13,11 +15,14 @@ from typing import Any
 
 import pytest
 from agent_runtime.cli import main
+from agent_runtime.deadline import Deadline
 from agent_runtime.pages.build import page_for
 from agent_runtime.stores import RunStore
 from agent_runtime.testing import call, reply
+from agent_runtime.triggers.queued import TickMessage
 
 from tests.approvals_support import approval_value, click
+from tests.slack_support import PARENT, REPLY, reaction
 from tests.triggers_support import slack_mention, slack_request
 
 GUARDED = """\
@@ -195,3 +200,56 @@ def stats(*args: str) -> dict[str, Any]:
     with contextlib.redirect_stdout(out):
         assert main(["runs", "stats", "--since", "1d", "--json", *args]) == 0
     return json.loads(out.getvalue())
+
+
+TRIGGERED = """\
+name: triage
+description: Triage by reaction, by GitHub, and every night.
+prompt: You triage.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+triggers:
+  slack: {channels: [C0OPS], reactions: [jira]}
+  webhook: {secret: github_webhook_secret, signature: github, events: [pull_request], message: $.pull_request.title}
+  schedule: [{name: nightly, expression: rate(1 day), message: Triage the night.}, {name: hourly,
+    expression: rate(1 hour), message: Triage the hour.}]
+access:
+  groups:
+    triagers: {slack_users: [U0FRANK], webhook_senders: [dependabot], schedules: [nightly]}
+  start: [triagers]
+"""
+SECRET = "gh-webhook-secret-for-tests"
+
+
+def delivery(sender: str, number: int) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps({"action": "opened", "pull_request": {"title": f"PR {number}"}, "sender": {"login": sender}})
+    signature = "sha256=" + hmac.new(SECRET.encode(), body.encode(), hashlib.sha256).hexdigest()
+    headers = {"X-Hub-Signature-256": signature, "X-GitHub-Delivery": f"d-{number}", "X-GitHub-Event": "pull_request"}
+    return body.encode(), headers
+
+
+def test_a_reactions_a_webhooks_and_a_schedules_run_are_for_whom_the_docs_name_or_refused(
+    system, scripted, tmp_path
+) -> None:
+    (tmp_path / "triage.yaml").write_text(TRIGGERED)
+    server = scripted(reply("Triaged the reaction."), reply("Triaged the PR."), reply("Triaged the night."))
+    s = system(server, secrets={"GITHUB_WEBHOOK_SECRET": SECRET})
+    s.apis.threads[PARENT] = [{"ts": REPLY, "thread_ts": PARENT, "user": "U0ERIN", "text": "The consumer drops."}]
+    # A reaction is the reactor's, not the message author's: U0DANA is refused, privately; U0FRANK's runs.
+    assert json.loads(s.post("/slack/events", *slack_request(reaction("Ev1")))["body"])["status"] == "refused"
+    assert s.deliver() == ["refused"]
+    [told] = s.apis.named("chat.postEphemeral")
+    assert told["user"] == "U0DANA" and "triagers" in told["text"]
+    s.post("/slack/events", *slack_request(reaction("Ev2", user="U0FRANK")))
+    # A webhook's run is its sender's: octocat's delivery is refused to GitHub (403, the reason), dependabot's runs.
+    refused = s.post("/hooks/triage", *delivery("octocat", 1))
+    assert refused["statusCode"] == 403 and "triagers" in json.loads(refused["body"])["error"]
+    assert s.post("/hooks/triage", *delivery("dependabot", 2))["statusCode"] == 200
+    assert sorted(s.deliver()) == ["answered", "answered"]
+    # A schedule's run is the schedule's: nightly is in the group, hourly is not (refused, nothing posted).
+    ticked = [
+        s.worker.handle(TickMessage("triage", name, "2026-11-27T06:00:00Z").body(), deadline=Deadline.after(600))
+        for name in ("nightly", "hourly")
+    ]
+    assert ticked == ["answered", "refused"]
+    people = sorted(decisions(s, row.run_id)[0]["who"] for row in RunStore(s.store).list_runs())
+    assert people == ["schedule:nightly", "slack:U0FRANK", "webhook:dependabot"]
