@@ -28,7 +28,7 @@ class Admitted:
 
     run: RunAccess
     budgets: tuple[Scope, ...]
-    rules: bool  # the workflow has access rules (else the run is built as without them)
+    rules: bool  # the workflow has access rules or budgets: the run keeps who it is for (else built as before)
 
     def given(self, services: Services) -> Services:
         return replace(services, access=self.run if self.rules else None, budgets=self.budgets)
@@ -53,7 +53,7 @@ def admitted(
     spent = next((scope for scope in scopes if scope.left() <= 0), None)
     if fresh and spent is not None:
         return refuse(delivery, event, run_id, refusal_text(spent), who)
-    return Admitted(RunAccess(access, who, verdict, str(day)), scopes, bool(workflow.access))
+    return Admitted(RunAccess(access, who, verdict, str(day)), scopes, bool(workflow.access or workflow.limits.budgets))
 
 
 def refuse(delivery: Delivery[Any], event: TriggerEvent, run_id: str, text: str, who: Requester) -> Outcome:
