@@ -172,6 +172,7 @@ class FakeApis:
         self.threads: dict[str, list[dict[str, Any]]] = {}  # conversations.replies: messages by thread ts
         self.jira: dict[str, Any] = {}  # JIRA REST resources (GET) by path without the query
         self.private: set[str] = set()  # channels conversations.info describes as private (others: public)
+        self.usergroups: dict[str, list[str]] = {}  # usergroups.users.list: a user group's members (else: no_such)
         self.lock = threading.Lock()
         self._ts = 0
 
@@ -260,10 +261,9 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             missing = {"ok": False, "error": "message_not_found"}
             answer = {"ok": True, "type": "message", "message": found[0]} if found else missing
             return self._send(200, json.dumps(answer).encode())
-        if method == "conversations.info":  # as Slack describes a channel: public unless the test made it private
-            channel = str(body.get("channel"))
-            info = {"id": channel, "is_channel": True, "is_private": channel in self.apis.private}
-            return self._send(200, json.dumps({"ok": True, "channel": info}).encode())
+        described = self._described(method, body)
+        if described is not None:
+            return self._send(200, json.dumps(described).encode())
         if method == "files.completeUploadExternal":
             return self._send(200, json.dumps({"ok": True, "files": json.loads(body["files"])}).encode())
         if method == "chat.startStream" and not self.apis.streams:
@@ -272,6 +272,20 @@ class _FakeApiHandler(BaseHTTPRequestHandler):
             return self._send(200, json.dumps({"ok": False, "error": "msg_too_long"}).encode())
         ts = self.apis.next_ts() if method in ("chat.postMessage", "chat.startStream") else body.get("ts")
         self._send(200, json.dumps({"ok": True, "ts": ts, "channel": body.get("channel")}).encode())
+
+    def _described(self, method: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """What Slack says of a channel (public unless the test made it private) and of a user group (its members,
+        or an error for one it does not know)."""
+        if method == "conversations.info":
+            channel = str(body.get("channel"))
+            return {
+                "ok": True,
+                "channel": {"id": channel, "is_channel": True, "is_private": channel in self.apis.private},
+            }
+        if method == "usergroups.users.list":
+            members = self.apis.usergroups.get(str(body.get("usergroup")))
+            return {"ok": True, "users": members} if members is not None else {"ok": False, "error": "no_such_subteam"}
+        return None
 
     def log_message(self, *args: object) -> None:
         pass

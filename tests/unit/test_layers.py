@@ -33,6 +33,7 @@ FLOORS = {
     "sources": 8,
     "subagents": 8,
     "toolsets": 8,
+    "access": 7,
     "chat": 7,
     "stats": 7,
     "toolsearch": 7,

@@ -18,6 +18,7 @@ from agent_runtime.triggers.queued import (
     FeedbackMessage,
     PaneMessage,
     QueueMessage,
+    RefusedMessage,
     StopMessage,
     TickMessage,
     parse,
@@ -41,6 +42,7 @@ MESSAGES = [
     StopMessage("", "U0DANA", "slack", said=EVENT),
     StopMessage("run-1", "", "api"),
     TickMessage("nightly-report", "schedule-1", "2026-11-27T06:00:00Z"),
+    RefusedMessage(EVENT, "you are not in oncall, the groups access.start lets in"),
 ]
 
 

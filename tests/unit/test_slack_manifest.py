@@ -28,6 +28,7 @@ SCOPES = {
     "conversations_replies": {"channels:history", "groups:history"},
     "reactions_get": {"reactions:read"},
     "conversations_info": {"channels:read", "groups:read"},
+    "usergroups_users_list": {"usergroups:read"},
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .access import RunAccess
     from .approvals import Approver
     from .config import RuntimeConfig
     from .sandbox import SandboxClient
     from .skills import SkillLibrary
+    from .spend import Scope
     from .stores import RunStore
     from .toolsets import ToolEnv
     from .workflows import Workflow
@@ -39,6 +41,8 @@ class Services:
     trace_parent: Any = None
     thread_id: str | None = None
     granted: float = 0.0  # an approver's "continue with $N more" in this message
+    access: RunAccess | None = None  # the workflow's access rules for this run's requester (None: no rules)
+    budgets: tuple[Scope, ...] = ()  # the person's, teams' and workflow's budgets the run starts under
     depth: int = 0
 
 

@@ -310,6 +310,23 @@ class AwaitingApproval(RunEvent):
     turn: int
 
 
+# Access rules (issue 53)
+@dataclass(frozen=True, kw_only=True)
+class AccessDecided(RunEvent):
+    """A decision of the workflow's access rules: who (``slack:U0123``), the groups they are in, the action (start,
+    tool, approve), allowed or not, and the rule's reason in one line."""
+
+    kind = "access_decided"
+    optional = ("tool",)
+    action: str
+    allowed: bool
+    who: str
+    groups: list[str] = field(default_factory=list)
+    reason: str = ""
+    tool: str | None = None
+    turn: int = 0
+
+
 @dataclass(frozen=True, kw_only=True)
 class Custom(RunEvent):
     """An event of a user's hook or tool: ``record.event("name", key=value)``."""

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .events import ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
+from .events import AccessDecided, ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
 from .record import RunStatus
 from .views.run import StoredRun, seconds
 
@@ -43,14 +43,18 @@ class Figures:
     skills: Counter[str] = field(default_factory=Counter)
     approvals: int = 0
     approval_waits: tuple[float, ...] = ()  # seconds from each request to its decision
+    person: str = ""  # who the run was for (slack:U0123; its access decision's, else its trigger's user)
+    teams: tuple[str, ...] = ()  # the workflow's access groups they were in when it started
 
     @property
     def cached_share(self) -> float:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def figures(run: StoredRun, trigger: str) -> Figures:
-    """The run's figures: the whole run (every invocation), its helpers' tool calls and skill loads with it."""
+def figures(run: StoredRun, trigger: str, requester: str = "") -> Figures:
+    """The run's figures: the whole run (every invocation), its helpers' tool calls and skill loads with it.
+    ``requester``: who it was for when its record does not say (a workflow without access rules)."""
+    start = next((event for event in run.events_of(AccessDecided) if event.action == "start"), None)
     failed = next((event.error for event in run.events_of(Failed)), None)
     tools: Counter[str] = Counter()
     skills: Counter[str] = Counter()
@@ -76,6 +80,8 @@ def figures(run: StoredRun, trigger: str) -> Figures:
         skills=skills,
         approvals=len(run.events_of(ApprovalRequested)),
         approval_waits=tuple(_waits(run)),
+        person=start.who if start is not None else requester,
+        teams=tuple(start.groups) if start is not None else (),
     )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import telemetry, toolsearch
+from .access import AccessHook
 from .approvals import ApprovalGate
 from .approvals.approvers import FixedApprover
 from .config import RuntimeConfig
@@ -33,7 +34,7 @@ from .run_context import RunContext
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .skills.tools import skill_files
-from .spend import SpendLimit
+from .spend import Scope, SpendLimit
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo, ThreadStore
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
@@ -198,7 +199,9 @@ def build_agent(
         timeout_hours=workflow.tools.approval_timeout_hours,
         clock=services.clock,
     )
-    spend = spend_limit(workflow, model, services.runs, services.thread_id, granted=services.granted)
+    spend = spend_limit(
+        workflow, model, services.runs, services.thread_id, granted=services.granted, scopes=services.budgets
+    )
     agent: Callable[..., Agent] = partial(Agent, workflow, model)
     if workflow.coordinator == "script" and workflow.script:  # your function drives the run (coordinator.py)
         path = (services.tool_env or ToolEnv.from_env()).tools_path
@@ -216,6 +219,8 @@ def _registry(
     registry = default_tools(workflow, skills)
     env = services.tool_env or ToolEnv.from_env()
     declared = declared_tools(workflow, env) if workflow.tools else DeclaredTools()
+    guard = [AccessHook(services.access, frozenset(item.name for item in declared.tools))] if services.access else []
+    declared = declared.only(services.access.offered() if services.access else None)  # the requester's (access.tools)
     stubs = {item.name: item for item in tools if item.stub}  # an eval's stand-ins replace the tools they name
     own = [item for item in [*declared.tools, *tools] if item.name not in stubs]
     check_names(own, registry.names())
@@ -233,7 +238,7 @@ def _registry(
         registry.register(_subagents(workflow, model, services, hooks, [*parents, *stubs.values()]))
     for stub in stubs.values():  # last: a stub stands in for any tool of its name, the runtime's own included
         registry.replace(stub)
-    return registry, list(declared.notes), [search] if search else []
+    return registry, list(declared.notes), [*guard, *([search] if search else [])]
 
 
 def _subagents(
@@ -278,13 +283,20 @@ def _chain(
 
 
 def spend_limit(
-    workflow: Workflow, model: Model, runs: RunStore | None, thread_id: str | None, *, granted: float = 0.0
+    workflow: Workflow,
+    model: Model,
+    runs: RunStore | None,
+    thread_id: str | None,
+    *,
+    granted: float = 0.0,
+    scopes: tuple[Scope, ...] = (),
 ) -> SpendLimit | None:
     """The workflow's spend limits, with what the thread's other runs spent today (UTC) and what approvers added
     to it; ``granted`` (an approver's "continue with $N more" in this message) is this run's own limit. A limit
-    on a model whose price is unknown is a configuration error (AGENT_MODEL or an eval's --model can change it)."""
+    on a model whose price is unknown is a configuration error (AGENT_MODEL or an eval's --model can change it).
+    ``scopes``: the budgets per person, team and workflow the run starts under (access.budgets)."""
     limits = workflow.limits
-    if limits.max_cost is None and limits.max_cost_per_thread_day is None:
+    if limits.max_cost is None and limits.max_cost_per_thread_day is None and not scopes:
         return None
     if prices_for(model.name, workflow.model.prices) is None:
         raise ConfigError(f"limits.max_cost needs the price of model {model.name!r}: set model.prices in the workflow")
@@ -298,7 +310,8 @@ def spend_limit(
         spent = sum(row.cost_usd or 0.0 for row in rows if row.run_id != run_id and row.started_at[:10] == today)
         return spent - ThreadStore(runs.store).spend_raised(thread_id, today)
 
-    return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent, granted if granted > 0 else 0.0)
+    grant = granted if granted > 0 else 0.0
+    return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent, grant, scopes)
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

@@ -44,6 +44,10 @@ def _said(event: ev.RunEvent) -> str | None:
             return f"approval: {event.tool} {event.decision} by {event.by or 'nobody'}"
         case ev.SkillLoaded():
             return f"skill loaded: {event.skill}"
+        case ev.AccessDecided():  # the workflow's access rules: who, their groups, the rule's reason
+            what = f"{event.action} {event.tool}" if event.tool else event.action
+            groups = f" (groups: {', '.join(event.groups)})" if event.groups else " (in no access group)"
+            return f"access: {what} {'allowed' if event.allowed else 'refused'} for {event.who}{groups}: {event.reason}"
         case ev.ToolsFound():  # toolsearch: a search (or a found tool called by name) and what it found
             among = f" among {event.candidates} candidate(s)" if event.candidates else ""
             return f"tool search ({event.stage}): found {', '.join(event.found) or 'nothing'}{among}"

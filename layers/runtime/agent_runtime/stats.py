@@ -93,7 +93,10 @@ def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, t
     if workflow and run.workflow != workflow:
         return None
     event = runs.load_event(run_id)
-    return figures(run, event.source if event is not None else "cli"), run.feedback
+    if event is None:
+        return figures(run, "cli"), run.feedback
+    namespaced = event.user if event.user.startswith(f"{event.source}:") else f"{event.source}:{event.user}"
+    return figures(run, event.source, namespaced), run.feedback
 
 
 def _utc(moment: datetime) -> datetime:
@@ -153,18 +156,40 @@ class Group:
         }
 
 
-def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]]) -> dict[str, Any]:
-    """Runs with their ratings → the report ``runs stats --json`` prints."""
-    groups: dict[tuple[str, str], Group] = defaultdict(Group)
+BY = ("person", "team", "workflow")  # runs stats --by: cost and the rest per requester, access group, workflow
+NO_TEAM = "(no team)"
+
+
+def _keys(run: Figures, by: str | None) -> list[tuple[str, ...]]:
+    """The groups a run counts in: its workflow and trigger; by person, its requester; by team, each of its
+    access groups (a run in two counts in both; one in none under ``(no team)``); by workflow, its workflow."""
+    if by == "person":
+        return [(run.person or "(unknown)",)]
+    if by == "team":
+        return [(team,) for team in run.teams] or [(NO_TEAM,)]
+    if by == "workflow":
+        return [(run.workflow,)]
+    return [(run.workflow, run.trigger)]
+
+
+def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]], by: str | None = None) -> dict[str, Any]:
+    """Runs with their ratings → the report ``runs stats --json`` prints (``by``: one group per person, team or
+    workflow instead of per workflow and trigger)."""
+    groups: dict[tuple[str, ...], Group] = defaultdict(Group)
     reasons, tools, skills = Counter[str](), Counter[str](), Counter[str]()
+    total = 0
     for run, ratings in runs:
-        groups[(run.workflow, run.trigger)].add(run, ratings)
+        total += 1
+        for key in _keys(run, by):
+            groups[key].add(run, ratings)
         reasons.update([run.reason] if run.reason else [])
         tools.update(run.tools)
         skills.update(run.skills)
-    rows = [{"workflow": w, "trigger": t, **g.row()} for (w, t), g in sorted(groups.items())]
+    names = (by,) if by else ("workflow", "trigger")
+    rows = [dict(zip(names, key, strict=True)) | g.row() for key, g in sorted(groups.items())]
     return {
-        "runs": sum(g.runs for g in groups.values()),
+        "runs": total,
+        "by": by,
         "groups": rows,
         "failures_by_reason": dict(reasons.most_common()),
         "tool_calls_by_tool": dict(tools.most_common()),
@@ -173,14 +198,18 @@ def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]]) -> dict[str, Any]:
 
 
 def table(report: Mapping[str, Any]) -> str:
-    """The report for a terminal: every name (workflow, trigger, reason, tool, skill) cut, then made inert."""
-    head = f"{'workflow':<24} {'trigger':<9} {'runs':>5} {'failed':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
+    """The report for a terminal: every name (workflow, trigger, person, team, reason, tool, skill) cut, then made
+    inert."""
+    by = report["by"]
+    first, second = (str(by), "") if by else ("workflow", "trigger")
+    head = f"{first:<24} {second:<9} {'runs':>5} {'failed':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
     head += f"{'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
     lines = [head]
     for row in report["groups"]:
         wait = f" ({row['approval_wait_s_p50']:.0f}s)" if row["approval_wait_s_p50"] is not None else ""
         cost = f"${row['cost_usd']:.4f}"
-        workflow, trigger = inert.terminal(str(row["workflow"])[:24]), inert.terminal(str(row["trigger"])[:9])
+        workflow = inert.terminal(str(row[first])[:24])
+        trigger = inert.terminal(str(row[second])[:9]) if second else ""
         lines.append(
             f"{workflow:<24} {trigger:<9} {row['runs']:>5} "
             f"{row['failures']:>3} {row['failure_rate']:>3.0%} {cost:>10} {row['tokens']:>10,} "

@@ -61,6 +61,11 @@ class SlackReplier:
     def ephemeral(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
         self._api("chat.postEphemeral", channel=channel, user=user, text=text, thread_ts=thread_ts)
 
+    def usergroup_members(self, usergroup: str) -> frozenset[str]:
+        """The user ids of a Slack user group (usergroups.users.list; needs usergroups:read)."""
+        users = self._api("usergroups.users.list", usergroup=usergroup).get("users")
+        return frozenset(str(user) for user in users or ())
+
     def reacted(self, channel: str, ts: str) -> dict[str, Any]:
         """The message a reaction was added to (reactions.get; needs reactions:read): its text, files, thread."""
         found = self._api("reactions.get", channel=channel, timestamp=ts, full=True).get("message")
@@ -165,6 +170,18 @@ class JiraReplier:
         headers = {"Authorization": self.auth, "Accept": "application/json"}
         data, _ = request("GET", f"{self.base_url}{path}{query}", headers, None, limit=limit)
         return json.loads(data)
+
+    def groups_of(self, account_id: str) -> frozenset[str]:
+        """The names of the JIRA groups an account is in (GET /rest/api/3/user/groups)."""
+        try:
+            found = self.get("/rest/api/3/user/groups", {"accountId": account_id}, limit=1 << 20)
+        except (ReplyError, ValueError) as error:
+            raise ReplyError(f"JIRA user groups failed: {error}") from None
+        return (
+            frozenset(str(g.get("name")) for g in found if isinstance(g, dict))
+            if isinstance(found, list)
+            else frozenset()
+        )
 
     def attach(self, issue_key: str, files: Sequence[tuple[str, bytes]]) -> None:
         """Files as the issue's attachments (one multipart request; JIRA wants X-Atlassian-Token: no-check).

@@ -114,6 +114,12 @@ def _add_stats(runs_commands: Commands) -> None:
     runs_stats.add_argument(
         "--limit", type=int, metavar="N", help="only the newest N runs of the period, said so (default: every run)"
     )
+    runs_stats.add_argument(
+        "--by",
+        choices=("person", "team", "workflow"),
+        help="one row per requester (their runs add up to the total), access group (a run counts in each of its "
+        "requester's groups) or workflow, instead of per workflow and trigger",
+    )
     runs_stats.add_argument("--json", action="store_true", help="the figures as JSON")
     runs_stats.set_defaults(handler=_cmd_stats)
 
@@ -206,7 +212,7 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
     report = {
         "since": start.isoformat(timespec="seconds"),
         "store": store_location(config),
-        **add_up(read.runs),
+        **add_up(read.runs, args.by),
         "unreadable": read.unreadable,
         "limited_to": args.limit if read.limited else None,
     }

@@ -94,9 +94,11 @@ class ApprovalDesk:
         clock: Callable[[], float],
         *,
         sources: Sources,
+        decides: Callable[[TriggerEvent, str], bool] | None = None,
     ) -> None:
         self.runs, self.threads, self.channel, self.approvers, self.clock = runs, threads, channel, approvers, clock
         self.sources = sources  # a decision said in a message (a JIRA comment "approve")
+        self.decides = decides  # who may decide (tools.approvers and access.approve); None: approvers alone
 
     def waiting(self, run_id: str) -> dict[str, ApprovalEntry] | None:
         """The calls of ``run_id`` that wait for a decision (from its checkpoint), or None when it waits for none."""
@@ -106,7 +108,12 @@ class ApprovalDesk:
     def record(self, event: TriggerEvent, decision: DecisionMessage) -> Outcome | None:
         """Store a decision (the first wins) and show it; an Outcome when the run must not resume for it."""
         channel = self.channel(event, decision.run_id)
-        if not may_decide(self.approvers(event), decision.user, event.user):
+        allowed = (
+            self.decides(event, decision.user)
+            if self.decides is not None
+            else may_decide(self.approvers(event), decision.user, event.user)
+        )
+        if not allowed:
             channel.tell(decision.user, "Only the workflow's approvers can decide this request.")
             return Outcome.REFUSED
         asked = self.runs.approval_asked(decision.run_id, decision.call_id)

@@ -62,7 +62,10 @@ class Delivery(Generic[M]):
     @property
     def desk(self) -> ApprovalDesk:
         p = self.process
-        return ApprovalDesk(self.runs, self.threads, self.channel, p.approvers, p.now, sources=p.sources)
+        decides = lambda event, user: p.may_approve(event, user).allowed  # noqa: E731
+        return ApprovalDesk(
+            self.runs, self.threads, self.channel, p.approvers, p.now, sources=p.sources, decides=decides
+        )
 
     @property
     def answers(self) -> Answers:

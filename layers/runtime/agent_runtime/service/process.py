@@ -11,10 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from aws_lambda_powertools import Logger, Metrics
 
+from ..access import Access, Verdict
 from ..chat.channels import Replies
 from ..config import RuntimeConfig
 from ..deployment import Services, deployed
@@ -27,6 +28,7 @@ from ..stores import RunStore, Store, ThreadStore
 from ..toolsets.secrets import Secrets, env_secret
 from ..triggers.queue import EventQueue
 from ..workflows import Workflow, load_workflow
+from .directory import ChatDirectory
 from .wakeups import NoWakeups, Wakeups
 
 
@@ -61,3 +63,10 @@ class Process:
 
     def approvers(self, event: TriggerEvent) -> tuple[str, ...]:
         return tuple(self.workflow(str(event.workflow)).tools.approvers)
+
+    def may_approve(self, event: TriggerEvent, user: str) -> Verdict:
+        """Whether ``user`` may decide the approvals of the run ``event`` started: ``tools.approvers`` and the
+        workflow's ``access.approve`` groups (read where the run was asked: its channel, its project)."""
+        workflow = self.workflow(str(event.workflow))
+        who = self.sources.of(event).requester(replace(event, user=user))  # the decider, where the run was asked
+        return Access(workflow, ChatDirectory(self.replies)).may_approve(who, workflow.tools.approvers, event.user)

@@ -9,6 +9,7 @@ from typing import Any
 from ..chat.channels import Channel, SlackChannel
 from ..chat.exceptions import ReplyError
 from ..continuation import ContinuationHook, count_continuation
+from ..deployment import Services
 from ..hooks import Hook
 from ..inbound import TriggerEvent
 from ..record import RunState, RunStatus
@@ -17,6 +18,7 @@ from ..stopping import StopCheck
 from ..stores import StoreFileStore
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
+from .access import admitted, charge
 from .approvals import ChannelApprover, pending, wake_when_expired
 from .finish import finish, not_started
 from .grants import granted
@@ -45,6 +47,9 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     workflow = process.workflow(str(event.workflow))
     files = StoreFileStore(process.store, thread_partition(event.thread_id))
     checkpoint = delivery.runs.load_checkpoint(run_id)
+    door = admitted(delivery, event, workflow, run_id, checkpoint[0] if checkpoint is not None else None)
+    if isinstance(door, Outcome):  # its access rules or a budget refused a new run: the person was told why
+        return door
     try:  # Slack or JIRA unreachable, or a method refused, before the run began: a failed run that says why
         event, channel, state, message = _prepare(delivery, event, run_id, files, checkpoint, continuation)
     except ReplyError as error:
@@ -54,16 +59,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
         return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
     grant = granted(event, workflow, channel, run_id, delivery.threads, process.log) if checkpoint is None else 0.0
     with process.models(workflow) as model:
-        services = replace(  # the process's services, with what this message brings
-            process.services,
-            runs=delivery.runs,  # the run's checkpoints and record, through the message's unit of work
-            tool_env=_tool_env(delivery, event),
-            approver=ChannelApprover(delivery.runs, channel, event.thread_id),
-            clock=process.clock,
-            thread_id=event.thread_id,
-            trace_parent=delivery.trace_parent,
-            granted=grant,
-        )
+        services = door.given(_services(delivery, event, channel, grant))
         try:
             agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
         except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
@@ -71,6 +67,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
         stop = StopCheck(lambda: delivery.runs.stop_request(run_id))
         record = agent.run(message, state=state, deadline=delivery.deadline, run_id=run_id, stop=stop)
     measure(process.metrics, record)
+    charge(delivery, workflow, door.run, record)
     waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
     delivery.threads.mark_active(event.thread_id, record.run_id if waits else None)
     if record.status is RunStatus.AWAITING_APPROVAL:
@@ -135,6 +132,20 @@ def _fresh_state(delivery: Delivery[Any], event: TriggerEvent, run_id: str, file
     # Kept with the run, not in memory: a turn that suspends finishes in another invocation.
     delivery.runs.save_thread_base(run_id, version, [meta.id for meta in code_files(files)])
     return new_turn(state, run_id)
+
+
+def _services(delivery: Delivery[Any], event: TriggerEvent, channel: Channel, grant: float) -> Services:
+    """The process's services, with what this message brings."""
+    return replace(
+        delivery.process.services,
+        runs=delivery.runs,  # the run's checkpoints and record, through the message's unit of work
+        tool_env=_tool_env(delivery, event),
+        approver=ChannelApprover(delivery.runs, channel, event.thread_id),
+        clock=delivery.process.clock,
+        thread_id=event.thread_id,
+        trace_parent=delivery.trace_parent,
+        granted=grant,
+    )
 
 
 def _tool_env(delivery: Delivery[Any], event: TriggerEvent) -> ToolEnv:

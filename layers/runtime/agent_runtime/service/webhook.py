@@ -22,6 +22,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
 from .. import snapstart, telemetry
+from ..access import Access
 from ..config import RuntimeConfig
 from ..inbound import Challenge, Ignored, TriggerEvent
 from ..sources import BUILTIN, Queued, Request, Source, Sources
@@ -35,7 +36,7 @@ from ..triggers.exceptions import RejectedRequest
 from ..triggers.idempotency import dynamodb_layer
 from ..triggers.payload import raw_body
 from ..triggers.queue import EventQueue, SqsQueue
-from ..triggers.queued import EventMessage, StopMessage
+from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
 from ..triggers.signed import Delivery
 from ..workflows import Workflow
 
@@ -134,12 +135,33 @@ class _Routes:
             self.log.info("no workflow matches", extra={"source": result.source, "attributes": dict(result.attributes)})
             return _json(200, {"status": "ignored", "reason": "no workflow's triggers match this event"})
         event = TriggerEvent.from_dict({**result.to_dict(), "workflow": name})
+        refused = self.refused_at_door(event)
+        if refused is not None:
+            return refused
         with telemetry.span(
             f"receive {event.source}", {"agent_runtime.workflow": name, "agent_runtime.kind": event.kind}
         ):
             status = _send(self.enqueue, event, signed_key)
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
+
+    def refused_at_door(self, event: TriggerEvent) -> Response[str] | None:
+        """The workflow's ``access.start``, decided here when the ids its groups list suffice (a Slack user group
+        or a JIRA group is read by the worker, which decides then). A refused event starts nothing: its caller is
+        told (an API call, a webhook: 403), or the person is, privately, by the worker (a refusal message)."""
+        workflow = next((w for w in self.workflows if w.name == event.workflow), None)
+        if workflow is None or not workflow.access:
+            return None
+        source = self.sources.of(event)
+        verdict = Access(workflow).at_door(source.requester(event))
+        if verdict is None or verdict.allowed:
+            return None
+        self.log.info("refused by access rules", extra={"workflow": workflow.name, "requester": verdict.who})
+        if source.answers_caller:
+            return _json(403, {"error": f"not started: {verdict.reason}"})
+        message = RefusedMessage(event, verdict.reason).body()
+        self.queue.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:refused")
+        return _json(200, {"status": "refused", "workflow": workflow.name})
 
     def stop(self, raw: dict[str, Any], run_id: str) -> Response[str]:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""

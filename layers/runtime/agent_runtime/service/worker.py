@@ -12,7 +12,16 @@ from typing import Any
 
 from ..deadline import Deadline
 from ..triggers.queued import parse
-from . import on_continue, on_decision, on_event, on_expire, on_feedback, on_pane, on_stop  # noqa: F401 (register)
+from . import (  # noqa: F401 (their import registers the handlers)
+    on_continue,
+    on_decision,
+    on_event,
+    on_expire,
+    on_feedback,
+    on_pane,
+    on_refused,
+    on_stop,
+)
 from .handlers import Delivery, dispatch
 from .outcome import Outcome
 from .process import Process

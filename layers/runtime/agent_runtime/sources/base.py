@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools import Logger
 
 from .. import inert
+from ..access import Requester
 from ..inbound import Challenge, Ignored, TriggerEvent
 from ..redaction import scrub
 from ..stores.base import Store
@@ -128,6 +129,7 @@ class Source:
     kinds: tuple[str, ...] = ()  # empty: every kind of ``name`` no other source lists
     route: str | None = None  # the POST route its requests come to (/hooks/<name>: a path parameter)
     starts_apart = False  # its runs start outside their thread's message group (a schedule's tick: the schedule's)
+    answers_caller = False  # its caller reads the route's answer (an API call, a webhook): a refusal is said there
 
     def parse(self, request: Request) -> Intake:
         """A request to ``route``, verified: the event, or why it starts nothing; ``RejectedRequest`` to refuse."""
@@ -165,6 +167,11 @@ class Source:
     def decision(self, event: TriggerEvent) -> tuple[str, str | None] | None:
         """A message that decides the approval its thread's run waits for: the decision and the request's code."""
         return None
+
+    def requester(self, event: TriggerEvent) -> Requester:
+        """Who the run is for — what the workflow's access rules and budgets are checked against: the event's
+        user in this source's namespace, and the ids access groups may list them by (none: no group takes them)."""
+        return Requester(f"{event.source}:{event.user}", event.user)
 
 
 def first_match(source: Source, event: Routed, workflows: Iterable[Workflow]) -> Workflow | None:

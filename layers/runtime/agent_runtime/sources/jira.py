@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..access import Requester
 from ..inbound import TriggerEvent
 from ..triggers import jira
 from ..triggers.queued import DECISIONS
@@ -48,6 +49,12 @@ class Jira(Source):
 
     def decision(self, event: TriggerEvent) -> tuple[str, str | None] | None:
         return decision(event.text)
+
+    def requester(self, event: TriggerEvent) -> Requester:
+        """The comment's author (or the issue's creator), in the issue's project."""
+        project = str(event.attributes.get("project") or "")
+        ids = (("jira_users", event.user), ("jira_projects", project), ("jira_groups", event.user))
+        return Requester(f"jira:{event.user}", event.user, ids)
 
 
 def decision(text: str) -> tuple[str, str | None] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..access import Requester
 from ..inbound import TriggerEvent
 from .base import Chat, Source
 
@@ -25,3 +26,8 @@ class Schedule(Source):
         if found is None and "issue_key" in target:
             found = chat.issue(target["issue_key"])
         return found if found is not None else chat.nowhere(event.source)
+
+    def requester(self, event: TriggerEvent) -> Requester:
+        """The schedule itself, by name (access.groups' ``schedules``)."""
+        name = str(event.attributes.get("schedule") or "")
+        return Requester(f"schedule:{name}", name, (("schedules", name),))

@@ -5,6 +5,7 @@ the runs channel say what it did."""
 
 from __future__ import annotations
 
+from ..access import Requester
 from ..inbound import Ignored, TriggerEvent
 from ..triggers import signed
 from ..triggers.config import TriggerConfig
@@ -14,6 +15,7 @@ from .base import Intake, Request, Source, safe
 
 
 class SignedWebhook(Source):
+    answers_caller = True
     name = "webhook"
     route = "/hooks/<name>"
 
@@ -39,6 +41,10 @@ class SignedWebhook(Source):
         Handshakes(request.store()).save(name, result.token, request.now)
         request.log.info("verification token kept", extra={"workflow": name})  # never the token itself
         return Ignored(f"Notion's verification token is kept: agent-runtime workflows webhook-token {name}")
+
+    def requester(self, event: TriggerEvent) -> Requester:
+        """The delivery's sender (GitHub's login, Notion's author id): access.groups' ``webhook_senders``."""
+        return Requester(f"webhook:{event.user}", event.user, (("webhook_senders", event.user),))
 
     def described(self, event: TriggerEvent) -> str:
         return f"webhook {safe(str(event.attributes.get('event') or event.kind))}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..access import Requester
 from ..inbound import Ignored, PaneEvent, TriggerEvent
 from ..triggers import slack
 from ..triggers.exceptions import RejectedRequest
@@ -64,6 +65,12 @@ class SlackMention(Source):
     def described(self, event: TriggerEvent) -> str:
         channel = event.reply_to.get("channel") or event.attributes.get("channel")
         return f"slack {event.kind} in <#{safe(str(channel))}>"
+
+    def requester(self, event: TriggerEvent) -> Requester:
+        """The person who wrote (or reacted), in the channel they wrote in."""
+        channel = str(event.reply_to.get("channel") or event.attributes.get("channel") or "")
+        ids = (("slack_users", event.user), ("slack_channels", channel), ("slack_usergroups", event.user))
+        return Requester(f"slack:{event.user}", event.user, ids)
 
     def private(self, event: TriggerEvent, chat: Chat) -> bool:
         facts = event.attributes

@@ -62,31 +62,52 @@ class Estimate:
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """A budget beyond the run and its thread (a person's, a team's, the workflow's, for a day or a month): its
+    limit, what its other runs spent in the period before this one, and the sentence that names it and how to
+    raise it."""
+
+    limit: float
+    before: float
+    label: str  # "slack:U0123's budget of $20 a month for incident-helper (limits.max_cost_per_person_month)"
+    raise_it: str = ""  # how to go on: "raise limits.max_cost_per_person_month in workflows/incident-helper.yaml"
+
+    def left(self, spent: float = 0.0, held: float = 0.0) -> float:
+        return self.limit - self.before - spent - held
+
+    def reached(self, spent: float = 0.0, busy: str = "") -> str:
+        return f"{self.label} is reached: ${self.before + spent:.4f} spent{busy}"
+
+
+@dataclass(frozen=True, slots=True)
 class SpendLimit:
     per_run: float | None = None
     per_thread_day: float | None = None
     thread_spent: Callable[[str], float] = lambda run_id: 0.0  # the thread's other runs today (once per run)
     granted: float = 0.0  # an approver's "continue with $N more" in the message that started this run
+    scopes: tuple[Scope, ...] = ()  # budgets per person, team and workflow (access.budgets), as the run started
 
     def __bool__(self) -> bool:
-        return self.per_run is not None or self.per_thread_day is not None
+        return self.per_run is not None or self.per_thread_day is not None or bool(self.scopes)
 
     def room(self, spent: float, before_today: float, held: float = 0.0) -> tuple[float, str]:
-        """Dollars left under the tighter limit (what requests under way hold is not left), and the sentence that
+        """Dollars left under the tightest limit (what requests under way hold is not left), and the sentence that
         names it."""
-        run_left = None if self.per_run is None else self.per_run - spent - held
-        day_left = None if self.per_thread_day is None else self.per_thread_day - before_today - spent - held
+        return self._room(spent, before_today, held)[:2]
+
+    def _room(self, spent: float, before_today: float, held: float) -> tuple[float, str, str]:
         busy = f" and ${held:.4f} held by requests under way" if held > 0 else ""
-        if day_left is not None and (run_left is None or day_left <= run_left):
+        options: list[tuple[float, str, str]] = []
+        if self.per_thread_day is not None:
             total = before_today + spent
-            return day_left, (
-                f"the thread's spend limit of ${self.per_thread_day:g} a day (limits."
-                f"max_cost_per_thread_day) is reached: ${total:.4f} spent today{busy}"
-            )
-        assert run_left is not None
-        return run_left, (
-            f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent{busy}"
-        )
+            why = f"the thread's spend limit of ${self.per_thread_day:g} a day (limits.max_cost_per_thread_day) is "
+            options.append((self.per_thread_day - total - held, f"{why}reached: ${total:.4f} spent today{busy}", ""))
+        if self.per_run is not None:
+            why = f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent{busy}"
+            options.append((self.per_run - spent - held, why, ""))
+        options += [(scope.left(spent, held), scope.reached(spent, busy), scope.raise_it) for scope in self.scopes]
+        assert options, "a spend limit with no limit"
+        return min(options, key=lambda option: option[0])  # the first of equals: the thread's day, then the run's
 
     def reply_cap(
         self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0
@@ -101,7 +122,7 @@ class SpendLimit:
 
     def last_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0) -> int | str:
         """The reply cap of a last answer; or, when not even that fits, what was reserved and how to go on."""
-        left, why = self.room(spent, before_today, held)
+        left, why, raise_it = self._room(spent, before_today, held)
         tokens = estimate.affordable(left)
         if tokens >= min(cap, MIN_REPLY):
             return min(cap, tokens)
@@ -109,13 +130,14 @@ class SpendLimit:
         return (
             f"{why}; not even a last answer fits: a request of about {estimate.prompt_tokens:,} prompt tokens "
             f"and a reply of {min(cap, MIN_REPLY)} tokens needs about ${need:.4f}, and ${max(left, 0):.4f} "
-            f"is left: {HOW_TO_GO_ON}"
+            f"is left: {raise_it or HOW_TO_GO_ON}"
         )
 
     def label(self) -> str:
         parts = [
             f"${self.per_run:g} per run" if self.per_run is not None else "",
             f"${self.per_thread_day:g} per thread a day" if self.per_thread_day is not None else "",
+            *(scope.label for scope in self.scopes),
         ]
         return " and ".join(p for p in parts if p)
 

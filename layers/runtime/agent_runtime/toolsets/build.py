@@ -10,8 +10,8 @@ import atexit
 import dataclasses
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,6 +75,15 @@ class DeclaredTools:
     def add(self, toolset: str, tools: list[Tool]) -> None:
         self.tools += tools
         self.toolsets |= {item.name: toolset for item in tools}
+
+    def only(self, offered: Callable[[str], bool] | None) -> DeclaredTools:
+        """The tools ``offered`` keeps (a requester's, under the workflow's access.tools; None: every one)."""
+        if offered is None:
+            return self
+        kept = [item for item in self.tools if offered(item.name)]
+        names = {item.name for item in kept}
+        toolsets = {name: toolset for name, toolset in self.toolsets.items() if name in names}
+        return replace(self, tools=kept, toolsets=toolsets)
 
     @property
     def notes(self) -> list[str]:

@@ -1,16 +1,18 @@
 """What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
 
-Eight kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
+Nine kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
 pane in Slack (the webhook: opened, or looking at another channel), the continuation of a suspended run (the
 continuation hook), a person's decision on a call that waits for approval, a person's rating of an answer and a
 request to stop a run (the webhook's interactivity route; a stop also from the /runs API), the wake-up set
-for when an approval request expires and a workflow's schedule firing (EventBridge Scheduler).
+for when an approval request expires, a workflow's schedule firing (EventBridge Scheduler) and an event its
+workflow's access rules refused at the webhook (the person is told why, privately).
 The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
 ``InvalidMessageError`` naming what is wrong.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +130,18 @@ class PaneMessage:
         return {"type": "pane", "event": self.event.to_dict(), "workflow": self.workflow}
 
 
+@dataclass(frozen=True, slots=True)
+class RefusedMessage:
+    """An event the webhook refused by its workflow's access rules (``access.start``): no run starts; the worker,
+    which holds the chat's credentials, tells the person why, privately."""
+
+    event: TriggerEvent
+    reason: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "refused", "event": self.event.to_dict(), "reason": self.reason}
+
+
 QueueMessage = (
     EventMessage
     | PaneMessage
@@ -137,8 +151,15 @@ QueueMessage = (
     | FeedbackMessage
     | StopMessage
     | TickMessage
+    | RefusedMessage
 )
 STOP_VIA = ("slack", "api")
+# The kinds read field by field, with nothing to check beyond their shape.
+_PLAIN: dict[str, Callable[[dict[str, Any]], QueueMessage]] = {
+    "expire": lambda body: ExpireMessage(str(body["run_id"]), str(body.get("wakeup", ""))),
+    "tick": lambda body: TickMessage(str(body["workflow"]), str(body["schedule"]), str(body["at"])),
+    "refused": lambda body: RefusedMessage(TriggerEvent.from_dict(body["event"]), str(body["reason"])),
+}
 
 
 def parse(body: Any) -> QueueMessage:
@@ -146,6 +167,9 @@ def parse(body: Any) -> QueueMessage:
     if not isinstance(body, dict):
         raise InvalidMessageError("a queue message must be a JSON object")
     try:
+        plain = _PLAIN.get(str(body.get("type")))
+        if plain is not None:
+            return plain(body)
         match body.get("type"):
             case "event":
                 return EventMessage(TriggerEvent.from_dict(body["event"]), body.get("trace") or None)
@@ -159,13 +183,9 @@ def parse(body: Any) -> QueueMessage:
                     str(body["run_id"]), str(body["call_id"]), str(body["decision"]), str(body["user"])
                 )
                 return _one_of(decision, decision.decision, DECISIONS, "decision")
-            case "expire":
-                return ExpireMessage(str(body["run_id"]), str(body.get("wakeup", "")))
             case "feedback":
                 feedback = FeedbackMessage(str(body["run_id"]), str(body["verdict"]), str(body["user"]))
                 return _one_of(feedback, feedback.verdict, VERDICTS, "verdict")
-            case "tick":
-                return TickMessage(str(body["workflow"]), str(body["schedule"]), str(body["at"]))
             case "stop":
                 said = TriggerEvent.from_dict(body["said"]) if body.get("said") else None
                 stop = StopMessage(str(body["run_id"]), str(body["user"]), str(body["via"]), said)

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..models.prices import Prices, prices_for
 from ..sections import check_keys, choice, flag, integer, mapping, number, text
+from .access import AccessSettings, parse_access_section
+from .budgets import BUDGET_KEYS, Budgets, parse_budgets
 from .context import ContextSettings, parse_context_section
 from .exceptions import Problem, WorkflowError
 from .files import FileSettings, parse_files_section
@@ -38,13 +40,14 @@ TOP_KEYS += (
     "report",
     "coordinator",
     "script",
+    "access",
 )
 COORDINATORS = ("llm", "script")  # the model drives the run, or your Python function does (coordinator.py)
 SCRIPT_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer", "prices")
 PRICE_KEYS = ("input", "cached_input", "output")  # USD per million tokens
 TOKENIZERS = ("o200k_base", "cl100k_base")  # the encodings shipped with the package
-LIMIT_KEYS = ("max_tool_calls", "max_cost", "max_cost_per_thread_day")
+LIMIT_KEYS = ("max_tool_calls", "max_cost", "max_cost_per_thread_day", *BUDGET_KEYS)
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
 DEFAULT_MAX_TOOL_CALLS = 50
 
@@ -68,6 +71,7 @@ class Limits:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
     max_cost: float | None = None  # dollars per run (the price table's, or model.prices)
     max_cost_per_thread_day: float | None = None  # dollars per thread and UTC day, across its runs
+    budgets: Budgets = field(default_factory=Budgets)  # per person, team and workflow, a UTC day and month
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,7 @@ class Workflow:
     prompt_path: Path | None = None  # the prompt file, or the workflow file for an inline prompt
     coordinator: str = "llm"
     script: str | None = None  # coordinator: script — module:function in the tools path
+    access: AccessSettings = field(default_factory=AccessSettings)  # who may start, approve, reach which tools
 
     def with_model(self, name: str) -> Workflow:
         """The same workflow on another model (``AGENT_MODEL``, a deployment's choice): its helpers use that model
@@ -132,6 +137,9 @@ def parse_workflow(
     context, skills, subagents, files, sandbox, triggers, tools, report = _features(check, section, skill_names)
     coordinator = choice("", data, "coordinator", COORDINATORS, "llm", check.add) or "llm"
     script = _script(check, data, coordinator)
+    access = parse_access_section(section("access"), check.add)
+    if limits.budgets.team and not access.groups:
+        check.add("limits", "a team's budget is an access group's: name the groups in access.groups")
     if check.problems:
         raise WorkflowError(check.problems)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
@@ -152,6 +160,7 @@ def parse_workflow(
         prompt_path=prompt_path,
         coordinator=coordinator,
         script=script,
+        access=access,
     )
 
 
@@ -217,13 +226,11 @@ def _limits(check: _Checker, data: Mapping[str, Any], model: ModelSettings) -> L
         integer("limits", data, "max_tool_calls", DEFAULT_MAX_TOOL_CALLS, check.add, low=0),
         dollars("max_cost"),
         dollars("max_cost_per_thread_day"),
+        parse_budgets(data, dollars),
     )
-    if (
-        (limits.max_cost or limits.max_cost_per_thread_day)
-        and model.name
-        and prices_for(model.name, model.prices) is None
-    ):
-        key = "max_cost" if limits.max_cost else "max_cost_per_thread_day"
+    priced = [key for key in ("max_cost", "max_cost_per_thread_day", *BUDGET_KEYS) if data.get(key) is not None]
+    if priced and model.name and prices_for(model.name, model.prices) is None:
+        key = priced[0]
         check.add(
             f"limits.{key}",
             f"model {model.name!r} has no known price: set model.prices (USD per million "
