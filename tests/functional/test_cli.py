@@ -206,11 +206,12 @@ def test_workflows_list_and_validate(tmp_path: Path) -> None:
     assert "jira-triage" in listing.stdout and "knowledge-answers" in listing.stdout
     assert run_cli("workflows", "validate", "--offline").returncode == 0, run_cli("workflows", "validate").stderr
     unready = run_cli("workflows", "validate", "slack-helper", "knowledge-answers", env={"NOTION_TOKEN": ""})
-    assert unready.returncode == 2  # the files are valid; this environment lacks what they need to run
+    assert unready.returncode == 0  # the files are valid; what this environment lacks to run them is said
     said = "slack-helper.yaml: warning: tools.builtin 'slack_thread': no credentials (SLACK_BOT_TOKEN)"
     assert said in unready.stderr  # a run here goes without slack_thread: said, but not a failure
     assert "ok  " in unready.stdout and "slack-helper.yaml" in unready.stdout
-    assert "secret 'notion_token' is not set (environment variable NOTION_TOKEN locally)" in unready.stderr
+    said = "knowledge-answers.yaml: warning: tools: secret 'notion_token' is not set (environment variable NOTION_TOKEN"
+    assert said in unready.stderr  # a fresh clone's `workflows validate` passes: was exit 2 for a token not set
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nmodel: {name: x}\n", encoding="utf-8")
     result = run_cli("workflows", "validate", str(bad), "document-feedback")

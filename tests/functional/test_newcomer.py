@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,15 +40,14 @@ def readme_first_workflow(tree: Path) -> list[list[str]]:
     (tree / "tools").mkdir()
     (tree / "workflows" / "incident-helper.yaml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S)[1])  # type: ignore[index]
     (tree / "tools" / "ops_tools.py").write_text(re.search(r"```python\n(.*?)```", section, re.S)[1])  # type: ignore[index]
-    commands = re.search(r"```sh\n(.*?)```", section, re.S)[1]  # type: ignore[index]
+    commands = re.search(r"```sh\n(.*?)```", section, re.S)[1].replace("\\\n", " ")  # type: ignore[index]
     return [shlex.split(line, comments=True)[1:] for line in commands.splitlines() if line.strip()]
 
 
 def test_the_readmes_first_workflow_runs_as_written_with_nothing_configured(tmp_path: Path) -> None:
     validate, run = readme_first_workflow(tmp_path)
     assert validate[:2] == ["workflows", "validate"] and run[:2] == ["run", "incident-helper"]
-    (tmp_path / "pasted-log.txt").write_text("14:05:02 ERROR checkout-api deploy-8812 health check failed\n" * 40)
-    (tmp_path / "metrics.csv").write_text("minute,errors\n14:04,0\n14:05,212\n")
+    shutil.copytree(REPO / "examples" / "incidents", tmp_path / "examples" / "incidents")  # as a clone has them
     env = bare_env(AGENT_WORKFLOWS_DIR=str(tmp_path / "workflows"))  # the clone's workflows/, here a copy
 
     checked = cli(*validate, cwd=tmp_path, env=env)

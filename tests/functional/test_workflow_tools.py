@@ -234,7 +234,7 @@ def test_workflows_validate_checks_the_tools_section(tmp_path: Path) -> None:
         "keys.yaml: tools.mcp[0].url: must be an http(s) URL, not 'ftp://x'",
         "keys.yaml: tools.mcp[0]: give 'allow' or 'deny', not both",
         "keys.yaml: tools.mcp[0].name: use 1-24 lowercase letters, digits or '_', starting with a letter",
-        "secret.yaml: tools: secret 'crowd_key' is not set (environment variable CROWD_KEY locally)",
+        "secret.yaml: warning: tools: secret 'crowd_key' is not set (environment variable CROWD_KEY locally)",
         "crowded.yaml: tools.mcp 'crowded': the server lists 80 tools; name the ones",
         "gone.yaml: tools.mcp 'gone': MCP server 'gone' is unreachable",
         "clash.yaml: tools: two tools are named 'file_read'",

@@ -33,9 +33,9 @@ def add(commands: Commands) -> None:
         help="validate workflows; exit 2 with one line per problem (file: key: why)",
         description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
         "Prints every problem in one pass, one line each (file: key: why) on stderr, and exits 2 if any workflow "
-        "is invalid; then warns (file: warning: key: why) of what this machine lacks — a built-in tool's "
-        "credentials (a run goes without it), the secrets serve needs for the triggers, a schedule's answer "
-        "token — without changing the exit code.",
+        "is invalid; then warns (file: warning: key: why) of what this machine lacks — a tools section's "
+        "secrets (a run fails until they are set), a built-in tool's credentials (a run goes without it), the "
+        "secrets serve needs for the triggers, a schedule's answer token — without changing the exit code.",
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.add_argument(

@@ -114,7 +114,9 @@ class OpenAIChatModel:
                 failed = self._translate(failure, attempt)
                 failed.failures = failures
                 raise failed from failure
-            logger.warning("attempt=<%d>, delay=<%.2f> | model call failed, retrying", attempt, delay)
+            status = getattr(failure, "status_code", None)  # never the message: a server may echo the request in it
+            why = f"HTTP {status}" if status else type(failure).__name__
+            logger.warning("attempt=<%d>, delay=<%.2f>, why=<%s> | model call failed, retrying", attempt, delay, why)
             self._sleep(delay)
 
     def _attempt(self, body: dict[str, Any], reply: Assembler, request: ModelRequest, remaining: float) -> None:

@@ -304,12 +304,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reply(self, status: int, text: str | bytes, headers: dict[str, str]) -> None:
         payload = text.encode() if isinstance(text, str) else text
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        try:
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the reader left (a tab closed or reloaded): nothing to say
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.command, self.path)

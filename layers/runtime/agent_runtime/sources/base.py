@@ -140,6 +140,11 @@ class Source:
         workflow (the API, a schedule, a signed webhook's route) matches none."""
         return False
 
+    def named(self, workflow: Workflow, event: Routed) -> bool:
+        """Whether ``workflow`` names the event's place itself (a channel, a project) rather than taking any
+        (``*``): routing prefers such a workflow to one that takes everything."""
+        return False
+
     def stop(self, event: TriggerEvent) -> StopMessage | None:
         """A message that asks to stop the run working in its thread, as the stop to queue; None: a message."""
         return None
@@ -175,8 +180,10 @@ class Source:
 
 
 def first_match(source: Source, event: Routed, workflows: Iterable[Workflow]) -> Workflow | None:
-    """The first workflow, by name, that ``source`` says takes ``event``."""
-    return next((w for w in sorted(workflows, key=lambda w: w.name) if source.matches(w, event)), None)
+    """The workflow that takes ``event``: one that names its place (a channel, a project) before one that takes
+    any (``*``), then the first by name."""
+    taking = [w for w in workflows if source.matches(w, event)]
+    return min(taking, key=lambda w: (not source.named(w, event), w.name), default=None)
 
 
 def safe(text: str) -> str:

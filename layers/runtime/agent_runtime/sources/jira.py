@@ -40,6 +40,10 @@ class Jira(Source):
             and facts.get("event") in rule.events
         )
 
+    def named(self, workflow: Workflow, event: Routed) -> bool:
+        rule = workflow.triggers.jira
+        return rule is not None and event.attributes.get("project") in rule.projects
+
     def channel(self, event: TriggerEvent, chat: Chat, run_id: str) -> Channel:
         found = chat.issue(event.reply_to["issue_key"]) if chat.jira is not None else None
         return found if found is not None else chat.nowhere(event.source)

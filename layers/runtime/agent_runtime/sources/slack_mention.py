@@ -43,6 +43,9 @@ class SlackMention(Source):
             return rule.direct_messages
         return in_channel(workflow, event)
 
+    def named(self, workflow: Workflow, event: Routed) -> bool:
+        return names_channel(workflow, event)
+
     def stop(self, event: TriggerEvent) -> StopMessage | None:
         return StopMessage("", event.user, "slack", said=event) if slack.says_stop(event) else None
 
@@ -84,6 +87,12 @@ def in_channel(workflow: Workflow, event: Routed) -> bool:
     """The event comes from one of the channels the workflow's ``triggers.slack`` lists (or any: ``*``)."""
     rule = workflow.triggers.slack
     return rule is not None and ("*" in rule.channels or event.attributes.get("channel") in rule.channels)
+
+
+def names_channel(workflow: Workflow, event: Routed) -> bool:
+    """The workflow lists the event's channel itself (not only ``*``); a direct message names none."""
+    rule, facts = workflow.triggers.slack, event.attributes
+    return rule is not None and not facts.get("direct_message") and facts.get("channel") in rule.channels
 
 
 def _pane(source: Source, event: PaneEvent, request: Request) -> Queued | Ignored:

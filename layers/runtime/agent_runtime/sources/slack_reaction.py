@@ -14,7 +14,7 @@ from ..triggers import slack
 from ..triggers.queued import StopMessage
 from ..workflows import Workflow
 from .base import Chat, Routed
-from .slack_mention import SlackMention, in_channel
+from .slack_mention import SlackMention, in_channel, names_channel
 
 
 class SlackReaction(SlackMention):
@@ -24,6 +24,9 @@ class SlackReaction(SlackMention):
     def matches(self, workflow: Workflow, event: Routed) -> bool:
         rule = workflow.triggers.slack
         return rule is not None and in_channel(workflow, event) and event.attributes.get("reaction") in rule.reactions
+
+    def named(self, workflow: Workflow, event: Routed) -> bool:
+        return names_channel(workflow, event)
 
     def stop(self, event: TriggerEvent) -> StopMessage | None:
         return None  # an emoji says nothing

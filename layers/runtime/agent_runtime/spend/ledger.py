@@ -95,7 +95,8 @@ def describe(breakdown: Mapping[str, float]) -> str:
     own calls."""
     parts = [f"{key} ${breakdown[key]:.4f}" for key in ("helpers", "compaction", "search") if breakdown.get(key)]
     estimated = breakdown.get("estimated") or 0.0
-    detail = ", ".join(parts) + (f"; ${estimated:.4f} estimated" if estimated else "")
+    said = ", ".join(parts)
+    detail = said + ("; " if said and estimated else "") + (f"${estimated:.4f} estimated" if estimated else "")
     return f"${breakdown.get('total', 0.0):.4f}" + (f" ({detail})" if detail else "")
 
 
