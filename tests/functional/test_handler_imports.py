@@ -61,6 +61,10 @@ def test_the_webhook_init_loads_no_run_record_slack_client_or_agent() -> None:
     modules = handler("webhook", INIT, HANDLER_ENV)["modules"]
     assert among(modules, ("agent_runtime.service.webhook", "boto3")) != []  # it did initialise
     assert among(modules, ("agent_runtime.events", "agent_runtime.record", "slack_sdk", *AGENT)) == []
+    # Nor the workflows' YAML and loader (read by the first request; before the snapshot under SnapStart), nor the
+    # access rules' tool hook and budgets (admission needs the rules alone).
+    late = ("yaml", "agent_runtime.workflows.loader", "agent_runtime.access.hook")
+    assert among(modules, (*late, "agent_runtime.access.budgets")) == []
 
 
 def test_the_worker_init_leaves_the_agent_to_the_first_run() -> None:

@@ -207,6 +207,7 @@ WORKFLOW_GROUND = (
     "agent_runtime.sections",
     "agent_runtime.errors",
     "agent_runtime.models.prices",
+    "agent_runtime._lazy",  # the package's lazy exports (PEP 562), as other packages have
     "agent_runtime.workflows",
 )
 

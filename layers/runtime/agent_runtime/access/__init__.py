@@ -8,10 +8,35 @@ A workflow without rules passes every check: no rule, no decision to make.
 
 from __future__ import annotations
 
-from .budgets import BudgetBook, refusal_text, today
-from .hook import AccessHook, RunAccess, kept
-from .principal import Directory, DirectoryError, NoDirectory, Requester
-from .rules import Access, Verdict
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .budgets import BudgetBook, refusal_text, today
+    from .hook import AccessHook, RunAccess, kept
+    from .principal import Directory, DirectoryError, NoDirectory, Requester
+    from .rules import Access, Verdict
+
+# Lazy (PEP 562): the webhook decides admission with the rules alone, without the hook's tool machinery or the
+# budgets' store.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BudgetBook": ".budgets",
+        "refusal_text": ".budgets",
+        "today": ".budgets",
+        "AccessHook": ".hook",
+        "RunAccess": ".hook",
+        "kept": ".hook",
+        "Directory": ".principal",
+        "DirectoryError": ".principal",
+        "NoDirectory": ".principal",
+        "Requester": ".principal",
+        "Access": ".rules",
+        "Verdict": ".rules",
+    },
+)
 
 __all__ = [
     "Access",

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 from ..events import AccessDecided
 from ..hooks import Hook
 from ..state import Slot
-from ..tools.registry import ToolOutcome, error_text
 from .principal import Requester
 from .rules import Access, Verdict
 
 if TYPE_CHECKING:
     from ..models import ToolCall
     from ..steps import Run
+    from ..tools.registry import ToolOutcome
 
 # Who the run is for, as it started (its person, groups and UTC day): kept for its later invocations, its budgets'
 # tally and its figures, whatever the rules say by then.
@@ -77,4 +77,7 @@ class AccessHook(Hook):
         if verdict.allowed:
             return None
         run.record.event(recorded(verdict, run.state.turn))
+        # Imported with the first refusal: the worker's init admits runs (RunAccess) without the tools' machinery.
+        from ..tools.registry import ToolOutcome, error_text
+
         return ToolOutcome(call, error_text(f"not run: {verdict.reason}. Do not retry it."), True)

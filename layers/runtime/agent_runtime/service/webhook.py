@@ -31,7 +31,7 @@ from ..stores.base import Store
 from ..stores.ids import RUN_ID
 from ..stores.opening import open_store
 from ..triggers import api, fields, slack
-from ..triggers.config import TriggerConfig, all_workflows
+from ..triggers.config import TriggerConfig, WorkflowsWhenUsed
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.idempotency import dynamodb_layer
 from ..triggers.payload import raw_body
@@ -272,9 +272,10 @@ def webhook_from_env(logger: Logger) -> Webhook:
     )
     queue = SqsQueue(sqs, triggers.queue_url, store_factory=store)
     persistence = dynamodb_layer(triggers.table, client=dynamodb)
+    workflows = WorkflowsWhenUsed(runtime)  # loaded by the first request (before the snapshot, under SnapStart)
     if snapstart.snapshotting():
+        snapstart.before_snapshot(workflows.__len__)
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
-    workflows = all_workflows(runtime)
     return create_app(
         triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store, sources=BUILTIN
     )

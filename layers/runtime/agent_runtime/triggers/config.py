@@ -5,7 +5,7 @@ plain environment variables locally.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,3 +90,24 @@ def all_workflows(runtime: RuntimeConfig) -> list[Workflow]:
     from ..workflows import available_workflows, load_workflow
 
     return [load_workflow(name, runtime.workflows_dir) for name in available_workflows(runtime.workflows_dir)]
+
+
+class WorkflowsWhenUsed(Sequence["Workflow"]):
+    """The workflows, loaded (YAML parsed, every section validated) when a request first needs them: the webhook's
+    init without the YAML parser and the schema. Under SnapStart the webhook reads them before the snapshot
+    (``snapstart.before_snapshot``), so a restored environment has them loaded, as the worker primes its run."""
+
+    def __init__(self, runtime: RuntimeConfig) -> None:
+        self.runtime = runtime
+        self._loaded: list[Workflow] | None = None
+
+    def _all(self) -> list[Workflow]:
+        if self._loaded is None:
+            self._loaded = all_workflows(self.runtime)
+        return self._loaded
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
