@@ -43,6 +43,9 @@ prompt: You help.
 model: {name: gpt-4.1-mini, context_window: 128000}
 triggers:
   slack: {channels: [C0HELP], direct_messages: true, suggested_prompts: [Summarise the thread]}
+access:
+  groups: {sre: {slack_usergroups: [S0SRE]}}
+  start: [sre]
 """
 QUICK = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -248,6 +251,17 @@ def test_the_jira_api_answers_the_runtimes_calls(served: LocalServer) -> None:
         JiraReplier(jira_api.base, "agent@playground.invalid", "wrong").comment(issue["key"], "hi")
     with pytest.raises(ReplyError, match="HTTP 404"):
         jira.comment("NOPE-1", "hi")
+
+
+def test_the_user_groups_the_rules_name_have_the_first_person_only(served: LocalServer, slack: WebClient) -> None:
+    """Access rules read a group's members from Slack: the playground answers for the groups its workflows name,
+    Dana in each, Sam in none (one person let in, one refused), and refuses a group it does not know as Slack does."""
+    assert served.playground is not None
+    replier = SlackReplier(served.playground.slack.token, base_url=served.playground.slack.base)
+    assert replier.usergroup_members("S0SRE") == {"U0DANA"}
+    assert refused(slack.api_call, api_method="usergroups.users.list", params={"usergroup": "S0NONE"}) == (
+        "no_such_subteam"
+    )
 
 
 def test_every_web_api_method_the_runtime_calls_is_served() -> None:

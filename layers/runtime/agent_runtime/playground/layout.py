@@ -41,6 +41,9 @@ class Layout:
     schedules: tuple[dict[str, Any], ...] = field(default=())
     runs_channel: str | None = None
     people: Mapping[str, str] = field(default_factory=lambda: dict(PEOPLE))  # Slack user id → name
+    # The Slack user groups the workflows' access rules name → their members: the first person in each, the second
+    # in none, so the page shows one person let in and one refused (usergroups.users.list reads them).
+    usergroups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def room(self, channel: str) -> Room | None:
         return next((room for room in self.channels if room.id == channel), None)
@@ -56,6 +59,7 @@ class Layout:
             "jira": list(self.jira),
             "hooks": list(self.hooks),
             "schedules": list(self.schedules),
+            "usergroups": {group: list(members) for group, members in self.usergroups.items()},
         }
 
 
@@ -106,7 +110,13 @@ def layout_of(workflows: Sequence[Workflow], runs_channel: str | None = None) ->
         ),
         runs_channel=runs_channel,
         people={**PEOPLE, **{user: person_name(user) for user in approvers if user not in PEOPLE}},
+        usergroups=_usergroups(workflows),
     )
+
+
+def _usergroups(workflows: Sequence[Workflow]) -> dict[str, tuple[str, ...]]:
+    named = [u for w in workflows for g in w.access.groups.values() for u in g.slack_usergroups if u != "*"]
+    return dict.fromkeys(named, (next(iter(PEOPLE)),))
 
 
 def _jira(workflow: Workflow) -> dict[str, Any]:

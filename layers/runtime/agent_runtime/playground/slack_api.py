@@ -199,6 +199,14 @@ def _ephemeral(api: SlackWebApi, args: Args) -> Args:
     return {"message_ts": message["ts"]}
 
 
+@method("usergroups.users.list")
+def _usergroup_members(api: SlackWebApi, args: Args) -> Args:
+    members = api.layout.usergroups.get(str(args.get("usergroup") or ""))
+    if members is None:
+        raise Refused("no_such_subteam")
+    return {"users": list(members)}
+
+
 @method("chat.startStream")
 def _start_stream(api: SlackWebApi, args: Args) -> Args:
     channel, thread_ts = api.channel(args), str(args.get("thread_ts") or "")
