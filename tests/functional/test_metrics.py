@@ -26,9 +26,14 @@ def test_a_runs_metrics_carry_its_workflow_and_trigger(system, scripted, capsys)
     s.post("/slack/events", *slack_request(slack_mention("Ev800", files=[attachment])))
     capsys.readouterr()
     assert s.deliver() == ["answered"]
-    found = by_dimensions(blobs(capsys.readouterr().out))
+    printed = capsys.readouterr().out
+    found = by_dimensions(blobs(printed))
     [run] = found[frozenset({"service", "workflow", "trigger"})]
     assert (run["service"], run["workflow"], run["trigger"]) == ("agent-runtime", "design-review", "slack")
+    # who it was for: a line the dashboard's cost-by-person table adds up (no access rules: the mention's author)
+    [person] = [json.loads(line) for line in printed.splitlines() if line.startswith('{"kind":"run_cost"')]
+    assert (person["scope"], person["name"], person["workflow"]) == ("person", "slack:U0DANA", "design-review")
+    assert person["usd"] == run["CostUSD"][0]
     assert run["Runs"] == [1.0] and run["RunFailures"] == [0.0] and run["ToolCalls"] == [1.0]
     assert run["Tokens"][0] > 0 and run["CostUSD"][0] > 0 and 0 <= run["CachedShare"][0] <= 100
     assert run["ModelCalls"] == [2.0] and run["TimeToFirstToken"][0] >= 0 and run["Duration"][0] >= 0

@@ -85,6 +85,12 @@ def figures(run: StoredRun, trigger: str, requester: str = "") -> Figures:
     )
 
 
+def requester_of(source: str, user: str) -> str:
+    """Who a run was for when its record does not say (no access rules): its trigger's user, named by its source
+    (``slack:U0123``), as access decisions name people."""
+    return user if not user or user.startswith(f"{source}:") else f"{source}:{user}"
+
+
 def _reason(status: str, failed: str | None) -> str | None:
     """Why the run did not complete: its status, with the error's class for a failure (None: it completed)."""
     if status in ENDED_WELL:

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import inert
 from .errors import ConfigError
-from .figures import Figures, figures
+from .figures import Figures, figures, requester_of
 from .stores import RunStore
 from .stores.exceptions import StoreError
 from .views.parsing import Unreadable
@@ -95,8 +95,7 @@ def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, t
     event = runs.load_event(run_id)
     if event is None:
         return figures(run, "cli"), run.feedback
-    namespaced = event.user if event.user.startswith(f"{event.source}:") else f"{event.source}:{event.user}"
-    return figures(run, event.source, namespaced), run.feedback
+    return figures(run, event.source, requester_of(event.source, event.user)), run.feedback
 
 
 def _utc(moment: datetime) -> datetime:

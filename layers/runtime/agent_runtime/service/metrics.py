@@ -10,6 +10,10 @@ Namespace ``AgentRuntime``, every metric with ``service=agent-runtime`` and the 
 * with ``reason`` (completed runs have none): RunFailures by why the run ended (``failed:ModelError``, ``stopped``);
 * with ``tool``: ToolCalls by tool; with ``skill``: SkillLoads by skill; FeedbackGood/FeedbackBad as ratings come.
 
+Who a run was for is no dimension (CloudWatch would bill a metric per person): a plain JSON line per run for its
+person and one per access group (team) it ran as — ``{"kind": "run_cost", "scope": "person", "name": "slack:U0123",
+"workflow": ..., "usd": ...}`` — which the dashboard's Logs Insights widgets add up by person and by team.
+
 Within EMF's and CloudWatch's limits for any run: at most 99 values of a metric per line (Powertools prints and
 empties its set at 100, so one more line carries the rest: a run with 350 approval waits prints four), dimension
 values printable ASCII of 1 to 255 characters, only the run's own names as values (a name the run did not declare,
@@ -34,6 +38,8 @@ MAX_NAMED = 30  # tools or skills with a metric of their own per run (CloudWatch
 MAX_VALUES = 99  # of one metric in one line: Powertools flushes (prints, then empties its set) at 100
 MAX_LABEL = 255  # characters of a dimension value (CloudWatch takes 1,024; a dashboard reads far fewer)
 LARGEST = 2.0**360  # CloudWatch rejects values beyond ±2^360, and NaN and infinities
+UNKNOWN = "(unknown)"  # the person of a run for no one (runs stats --by person's name for it)
+COST_LINE = "run_cost"  # the kind of the lines the dashboard's cost-by-person and cost-by-team widgets read
 
 Values = Mapping[str, tuple[list[float], str]]  # metric name → (its values, its unit)
 
@@ -56,6 +62,18 @@ class RunMetrics:
             self._emit({"workflow": workflow, "tool": tool}, {"ToolCalls": ([float(count)], "Count")})
         for skill, count in _named(run.skills).items():
             self._emit({"workflow": workflow, "skill": skill}, {"SkillLoads": ([float(count)], "Count")})
+        self._costs(run, workflow)
+
+    def _costs(self, run: Figures, workflow: str) -> None:
+        """The run's cost for whom it was: a line for its person (``(unknown)`` for a run for no one, as ``runs stats
+        --by person`` says: the people add up to the total), one per team (a run counts for each of its teams, as
+        their budgets do). A cost CloudWatch could not read prints nothing."""
+        if not (math.isfinite(run.cost) and abs(run.cost) <= LARGEST):
+            return
+        scopes = [("person", run.person or UNKNOWN), *(("team", team) for team in dict.fromkeys(run.teams))]
+        for scope, name in scopes:
+            line = {"kind": COST_LINE, "scope": scope, "name": label(name), "workflow": workflow, "usd": run.cost}
+            self.out(json.dumps(line, separators=(",", ":")))
 
     def rated(self, workflow: str, verdict: str) -> None:
         good = 1.0 if verdict == "good" else 0.0

@@ -17,7 +17,7 @@ from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
-from ..figures import figures
+from ..figures import figures, requester_of
 from ..inbound import TriggerEvent
 from ..pages.links import KEY, PageLinks
 from ..record import RunRecord
@@ -82,7 +82,10 @@ class Reports:
         a redelivery of a message whose answer is out. Each apart: one failing never costs the other."""
         stored, metrics = whole_run(self.runs, record, self._unread), self.metrics
         if metrics is not None:
-            self._apart("run metrics not emitted", lambda: metrics.ended(figures(stored, event.source)))
+            self._apart(
+                "run metrics not emitted",
+                lambda: metrics.ended(figures(stored, event.source, requester_of(event.source, event.user))),
+            )
         self._apart("runs channel line not posted", lambda: self._announce(event, record.run_id, stored, link, private))
 
     def _unread(self, error: Exception) -> None:
