@@ -11,6 +11,7 @@ from agent_runtime.inbound import PaneEvent
 from agent_runtime.triggers import TriggerEvent
 from agent_runtime.triggers.exceptions import InvalidMessageError
 from agent_runtime.triggers.queued import (
+    ConnectedMessage,
     ContinueMessage,
     DecisionMessage,
     EventMessage,
@@ -43,6 +44,8 @@ MESSAGES = [
     StopMessage("run-1", "", "api"),
     TickMessage("nightly-report", "schedule-1", "2026-11-27T06:00:00Z"),
     RefusedMessage(EVENT, "you are not in oncall, the groups access.start lets in"),
+    ConnectedMessage("run-1", "github", "slack:U0DANA", "connected", "n0nce"),
+    ConnectedMessage("run-1", "github", "slack:U0DANA", "denied", "n0nce2"),
 ]
 
 

@@ -24,6 +24,7 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from .. import snapstart, telemetry
 from ..access import Access
 from ..config import RuntimeConfig
+from ..identity.flow import ConnectFlow
 from ..inbound import Challenge, Ignored, TriggerEvent
 from ..sources import BUILTIN, Queued, Request, Source, Sources
 from ..sources.base import Intake
@@ -39,6 +40,8 @@ from ..triggers.queue import EventQueue, SqsQueue
 from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
 from ..triggers.signed import Delivery
 from ..workflows import Workflow
+from .connections import flow_from_env
+from .oauth import OAuthRoutes, query_of
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
@@ -66,9 +69,11 @@ def create_app(
     clock: Callable[[], float] = time.time,
     store: Callable[[], Store] | None = None,
     sources: Sources = BUILTIN,
+    connect: Callable[[], ConnectFlow] | None = None,
 ) -> Webhook:
     """``store``: where Notion's verification tokens are kept for the admin (made on first use). ``sources``: each
-    mounts its route (``POST``), parses what comes to it and routes its events."""
+    mounts its route (``POST``), parses what comes to it and routes its events. ``connect``: people's connections
+    to OAuth providers (the authorisation routes; made on first use)."""
     app = APIGatewayHttpResolver()
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
     log = logger or Logger(service="agent-runtime-webhook")
@@ -78,6 +83,11 @@ def create_app(
     app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
     app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
     app.get("/runs/<run_id>/page")(lambda run_id: routes.page(app.current_event.raw_event, run_id))
+    oauth = OAuthRoutes(connect, queue, log)
+    app.get("/oauth/<provider>/start")(lambda provider: oauth.start(provider, query_of(app.current_event.raw_event)))
+    app.get("/oauth/<provider>/callback")(
+        lambda provider: oauth.callback(provider, query_of(app.current_event.raw_event))
+    )
     return Webhook(app, idempotency)
 
 
@@ -275,6 +285,15 @@ def webhook_from_env(logger: Logger) -> Webhook:
     if snapstart.snapshotting():
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
     workflows = all_workflows(runtime)
+    kms = functools.cache(lambda: session.client("kms"))
+    connect = functools.cache(lambda: flow_from_env(store(), runtime, triggers.secret, kms))
     return create_app(
-        triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store, sources=BUILTIN
+        triggers,
+        queue=queue,
+        persistence=persistence,
+        workflows=workflows,
+        logger=logger,
+        store=store,
+        sources=BUILTIN,
+        connect=connect,
     )

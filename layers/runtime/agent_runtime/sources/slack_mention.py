@@ -8,6 +8,7 @@ status for the "working" message). A conversation only some people see (private,
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ..access import Requester
@@ -72,12 +73,20 @@ class SlackMention(Source):
         ids = (("slack_users", event.user), ("slack_channels", channel), ("slack_usergroups", event.user))
         return Requester(f"slack:{event.user}", event.user, ids)
 
+    def disconnects(self, event: TriggerEvent) -> str | None:
+        """ "disconnect github" written to the app (a mention or a direct message): that connection goes."""
+        said = DISCONNECT.fullmatch(event.text or "")
+        return said.group(1).lower() if said else None
+
     def private(self, event: TriggerEvent, chat: Chat) -> bool:
         facts = event.attributes
         if facts.get("direct_message") or facts.get("channel_type") in ("im", "mpim", "group"):
             return True
         channel = str(event.reply_to.get("channel") or facts.get("channel") or "")
         return chat.is_private(channel) if channel else True
+
+
+DISCONNECT = re.compile(r"\s*disconnect\s+([a-z][a-z0-9_]{0,23})[\s.!]*", re.IGNORECASE)
 
 
 def in_channel(workflow: Workflow, event: Routed) -> bool:

@@ -1,0 +1,147 @@
+"""Tools that act as the person who asked (issue 53), end to end against a real authorisation server (oidc-provider,
+OpenID-certified, on 127.0.0.1): Slack's signed request → the webhook → SQS (moto) → the worker → the scripted
+model; the person's private link → the stack's start route → the provider's sign-in and consent → the stack's
+callback → a "connected" message → the run resumes in another invocation and calls the provider with that
+person's token, which the provider's own log names. Tokens are sealed under the stack's KMS key (moto's KMS) and
+searched for in everything the stack wrote or said."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from agent_runtime.identity import KmsKeyring, Vault
+from agent_runtime.identity.flow import ConnectFlow
+from agent_runtime.pages.build import page_for
+from agent_runtime.stores import RunStore
+from agent_runtime.testing import call, reply
+from agent_runtime.workflows import load_workflow
+
+from tests.oauth_support import CLIENT_SECRET, STACK, provider_yaml, through_provider
+from tests.triggers_support import slack_mention, slack_request
+
+LINK = re.compile(r"<(https://stack\.example/oauth/local/start\?ask=[A-Za-z0-9_-]+)\|")
+STATE_KEY = "state-key-FOR-TESTS-0123456789"
+
+
+def workflow(issuer: str) -> str:
+    return """\
+name: my-account
+description: Answers from the asker's own account at the provider.
+prompt: You answer from the person's own account.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+triggers:
+  slack: {channels: [C0MINE]}
+tools:
+  openapi:
+    - {name: me, spec: specs/me.json, as_requester: local}
+""" + provider_yaml(issuer)
+
+
+def spec(issuer: str) -> str:
+    return json.dumps(
+        {
+            "openapi": "3.0.0",
+            "info": {"title": "the provider's userinfo", "version": "1"},
+            "servers": [{"url": issuer}],
+            "paths": {"/me": {"get": {"operationId": "whoami", "summary": "Who the token is for"}}},
+        }
+    )
+
+
+def setup(system: Any, server: Any, auth_server: Any, kms_key: Any, tmp_path: Path) -> tuple[Any, Vault]:
+    (tmp_path / "my-account.yaml").write_text(workflow(auth_server.issuer))
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "me.json").write_text(spec(auth_server.issuer))
+    kms, key_id = kms_key
+    made: dict[str, Vault] = {}
+
+    def connect(store: Any, secrets: Any) -> ConnectFlow:
+        made["vault"] = Vault(store, KmsKeyring(kms, key_id))
+        return ConnectFlow(
+            store, made["vault"], workflow=lambda name: load_workflow(name, tmp_path), secrets=secrets, base_url=STACK
+        )
+
+    secrets = {"OAUTH_STATE_KEY": STATE_KEY, "LOCAL_CLIENT_SECRET": CLIENT_SECRET}
+    return system(server, secrets=secrets, connect=connect), made["vault"]
+
+
+def mention(s: Any, event_id: str, user: str, ts: str) -> None:
+    event = slack_mention(event_id, channel="C0MINE", ts=ts, user=user, text="<@U0BOT> who am I there?")
+    assert json.loads(s.post("/slack/events", *slack_request(event))["body"])["status"] == "queued"
+
+
+def links_to(s: Any, user: str) -> list[str]:
+    """The connect links the app sent ``user`` privately (its direct conversation: the user's id as channel)."""
+    return [LINK.search(m["text"]).group(1) for m in s.apis.named("chat.postMessage") if m["channel"] == user]
+
+
+def whose(auth_server: Any) -> list[str]:
+    """The accounts the provider's own log says its userinfo endpoint answered for."""
+    return [entry["account"] for entry in auth_server.events("userinfo") if entry["status"] == 200]
+
+
+def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_grant_asks_again(
+    system, scripted, auth_server, kms_key, tmp_path, capfd
+) -> None:
+    server = scripted(
+        call("me_whoami", {}),  # Dana's first run: she is asked to connect; it waits
+        reply("You are dana."),  # ... and goes on once she has
+        call("me_whoami", {}),  # Sam's run: Sam is asked, not Dana
+        reply("You are sam."),
+        call("me_whoami", {}),  # Dana again: connected, nothing asked
+        reply("Still dana."),
+        call("me_whoami", {}),  # Dana after revoking the grant at the provider: refused, forgotten...
+        call("me_whoami", {}),  # ... and asked again
+    )
+    s, vault = setup(system, server, auth_server, kms_key, tmp_path)
+    seen = before = len(whose(auth_server))
+
+    mention(s, "Ev1", "U0DANA", "1763800001.0")
+    assert s.deliver() == ["awaiting_approval"]
+    [link] = links_to(s, "U0DANA")
+    assert links_to(s, "U0SAM") == [] and whose(auth_server)[before:] == []  # nothing called before she connects
+    answered, _ = through_provider(link, s.get, "dana-account")
+    assert answered["statusCode"] == 200 and "Connected local" in answered["body"]
+    assert s.deliver() == ["answered"]  # the "connected" message: the run resumes in another invocation
+    assert whose(auth_server)[seen:] == ["dana-account"]
+    tokens = vault.load("slack:U0DANA", "local").tokens.values()
+
+    mention(s, "Ev2", "U0SAM", "1763800002.0")  # a second person's run asks them, not the first
+    assert s.deliver() == ["awaiting_approval"]
+    [sam_link] = links_to(s, "U0SAM")
+    assert len(links_to(s, "U0DANA")) == 1
+    through_provider(sam_link, s.get, "sam-account")
+    assert s.deliver() == ["answered"]
+    assert whose(auth_server)[seen:] == ["dana-account", "sam-account"]
+    tokens += vault.load("slack:U0SAM", "local").tokens.values()
+
+    mention(s, "Ev3", "U0DANA", "1763800003.0")  # connected: not asked again
+    assert s.deliver() == ["answered"] and len(links_to(s, "U0DANA")) == 1
+    assert whose(auth_server)[seen:] == ["dana-account", "sam-account", "dana-account"]
+
+    held = vault.load("slack:U0DANA", "local")
+    auth_server.revoke(held.tokens.refresh_token)  # she revokes the grant at the provider itself
+    mention(s, "Ev4", "U0DANA", "1763800004.0")
+    assert s.deliver() == ["awaiting_approval"]
+    assert len(links_to(s, "U0DANA")) == 2  # asked again
+    assert vault.load("slack:U0DANA", "local") is None  # the refused token is forgotten
+
+    leaks = [token for token in tokens if token in everything_written(s, server, capfd)]
+    assert tokens and leaks == [], "a token reached what the stack wrote or said"
+
+
+def everything_written(s: Any, server: Any, capfd: Any) -> str:
+    """Every record, page, transcript, queue message, Slack call, model request and log line of the test, and the
+    store's raw items, as one text to search."""
+    runs = RunStore(s.store)
+    parts = [json.dumps(s.apis.calls), json.dumps(s.received), json.dumps([r.body for r in server.requests])]
+    for row in runs.list_runs():
+        parts += [json.dumps(runs.load_record(row.run_id)), page_for(runs, row.run_id) or ""]
+    table = s.clients["dynamodb"].scan(TableName=s.store.table)["Items"]
+    parts += [json.dumps(table, default=str)]
+    captured = capfd.readouterr()
+    parts += [captured.out, captured.err]
+    return "\n".join(parts)
