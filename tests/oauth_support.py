@@ -112,3 +112,22 @@ def through_provider(
                 answer = browser.post(form, data={"prompt": "consent"})
             where = urllib.parse.urljoin(form, answer.headers["location"])
     return stack(where), where
+
+
+def routes_of(flow: Any) -> Callable[[str], dict[str, Any]]:
+    """The stack's two authorisation routes over ``flow`` (an ``identity.flow.ConnectFlow``), answered as the
+    webhook answers them (a status, a Location, a body), without the rest of the stack."""
+    from agent_runtime.identity.flow import FlowRefused
+
+    def get(url: str) -> dict[str, Any]:
+        parts = urllib.parse.urlsplit(url)
+        provider, route = parts.path.split("/")[2:4]
+        query = dict(urllib.parse.parse_qsl(parts.query))
+        try:
+            if route == "start":
+                return {"statusCode": 302, "headers": {"Location": flow.start(provider, query)}}
+            return {"statusCode": 200, "body": flow.callback(provider, query).outcome}
+        except FlowRefused as refused:
+            return {"statusCode": refused.status, "body": refused.reason}
+
+    return get

@@ -94,7 +94,7 @@ class ConnectFlow:
 
     def start(self, provider: str, query: Mapping[str, str]) -> str:
         """The provider's authorisation URL for a fresh attempt at the ask the link names."""
-        ask_id = fields.token(query.get("ask"), "ask", ASK_ID, status=404)
+        ask_id = _field(query.get("ask"), "ask", ASK_ID, 404)
         ask, _ = self._open_ask(ask_id, provider)
         client = self._client(ask)[1]
         nonce, (verifier, challenge) = randomness.token_urlsafe(32), pkce_pair()
@@ -117,10 +117,10 @@ class ConnectFlow:
             raise FlowRefused(400, "this answer was used already (a replay): follow the link again") from None
         ask, ask_version = self._open_ask(attempt.ask, provider)
         if query.get("error"):
-            said = fields.token(query.get("error"), "error", ERROR, status=400)
+            said = _field(query.get("error"), "error", ERROR, 400)
             self._settle(attempt.ask, ask, ask_version, "denied")
             return Finished(ask, "denied" if said == "access_denied" else f"denied ({said})", nonce)
-        code = fields.token(query.get("code"), "code", CODE, status=400)
+        code = _field(query.get("code"), "code", CODE, 400)
         settings, client = self._client(ask)
         try:
             tokens = client.exchange(code, attempt.verifier, self.redirect_uri(provider))
@@ -181,3 +181,11 @@ class ConnectFlow:
             raise FlowRefused(503, f"connections are not set up here: the integrations secret has no {STATE_KEY}")
         bound = "\n".join(("oauth-state", nonce, attempt.ask, attempt.person, attempt.run_id, attempt.provider))
         return hmac.new(key.encode(), bound.encode(), hashlib.sha256).hexdigest()
+
+
+def _field(value: str | None, name: str, pattern: re.Pattern[str], status: int) -> str:
+    """A field of the query, read by the one strict parser of unauthenticated fields; refused with a reason."""
+    try:
+        return fields.token(value, name, pattern, status=status)
+    except fields.FieldError as error:
+        raise FlowRefused(status, f"{error.reason}: start again from the link you were sent") from None
