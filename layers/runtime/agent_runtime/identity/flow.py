@@ -92,8 +92,9 @@ class ConnectFlow:
         found = self.store.get_item(ask_partition(ask_id), ConnectAsk.NAME)
         return ConnectAsk.from_data(found.data).status if found is not None else "gone"
 
-    def start(self, provider: str, query: Mapping[str, str]) -> str:
-        """The provider's authorisation URL for a fresh attempt at the ask the link names."""
+    def start(self, provider: str, query: Mapping[str, str], *, base: str | None = None) -> str:
+        """The provider's authorisation URL for a fresh attempt at the ask the link names (``base``: the stack's
+        address as the request came to it, when this process is not told it)."""
         ask_id = _field(query.get("ask"), "ask", ASK_ID, 404)
         ask, _ = self._open_ask(ask_id, provider)
         client = self._client(ask)[1]
@@ -102,12 +103,14 @@ class ConnectFlow:
         self.store.put_item(
             attempt_partition(nonce), ConnectAttempt.NAME, attempt.to_data(), expected_version=None, ttl=86_400
         )
-        return client.authorize_url(self.redirect_uri(provider), f"{nonce}.{self._sign(nonce, attempt)}", challenge)
+        redirect = self.redirect_uri(provider, base)
+        return client.authorize_url(redirect, f"{nonce}.{self._sign(nonce, attempt)}", challenge)
 
-    def redirect_uri(self, provider: str) -> str:
-        return f"{self.base_url}/oauth/{provider}/callback"
+    def redirect_uri(self, provider: str, base: str | None = None) -> str:
+        """The callback the provider sends the person back to (register it there): ``<api>/oauth/<p>/callback``."""
+        return f"{self.base_url or (base or '').rstrip('/')}/oauth/{provider}/callback"
 
-    def callback(self, provider: str, query: Mapping[str, str]) -> Finished:
+    def callback(self, provider: str, query: Mapping[str, str], *, base: str | None = None) -> Finished:
         """The provider's answer: the state checked and used up first, then the code exchanged (or the refusal)."""
         nonce, attempt, version = self._attempt(provider, query.get("state"))
         try:  # used once: a replay of this state loses here
@@ -123,7 +126,7 @@ class ConnectFlow:
         code = _field(query.get("code"), "code", CODE, 400)
         settings, client = self._client(ask)
         try:
-            tokens = client.exchange(code, attempt.verifier, self.redirect_uri(provider))
+            tokens = client.exchange(code, attempt.verifier, self.redirect_uri(provider, base))
         except GrantRefused as error:
             raise FlowRefused(400, f"{provider} refused the code ({error}): follow the link again") from None
         except ProviderError as error:

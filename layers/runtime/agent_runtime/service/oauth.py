@@ -33,17 +33,17 @@ class OAuthRoutes:
     def __init__(self, flow: Callable[[], ConnectFlow] | None, queue: EventQueue, log: Logger) -> None:
         self.flow, self.queue, self.log = flow, queue, log
 
-    def start(self, provider: str, query: Mapping[str, str]) -> Response[str]:
+    def start(self, provider: str, raw: Mapping[str, Any]) -> Response[str]:
         try:
-            target = self._flow().start(provider, query)
+            target = self._flow().start(provider, query_of(raw), base=base_of(raw))
         except FlowRefused as refused:
             return self._refused(refused)
         self.log.info("oauth start", extra={"provider": provider})
         return Response(302, "text/html; charset=utf-8", "", headers={**HEADERS, "Location": target})
 
-    def callback(self, provider: str, query: Mapping[str, str]) -> Response[str]:
+    def callback(self, provider: str, raw: Mapping[str, Any]) -> Response[str]:
         try:
-            finished = self._flow().callback(provider, query)
+            finished = self._flow().callback(provider, query_of(raw), base=base_of(raw))
         except FlowRefused as refused:
             return self._refused(refused)
         ask, outcome = finished.ask, finished.outcome.split(" ", 1)[0]
@@ -68,6 +68,12 @@ def _page(status: int, text: str) -> Response[str]:
         f"<body style='font:16px system-ui;margin:3em'><p>{html.escape(text)}</p></body></html>"
     )
     return Response(status, "text/html; charset=utf-8", body, headers=HEADERS)
+
+
+def base_of(raw: Mapping[str, Any]) -> str | None:
+    """The stack's address as API Gateway was called (the webhook is not told its own: its API names it)."""
+    domain = (raw.get("requestContext") or {}).get("domainName")
+    return f"https://{domain}" if isinstance(domain, str) and domain and "/" not in domain else None
 
 
 def query_of(raw: Mapping[str, Any]) -> dict[str, str]:

@@ -13,7 +13,7 @@ import secrets as token_source
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -24,7 +24,6 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from .. import snapstart, telemetry
 from ..access import Access
 from ..config import RuntimeConfig
-from ..identity.flow import ConnectFlow
 from ..inbound import Challenge, Ignored, TriggerEvent
 from ..sources import BUILTIN, Queued, Request, Source, Sources
 from ..sources.base import Intake
@@ -40,8 +39,10 @@ from ..triggers.queue import EventQueue, SqsQueue
 from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
 from ..triggers.signed import Delivery
 from ..workflows import Workflow
-from .connections import flow_from_env
-from .oauth import OAuthRoutes, query_of
+from .oauth import OAuthRoutes
+
+if TYPE_CHECKING:
+    from ..identity.flow import ConnectFlow
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
@@ -84,10 +85,8 @@ def create_app(
     app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
     app.get("/runs/<run_id>/page")(lambda run_id: routes.page(app.current_event.raw_event, run_id))
     oauth = OAuthRoutes(connect, queue, log)
-    app.get("/oauth/<provider>/start")(lambda provider: oauth.start(provider, query_of(app.current_event.raw_event)))
-    app.get("/oauth/<provider>/callback")(
-        lambda provider: oauth.callback(provider, query_of(app.current_event.raw_event))
-    )
+    app.get("/oauth/<provider>/start")(lambda provider: oauth.start(provider, app.current_event.raw_event))
+    app.get("/oauth/<provider>/callback")(lambda provider: oauth.callback(provider, app.current_event.raw_event))
     return Webhook(app, idempotency)
 
 
@@ -286,7 +285,13 @@ def webhook_from_env(logger: Logger) -> Webhook:
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
     workflows = all_workflows(runtime)
     kms = functools.cache(lambda: session.client("kms"))
-    connect = functools.cache(lambda: flow_from_env(store(), runtime, triggers.secret, kms))
+
+    @functools.cache
+    def connect() -> ConnectFlow:  # the first link followed loads the flow, not every cold start
+        from .connections import flow_from_env
+
+        return flow_from_env(store(), runtime, triggers.secret, kms)
+
     return create_app(
         triggers,
         queue=queue,
