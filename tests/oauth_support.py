@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -57,8 +58,15 @@ class AuthServer:
             if line.startswith("{"):  # its own lines; oidc-provider's notices are prose
                 self.log.append(json.loads(line))
 
-    def events(self, name: str) -> list[dict[str, Any]]:
-        return [entry for entry in list(self.log) if entry.get("event") == name]
+    def events(self, name: str, *, at_least: int = 0) -> list[dict[str, Any]]:
+        """Its log's entries of ``name``; waiting (5 s at most) until there are ``at_least``: the log is read
+        from its output by a thread, a moment after the request it logs has been answered."""
+        deadline = time.monotonic() + 5
+        while len(found := [e for e in list(self.log) if e.get("event") == name]) < at_least:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        return found
 
     def revoke(self, token: str) -> None:
         """The person revokes the grant at the provider itself (as its account page would)."""
@@ -85,6 +93,24 @@ oauth:
       client_secret: ${{secret:local_client_secret}}
       scopes: [openid, offline_access]
 """
+
+
+def userinfo_spec(issuer: str) -> str:
+    """An OpenAPI tool over the provider's own userinfo endpoint (``/me``): who the token it is called with is for."""
+    return json.dumps(
+        {
+            "openapi": "3.0.0",
+            "info": {"title": "the provider's userinfo", "version": "1"},
+            "servers": [{"url": issuer}],
+            "paths": {"/me": {"get": {"operationId": "whoami", "summary": "Who the token is for"}}},
+        }
+    )
+
+
+def accounts_served(server: AuthServer, since: int = 0, count: int = 0) -> list[str]:
+    """The accounts the provider's own log says its userinfo endpoint answered for, in order, from its ``since``-th
+    call on (waiting for ``count`` of them)."""
+    return [e["account"] for e in server.events("userinfo", at_least=since + count)[since:] if e["status"] == 200]
 
 
 def through_provider(

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from agent_runtime.identity import Connections, KmsKeyring, LocalKeyring, Vault
+from agent_runtime.identity import Connections, KmsKeyring, Vault
 from agent_runtime.identity.flow import ConnectFlow, FlowRefused
 from agent_runtime.stores import LocalStore
 from agent_runtime.stores.items import ConnectAsk
@@ -20,8 +20,7 @@ from agent_runtime.workflows import load_workflow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cli_support import run_cli
-from tests.oauth_support import CLIENT_ID, CLIENT_SECRET, STACK, provider_yaml, routes_of, through_provider
+from tests.oauth_support import CLIENT_SECRET, STACK, provider_yaml, routes_of, through_provider
 
 SECRETS = {"oauth_state_key": "state-key-FOR-TESTS-0123456789", "local_client_secret": CLIENT_SECRET}
 HEAD = """\
@@ -80,11 +79,13 @@ def test_a_connection_is_refreshed_when_its_access_token_expires_and_the_provide
     held = flow.vault.load("slack:U0ANN", "local")
     assert first is not None and held is not None and held.tokens.expires_at is not None
     assert mine.credential("local").access_token == first.access_token  # fresh: no refresh
-    refreshes = len([e for e in auth_server.events("token") if e["grant_type"] == "refresh_token"])
+    logged = auth_server.events("token")
+    refreshes = len([e for e in logged if e["grant_type"] == "refresh_token"])
     clock.now = held.tokens.expires_at + 1  # the access token has expired
     second = mine.credential("local")
     assert second is not None and second.access_token != first.access_token
-    assert len([e for e in auth_server.events("token") if e["grant_type"] == "refresh_token"]) == refreshes + 1
+    tokens = auth_server.events("token", at_least=len(logged) + 1)
+    assert len([e for e in tokens if e["grant_type"] == "refresh_token"]) == refreshes + 1
     me = httpx2.get(f"{auth_server.issuer}/me", headers=second.headers(), timeout=10)
     assert me.status_code == 200 and me.json()["sub"] == "ann-account"  # the provider takes the new one
     assert flow.vault.load("slack:U0ANN", "local").tokens.access_token == second.access_token  # kept, sealed
@@ -145,34 +146,3 @@ def test_whatever_a_callback_or_a_link_says_is_answered_with_a_reason_and_connec
             route("local", query)
         assert 400 <= refused.value.status < 600 and refused.value.reason
     assert flow.store.list_items("oauth#slack:U0EVE#local") == []
-
-
-def test_the_cli_revokes_a_persons_connection_at_the_provider_and_forgets_it(auth_server: Any, tmp_path: Path) -> None:
-    (tmp_path / "mine.yaml").write_text(HEAD + provider_yaml(auth_server.issuer))
-    state = tmp_path / "state"
-    store = LocalStore(state)
-    flow = ConnectFlow(  # as `serve` keeps them: the state directory, sealed by its key file
-        store,
-        Vault(store, LocalKeyring(state / "oauth.key")),
-        workflow=lambda name: load_workflow(name, tmp_path),
-        secrets=SECRETS.get,
-        base_url=STACK,
-    )
-    _, link = asked(flow, "slack:U0EDA")
-    through_provider(link, routes_of(flow), "eda-account")
-    refresh = flow.vault.load("slack:U0EDA", "local").tokens.refresh_token
-    env = {"AGENT_STATE_DIR": str(state), "AGENT_WORKFLOWS_DIR": str(tmp_path), "LOCAL_CLIENT_SECRET": CLIENT_SECRET}
-    done = run_cli("oauth", "revoke", "local", "--user", "slack:U0EDA", env=env)
-    assert done.returncode == 0, done.stderr
-    assert "Disconnected local" in done.stdout and "revoked at the provider" in done.stdout
-    assert flow.vault.load("slack:U0EDA", "local") is None
-    assert refresh not in done.stdout + done.stderr
-    answer = httpx2.post(  # the grant is gone at the provider too: its refresh token no longer works
-        f"{auth_server.issuer}/token",
-        data={"grant_type": "refresh_token", "refresh_token": refresh},
-        auth=(CLIENT_ID, CLIENT_SECRET),
-        timeout=10,
-    )
-    assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
-    again = run_cli("oauth", "revoke", "local", "--user", "slack:U0EDA", env=env)
-    assert again.returncode == 1 and "nothing to disconnect" in again.stdout

@@ -19,7 +19,7 @@ from agent_runtime.stores import RunStore
 from agent_runtime.testing import call, reply
 from agent_runtime.workflows import load_workflow
 
-from tests.oauth_support import CLIENT_SECRET, STACK, provider_yaml, through_provider
+from tests.oauth_support import CLIENT_SECRET, STACK, accounts_served, provider_yaml, through_provider, userinfo_spec
 from tests.triggers_support import slack_mention, slack_request
 
 LINK = re.compile(r"<(https://stack\.example/oauth/local/start\?ask=[A-Za-z0-9_-]+)\|")
@@ -40,21 +40,10 @@ tools:
 """ + provider_yaml(issuer)
 
 
-def spec(issuer: str) -> str:
-    return json.dumps(
-        {
-            "openapi": "3.0.0",
-            "info": {"title": "the provider's userinfo", "version": "1"},
-            "servers": [{"url": issuer}],
-            "paths": {"/me": {"get": {"operationId": "whoami", "summary": "Who the token is for"}}},
-        }
-    )
-
-
 def setup(system: Any, server: Any, auth_server: Any, kms_key: Any, tmp_path: Path) -> tuple[Any, Vault]:
     (tmp_path / "my-account.yaml").write_text(workflow(auth_server.issuer))
     (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "me.json").write_text(spec(auth_server.issuer))
+    (tmp_path / "specs" / "me.json").write_text(userinfo_spec(auth_server.issuer))
     kms, key_id = kms_key
     made: dict[str, Vault] = {}
 
@@ -78,11 +67,6 @@ def links_to(s: Any, user: str) -> list[str]:
     return [LINK.search(m["text"]).group(1) for m in s.apis.named("chat.postMessage") if m["channel"] == user]
 
 
-def whose(auth_server: Any) -> list[str]:
-    """The accounts the provider's own log says its userinfo endpoint answered for."""
-    return [entry["account"] for entry in auth_server.events("userinfo") if entry["status"] == 200]
-
-
 def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_grant_asks_again(
     system, scripted, auth_server, kms_key, tmp_path, capfd
 ) -> None:
@@ -97,16 +81,16 @@ def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_gra
         call("me_whoami", {}),  # ... and asked again
     )
     s, vault = setup(system, server, auth_server, kms_key, tmp_path)
-    seen = before = len(whose(auth_server))
+    seen = before = len(auth_server.events("userinfo"))
 
     mention(s, "Ev1", "U0DANA", "1763800001.0")
     assert s.deliver() == ["awaiting_approval"]
     [link] = links_to(s, "U0DANA")
-    assert links_to(s, "U0SAM") == [] and whose(auth_server)[before:] == []  # nothing called before she connects
+    assert links_to(s, "U0SAM") == [] and accounts_served(auth_server, before) == []  # nothing called yet
     answered, _ = through_provider(link, s.get, "dana-account")
     assert answered["statusCode"] == 200 and "Connected local" in answered["body"]
     assert s.deliver() == ["answered"]  # the "connected" message: the run resumes in another invocation
-    assert whose(auth_server)[seen:] == ["dana-account"]
+    assert accounts_served(auth_server, seen, 1) == ["dana-account"]
     tokens = vault.load("slack:U0DANA", "local").tokens.values()
 
     mention(s, "Ev2", "U0SAM", "1763800002.0")  # a second person's run asks them, not the first
@@ -115,12 +99,12 @@ def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_gra
     assert len(links_to(s, "U0DANA")) == 1
     through_provider(sam_link, s.get, "sam-account")
     assert s.deliver() == ["answered"]
-    assert whose(auth_server)[seen:] == ["dana-account", "sam-account"]
+    assert accounts_served(auth_server, seen, 2) == ["dana-account", "sam-account"]
     tokens += vault.load("slack:U0SAM", "local").tokens.values()
 
     mention(s, "Ev3", "U0DANA", "1763800003.0")  # connected: not asked again
     assert s.deliver() == ["answered"] and len(links_to(s, "U0DANA")) == 1
-    assert whose(auth_server)[seen:] == ["dana-account", "sam-account", "dana-account"]
+    assert accounts_served(auth_server, seen, 3) == ["dana-account", "sam-account", "dana-account"]
 
     held = vault.load("slack:U0DANA", "local")
     auth_server.revoke(held.tokens.refresh_token)  # she revokes the grant at the provider itself

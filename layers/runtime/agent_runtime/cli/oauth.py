@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..identity.flow import ConnectFlow
     from ..workflows import Workflow
 
-POLL_SECONDS = 2.0
+POLL_SECONDS = 1.0  # one read of the ask's item a second while you connect
 
 
 def add(commands: Commands) -> None:
