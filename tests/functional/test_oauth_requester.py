@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from agent_runtime.identity import KmsKeyring, Vault
 from agent_runtime.identity.flow import ConnectFlow
 from agent_runtime.pages.build import page_for
 from agent_runtime.stores import RunStore
+from agent_runtime.stores.items import ConnectAsk
 from agent_runtime.testing import call, reply
 from agent_runtime.workflows import load_workflow
 
-from tests.oauth_support import CLIENT_SECRET, STACK, accounts_served, provider_yaml, through_provider, userinfo_spec
+from tests.oauth_support import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    STACK,
+    accounts_served,
+    provider_yaml,
+    routes_of,
+    through_provider,
+    userinfo_spec,
+)
 from tests.triggers_support import slack_mention, slack_request
 
 LINK = re.compile(r"<(https://stack\.example/oauth/local/start\?ask=[A-Za-z0-9_-]+)\|")
@@ -40,21 +52,22 @@ tools:
 """ + provider_yaml(issuer)
 
 
-def setup(system: Any, server: Any, auth_server: Any, kms_key: Any, tmp_path: Path) -> tuple[Any, Vault]:
+def setup(system: Any, server: Any, auth_server: Any, kms_key: Any, tmp_path: Path) -> tuple[Any, ConnectFlow]:
     (tmp_path / "my-account.yaml").write_text(workflow(auth_server.issuer))
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "me.json").write_text(userinfo_spec(auth_server.issuer))
     kms, key_id = kms_key
-    made: dict[str, Vault] = {}
+    made: dict[str, ConnectFlow] = {}
 
     def connect(store: Any, secrets: Any) -> ConnectFlow:
-        made["vault"] = Vault(store, KmsKeyring(kms, key_id))
-        return ConnectFlow(
-            store, made["vault"], workflow=lambda name: load_workflow(name, tmp_path), secrets=secrets, base_url=STACK
+        vault = Vault(store, KmsKeyring(kms, key_id))
+        made["flow"] = ConnectFlow(
+            store, vault, workflow=lambda name: load_workflow(name, tmp_path), secrets=secrets, base_url=STACK
         )
+        return made["flow"]
 
     secrets = {"OAUTH_STATE_KEY": STATE_KEY, "LOCAL_CLIENT_SECRET": CLIENT_SECRET}
-    return system(server, secrets=secrets, connect=connect), made["vault"]
+    return system(server, secrets=secrets, connect=connect), made["flow"]
 
 
 def mention(s: Any, event_id: str, user: str, ts: str) -> None:
@@ -64,7 +77,8 @@ def mention(s: Any, event_id: str, user: str, ts: str) -> None:
 
 def links_to(s: Any, user: str) -> list[str]:
     """The connect links the app sent ``user`` privately (its direct conversation: the user's id as channel)."""
-    return [LINK.search(m["text"]).group(1) for m in s.apis.named("chat.postMessage") if m["channel"] == user]
+    said = [LINK.search(m["text"]) for m in s.apis.named("chat.postMessage") if m["channel"] == user]
+    return [link.group(1) for link in said if link is not None]
 
 
 def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_grant_asks_again(
@@ -80,7 +94,8 @@ def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_gra
         call("me_whoami", {}),  # Dana after revoking the grant at the provider: refused, forgotten...
         call("me_whoami", {}),  # ... and asked again
     )
-    s, vault = setup(system, server, auth_server, kms_key, tmp_path)
+    s, flow = setup(system, server, auth_server, kms_key, tmp_path)
+    vault = flow.vault
     seen = before = len(auth_server.events("userinfo"))
 
     mention(s, "Ev1", "U0DANA", "1763800001.0")
@@ -115,6 +130,43 @@ def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_gra
 
     leaks = [token for token in tokens if token in everything_written(s, server, capfd)]
     assert tokens and leaks == [], "a token reached what the stack wrote or said"
+
+
+def test_disconnect_written_to_the_app_revokes_the_grant_tells_them_privately_and_their_next_run_asks_again(
+    system, scripted, auth_server, kms_key, tmp_path, capfd
+) -> None:
+    server = scripted(call("me_whoami", {}))  # Lee's run after disconnecting: asked again, it waits
+    s, flow = setup(system, server, auth_server, kms_key, tmp_path)
+    ask = ConnectAsk("slack:U0LEE", "local", "my-account", "run-earlier", "thread-earlier", time.time() + 3600)
+    through_provider(flow.ask(ask)[1], routes_of(flow), "lee-account")  # connected for an earlier run
+    tokens = flow.vault.load("slack:U0LEE", "local").tokens
+
+    def direct(event_id: str, text: str) -> dict[str, Any]:  # no workflow takes direct messages: queued all the same
+        dm = slack_mention(event_id, type="message", channel_type="im", channel="D0LEE", user="U0LEE", text=text)
+        return json.loads(s.post("/slack/events", *slack_request(dm))["body"])
+
+    assert direct("Ev7", "disconnect Local.") == {"status": "queued", "disconnect": "local"}
+    assert s.deliver() == ["noted"]
+    assert flow.vault.load("slack:U0LEE", "local") is None
+    told = [m["text"] for m in s.apis.named("chat.postMessage") if m["channel"] == "U0LEE"]
+    assert len(told) == 1 and "Disconnected local" in told[0] and "revoked at the provider" in told[0]
+    assert refused_at_provider(auth_server, tokens.refresh_token)
+    direct("Ev8", "disconnect local")  # again: nothing left, and said so
+    assert s.deliver() == ["noted"] and "nothing to disconnect" in s.apis.named("chat.postMessage")[-1]["text"]
+
+    mention(s, "Ev9", "U0LEE", "1763800009.0")
+    assert s.deliver() == ["awaiting_approval"] and len(links_to(s, "U0LEE")) == 1  # asked to connect again
+    assert [t for t in tokens.values() if t in everything_written(s, server, capfd)] == []
+
+
+def refused_at_provider(auth_server: Any, refresh_token: str) -> bool:
+    answer = httpx2.post(
+        f"{auth_server.issuer}/token",
+        data={"grant_type": "refresh_token", "refresh_token": refresh_token},
+        auth=(CLIENT_ID, CLIENT_SECRET),
+        timeout=10,
+    )
+    return answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
 
 
 def everything_written(s: Any, server: Any, capfd: Any) -> str:

@@ -14,6 +14,7 @@ from agent_runtime.triggers.queued import (
     ConnectedMessage,
     ContinueMessage,
     DecisionMessage,
+    DisconnectMessage,
     EventMessage,
     ExpireMessage,
     FeedbackMessage,
@@ -46,6 +47,7 @@ MESSAGES = [
     RefusedMessage(EVENT, "you are not in oncall, the groups access.start lets in"),
     ConnectedMessage("run-1", "github", "slack:U0DANA", "connected", "n0nce"),
     ConnectedMessage("run-1", "github", "slack:U0DANA", "denied", "n0nce2"),
+    DisconnectMessage(EVENT, "github"),
 ]
 
 
@@ -75,6 +77,7 @@ def test_every_kind_is_tried_above_and_has_one_handler_in_the_worker() -> None:
         ({"type": "continue", "run_id": "r", "continuation": "many"}, "a malformed continue message"),
         ({"type": "pane", "event": {"kind": "opened"}, "workflow": "w"}, "a malformed pane message"),
         ({"type": "pane", "event": {}}, "a pane message without 'workflow'"),
+        ({"type": "disconnect", "event": EVENT.to_dict()}, "a disconnect message without 'provider'"),
     ],
 )
 def test_anything_else_is_refused_with_why(body: Any, why: str) -> None:

@@ -1,6 +1,6 @@
 """The worker's side of tools that act as the requester: a run's connections (who it acts for, by its trigger; the
-store's tokens; who asks them), the private message that asks a person to connect, and "disconnect <provider>"
-written to the app.
+store's tokens; who asks them), the private message that asks a person to connect, and a connection revoked
+(``revoke``: "disconnect <provider>" written to the app, ``agent-runtime oauth revoke``).
 
 A person is asked in Slack only, in their direct conversation with the app: the link there is theirs alone (whoever
 follows it connects *their* account as that person). A person known only by another source (a JIRA account) cannot
@@ -19,11 +19,10 @@ from ..deployment import deployed
 from ..identity import Asked, Connections, Need, ProviderClient
 from ..identity.flow import ConnectFlow
 from ..identity.vault import Keyring, KmsKeyring, LocalKeyring, Vault
-from ..inbound import TriggerEvent, run_id_for
+from ..inbound import TriggerEvent
 from ..stores.base import Store
 from ..stores.items import ConnectAsk
 from ..workflows import Workflow, load_workflow
-from .outcome import Outcome
 
 if TYPE_CHECKING:
     from .handlers import Delivery
@@ -100,23 +99,6 @@ def connections_for(delivery: Delivery[Any], event: TriggerEvent, workflow: Work
         timeout_hours=settings.connect_timeout_hours,
         clock=process.clock,
     )
-
-
-def disconnect(delivery: Delivery[Any], event: TriggerEvent) -> Outcome | None:
-    """ "disconnect <provider>" written to the app in Slack: the person's tokens revoked at the provider and gone
-    from the store, told privately; None for any other message."""
-    source = delivery.process.sources.of(event)
-    provider = source.disconnects(event)
-    if provider is None or delivery.process.connect is None:
-        return None
-    person = source.requester(event).person
-    text = revoke(delivery.process.connect, person, provider, delivery.process.workflow, delivery.process.secrets)
-    try:
-        delivery.channel(event, run_id_for(event)).tell(event.user, text)
-    except ReplyError as error:
-        delivery.process.log.warning("the disconnection could not be told", extra={"error": str(error)})
-    delivery.process.log.info("disconnected", extra={"person": person, "provider": provider})
-    return Outcome.NOTED
 
 
 def revoke(

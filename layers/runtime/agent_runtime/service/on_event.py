@@ -8,7 +8,6 @@ from dataclasses import replace
 from ..inbound import TriggerEvent, run_id_for
 from ..triggers.queued import EventMessage, TickMessage
 from . import turn
-from .connections import disconnect
 from .handlers import Delivery, handles
 from .inputs import ticked
 from .outcome import Outcome
@@ -21,8 +20,6 @@ def on_event(delivery: Delivery[EventMessage]) -> Outcome:
     delivery.about(event, run_id)
     if delivery.runs.reply_state(run_id) is not None:
         return turn.answered_already(delivery, event)
-    if (disconnected := disconnect(delivery, event)) is not None:  # "disconnect github": no run
-        return disconnected
     deferred = _behind_active_run(delivery, event, run_id)
     return deferred or turn.run_turn(delivery, event, run_id, continuation=False)
 

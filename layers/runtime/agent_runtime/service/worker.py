@@ -16,6 +16,7 @@ from . import (  # noqa: F401 (their import registers the handlers)
     on_connected,
     on_continue,
     on_decision,
+    on_disconnect,
     on_event,
     on_expire,
     on_feedback,

@@ -178,10 +178,6 @@ class Source:
         sources (``slack:U0123``), or None and why it acts for nobody (the tools refuse with that reason)."""
         return self.requester(event).person, ""
 
-    def disconnects(self, event: TriggerEvent) -> str | None:
-        """A message asking the stack to forget its writer's connection to a provider: the provider's name."""
-        return None
-
 
 def first_match(source: Source, event: Routed, workflows: Iterable[Workflow]) -> Workflow | None:
     """The first workflow, by name, that ``source`` says takes ``event``."""

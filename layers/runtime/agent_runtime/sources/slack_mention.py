@@ -15,7 +15,7 @@ from ..access import Requester
 from ..inbound import Ignored, PaneEvent, TriggerEvent
 from ..triggers import slack
 from ..triggers.exceptions import RejectedRequest
-from ..triggers.queued import PaneMessage, StopMessage
+from ..triggers.queued import DisconnectMessage, PaneMessage, StopMessage
 from ..workflows import Workflow
 from .base import Chat, Intake, Queued, Request, Routed, Source, first_match, safe
 
@@ -34,7 +34,9 @@ class SlackMention(Source):
             raise RejectedRequest(401, "Slack is not configured (no signing secret)")
         slack.verify(request.headers, body, secret, now=request.now)
         parsed = slack.parse(body, bot_user_id=request.config.slack_bot_user_id)
-        return _pane(self, parsed, request) if isinstance(parsed, PaneEvent) else parsed
+        if isinstance(parsed, PaneEvent):
+            return _pane(self, parsed, request)
+        return (disconnecting(parsed) or parsed) if isinstance(parsed, TriggerEvent) else parsed
 
     def matches(self, workflow: Workflow, event: Routed) -> bool:
         rule = workflow.triggers.slack
@@ -73,11 +75,6 @@ class SlackMention(Source):
         ids = (("slack_users", event.user), ("slack_channels", channel), ("slack_usergroups", event.user))
         return Requester(f"slack:{event.user}", event.user, ids)
 
-    def disconnects(self, event: TriggerEvent) -> str | None:
-        """ "disconnect github" written to the app (a mention or a direct message): that connection goes."""
-        said = DISCONNECT.fullmatch(event.text or "")
-        return said.group(1).lower() if said else None
-
     def private(self, event: TriggerEvent, chat: Chat) -> bool:
         facts = event.attributes
         if facts.get("direct_message") or facts.get("channel_type") in ("im", "mpim", "group"):
@@ -87,6 +84,21 @@ class SlackMention(Source):
 
 
 DISCONNECT = re.compile(r"\s*disconnect\s+([a-z][a-z0-9_]{0,23})[\s.!]*", re.IGNORECASE)
+
+
+def disconnecting(event: TriggerEvent) -> Queued | None:
+    """ "disconnect github" written to the app (a direct message, or a mention anywhere it is): that person's
+    connection goes — queued for the worker whichever workflow takes the message, or none (the request to connect
+    came in a direct message, and says to answer there)."""
+    said = DISCONNECT.fullmatch(event.text or "")
+    if said is None:
+        return None
+    provider = said.group(1).lower()
+    body = DisconnectMessage(event, provider).body()
+    answer = {"status": "queued", "disconnect": provider}
+    return Queued(
+        body, f"disconnect:{event.user}", event.dedup_key, "disconnect queued", {"provider": provider}, answer
+    )
 
 
 def in_channel(workflow: Workflow, event: Routed) -> bool:

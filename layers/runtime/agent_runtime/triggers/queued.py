@@ -165,6 +165,18 @@ class ConnectedMessage:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class DisconnectMessage:
+    """A person wrote "disconnect <provider>" to the app: their connection to it is revoked and forgotten (no run;
+    whatever workflow takes their messages, or none)."""
+
+    event: TriggerEvent  # the message that said it: who, and where to answer
+    provider: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "disconnect", "event": self.event.to_dict(), "provider": self.provider}
+
+
 QueueMessage = (
     EventMessage
     | PaneMessage
@@ -176,6 +188,7 @@ QueueMessage = (
     | TickMessage
     | RefusedMessage
     | ConnectedMessage
+    | DisconnectMessage
 )
 STOP_VIA = ("slack", "api")
 # The kinds read field by field, with nothing to check beyond their shape.
@@ -183,6 +196,7 @@ _PLAIN: dict[str, Callable[[dict[str, Any]], QueueMessage]] = {
     "expire": lambda body: ExpireMessage(str(body["run_id"]), str(body.get("wakeup", ""))),
     "tick": lambda body: TickMessage(str(body["workflow"]), str(body["schedule"]), str(body["at"])),
     "refused": lambda body: RefusedMessage(TriggerEvent.from_dict(body["event"]), str(body["reason"])),
+    "disconnect": lambda body: DisconnectMessage(TriggerEvent.from_dict(body["event"]), str(body["provider"])),
     "connected": lambda body: ConnectedMessage(
         str(body["run_id"]), str(body["provider"]), str(body["person"]), str(body["outcome"]), str(body["attempt"])
     ),
