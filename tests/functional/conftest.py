@@ -1,9 +1,12 @@
-"""Fixtures the functional tests share: the system end to end (`system`), the ops workflow's tools (`ops`)."""
+"""Fixtures the functional tests share: the system end to end (`system`), the ops workflow's tools (`ops`), the
+tests' authorisation server (`auth_server`) and KMS key (`kms_key`), an OTLP collector (`receiver`)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.approvals_support import OPS, TOOL
 from tests.conftest import REPO, create_stack, model_for, moto_clients
@@ -165,6 +169,32 @@ def kms_key(moto_endpoint: str) -> tuple[Any, str]:
     """The stack's KMS key (moto's KMS in server mode): its client and key id."""
     kms = moto_clients(moto_endpoint, "kms")["kms"]
     return kms, str(kms.create_key(Description="agent-runtime tokens")["KeyMetadata"]["KeyId"])
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[Any]]]:
+    """An OTLP/HTTP collector on 127.0.0.1: its endpoint, and the spans exported to it (protobuf, as sent)."""
+    spans: list[Any] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    spans.extend(scope.spans)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", spans
+    server.shutdown()
 
 
 @pytest.fixture

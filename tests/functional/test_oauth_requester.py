@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from agent_runtime import telemetry
 from agent_runtime.identity import KmsKeyring, Vault
 from agent_runtime.identity.flow import ConnectFlow
 from agent_runtime.pages.build import page_for
@@ -82,8 +83,9 @@ def links_to(s: Any, user: str) -> list[str]:
 
 
 def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_grant_asks_again(
-    system, scripted, auth_server, kms_key, tmp_path, capfd
+    system, scripted, auth_server, kms_key, tmp_path, capfd, receiver, monkeypatch
 ) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver[0])  # the runs traced: their spans searched too
     server = scripted(
         call("me_whoami", {}),  # Dana's first run: she is asked to connect; it waits
         reply("You are dana."),  # ... and goes on once she has
@@ -128,8 +130,10 @@ def test_a_run_asks_once_waits_resumes_with_that_persons_token_and_a_revoked_gra
     assert len(links_to(s, "U0DANA")) == 2  # asked again
     assert vault.load("slack:U0DANA", "local") is None  # the refused token is forgotten
 
-    leaks = [token for token in tokens if token in everything_written(s, server, capfd)]
-    assert tokens and leaks == [], "a token reached what the stack wrote or said"
+    written = everything_written(s, server, capfd, receiver[1])
+    assert "dana-account" in written  # what the tool answered is in there: a token beside it would be found
+    assert tokens and [token for token in tokens if token in written] == [], "a token reached what the stack wrote"
+    assert any(span.name == "execute_tool me_whoami" for span in receiver[1])  # the calls were traced, and searched
 
 
 def test_disconnect_written_to_the_app_revokes_the_grant_tells_them_privately_and_their_next_run_asks_again(
@@ -156,7 +160,7 @@ def test_disconnect_written_to_the_app_revokes_the_grant_tells_them_privately_an
 
     mention(s, "Ev9", "U0LEE", "1763800009.0")
     assert s.deliver() == ["awaiting_approval"] and len(links_to(s, "U0LEE")) == 1  # asked to connect again
-    assert [t for t in tokens.values() if t in everything_written(s, server, capfd)] == []
+    assert [t for t in tokens.values() if t in everything_written(s, server, capfd, [])] == []
 
 
 def refused_at_provider(auth_server: Any, refresh_token: str) -> bool:
@@ -169,15 +173,23 @@ def refused_at_provider(auth_server: Any, refresh_token: str) -> bool:
     return answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
 
 
-def everything_written(s: Any, server: Any, capfd: Any) -> str:
-    """Every record, page, transcript, queue message, Slack call, model request and log line of the test, and the
-    store's raw items, as one text to search."""
+def everything_written(s: Any, server: Any, capfd: Any, spans: list[Any]) -> str:
+    """Every record, page, transcript, queue message, Slack call, model request, log line and span of the test, and
+    the store's raw items and objects, as one text to search."""
+    telemetry.flush()  # what a handler does before it returns: its spans are at the collector now
     runs = RunStore(s.store)
     parts = [json.dumps(s.apis.calls), json.dumps(s.received), json.dumps([r.body for r in server.requests])]
     for row in runs.list_runs():
         parts += [json.dumps(runs.load_record(row.run_id)), page_for(runs, row.run_id) or ""]
     table = s.clients["dynamodb"].scan(TableName=s.store.table)["Items"]
-    parts += [json.dumps(table, default=str)]
+    parts += [json.dumps(table, default=str), *objects(s.clients["s3"], s.store.bucket)]
+    parts += [span.SerializeToString().decode("utf-8", "replace") for span in spans]
     captured = capfd.readouterr()
     parts += [captured.out, captured.err]
     return "\n".join(parts)
+
+
+def objects(s3: Any, bucket: str) -> list[str]:
+    """Every object of the stack's bucket (checkpoints, transcripts, claim checks), as text."""
+    listed = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    return [s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read().decode("utf-8", "replace") for o in listed]
