@@ -144,3 +144,26 @@ def test_the_cli_revokes_a_persons_connection_at_the_provider_and_forgets_it(aut
     assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
     again = run_cli("oauth", "revoke", "local", "--user", "slack:U0EDA", env=env)
     assert again.returncode == 1 and "nothing to disconnect" in again.stdout
+
+
+def test_serve_keeps_the_authorisation_routes_over_its_state_directory(auth_server: Any, tmp_path: Path) -> None:
+    """`agent-runtime run` with AGENT_API_URL at a local `serve` connects through it: its routes are the flow's,
+    over the same state directory (a request the CLI kept there is found, and sent on to the provider)."""
+    from agent_runtime.config import RuntimeConfig
+    from agent_runtime.service.serve import LocalServer
+    from agent_runtime.triggers.config import TriggerConfig
+
+    flow, _ = stack(tmp_path, auth_server.issuer)
+    state = tmp_path / "state"
+    runtime = RuntimeConfig(workflows_dir=tmp_path, state_dir=state, use_demo_model=True, sandbox_mode="off")
+    server = LocalServer(runtime, TriggerConfig.from_env({"OAUTH_STATE_KEY": STATE_KEY}), port=0).start()
+    try:
+        ask, _ = flow.ask(ConnectAsk("local:kim", "local", "mine", "run-1", "", time.time() + 3600))
+        with httpx2.Client(timeout=10) as browser:
+            sent = browser.get(f"{server.url}/oauth/local/start", params={"ask": ask})
+            unknown = browser.get(f"{server.url}/oauth/local/start", params={"ask": "x" * 43})
+    finally:
+        server.close()
+    assert sent.status_code == 302 and sent.headers["location"].startswith(f"{auth_server.issuer}/auth?")
+    assert f"redirect_uri={server.url.replace(':', '%3A').replace('/', '%2F')}" in sent.headers["location"]
+    assert unknown.status_code == 404 and "no such request to connect" in unknown.text
