@@ -57,6 +57,18 @@ $(SANDBOX_STAMP): $(SANDBOX)/package.json $(SANDBOX)/package-lock.json
 sandbox: $(SANDBOX_STAMP) ## Install the sandbox's Node side (Deno, Pyodide; npm ci) and build its Pyodide snapshot
 	cd $(SANDBOX) && node lib/snapshot.mjs --if-stale
 
+# A real OpenID-certified authorisation server for the tests of tools acting as the requester (oidc-provider, npm).
+OAUTH_PROVIDER := tests/oauth_provider
+OAUTH_STAMP := $(OAUTH_PROVIDER)/node_modules/.installed
+
+$(OAUTH_STAMP): $(OAUTH_PROVIDER)/package.json $(OAUTH_PROVIDER)/package-lock.json
+	@command -v node >/dev/null || { echo "Node.js 20+ is required for the tests' authorisation server"; exit 1; }
+	cd $(OAUTH_PROVIDER) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: oauth-provider
+oauth-provider: $(OAUTH_STAMP) ## Install the tests' authorisation server (node oidc-provider, npm ci in tests/oauth_provider)
+
 .PHONY: demo
 demo: $(STAMP) sandbox ## Run the document-feedback workflow end to end on the embedded defaults
 	$(BIN)/agent-runtime run document-feedback \
@@ -94,7 +106,7 @@ browser: ## Install Debian's chromium (the run page's browser test) unless a Chr
 		[ "$$(id -u)" = 0 ] && SUDO= || SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
 
-test: $(STAMP) $(RIC_STAMP) sandbox browser validate build ## Lint, validate and build the SAM template, run the unit + functional tests
+test: $(STAMP) $(RIC_STAMP) sandbox oauth-provider browser validate build ## Lint, validate and build the SAM template, run the unit + functional tests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -1,9 +1,12 @@
-"""Fixtures the functional tests share: the system end to end (`system`), the ops workflow's tools (`ops`)."""
+"""Fixtures the functional tests share: the system end to end (`system`), the ops workflow's tools (`ops`), the
+tests' authorisation server (`auth_server`) and KMS key (`kms_key`), an OTLP collector (`receiver`)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +25,11 @@ from agent_runtime.triggers.idempotency import dynamodb_layer
 from agent_runtime.triggers.queue import SqsQueue, decode
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.approvals_support import OPS, TOOL
 from tests.conftest import REPO, create_stack, model_for, moto_clients
+from tests.oauth_support import AuthServer
 from tests.triggers_support import ENV, FakeContext, api_event, api_get, fake_apis, sqs_lambda_event
 from tests.worker_support import WORKFLOW, System
 
@@ -47,6 +52,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
         secrets: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,  # RuntimeConfig's fields: api_url, runs_channel, ...
         wrap: Callable[[Store], Store] = lambda store: store,  # the worker's store as the test sees it (a spy)
+        connect: Callable[[Store, Callable[[str], str | None]], Any] | None = None,  # people's OAuth connections
     ) -> System:
         apis_cm = fake_apis()
         apis, base = apis_cm.__enter__()
@@ -64,6 +70,8 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
         worker_store = wrap(LocalStore(tmp_path / "state") if local_store else store)
         queue = SqsQueue(clients["sqs"], url, store=worker_store)
+        secret = lambda key: triggers.secret(key) or env_secret(key)  # noqa: E731 (the integrations secret, as deployed)
+        flow = connect(worker_store, secret) if connect is not None else None
 
         webhook = create_app(
             triggers,
@@ -71,6 +79,7 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
             persistence=dynamodb_layer(name, client=clients["dynamodb"]),
             workflows=all_workflows(runtime),
             store=lambda: worker_store,
+            connect=(lambda: flow) if flow is not None else None,
         )
         context = FakeContext()
         model = model_for(server)  # one client for every run, as the worker function keeps one
@@ -87,7 +96,8 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
                 metrics=metrics,
                 sandbox=sandbox,
                 wakeups=SchedulerWakeups(clients["scheduler"], queue_arn, "arn:aws:iam::123456789012:role/wakeups"),
-                secrets=lambda key: triggers.secret(key) or env_secret(key),  # the integrations secret, as deployed
+                secrets=secret,
+                connect=flow,
             )
         )
         seen: list[dict[str, Any]] = []
@@ -143,6 +153,48 @@ def system(moto_endpoint: str, tmp_path: Path, request: pytest.FixtureRequest) -
     yield build
     for cm in stack:
         cm.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def auth_server() -> Iterator[AuthServer]:
+    """A real OpenID-certified authorisation server (oidc-provider) on 127.0.0.1, for the whole session: each test
+    signs in with accounts of its own."""
+    server = AuthServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def kms_key(moto_endpoint: str) -> tuple[Any, str]:
+    """The stack's KMS key (moto's KMS in server mode): its client and key id."""
+    kms = moto_clients(moto_endpoint, "kms")["kms"]
+    return kms, str(kms.create_key(Description="agent-runtime tokens")["KeyMetadata"]["KeyId"])
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[Any]]]:
+    """An OTLP/HTTP collector on 127.0.0.1: its endpoint, and the spans exported to it (protobuf, as sent)."""
+    spans: list[Any] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    spans.extend(scope.spans)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", spans
+    server.shutdown()
 
 
 @pytest.fixture

@@ -8,42 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "examples" / "documents"
-
-
-@pytest.fixture
-def receiver() -> Iterator[tuple[str, list[Any]]]:
-    spans: list[Any] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
-            for resource in request.resource_spans:
-                for scope in resource.scope_spans:
-                    spans.extend(scope.spans)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", spans
-    server.shutdown()
 
 
 def attributes(span: Any) -> dict[str, Any]:

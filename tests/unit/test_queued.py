@@ -11,8 +11,10 @@ from agent_runtime.inbound import PaneEvent
 from agent_runtime.triggers import TriggerEvent
 from agent_runtime.triggers.exceptions import InvalidMessageError
 from agent_runtime.triggers.queued import (
+    ConnectedMessage,
     ContinueMessage,
     DecisionMessage,
+    DisconnectMessage,
     EventMessage,
     ExpireMessage,
     FeedbackMessage,
@@ -43,6 +45,9 @@ MESSAGES = [
     StopMessage("run-1", "", "api"),
     TickMessage("nightly-report", "schedule-1", "2026-11-27T06:00:00Z"),
     RefusedMessage(EVENT, "you are not in oncall, the groups access.start lets in"),
+    ConnectedMessage("run-1", "github", "slack:U0DANA", "connected", "n0nce"),
+    ConnectedMessage("run-1", "github", "slack:U0DANA", "denied", "n0nce2"),
+    DisconnectMessage(EVENT, "github"),
 ]
 
 
@@ -72,6 +77,7 @@ def test_every_kind_is_tried_above_and_has_one_handler_in_the_worker() -> None:
         ({"type": "continue", "run_id": "r", "continuation": "many"}, "a malformed continue message"),
         ({"type": "pane", "event": {"kind": "opened"}, "workflow": "w"}, "a malformed pane message"),
         ({"type": "pane", "event": {}}, "a pane message without 'workflow'"),
+        ({"type": "disconnect", "event": EVENT.to_dict()}, "a disconnect message without 'provider'"),
     ],
 )
 def test_anything_else_is_refused_with_why(body: Any, why: str) -> None:

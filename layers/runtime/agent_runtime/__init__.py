@@ -44,6 +44,8 @@ _EXPORTS = {
     "build_agent": "runtime",
     "Services": "deployment",
     "ToolEnv": "toolsets",
+    "Credential": "credentials",
+    "requester_credential": "credentials",
 }
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "AgentRuntimeError",
     "ConfigError",
     "ContextLengthExceededError",
+    "Credential",
     "Deadline",
     "Final",
     "Hook",
@@ -76,6 +79,7 @@ __all__ = [
     "__version__",
     "build_agent",
     "load_workflow",
+    "requester_credential",
     "tool",
 ]
 
@@ -90,6 +94,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from .credentials import Credential, requester_credential
     from .deadline import Deadline
     from .deployment import Services
     from .errors import AgentRuntimeError, ConfigError, RunError, ToolError

@@ -8,10 +8,11 @@ before it joins the history.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from . import messages as msgs
-from .approvals.gate import ApprovalGate, Decision, refusal
+from .approvals.gate import ApprovalGate, CallGate, Decision
 from .hooks import HookChain
 from .models import ToolCall
 from .record import RunStatus
@@ -22,10 +23,15 @@ MAX_PARALLEL_TOOLS = 4
 
 
 class ToolCalls:
-    """The tools of a run, its hooks and its approval gate (None: calls that need approval run)."""
+    """The tools of a run, its hooks, its approval gate (None: calls that need approval run) and the other gates a
+    call waits at (the requester's connection to a provider)."""
 
-    def __init__(self, tools: ToolRegistry, hooks: HookChain, approvals: ApprovalGate | None) -> None:
-        self.tools, self.hooks, self.approvals = tools, hooks, approvals
+    def __init__(
+        self, tools: ToolRegistry, hooks: HookChain, approvals: ApprovalGate | None, gates: Sequence[CallGate] = ()
+    ) -> None:
+        self.tools, self.hooks = tools, hooks
+        self.gates: list[CallGate] = [*([approvals] if approvals is not None else []), *gates]
+        self._for: list[str] = []  # what the waiting calls of the turn under way wait for
 
     def run(self, run: Run, calls: list[ToolCall], broken: dict[str, str] | None = None) -> StepResult:
         """Answer every call, in order: run (read-only ones together), refuse past the cap, wait for a person."""
@@ -35,6 +41,7 @@ class ToolCalls:
         broken = broken or {}
         outcomes: list[ToolOutcome] = []
         waiting: list[str] = []
+        self._for = []
         if run.context.budget is not None:  # allowed, not yet counted: helpers must not spend them
             run.context.budget.pending = len(runnable)
         for batch in self._batches(runnable, broken):
@@ -51,7 +58,9 @@ class ToolCalls:
         if refused:
             self._refuse_beyond_cap(run, refused, limit, ran=len(runnable))
         if waiting:
-            return AwaitingApproval(tuple(waiting))
+            only_approvals = all(reason.startswith("approval of ") for reason in self._for)
+            said = "" if only_approvals else "awaiting " + "; ".join(dict.fromkeys(self._for))
+            return AwaitingApproval(tuple(waiting), said)
         if refused:
             return Stopped(
                 RunStatus.TOOL_CALL_LIMIT,
@@ -116,24 +125,32 @@ class ToolCalls:
         return [self._append(run, answered[call.id] or by_id[call.id]) for call in batch]
 
     def _approved(self, run: Run, batch: list[ToolCall], waiting: list[str]) -> list[ToolCall]:
-        """The calls of a batch that may run now: approved ones, and those that need no approval. A denied or
-        expired call is answered with why; an undecided one waits (unanswered) and the run will say so."""
-        if self.approvals is None:
-            return batch
+        """The calls of a batch that may run now: those every gate lets through (an approval, the requester's
+        connection). A denied or expired call is answered with why; an undecided one waits (unanswered) and the
+        run will say so."""
         runnable = []
         for call in batch:
-            tool = self.tools.get(call.name)
-            asked = tool is not None and tool.needs_approval()
-            decision, who = self.approvals.check(run, call) if asked else (Decision.APPROVED, None)
+            decision, who, gate = self._gated(run, call)
             if decision is Decision.APPROVED:
                 runnable.append(call)
-            elif decision is Decision.PENDING:
+            elif decision is Decision.PENDING and gate is not None:
                 waiting.append(call.id)
-            else:
-                text = error_text(refusal(call.name, decision, who))
+                self._for.append(gate.waiting(run, call))
+            elif gate is not None:
+                text = error_text(gate.refusal(call.name, decision, who))
                 refused = ToolOutcome(call=call, content=text, is_error=True, mutating=self._is_mutating(call))
                 self._append(run, refused, counted=False)
         return runnable
+
+    def _gated(self, run: Run, call: ToolCall) -> tuple[Decision, str | None, CallGate | None]:
+        """The first gate that does not let the call through, and what it said (APPROVED, None: every one did)."""
+        tool = self.tools.get(call.name)
+        for gate in self.gates if tool is not None else ():
+            if gate.asks(tool):  # type: ignore[arg-type]
+                decision, who = gate.check(run, call)
+                if decision is not Decision.APPROVED:
+                    return decision, who, gate
+        return Decision.APPROVED, None, None
 
     def _is_mutating(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)

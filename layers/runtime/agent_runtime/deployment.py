@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .access import RunAccess
     from .approvals import Approver
     from .config import RuntimeConfig
+    from .identity import Connections
     from .sandbox import SandboxClient
     from .skills import SkillLibrary
     from .spend import Scope
@@ -43,6 +44,7 @@ class Services:
     granted: float = 0.0  # an approver's "continue with $N more" in this message
     access: RunAccess | None = None  # the workflow's access rules for this run's requester (None: no rules)
     budgets: tuple[Scope, ...] = ()  # the person's, teams' and workflow's budgets the run starts under
+    identity: Connections | None = None  # who the run acts for, their tokens, who asks them to connect (None: nobody)
     depth: int = 0
 
 

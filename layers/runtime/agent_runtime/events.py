@@ -327,6 +327,26 @@ class AccessDecided(RunEvent):
     turn: int = 0
 
 
+# Tools that act as the requester (issue 53): a connection asked for and what became of it (never a token)
+@dataclass(frozen=True, kw_only=True)
+class ConnectAsked(RunEvent):
+    kind = "connect_asked"
+    call: str
+    tool: str
+    provider: str
+    person: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConnectSettled(RunEvent):
+    kind = "connect_settled"
+    call: str
+    tool: str
+    provider: str
+    person: str
+    outcome: str  # connected | denied | expired
+
+
 @dataclass(frozen=True, kw_only=True)
 class Custom(RunEvent):
     """An event of a user's hook or tool: ``record.event("name", key=value)``."""

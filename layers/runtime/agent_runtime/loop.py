@@ -27,7 +27,7 @@ from ._turns import (
     storable,
     unique_call_ids,
 )
-from .approvals.gate import ApprovalGate
+from .approvals.gate import ApprovalGate, CallGate
 from .context.counter import estimate_usage
 from .deadline import Deadline
 from .errors import ConfigError, RunError
@@ -81,6 +81,7 @@ class Agent:
         prompt_sections: Sequence[str] = (),
         approvals: ApprovalGate | None = None,
         spend: SpendLimit | None = None,
+        gates: Sequence[CallGate] = (),
     ) -> None:
         self.workflow = workflow
         self.spend = spend if spend else None  # limits.max_cost / max_cost_per_thread_day
@@ -89,7 +90,7 @@ class Agent:
         self.model = model
         self.tools = tools if tools is not None else ToolRegistry()
         self.hooks = HookChain(hooks)
-        self.calls = ToolCalls(self.tools, self.hooks, approvals)  # a turn's tool calls: run, refused or waiting
+        self.calls = ToolCalls(self.tools, self.hooks, approvals, gates)  # a turn's calls: run, refused or waiting
         self.files = files if files is not None else InMemoryFileStore()
 
     def run(
@@ -316,7 +317,8 @@ class Agent:
             record.event(ev.Suspended(reason=result.reason, turn=run.state.turn))
         elif isinstance(result, AwaitingApproval):
             names = ", ".join(sorted({c["function"]["name"] for c in msgs.pending_tool_calls(run.state.messages)}))
-            record.status, record.stop_reason = RunStatus.AWAITING_APPROVAL, f"awaiting approval of {names}"
+            record.status = RunStatus.AWAITING_APPROVAL
+            record.stop_reason = result.reason or f"awaiting approval of {names}"
             record.event(ev.AwaitingApproval(calls=list(result.calls), turn=run.state.turn))
         elif isinstance(result, Stopped):
             record.status, record.stop_reason, record.final_answer = result.status, result.reason, result.answer

@@ -16,6 +16,7 @@ from . import telemetry, toolsearch
 from .access import AccessHook
 from .approvals import ApprovalGate
 from .approvals.approvers import FixedApprover
+from .approvals.gate import CallGate
 from .config import RuntimeConfig
 from .context import ContextEngine
 from .coordinator import ScriptAgent
@@ -27,6 +28,7 @@ from .files import FileStore
 from .files.preload import PreloadHook
 from .files.tools import FILE_TOOLS
 from .hooks import Hook
+from .identity import Connections, gated
 from .loop import Agent
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .models.prices import prices_for
@@ -183,7 +185,7 @@ def build_agent(
     first in the hook chain. ``tools`` adds your own ``@tool`` functions (as ``tools.python`` does from a
     workflow file); an eval's stubs among them replace the tools they name."""
     services = services or Services()
-    registry, notes, search = _registry(workflow, model, services, hooks, tools)
+    registry, notes, search, gates = _registry(workflow, model, services, hooks, tools)
     chain = _chain(workflow, model, services, registry, [*search, *hooks])
     sections = [
         *prompt_sections(
@@ -206,21 +208,25 @@ def build_agent(
     if workflow.coordinator == "script" and workflow.script:  # your function drives the run (coordinator.py)
         path = (services.tool_env or ToolEnv.from_env()).tools_path
         agent = partial(ScriptAgent, workflow, model, function=script_function(workflow.script, path))
-    return agent(tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate, spend=spend)
+    return agent(
+        tools=registry, files=files, hooks=chain, prompt_sections=sections, approvals=gate, spend=spend, gates=gates
+    )
 
 
 def _registry(
     workflow: Workflow, model: Model, services: Services, hooks: Sequence[Hook], tools: Sequence[Tool]
-) -> tuple[ToolRegistry, list[str], list[Hook]]:
-    """The run's tools: the defaults, the declared ones (deferred when toolsearch says so), yours, python,
-    subagent; stubs last, in place of their namesakes. And the notes declared sources add to the prompt, and the
-    tool search's hook when toolsets are deferred."""
+) -> tuple[ToolRegistry, list[str], list[Hook], list[CallGate]]:
+    """The run's tools: the defaults, the declared ones (deferred when toolsearch says so; those acting as the
+    requester bound to the run's connections), yours, python, subagent; stubs last, in place of their namesakes.
+    And the notes declared sources add to the prompt, the tool search's hook when toolsets are deferred, and the
+    gate calls acting as the requester wait at."""
     skills = services.skills
     registry = default_tools(workflow, skills)
     env = services.tool_env or ToolEnv.from_env()
     declared = declared_tools(workflow, env) if workflow.tools else DeclaredTools()
     guard = [AccessHook(services.access, frozenset(item.name for item in declared.tools))] if services.access else []
     declared = declared.only(services.access.offered() if services.access else None)  # the requester's (access.tools)
+    declared.tools, connect = gated(declared.tools, services.identity or nobody(workflow))
     stubs = {item.name: item for item in tools if item.stub}  # an eval's stand-ins replace the tools they name
     own = [item for item in [*declared.tools, *tools] if item.name not in stubs]
     check_names(own, registry.names())
@@ -238,7 +244,13 @@ def _registry(
         registry.register(_subagents(workflow, model, services, hooks, [*parents, *stubs.values()]))
     for stub in stubs.values():  # last: a stub stands in for any tool of its name, the runtime's own included
         registry.replace(stub)
-    return registry, list(declared.notes), [*guard, *([search] if search else [])]
+    return registry, list(declared.notes), [*guard, *([search] if search else [])], [connect] if connect else []
+
+
+def nobody(workflow: Workflow) -> Connections:
+    """The connections of a process that acts for no one (an eval, a library call): tools acting as the requester
+    refuse, saying so."""
+    return Connections(None, workflow.oauth.providers, why_not="this process acts for nobody (no requester)")
 
 
 def _subagents(

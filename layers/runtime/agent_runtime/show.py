@@ -48,6 +48,10 @@ def _said(event: ev.RunEvent) -> str | None:
             what = f"{event.action} {event.tool}" if event.tool else event.action
             groups = f" (groups: {', '.join(event.groups)})" if event.groups else " (in no access group)"
             return f"access: {what} {'allowed' if event.allowed else 'refused'} for {event.who}{groups}: {event.reason}"
+        case ev.ConnectAsked():  # a tool acting as the requester: they were asked to connect the provider
+            return f"connection: {event.person} asked to connect {event.provider} (for {event.tool})"
+        case ev.ConnectSettled():
+            return f"connection: {event.person} {event.outcome} ({event.provider}, for {event.tool})"
         case ev.ToolsFound():  # toolsearch: a search (or a found tool called by name) and what it found
             among = f" among {event.candidates} candidate(s)" if event.candidates else ""
             return f"tool search ({event.stage}): found {', '.join(event.found) or 'nothing'}{among}"

@@ -34,6 +34,7 @@ class Suspended:
 @dataclass(frozen=True, slots=True)
 class AwaitingApproval:
     calls: tuple[str, ...]  # ids of the calls that wait for a decision (later mutating calls wait behind them)
+    reason: str = ""  # what they wait for, when not only approvals (a person to connect a provider)
 
 
 @dataclass(frozen=True, slots=True)

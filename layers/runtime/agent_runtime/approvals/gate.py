@@ -22,6 +22,7 @@ from ..state import Slot
 if TYPE_CHECKING:
     from ..models import ToolCall
     from ..steps import Run
+    from ..tools import Tool
 
 SECRET_KEYS = ("authorization", "token", "password", "secret", "api_key", "apikey", "credential", "cookie")
 INLINE_CHARS = 2_800  # what a chat message shows of the arguments; the whole of them is attached beyond that
@@ -103,6 +104,22 @@ def binds(entry: Mapping[str, Any], call: ToolCall) -> bool:
     return entry.get("tool") == call.name and entry.get("arguments_sha256") in (None, arguments_hash(call.arguments))
 
 
+class CallGate(Protocol):
+    """What a call waits for before it runs, durably (a person's yes; the requester's connection to a provider):
+    the loop asks each gate in turn about the calls it ``asks`` for; PENDING leaves the call unanswered and the
+    run waiting, checkpointed, until a message resumes it; DENIED or EXPIRED answer it with ``refusal``."""
+
+    def asks(self, tool: Tool) -> bool: ...
+
+    def check(self, run: Run, call: ToolCall) -> tuple[Decision, str | None]: ...
+
+    def refusal(self, tool: str, decision: Decision, who: str | None) -> str: ...
+
+    def waiting(self, run: Run, call: ToolCall) -> str:
+        """What the call waits for, in the run's stop reason (``approval of restart_service``)."""
+        ...
+
+
 class ApprovalGate:
     """Asks ``approver`` about calls that need it; remembers every request and decision in the run state."""
 
@@ -110,6 +127,15 @@ class ApprovalGate:
         self, approver: Approver, *, timeout_hours: float = 24, clock: Callable[[], float] = time.time
     ) -> None:
         self.approver, self.timeout, self.clock = approver, timeout_hours * 3600, clock
+
+    def asks(self, tool: Tool) -> bool:
+        return tool.needs_approval()
+
+    def refusal(self, tool: str, decision: Decision, who: str | None) -> str:
+        return refusal(tool, decision, who)
+
+    def waiting(self, run: Run, call: ToolCall) -> str:
+        return f"approval of {call.name}"
 
     def check(self, run: Run, call: ToolCall) -> tuple[Decision, str | None]:
         entries = APPROVALS.use(run.state.context)

@@ -55,6 +55,10 @@ class SlackReplier:
     def post(self, channel: str, thread_ts: str, text: str) -> str:
         return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, text=text)["ts"])
 
+    def direct(self, user: str, text: str) -> str:
+        """A message to ``user`` alone, in their direct conversation with the app (chat:write)."""
+        return str(self._api("chat.postMessage", channel=user, text=text, unfurl_links=False)["ts"])
+
     def post_blocks(self, channel: str, thread_ts: str, blocks: list[dict[str, Any]], text: str) -> str:
         return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, blocks=blocks, text=text)["ts"])
 

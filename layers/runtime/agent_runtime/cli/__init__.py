@@ -16,7 +16,7 @@ from .. import __version__, inert
 from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ConfigError
 from ..record import RunStatus
-from . import evals, extract, run, runs, sandbox, serve, skills, workflows
+from . import evals, extract, oauth, run, runs, sandbox, serve, skills, workflows
 from .common import EXIT_CODES, EXIT_USAGE
 
 __all__ = ["EXIT_CODES", "EXIT_USAGE", "build_parser", "main"]
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add(commands)
     serve.add(commands)
     evals.add(commands)
+    oauth.add(commands)
     return parser
 
 

@@ -36,6 +36,7 @@ from .common import (
     save_outputs,
     store_location,
 )
+from .oauth import terminal_connections
 from .running import EXIT_INTERRUPTED, CtrlC, Started, login, stop_check
 
 
@@ -69,6 +70,7 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
             sandbox=sandbox,
             approver=approver(args.approve),
             thread_id=args.thread,
+            identity=terminal_connections(workflow, config),  # tools acting as you: asked here to connect
         )
         agent = build_agent(workflow, model, services, files=files, hooks=hooks)
         with ctrl_c:

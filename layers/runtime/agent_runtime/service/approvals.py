@@ -17,6 +17,7 @@ from ..approvals import APPROVALS, ApprovalRequest, Decision
 from ..approvals.gate import ApprovalEntry
 from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
+from ..identity import CONNECTIONS
 from ..inbound import TriggerEvent, run_id_for
 from ..messages import pending_tool_calls
 from ..record import RunRecord
@@ -78,8 +79,11 @@ def decision_record(decision: str, user: str) -> Decided:
 
 
 def pending(context: Mapping[str, Any]) -> dict[str, ApprovalEntry]:
-    """The calls that wait for a decision, from a run state's context."""
-    return {call: entry for call, entry in APPROVALS.get(context).items() if entry["status"] == Decision.PENDING}
+    """The calls that wait for a person, from a run state's context: a decision, or their connection to a provider
+    (``identity``: a call waits for one at a time, approved first)."""
+    waiting = {call: entry for call, entry in APPROVALS.get(context).items() if entry["status"] == Decision.PENDING}
+    connecting = CONNECTIONS.get(context).items()
+    return waiting | {call: entry for call, entry in connecting if entry["status"] == Decision.PENDING}
 
 
 class ApprovalDesk:

@@ -19,6 +19,7 @@ from ..access import Access, Verdict
 from ..chat.channels import Replies
 from ..config import RuntimeConfig
 from ..deployment import Services, deployed
+from ..identity.flow import ConnectFlow
 from ..inbound import TriggerEvent
 from ..models import Model
 from ..sandbox import SandboxClient
@@ -48,6 +49,7 @@ class Process:
     clock: Callable[[], float] = time.time  # approvals expire by it
     wakeups: Wakeups = field(default_factory=NoWakeups)  # a run waiting for approval is woken when it expires
     sources: Sources = BUILTIN  # the webhook's (setup and serve hand both the same): what differs per trigger source
+    connect: ConnectFlow | None = None  # people's connections to OAuth providers (tools acting as the requester)
 
     def __post_init__(self) -> None:
         self.runs, self.threads = RunStore(self.store), ThreadStore(self.store)

@@ -34,6 +34,7 @@ from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
 from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
+from .connections import flow_from_env
 from .setup import replies_for
 from .wakeups import TimerWakeups
 from .webhook import create_app
@@ -79,6 +80,9 @@ class LocalServer:
         self.worker_log = Logger(service="agent-runtime-serve-worker")
         self.tick_log = Logger(service="agent-runtime-serve-schedules")
         sources = BUILTIN  # one registry for the routes and the worker
+        # People's connections (tools acting as the requester): sealed in this state directory by its key file,
+        # or by AGENT_KMS_KEY_ID's key; `agent-runtime run` with AGENT_API_URL at this server connects through it.
+        self.connect = flow_from_env(self.store, runtime, triggers.secret, _kms)
         self.webhook = create_app(
             triggers,
             queue=self.queue,
@@ -87,6 +91,7 @@ class LocalServer:
             logger=self.webhook_log,
             store=lambda: self.store,
             sources=sources,
+            connect=lambda: self.connect,
         )
         self.workflows = workflows  # their schedules fire here, as EventBridge Scheduler fires them on AWS
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -113,6 +118,7 @@ class LocalServer:
             secrets=triggers.secret,
             wakeups=self.wakeups,
             sources=sources,
+            connect=self.connect,
         )
         return Worker(process)
 
@@ -316,3 +322,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.command, self.path)
+
+
+def _kms() -> Any:
+    import boto3
+
+    return boto3.client("kms")

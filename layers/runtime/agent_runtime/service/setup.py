@@ -27,6 +27,7 @@ from ..toolsets import ToolEnv, close_sessions, declared_tools
 from ..triggers.config import SECRETS_MAX_AGE, TriggerConfig
 from ..triggers.queue import SqsQueue
 from ..workflows import available_workflows, load_workflow
+from .connections import flow_from_env
 from .wakeups import NoWakeups, SchedulerWakeups
 from .worker import Process, Worker
 
@@ -58,6 +59,7 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
         secrets=triggers.secret,
         wakeups=wakeups_for(triggers, session) or NoWakeups(),
         sources=BUILTIN,  # the webhook function's too (webhook_from_env)
+        connect=flow_from_env(store, runtime, triggers.secret, lambda: session.client("kms")),
     )
     worker = Worker(process)
     load = functools.partial(load_secrets, worker, triggers, keep_key=bool(os.environ.get("OPENAI_API_KEY")))

@@ -20,6 +20,7 @@ from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from .access import admitted, charge
 from .approvals import ChannelApprover, pending, wake_when_expired
+from .connections import connections_for
 from .finish import finish, not_started
 from .grants import granted
 from .handlers import Delivery
@@ -60,6 +61,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     grant = granted(event, workflow, channel, run_id, delivery.threads, process.log) if checkpoint is None else 0.0
     with process.models(workflow) as model:
         services = door.given(_services(delivery, event, channel, grant))
+        services = replace(services, identity=connections_for(delivery, event, workflow))
         try:
             agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
         except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
@@ -71,7 +73,12 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
     delivery.threads.mark_active(event.thread_id, record.run_id if waits else None)
     if record.status is RunStatus.AWAITING_APPROVAL:
-        channel.waiting(f":raised_hand: Waiting for approval ({record.stop_reason}).")
+        approval = (record.stop_reason or "").startswith("awaiting approval")
+        channel.waiting(
+            f":raised_hand: Waiting for approval ({record.stop_reason})."
+            if approval
+            else f":link: Waiting for {str(record.stop_reason).removeprefix('awaiting ')}: asked privately."
+        )
         waiting = pending(record.state.context) if record.state else {}
         wake_when_expired(process.wakeups, event, run_id, waiting, process.now())
         return Outcome.AWAITING_APPROVAL

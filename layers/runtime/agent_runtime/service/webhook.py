@@ -13,7 +13,7 @@ import secrets as token_source
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -39,6 +39,10 @@ from ..triggers.queue import EventQueue, SqsQueue
 from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
 from ..triggers.signed import Delivery
 from ..workflows import Workflow
+from .oauth import OAuthRoutes
+
+if TYPE_CHECKING:
+    from ..identity.flow import ConnectFlow
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
@@ -66,9 +70,11 @@ def create_app(
     clock: Callable[[], float] = time.time,
     store: Callable[[], Store] | None = None,
     sources: Sources = BUILTIN,
+    connect: Callable[[], ConnectFlow] | None = None,
 ) -> Webhook:
     """``store``: where Notion's verification tokens are kept for the admin (made on first use). ``sources``: each
-    mounts its route (``POST``), parses what comes to it and routes its events."""
+    mounts its route (``POST``), parses what comes to it and routes its events. ``connect``: people's connections
+    to OAuth providers (the authorisation routes; made on first use)."""
     app = APIGatewayHttpResolver()
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
     log = logger or Logger(service="agent-runtime-webhook")
@@ -78,6 +84,9 @@ def create_app(
     app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
     app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
     app.get("/runs/<run_id>/page")(lambda run_id: routes.page(app.current_event.raw_event, run_id))
+    oauth = OAuthRoutes(connect, queue, log)
+    app.get("/oauth/<provider>/start")(lambda provider: oauth.start(provider, app.current_event.raw_event))
+    app.get("/oauth/<provider>/callback")(lambda provider: oauth.callback(provider, app.current_event.raw_event))
     return Webhook(app, idempotency)
 
 
@@ -276,6 +285,21 @@ def webhook_from_env(logger: Logger) -> Webhook:
     if snapstart.snapshotting():
         snapstart.before_snapshot(workflows.__len__)
         snapstart.after_restore(functools.partial(snapstart.close_connections, sqs, dynamodb))
+    kms = functools.cache(lambda: session.client("kms"))
+
+    @functools.cache
+    def connect() -> ConnectFlow:  # the first link followed loads the flow, not every cold start
+        from .connections import flow_from_env
+
+        return flow_from_env(store(), runtime, triggers.secret, kms)
+
     return create_app(
-        triggers, queue=queue, persistence=persistence, workflows=workflows, logger=logger, store=store, sources=BUILTIN
+        triggers,
+        queue=queue,
+        persistence=persistence,
+        workflows=workflows,
+        logger=logger,
+        store=store,
+        sources=BUILTIN,
+        connect=connect,
     )

@@ -13,8 +13,10 @@ from typing import Any
 from ..deadline import Deadline
 from ..triggers.queued import parse
 from . import (  # noqa: F401 (their import registers the handlers)
+    on_connected,
     on_continue,
     on_decision,
+    on_disconnect,
     on_event,
     on_expire,
     on_feedback,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..access import Requester
 from ..inbound import TriggerEvent
 from ..triggers import api
+from ..workflows import Workflow
 from .base import Intake, Request, Source
 
 
@@ -20,3 +21,7 @@ class Api(Source):
     def requester(self, event: TriggerEvent) -> Requester:
         """The caller: its IAM ARN, or ``api-key`` (access.groups' ``api_callers``)."""
         return Requester(f"api:{event.user}", event.user, (("api_callers", event.user),))
+
+    def acts_for(self, event: TriggerEvent, workflow: Workflow) -> tuple[str | None, str]:
+        """A /runs call is a system's, not a person's: its tools acting as the requester refuse."""
+        return None, "a /runs call acts for no person (start it from Slack, or from a schedule with an owner)"

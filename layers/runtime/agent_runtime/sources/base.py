@@ -178,6 +178,11 @@ class Source:
         user in this source's namespace, and the ids access groups may list them by (none: no group takes them)."""
         return Requester(f"{event.source}:{event.user}", event.user)
 
+    def acts_for(self, event: TriggerEvent, workflow: Workflow) -> tuple[str | None, str]:
+        """Who the run acts for — whose connections its tools acting as the requester use: a person's id across
+        sources (``slack:U0123``), or None and why it acts for nobody (the tools refuse with that reason)."""
+        return self.requester(event).person, ""
+
 
 def first_match(source: Source, event: Routed, workflows: Iterable[Workflow]) -> Workflow | None:
     """The workflow that takes ``event``: one that names its place (a channel, a project) before one that takes

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..access import Requester
 from ..inbound import TriggerEvent
+from ..workflows import Workflow
 from .base import Chat, Source
 
 if TYPE_CHECKING:
@@ -31,3 +32,11 @@ class Schedule(Source):
         """The schedule itself, by name (access.groups' ``schedules``)."""
         name = str(event.attributes.get("schedule") or "")
         return Requester(f"schedule:{name}", name, (("schedules", name),))
+
+    def acts_for(self, event: TriggerEvent, workflow: Workflow) -> tuple[str | None, str]:
+        """The schedule's named ``owner``; a schedule without one acts for nobody."""
+        name = str(event.attributes.get("schedule") or "")
+        found = next((s for s in workflow.triggers.schedules if s.name == name), None)
+        if found is None or not found.owner:
+            return None, f"the schedule {name!r} names no owner (add owner: slack:<user id> to it)"
+        return found.owner, ""

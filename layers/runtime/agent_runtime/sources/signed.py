@@ -11,6 +11,7 @@ from ..triggers import signed
 from ..triggers.config import TriggerConfig
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.handshakes import Handshakes
+from ..workflows import Workflow
 from .base import Intake, Request, Source, safe
 
 
@@ -45,6 +46,14 @@ class SignedWebhook(Source):
     def requester(self, event: TriggerEvent) -> Requester:
         """The delivery's sender (GitHub's login, Notion's author id): access.groups' ``webhook_senders``."""
         return Requester(f"webhook:{event.user}", event.user, (("webhook_senders", event.user),))
+
+    def acts_for(self, event: TriggerEvent, workflow: Workflow) -> tuple[str | None, str]:
+        """The person ``triggers.webhook.identities`` maps the sender to; an unmapped sender acts for nobody."""
+        rule = workflow.triggers.webhook
+        person = rule.identities.get(event.user) if rule is not None else None
+        if person is None:
+            return None, f"the webhook's sender {event.user!r} is not in triggers.webhook.identities"
+        return person, ""
 
     def described(self, event: TriggerEvent) -> str:
         return f"webhook {safe(str(event.attributes.get('event') or event.kind))}"

@@ -8,13 +8,14 @@ status for the "working" message). A conversation only some people see (private,
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ..access import Requester
 from ..inbound import Ignored, PaneEvent, TriggerEvent
 from ..triggers import slack
 from ..triggers.exceptions import RejectedRequest
-from ..triggers.queued import PaneMessage, StopMessage
+from ..triggers.queued import DisconnectMessage, PaneMessage, StopMessage
 from ..workflows import Workflow
 from .base import Chat, Intake, Queued, Request, Routed, Source, first_match, safe
 
@@ -33,7 +34,9 @@ class SlackMention(Source):
             raise RejectedRequest(401, "Slack is not configured (no signing secret)")
         slack.verify(request.headers, body, secret, now=request.now)
         parsed = slack.parse(body, bot_user_id=request.config.slack_bot_user_id)
-        return _pane(self, parsed, request) if isinstance(parsed, PaneEvent) else parsed
+        if isinstance(parsed, PaneEvent):
+            return _pane(self, parsed, request)
+        return (disconnecting(parsed) or parsed) if isinstance(parsed, TriggerEvent) else parsed
 
     def matches(self, workflow: Workflow, event: Routed) -> bool:
         rule = workflow.triggers.slack
@@ -81,6 +84,24 @@ class SlackMention(Source):
             return True
         channel = str(event.reply_to.get("channel") or facts.get("channel") or "")
         return chat.is_private(channel) if channel else True
+
+
+DISCONNECT = re.compile(r"\s*disconnect\s+([a-z][a-z0-9_]{0,23})[\s.!]*", re.IGNORECASE)
+
+
+def disconnecting(event: TriggerEvent) -> Queued | None:
+    """ "disconnect github" written to the app (a direct message, or a mention anywhere it is): that person's
+    connection goes — queued for the worker whichever workflow takes the message, or none (the request to connect
+    came in a direct message, and says to answer there)."""
+    said = DISCONNECT.fullmatch(event.text or "")
+    if said is None:
+        return None
+    provider = said.group(1).lower()
+    body = DisconnectMessage(event, provider).body()
+    answer = {"status": "queued", "disconnect": provider}
+    return Queued(
+        body, f"disconnect:{event.user}", event.dedup_key, "disconnect queued", {"provider": provider}, answer
+    )
 
 
 def in_channel(workflow: Workflow, event: Routed) -> bool:

@@ -262,3 +262,130 @@ class Pane:
     def from_data(cls, data: Mapping[str, Any]) -> Self:
         viewing = data.get("viewing")
         return cls(_text(data, "user"), str(viewing) if viewing else None)
+
+
+# A person's connection to an OAuth provider (oauth#<person>#<provider>), a run's request that they connect
+# (oauth-ask#<id>) and one attempt at it, from the link to the provider's answer (oauth-attempt#<state nonce>)
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A person's tokens for one provider, sealed (AES-GCM under a data key the stack's KMS key wraps; the person
+    and provider bound in as associated data), and what may be known of them in clear."""
+
+    NAME: ClassVar[str] = "connection"
+    sealed: str  # base64: nonce + ciphertext of {"access_token", "refresh_token", "token_type"}
+    wrapped_key: str  # base64: the data key as the keyring wrapped it
+    keyring: str  # which keyring wrapped it (kms:<key id> | local)
+    workflow: str  # connected through this workflow's provider (its client, its secret)
+    client_id: str
+    scope: str = ""
+    expires_at: float | None = None  # the access token's, when the provider said
+    connected_at: float = 0.0
+    refreshed_at: float = 0.0
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "sealed": self.sealed,
+            "wrapped_key": self.wrapped_key,
+            "keyring": self.keyring,
+            "workflow": self.workflow,
+            "client_id": self.client_id,
+            "scope": self.scope,
+            "expires_at": self.expires_at,
+            "connected_at": self.connected_at,
+            "refreshed_at": self.refreshed_at,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        expires = data.get("expires_at")
+        return cls(
+            _text(data, "sealed"),
+            _text(data, "wrapped_key"),
+            _text(data, "keyring"),
+            _text(data, "workflow"),
+            _text(data, "client_id"),
+            _text(data, "scope"),
+            float(expires) if isinstance(expires, int | float) else None,
+            float(data.get("connected_at") or 0.0),
+            float(data.get("refreshed_at") or 0.0),
+        )
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class ConnectAsk:
+    """A run asked its person to connect a provider: the link's target (open until connected, declined or past)."""
+
+    NAME: ClassVar[str] = "connect-ask"
+    person: str
+    provider: str
+    workflow: str
+    run_id: str
+    thread_id: str
+    expires_at: float
+    status: str = "open"  # open | connected | denied
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "person": self.person,
+            "provider": self.provider,
+            "workflow": self.workflow,
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "expires_at": self.expires_at,
+            "status": self.status,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(
+            _text(data, "person"),
+            _text(data, "provider"),
+            _text(data, "workflow"),
+            _text(data, "run_id"),
+            _text(data, "thread_id"),
+            float(data.get("expires_at") or 0.0),
+            _text(data, "status", "open"),
+        )
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class ConnectAttempt:
+    """One trip to the provider for an ask: the PKCE verifier, what the signed ``state`` binds, and whether its
+    answer came (once: a replayed ``state`` finds it used)."""
+
+    NAME: ClassVar[str] = "connect-attempt"
+    ask: str
+    person: str
+    provider: str
+    run_id: str
+    verifier: str
+    expires_at: float
+    used: bool = False
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "ask": self.ask,
+            "person": self.person,
+            "provider": self.provider,
+            "run_id": self.run_id,
+            "verifier": self.verifier,
+            "expires_at": self.expires_at,
+            "used": self.used,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(
+            _text(data, "ask"),
+            _text(data, "person"),
+            _text(data, "provider"),
+            _text(data, "run_id"),
+            _text(data, "verifier"),
+            float(data.get("expires_at") or 0.0),
+            data.get("used") is True,
+        )

@@ -35,6 +35,7 @@ class Tool:
     timeout: float | None = None  # seconds a call may take (and never past the run's deadline); None: unbounded
     stub: bool = False  # an eval's stand-in: it replaces the tool of its name, wherever that one comes from
     deferred: bool = False  # its schema is not sent until a search finds it (toolsearch); callable all the same
+    as_requester: str | None = None  # an oauth provider: called with the requester's own token (identity)
 
     def needs_approval(self) -> bool:
         return self.approval == "always" or (self.approval == "mutating" and self.mutating)

@@ -110,15 +110,21 @@ def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False, q
     found = DeclaredTools()
     for server in settings.mcp:
         if not offline:
-            found.add(server.name, _with_approval(_mcp(server, env, found, settings), settings, server))
+            tools = _acting(_mcp(server, env, found, settings), server.as_requester)
+            found.add(server.name, _with_approval(tools, settings, server))
     for api in settings.openapi:
         if offline and api.spec.startswith(("https://", "http://")):
             continue
-        found.add(api.name, _with_approval(_openapi(api, env, base_dir), settings, api))
+        found.add(api.name, _with_approval(_acting(_openapi(api, env, base_dir), api.as_requester), settings, api))
     if settings.python:
         from .python import python_tools
 
-        found.add("python", _with_approval(python_tools(settings.python, env.tools_path), settings))
+        made = [
+            t
+            for ref in settings.python
+            for t in _acting(python_tools([ref], env.tools_path), settings.requester.get(ref))
+        ]
+        found.add("python", _with_approval(made, settings))
     if settings.builtin and not offline:
         from .builtin import builtin_tools, without_credentials
 
@@ -128,6 +134,11 @@ def declared_tools(workflow: Workflow, env: ToolEnv, *, offline: bool = False, q
         for name, why in found.without.items() if not quiet else ():
             logger.warning("tools.builtin %r is left out of this run: %s", name, why)
     return found
+
+
+def _acting(tools: list[Tool], provider: str | None) -> list[Tool]:
+    """The tools of a source declared ``as_requester``: called with the requester's own token (``identity``)."""
+    return [dataclasses.replace(t, as_requester=provider) for t in tools] if provider else tools
 
 
 def _with_approval(

@@ -20,6 +20,7 @@ from typing import Any
 import httpx2
 import yaml
 
+from ..credentials import CURRENT, TokenRejected
 from ..errors import ConfigError, ToolError
 from ..run_context import RunContext
 from ..tools.decorator import Tool, external_tool
@@ -204,7 +205,7 @@ def _openapi_tools(
         )
     base = settings.base_url or _first_server(spec, settings, where)
     _check_target(base, settings.allow_http, where)
-    client = _Client(base, headers, settings.timeout_seconds, redact)
+    client = _Client(base, headers, settings.timeout_seconds, redact, settings.as_requester)
     return [_tool(settings, found[op_id], spec, client) for op_id in wanted]
 
 
@@ -313,11 +314,14 @@ def _tool(settings: OpenApiSettings, op: Operation, spec: dict[str, Any], client
 
 
 class _Client:
-    def __init__(self, base: str, headers: dict[str, str], timeout: int, redact: Redactor) -> None:
+    def __init__(
+        self, base: str, headers: dict[str, str], timeout: int, redact: Redactor, as_requester: str | None = None
+    ) -> None:
         self.base, self.headers, self.timeout, self.redact = base.rstrip("/"), headers, float(timeout), redact
+        self.as_requester = as_requester  # an oauth provider: each call with the requester's token
 
     def send(self, op: Operation, arguments: Mapping[str, Any], ctx: RunContext | None) -> str:
-        path, query, headers = op.path, {}, dict(self.headers)
+        path, query, headers = op.path, {}, dict(self.headers) | self._credential()
         for param in op.parameters:
             if param["name"] not in arguments:
                 continue
@@ -362,11 +366,21 @@ class _Client:
         except httpx2.HTTPError as error:
             raise ToolError(self.redact(f"{method} {urllib.parse.urlparse(url).path} failed: {error}")) from None
         text = data.decode("utf-8", errors="replace") if not kind or kind.startswith(TEXT_TYPES) else None
+        if status == 401 and self.as_requester:
+            raise TokenRejected(f"HTTP 401: {self.as_requester} refused the requester's token")
         if status >= 400:
             raise ToolError(self.redact(f"HTTP {status}: {text or kind}")[:2_000])  # redacted whole, then cut
         if text is not None:
             return text or f"HTTP {status} (no content)"
         return _saved(ctx, self.redact.data(data), urllib.parse.urlparse(url).path, kind)
+
+    def _credential(self) -> dict[str, str]:
+        if not self.as_requester:
+            return {}
+        found = CURRENT.get()
+        if found is None or found.provider != self.as_requester:
+            raise ToolError(f"this tool acts as the requester through {self.as_requester}: no credential for it here")
+        return found.headers()
 
 
 def _read_capped(response: httpx2.Response) -> bytes:

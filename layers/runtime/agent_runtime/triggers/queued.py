@@ -1,11 +1,12 @@
 """What travels through the run queue, typed: one dataclass per kind, each with its JSON form.
 
-Nine kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
+Ten kinds: an event (the webhook: a Slack message, a JIRA comment, a /runs request), a person at the app's
 pane in Slack (the webhook: opened, or looking at another channel), the continuation of a suspended run (the
 continuation hook), a person's decision on a call that waits for approval, a person's rating of an answer and a
 request to stop a run (the webhook's interactivity route; a stop also from the /runs API), the wake-up set
 for when an approval request expires, a workflow's schedule firing (EventBridge Scheduler) and an event its
-workflow's access rules refused at the webhook (the person is told why, privately).
+workflow's access rules refused at the webhook (the person is told why, privately), and a person's answer to a run's
+request that they connect a provider (the webhook's OAuth callback).
 The worker parses a body once and dispatches on the type with ``match``; a body that is none of them is an
 ``InvalidMessageError`` naming what is wrong.
 """
@@ -142,6 +143,40 @@ class RefusedMessage:
         return {"type": "refused", "event": self.event.to_dict(), "reason": self.reason}
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectedMessage:
+    """The provider answered a run's request that its person connect (the stack's callback route): ``connected``
+    (their tokens are sealed in the store) or ``denied``; the run waiting for it goes on."""
+
+    run_id: str
+    provider: str
+    person: str
+    outcome: str  # connected | denied
+    attempt: str  # the state's nonce: one message per answer
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "type": "connected",
+            "run_id": self.run_id,
+            "provider": self.provider,
+            "person": self.person,
+            "outcome": self.outcome,
+            "attempt": self.attempt,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DisconnectMessage:
+    """A person wrote "disconnect <provider>" to the app: their connection to it is revoked and forgotten (no run;
+    whatever workflow takes their messages, or none)."""
+
+    event: TriggerEvent  # the message that said it: who, and where to answer
+    provider: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "disconnect", "event": self.event.to_dict(), "provider": self.provider}
+
+
 QueueMessage = (
     EventMessage
     | PaneMessage
@@ -152,6 +187,8 @@ QueueMessage = (
     | StopMessage
     | TickMessage
     | RefusedMessage
+    | ConnectedMessage
+    | DisconnectMessage
 )
 STOP_VIA = ("slack", "api")
 # The kinds read field by field, with nothing to check beyond their shape.
@@ -159,6 +196,10 @@ _PLAIN: dict[str, Callable[[dict[str, Any]], QueueMessage]] = {
     "expire": lambda body: ExpireMessage(str(body["run_id"]), str(body.get("wakeup", ""))),
     "tick": lambda body: TickMessage(str(body["workflow"]), str(body["schedule"]), str(body["at"])),
     "refused": lambda body: RefusedMessage(TriggerEvent.from_dict(body["event"]), str(body["reason"])),
+    "disconnect": lambda body: DisconnectMessage(TriggerEvent.from_dict(body["event"]), str(body["provider"])),
+    "connected": lambda body: ConnectedMessage(
+        str(body["run_id"]), str(body["provider"]), str(body["person"]), str(body["outcome"]), str(body["attempt"])
+    ),
 }
 
 

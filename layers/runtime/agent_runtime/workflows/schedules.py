@@ -17,8 +17,9 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..sections import check_keys
+from .oauth import check_person
 
-KEYS = ("name", "expression", "timezone", "message", "answer_to")
+KEYS = ("name", "expression", "timezone", "message", "answer_to", "owner")
 MAX_SCHEDULES = 10
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 ANSWER_TO = re.compile(r"record|slack:[A-Z0-9]{2,40}|jira:[A-Z][A-Z0-9_]{0,20}-\d{1,9}")
@@ -54,6 +55,7 @@ class Schedule:
     timezone: str = "UTC"
     message: str = "Run on schedule."
     answer_to: str = "record"  # record | slack:<channel id> | jira:<issue key>
+    owner: str | None = None  # the person its runs act for (slack:U0123): whose connections its tools use
 
     def next_after(self, moment: datetime) -> datetime | None:
         """The first time after ``moment`` (aware) it fires, in its time zone; None if never."""
@@ -203,8 +205,9 @@ def _schedule(item: Any, number: int, listed: bool, report: Callable[[str, str],
         if not ok:
             report(f"{where}.{key}", f"must be {why}; got {item.get(key)!r}")
     when = _valid_when(where, expression, zone, report)  # said too when another key is wrong
-    ok = all(ok for _, ok, _ in problems) and when
-    return Schedule(str(name), str(expression), str(zone), str(message).strip(), str(answer)) if ok else None
+    owner = check_person(item.get("owner"), f"{where}.owner", report)
+    ok = all(ok for _, ok, _ in problems) and when and (owner is not None or item.get("owner") is None)
+    return Schedule(str(name), str(expression), str(zone), str(message).strip(), str(answer), owner) if ok else None
 
 
 def _valid_when(where: str, expression: Any, zone: Any, report: Callable[[str, str], None]) -> bool:

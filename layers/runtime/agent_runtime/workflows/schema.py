@@ -21,6 +21,7 @@ from .budgets import BUDGET_KEYS, Budgets, parse_budgets
 from .context import ContextSettings, parse_context_section
 from .exceptions import Problem, WorkflowError
 from .files import FileSettings, parse_files_section
+from .oauth import OAuthSettings, parse_oauth_section
 from .sandbox import SandboxSettings, parse_sandbox_section
 from .skills import SkillPolicy, parse_skills_section
 from .subagents import SubagentSettings, parse_subagents_section
@@ -41,6 +42,7 @@ TOP_KEYS += (
     "coordinator",
     "script",
     "access",
+    "oauth",
 )
 COORDINATORS = ("llm", "script")  # the model drives the run, or your Python function does (coordinator.py)
 SCRIPT_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
@@ -96,6 +98,7 @@ class Workflow:
     coordinator: str = "llm"
     script: str | None = None  # coordinator: script — module:function in the tools path
     access: AccessSettings = field(default_factory=AccessSettings)  # who may start, approve, reach which tools
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)  # providers its tools act through as the requester
 
     def with_model(self, name: str) -> Workflow:
         """The same workflow on another model (``AGENT_MODEL``, a deployment's choice): its helpers use that model
@@ -140,6 +143,10 @@ def parse_workflow(
     access = parse_access_section(section("access"), check.add)
     if limits.budgets.team and not access.groups:
         check.add("limits", "a team's budget is an access group's: name the groups in access.groups")
+    oauth = parse_oauth_section(section("oauth"), check.add)
+    for where, provider in tools.providers().items():
+        if provider not in oauth.providers:
+            check.add(f"{where} as_requester", f"no provider {provider!r} in oauth.providers")
     if check.problems:
         raise WorkflowError(check.problems)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
@@ -161,6 +168,7 @@ def parse_workflow(
         coordinator=coordinator,
         script=script,
         access=access,
+        oauth=oauth,
     )
 
 

@@ -16,6 +16,7 @@ tools:
       operations: [getInvoice, listInvoices]
       headers: {Authorization: "Bearer ${secret:billing_token}"}
   python: [my_tools.jira:find_duplicates, my_tools.ops]   # a function, or every @tool of a module
+  # python: [{function: my_tools.gh:my_repos, as_requester: github}]   # with the requester's own token (oauth:)
   builtin: [slack_thread, jira_issue, jira_search]
   search: {threshold_tokens: 6000}       # tools disclosed progressively: see workflows/toolsearch.py
 ```
@@ -42,7 +43,8 @@ KEYS = (
     "approval_timeout_hours",
     "search",
 )
-SOURCE_KEYS = ("name", "headers", "read_only", "mutating", "timeout_seconds", "approval")
+SOURCE_KEYS = ("name", "headers", "read_only", "mutating", "timeout_seconds", "approval", "as_requester")
+PYTHON_KEYS = ("function", "as_requester")
 MCP_KEYS = (*SOURCE_KEYS, "url", "command", "allow", "deny")
 OPENAPI_KEYS = (*SOURCE_KEYS, "spec", "base_url", "operations", "allow_http")
 APPROVAL_MODES = ("mutating", "always", "never")  # mutating: every call of a mutating tool asks first
@@ -66,6 +68,7 @@ class McpServerSettings:
     mutating: tuple[str, ...] = ()
     timeout_seconds: int = DEFAULT_TIMEOUT
     approval: str | None = None  # this source's default; None: the section's
+    as_requester: str | None = None  # an oauth provider: each call with the requester's own token (HTTP only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,7 @@ class OpenApiSettings:
     mutating: tuple[str, ...] = ()
     timeout_seconds: int = DEFAULT_TIMEOUT
     approval: str | None = None
+    as_requester: str | None = None  # an oauth provider: each call with the requester's own token
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,16 @@ class ToolSettings:
     approvers: tuple[str, ...] = ()  # Slack user ids / JIRA account ids, or "requester"; empty: anyone
     approval_timeout_hours: int = 24
     search: SearchSettings = field(default_factory=SearchSettings)  # tools disclosed progressively
+    requester: Mapping[str, str] = field(default_factory=dict)  # a python ref → the oauth provider it acts through
+
+    def providers(self) -> dict[str, str]:
+        """Each ``as_requester`` provider named, with where (for validation's messages)."""
+        named = {f"tools.python {ref!r}": provider for ref, provider in self.requester.items()}
+        sources: list[McpServerSettings | OpenApiSettings] = [*self.mcp, *self.openapi]
+        for source in sources:
+            if source.as_requester:
+                named[f"tools {source.name!r}"] = source.as_requester
+        return named
 
     def approval_for(self, tool: str, source: McpServerSettings | OpenApiSettings | None = None) -> str:
         return self.approval_overrides.get(tool) or (source.approval if source else None) or self.approval
@@ -114,7 +128,7 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
     openapi = tuple(
         _openapi(item, f"tools.openapi[{i}]", report) for i, item in enumerate(_entries(data, "openapi", report))
     )
-    python = _names(data, "python", "tools", report)
+    python, requester = _python(data, report)
     for ref in python:
         if not PYTHON_REF.fullmatch(ref):
             report("tools.python", f"{ref!r}: use 'package.module:function', or 'package.module' for all its tools")
@@ -142,7 +156,31 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
         approvers=_names(data, "approvers", "tools", report),
         approval_timeout_hours=integer("tools", data, "approval_timeout_hours", 24, report, low=1, high=24 * 30),
         search=parse_search_section(mapping("tools", data, "search", report), report, tuple(seen)),
+        requester=requester,
     )
+
+
+def _python(data: Mapping[str, Any], report: Report) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``python``: refs, or ``{function: ref, as_requester: provider}`` for one acting as the requester."""
+    value = data.get("python", [])
+    if not isinstance(value, list):
+        report("tools.python", "must be a list of 'module:function' (or {function, as_requester})")
+        return (), {}
+    refs, requester = [], {}
+    for item in value:
+        if isinstance(item, Mapping):
+            check_keys("tools.python", item, PYTHON_KEYS, report)
+            ref, provider = item.get("function"), item.get("as_requester")
+            if not isinstance(ref, str) or not isinstance(provider, str) or not ref or not provider:
+                report("tools.python", "a mapping entry needs function: module:function and as_requester: <provider>")
+                continue
+            requester[ref] = provider
+            item = ref
+        if not isinstance(item, str) or not item:
+            report("tools.python", "must be a list of strings (or {function, as_requester})")
+            continue
+        refs.append(item)
+    return tuple(refs), requester
 
 
 def _entries(data: Mapping[str, Any], key: str, report: Report) -> list[Mapping[str, Any]]:
@@ -176,6 +214,7 @@ def _common(item: Mapping[str, Any], where: str, report: Report) -> dict[str, An
         "mutating": _names(item, "mutating", where, report),
         "timeout_seconds": integer(where, item, "timeout_seconds", DEFAULT_TIMEOUT, report, low=1, high=MAX_TIMEOUT),
         "approval": choice(where, item, "approval", APPROVAL_MODES, None, report),
+        "as_requester": text(where, item, "as_requester", report, required=False),
     }
 
 
@@ -193,6 +232,8 @@ def _mcp(item: Mapping[str, Any], where: str, report: Report) -> McpServerSettin
     deny = _names(item, "deny", where, report)
     if allow is not None and deny:
         report(where, "give 'allow' or 'deny', not both")
+    if command is not None and item.get("as_requester") is not None:
+        report(f"{where}.as_requester", "acting as the requester needs a server over HTTP (url), not a command")
     return McpServerSettings(
         url=url, command=tuple(command or ()), allow=allow, deny=deny, **_common(item, where, report)
     )

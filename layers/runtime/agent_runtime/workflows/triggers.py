@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..sections import check_keys, flag
+from .oauth import check_person
 from .schedules import Schedule, parse_schedule_section
 
 SLACK_KEYS = ("channels", "direct_messages", "suggested_prompts", "reactions")
@@ -16,7 +17,7 @@ EMOJI = re.compile(r"[a-z0-9_+'-]{1,100}")  # an emoji's name as Slack sends it:
 MAX_PROMPTS = 4  # Slack shows at most four suggested prompts
 JIRA_KEYS = ("projects", "issue_types", "labels", "events")
 JIRA_EVENTS = ("comment_created", "issue_created")
-WEBHOOK_KEYS = ("secret", "signature", "events", "message")
+WEBHOOK_KEYS = ("secret", "signature", "events", "message", "identities")
 SIGNATURES = ("github", "hmac", "notion")  # X-Hub-Signature-256; X-Signature-256 of "timestamp.body"; Notion's
 SECRET_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a key of the integrations secret (locally: its env variable)
 MESSAGE_PATH = re.compile(r"\$?(\.?[A-Za-z_][A-Za-z0-9_-]*|\[\d{1,4}\])+")  # $.pull_request.title, items[0].name
@@ -48,6 +49,9 @@ class WebhookTrigger:
     signature: str = "github"
     events: tuple[str, ...] = ()  # X-GitHub-Event names or Notion's types (page.created) it takes; empty: any
     message: str | None = None
+    # sender (GitHub's login, Notion's author id) → the person its runs act for (slack:U0123): whose connections
+    # its tools use; a sender not here acts for nobody
+    identities: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +91,23 @@ def _webhook(data: Any, report: Callable[[str, str], None]) -> WebhookTrigger | 
     events = _names(data, "events", where, report)
     if events and signature not in ("github", "notion"):
         report(f"{where}.events", "are GitHub's X-GitHub-Event or Notion's event types: only with github or notion")
+    identities = _identities(data.get("identities", {}), f"{where}.identities", report)
     if not isinstance(secret, str) or signature not in SIGNATURES:
         return None
-    return WebhookTrigger(secret, str(signature), events, message)
+    return WebhookTrigger(secret, str(signature), events, message, identities)
+
+
+def _identities(value: Any, where: str, report: Callable[[str, str], None]) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        report(where, "must map senders (GitHub logins, Notion author ids) to people (slack:U0123)")
+        return {}
+    found = {}
+    for sender, person in value.items():
+        if not isinstance(sender, str) or not sender or any(c.isspace() for c in sender) or len(sender) > 200:
+            report(where, f"{str(sender)[:60]!r}: a sender is an id without spaces")
+        elif (checked := check_person(person, f"{where}.{sender}", report)) is not None:
+            found[sender] = checked
+    return found
 
 
 def _slack(data: Any, report: Callable[[str, str], None]) -> SlackTrigger:
