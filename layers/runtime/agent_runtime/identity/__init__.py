@@ -12,15 +12,17 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .connections import Asked, Asker, Connections, Need
-    from .gate import CONNECTIONS, ConnectEntry, ConnectGate, bound, gated
+    from .gate import ConnectGate, bound, gated
     from .provider import GrantRefused, ProviderClient, ProviderError, TokenSet
     from .vault import Held, KmsKeyring, LocalKeyring, Vault
+    from .waiting import CONNECTIONS, ConnectEntry
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         **dict.fromkeys(("Asked", "Asker", "Connections", "Need"), ".connections"),
-        **dict.fromkeys(("CONNECTIONS", "ConnectEntry", "ConnectGate", "bound", "gated"), ".gate"),
+        **dict.fromkeys(("ConnectGate", "bound", "gated"), ".gate"),
+        **dict.fromkeys(("CONNECTIONS", "ConnectEntry"), ".waiting"),
         **dict.fromkeys(("GrantRefused", "ProviderClient", "ProviderError", "TokenSet"), ".provider"),
         **dict.fromkeys(("Held", "KmsKeyring", "LocalKeyring", "Vault"), ".vault"),
     },

@@ -11,28 +11,20 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..approvals.gate import ApprovalEntry, Decision, arguments_hash
+from ..approvals.gate import Decision, arguments_hash
 from ..credentials import CURRENT, TokenRejected
 from ..errors import ToolError
 from ..events import ConnectAsked, ConnectSettled
 from ..redaction import Redactor
-from ..state import Slot
 from ..tools.decorator import Tool, render_result
 from .connections import Connections, Need
+from .waiting import CONNECTIONS, ConnectEntry
 
 if TYPE_CHECKING:
     from ..models import ToolCall
     from ..steps import Run
 
 
-class ConnectEntry(ApprovalEntry):
-    provider: str
-    person: str
-    ask: str
-
-
-# By call id, as approvals are: a worker sees a run waiting for either (service.approvals.pending).
-CONNECTIONS: Slot[dict[str, ConnectEntry]] = Slot("connections", dict, owner=__name__)
 SETTLED = {"connected": Decision.APPROVED, "denied": Decision.DENIED}
 
 
