@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import Any
 
-from agent_runtime.chart import HEIGHT, PARTS, run_chart
 from agent_runtime.files import InMemoryFileStore
+from agent_runtime.reading.chart import HEIGHT, PARTS, run_chart
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import call, reply
 from agent_runtime.views import read_run
@@ -90,7 +90,7 @@ def test_names_with_control_characters_keep_the_chart_well_formed(scripted: Any)
 
 def test_a_panels_title_fits_its_width_whatever_the_names(scripted: Any) -> None:
     """Was: a helper's title (workflow.subagent · run <id>.sub1 · … · ~$cost) ran past the panel's right edge."""
-    from agent_runtime.chart import LEFT, RIGHT, WIDTH
+    from agent_runtime.reading.chart import LEFT, RIGHT, WIDTH
 
     server = scripted(reply("ok"))
     record = build_agent(make_workflow(), model_for(server), files=InMemoryFileStore()).run("go").to_dict()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from agent_runtime.figures import figures
+from agent_runtime.reading.figures import figures
 from agent_runtime.service.metrics import RunMetrics
 from agent_runtime.testing import reply, server_error
 from agent_runtime.views import read_run

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from agent_runtime.cli import main
 from agent_runtime.errors import ConfigError
-from agent_runtime.stats import since
+from agent_runtime.reading.stats import since
 from agent_runtime.stores import LocalStore
 from agent_runtime.stores.runs import RECORD, RUNS_INDEX, run_partition
 from hypothesis import given, settings

@@ -16,14 +16,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from agent_runtime.chart import run_chart
 from agent_runtime.cli import main
 from agent_runtime.events import ApprovalDecided, ApprovalRequested
-from agent_runtime.figures import figures
 from agent_runtime.pages import PageLinks, page_for
 from agent_runtime.pages.route import PageNotServed, served
+from agent_runtime.reading.chart import run_chart
+from agent_runtime.reading.figures import figures
+from agent_runtime.reading.show import transcript
 from agent_runtime.runtime import spend_limit
-from agent_runtime.show import transcript
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.stores.runs import RECORD, RUNS_INDEX, run_partition
 from agent_runtime.testing import call, reply

@@ -311,7 +311,7 @@ def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_sear
     searched, found and called."""
     from dataclasses import replace
 
-    from agent_runtime.show import transcript
+    from agent_runtime.reading.show import transcript
     from agent_runtime.views import read_run
 
     commits: list[str] = []

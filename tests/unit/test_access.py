@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 from agent_runtime.access import Access, BudgetBook, DirectoryError, Requester
-from agent_runtime.figures import Figures
+from agent_runtime.reading.figures import Figures
+from agent_runtime.reading.stats import add_up
 from agent_runtime.spend import Scope, SpendLimit
-from agent_runtime.stats import add_up
 from agent_runtime.stores import LocalStore
 from agent_runtime.workflows import Workflow, WorkflowError, parse_workflow
 from hypothesis import given, settings

@@ -9,7 +9,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
-from agent_runtime.figures import Figures
+from agent_runtime.reading.figures import Figures
 from agent_runtime.service.metrics import COST_LINE, RunMetrics
 from hypothesis import given, settings
 from hypothesis import strategies as st

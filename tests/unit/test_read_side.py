@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 from agent_runtime import messages as m
-from agent_runtime.chart import run_chart
 from agent_runtime.events import KINDS, Custom, RunEvent, read_event
-from agent_runtime.figures import Figures, figures
 from agent_runtime.pages import RunPage, render
+from agent_runtime.reading.chart import run_chart
+from agent_runtime.reading.figures import Figures, figures
+from agent_runtime.reading.show import transcript
 from agent_runtime.record import RunRecord, RunStatus, merged_invocations
-from agent_runtime.show import transcript
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.views import StoredRun, Unreadable, read_run
 from hypothesis import HealthCheck, given, settings
@@ -257,9 +257,9 @@ PACKAGE = Path(__file__).parents[2] / "layers" / "runtime" / "agent_runtime"
 # Where a reader still calls .get: on the checkpoint's history (typed messages), on the case it builds, or reading
 # the trigger event (typed on the trigger path: each read kept in one small function).
 ALLOWED: dict[str, dict[str, set[str]]] = {
-    "chart.py": {}, "figures.py": {}, "pages/html.py": {}, "service/answer.py": {}, "runtime.py": {},
-    "show.py": {"receivers": {"message"}}, "evals/from_run.py": {"receivers": {"m", "message", "case"}},
-    "stats.py": {"functions": {"_source"}}, "pages/build.py": {"functions": {"_started"}},
+    "reading/chart.py": {}, "reading/figures.py": {}, "pages/html.py": {}, "service/answer.py": {}, "runtime.py": {},
+    "reading/show.py": {"receivers": {"message"}}, "evals/from_run.py": {"receivers": {"m", "message", "case"}},
+    "reading/stats.py": {"functions": {"_source"}}, "pages/build.py": {"functions": {"_started"}},
     "cli/runs.py": {"functions": {"_wake"}}, "cli/running.py": {"functions": {"from_dict"}},
     "service/reports.py": {"functions": {"_count_rating", "_private", "_where"}},
 }  # fmt: skip

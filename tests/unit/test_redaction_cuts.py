@@ -15,14 +15,14 @@ from typing import Any
 
 from agent_runtime import messages as m
 from agent_runtime.events import Failed
-from agent_runtime.figures import figures
 from agent_runtime.inbound import TriggerEvent
 from agent_runtime.pages import RunPage, render
+from agent_runtime.reading.figures import figures
+from agent_runtime.reading.show import transcript
 from agent_runtime.record import RunRecord, RunStatus
 from agent_runtime.redaction import Redactor
 from agent_runtime.service.metrics import RunMetrics
 from agent_runtime.service.reports import line
-from agent_runtime.show import transcript
 from agent_runtime.stores import LocalStore, RunStore
 from agent_runtime.views import read_run
 from aws_lambda_powertools import Logger

@@ -5,8 +5,8 @@ a 10 MB result, markup, escape sequences and control characters in names print a
 from __future__ import annotations
 
 from agent_runtime import messages as m
+from agent_runtime.reading.show import transcript
 from agent_runtime.redaction import Redactor
-from agent_runtime.show import transcript
 from agent_runtime.views import read_run
 
 from tests.pages_support import record

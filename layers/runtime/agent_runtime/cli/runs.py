@@ -159,7 +159,7 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
         text = page_for(runs, args.run_id, redact=redact, run=_read(args.run_id, record)) or ""
     else:
-        from ..show import transcript
+        from ..reading.show import transcript
 
         checkpoint = runs.load_checkpoint(args.run_id)
         text = transcript(_read(args.run_id, record), checkpoint[0].messages if checkpoint else None, redact)
@@ -201,7 +201,7 @@ def _redactor(config: RuntimeConfig) -> Callable[[str], str]:
 
 
 def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    from ..stats import add_up, gather, since, table
+    from ..reading.stats import add_up, gather, since, table
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
@@ -244,7 +244,7 @@ def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _cmd_chart(args: argparse.Namespace, config: RuntimeConfig) -> int:
-    from ..chart import run_chart
+    from ..reading.chart import run_chart
 
     record = runs_store(config).load_record(args.run_id, feedback=False)
     if record is None:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import inert
-from ..chart import run_chart
 from ..events import FileRead, VirtualFile
 from ..messages import Message
+from ..reading.chart import run_chart
+from ..reading.show import clip, entries
 from ..redaction import redacted
-from ..show import clip, entries
 from ..views.run import FileEntry, ModelCall, StoredRun, Usage
 
 CUT = 2_000  # characters of a message or a tool result on the page

@@ -136,7 +136,7 @@ class Answers:
 
     def _chart(self, record: RunRecord) -> list[tuple[str, bytes]]:
         """The whole run's chart (every invocation: one resumed after an approval draws both), as stored."""
-        from ..chart import run_chart
+        from ..reading.chart import run_chart
         from ..views.run import whole_run
 
         def unread(error: Exception) -> None:

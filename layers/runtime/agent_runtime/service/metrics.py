@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
-from ..figures import OTHER, Figures
+from ..reading.figures import OTHER, Figures
 from .progress import TOOL_NAME
 
 NAMESPACE = "AgentRuntime"

@@ -17,9 +17,9 @@ from ..chat.channels import Replies
 from ..chat.exceptions import ReplyError
 from ..chat.surface import Surfaces
 from ..config import RuntimeConfig
-from ..figures import figures, requester_of
 from ..inbound import TriggerEvent
 from ..pages.links import KEY, PageLinks
+from ..reading.figures import figures, requester_of
 from ..record import RunRecord
 from ..sources import BUILTIN, Sources
 from ..sources.base import safe

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape as _html_escape
 
-from .events import Compaction, Folding, Masking, RunEvent
-from .views.run import ModelCall, StoredRun
+from ..events import Compaction, Folding, Masking, RunEvent
+from ..views.run import ModelCall, StoredRun
 
 PARTS = ("system", "tools", "summary", "files inline", "history")
 COLORS = {

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from . import inert
-from .errors import ConfigError
+from .. import inert
+from ..errors import ConfigError
+from ..stores import RunStore
+from ..stores.exceptions import StoreError
+from ..views.parsing import Unreadable
+from ..views.rows import Rating
 from .figures import Figures, figures, requester_of
-from .stores import RunStore
-from .stores.exceptions import StoreError
-from .views.parsing import Unreadable
-from .views.rows import Rating
 
 _SPAN = re.compile(r"([0-9]+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}

@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .events import AccessDecided, ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
-from .record import RunStatus
-from .views.run import StoredRun, seconds
+from ..events import AccessDecided, ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
+from ..record import RunStatus
+from ..views.run import StoredRun, seconds
 
 ENDED_WELL = ("completed",)
 OTHER = "other"  # every name the run did not declare: an invented tool, an unreadable reason

@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import events as ev
-from . import inert
-from . import messages as msgs
-from .redaction import redacted
-from .views.run import ModelCall, StoredRun, Usage
+from .. import events as ev
+from .. import inert
+from .. import messages as msgs
+from ..redaction import redacted
+from ..views.run import ModelCall, StoredRun, Usage
 
 CUT = 400  # characters of a tool result or a message shown
 ARGUMENTS = 300  # characters of a call's arguments shown
