@@ -8,7 +8,7 @@ from pathlib import Path
 import boto3
 from agent_runtime import Agent, Deadline, Hook, RunStatus, ToolRegistry
 from agent_runtime.context import ContextEngine
-from agent_runtime.continuation import ContinuationHook, count_continuation
+from agent_runtime.loop.continuation import ContinuationHook, count_continuation
 from agent_runtime.stores import LocalStore, PersistenceHook, RunStore, StoreFileStore
 from agent_runtime.testing import ScriptedServer, call, reply
 from agent_runtime.triggers.queue import SqsQueue

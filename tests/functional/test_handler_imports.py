@@ -21,7 +21,7 @@ from agent_runtime.testing.steps import reply
 from tests.conftest import REPO
 from tests.triggers_support import HANDLER_ENV
 
-AGENT = ("openai", "pydantic", "tiktoken", "agent_runtime.runtime", "agent_runtime.context", "agent_runtime.loop")
+AGENT = ("openai", "pydantic", "tiktoken", "agent_runtime.runtime", "agent_runtime.context", "agent_runtime.loop.agent")
 FIRST_RUN = """\
 import json, os, sys
 import app

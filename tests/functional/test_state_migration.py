@@ -10,9 +10,9 @@ from typing import Any
 import agent_runtime.runtime  # noqa: F401  (imports every component that owns a slot)
 from agent_runtime import Agent, RunState, RunStatus, tool
 from agent_runtime.context import ContextEngine
-from agent_runtime.continuation import count_continuation
 from agent_runtime.extract.engine import extract
 from agent_runtime.files.preload import PreloadHook
+from agent_runtime.loop.continuation import count_continuation
 from agent_runtime.messages import text_of
 from agent_runtime.runtime import default_tools
 from agent_runtime.state import Slot, owned_keys

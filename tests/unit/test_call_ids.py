@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from agent_runtime import RunState
 from agent_runtime import messages as msgs
-from agent_runtime._turns import ISSUED, call_id_for, issued, unique_call_ids
 from agent_runtime.approvals.gate import APPROVALS
+from agent_runtime.loop._turns import ISSUED, call_id_for, issued, unique_call_ids
 from agent_runtime.models import ModelResponse, ToolCall
 from agent_runtime.stores.hook import JOURNAL
 from hypothesis import given, settings

@@ -205,7 +205,7 @@ def build_agent(
         workflow, model, services.runs, services.thread_id, granted=services.granted, scopes=services.budgets
     )
     agent: Callable[..., Agent] = partial(Agent, workflow, model)
-    if workflow.coordinator == "script" and workflow.script:  # your function drives the run (coordinator.py)
+    if workflow.coordinator == "script" and workflow.script:  # your function drives the run (coordinator/)
         path = (services.tool_env or ToolEnv.from_env()).tools_path
         agent = partial(ScriptAgent, workflow, model, function=script_function(workflow.script, path))
     return agent(

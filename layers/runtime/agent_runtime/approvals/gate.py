@@ -45,7 +45,7 @@ class ApprovalEntry(TypedDict):
     decided_at: float | None
 
 
-# By call id, for the thread's life: _turns.py never gives an id to two calls of a thread (it mints them past every
+# By call id, for the thread's life: loop/_turns.py never gives an id to two calls of a thread (it mints them past every
 # key here and in the mutating-call journal), so a decision answers only its own call, never a later turn's.
 APPROVALS: Slot[dict[str, ApprovalEntry]] = Slot("approvals", dict, owner=__name__)
 

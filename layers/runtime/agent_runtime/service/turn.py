@@ -8,10 +8,10 @@ from typing import Any
 
 from ..chat.channels import Channel, SlackChannel
 from ..chat.exceptions import ReplyError
-from ..continuation import ContinuationHook, count_continuation
 from ..deployment import Services
 from ..hooks import Hook
 from ..inbound import TriggerEvent
+from ..loop.continuation import ContinuationHook, count_continuation
 from ..record import RunState, RunStatus
 from ..sandbox.outputs import code_files
 from ..stopping import StopCheck

@@ -34,7 +34,7 @@ class JournalEntry(TypedDict):
     is_error: NotRequired[bool]
 
 
-# Mutating calls by call id, for the thread's life: ids are never given to two calls of a thread (_turns.py mints
+# Mutating calls by call id, for the thread's life: ids are never given to two calls of a thread (loop/_turns.py mints
 # them past every key here), so an entry answers only its own call, in this turn or a later one resuming it.
 JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)
 VERSION: Slot[int | None] = Slot("checkpoint_version", lambda: None, owner=__name__)  # of the last checkpoint

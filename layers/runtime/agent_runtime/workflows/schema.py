@@ -44,7 +44,7 @@ TOP_KEYS += (
     "access",
     "oauth",
 )
-COORDINATORS = ("llm", "script")  # the model drives the run, or your Python function does (coordinator.py)
+COORDINATORS = ("llm", "script")  # the model drives the run, or your Python function does (coordinator/)
 SCRIPT_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 MODEL_KEYS = ("name", "context_window", "max_output_tokens", "tokenizer", "prices")
 PRICE_KEYS = ("input", "cached_input", "output")  # USD per million tokens

@@ -15,14 +15,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .approvals.gate import APPROVALS
-from .errors import RunError, ToolError
-from .models import ModelResponse, ToolCall
-from .record import RunState
-from .state import Slot
-from .steps import Run
-from .stores.hook import JOURNAL
-from .tools.registry import parse_arguments
+from ..approvals.gate import APPROVALS
+from ..errors import RunError, ToolError
+from ..models import ModelResponse, ToolCall
+from ..record import RunState
+from ..state import Slot
+from ..steps import Run
+from ..stores.hook import JOURNAL
+from ..tools.registry import parse_arguments
 
 # Turns in a row whose every call could not run (cut off, arguments not JSON): such calls do not count against
 # the cap, so this bounds a model that keeps writing calls it cannot finish.

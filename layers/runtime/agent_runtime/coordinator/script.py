@@ -29,19 +29,18 @@ from typing import Any
 
 import jsonschema
 
-from . import messages as msgs
+from .. import messages as msgs
+from ..errors import AgentRuntimeError, RunError, ToolError
+from ..files import FileStore
+from ..loop import Agent, call_id_for, remember_ids, stopped
+from ..models import ModelError, ModelRequest, ToolCall
+from ..record import RunStatus
+from ..redaction import scrub
+from ..spend import request_cap
+from ..steps import Final, RanTools, Run, StepResult, Stopped, Suspended
+from ..stopping import asked_now
 from ._script_thread import POLL_SECONDS, Raised, Request, Returned, ScriptThread, failure_location
 from ._steps_journal import Entry, Journal, StepKeys, settled
-from ._turns import call_id_for, remember_ids
-from .errors import AgentRuntimeError, RunError, ToolError
-from .files import FileStore
-from .loop import Agent, stopped
-from .models import ModelError, ModelRequest, ToolCall
-from .record import RunStatus
-from .redaction import scrub
-from .spend import request_cap
-from .steps import Final, RanTools, Run, StepResult, Stopped, Suspended
-from .stopping import asked_now
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 JSON_NOTE = "\n\nAnswer with JSON only, matching this JSON Schema:\n"  # the demo model answers asks that end so

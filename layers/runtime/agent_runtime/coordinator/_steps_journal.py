@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
-from . import messages as msgs
-from .approvals.gate import APPROVALS, Decision
-from .models import ToolCall
-from .state import Slot
-from .steps import RanTools, Run
+from .. import messages as msgs
+from ..approvals.gate import APPROVALS, Decision
+from ..models import ToolCall
+from ..state import Slot
+from ..steps import RanTools, Run
 
 
 class Entry(TypedDict, total=False):

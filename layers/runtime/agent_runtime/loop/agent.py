@@ -12,8 +12,25 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from . import events as ev
-from . import messages as msgs
+from .. import events as ev
+from .. import messages as msgs
+from ..approvals.gate import ApprovalGate, CallGate
+from ..context.counter import estimate_usage
+from ..deadline import Deadline
+from ..errors import ConfigError, RunError
+from ..events import now_iso
+from ..files import FileStore, InMemoryFileStore
+from ..hooks import Hook, HookChain
+from ..models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
+from ..models.prices import prices_for
+from ..models.stream import Progress
+from ..record import RunRecord, RunState, RunStatus, new_run_id
+from ..run_context import SUBAGENTS, RunContext, ToolBudget
+from ..spend import COST_NOTE, GRANTED, Ledger, SpendLimit, last_answer_cap, request_cap
+from ..steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
+from ..stopping import StopRequest, answer_pending, asked_now, never
+from ..tools import ToolRegistry
+from ..workflows import Workflow
 from ._tool_calls import ToolCalls
 from ._turns import (
     CUT_BY_SERVER,
@@ -27,23 +44,6 @@ from ._turns import (
     storable,
     unique_call_ids,
 )
-from .approvals.gate import ApprovalGate, CallGate
-from .context.counter import estimate_usage
-from .deadline import Deadline
-from .errors import ConfigError, RunError
-from .events import now_iso
-from .files import FileStore, InMemoryFileStore
-from .hooks import Hook, HookChain
-from .models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
-from .models.prices import prices_for
-from .models.stream import Progress
-from .record import RunRecord, RunState, RunStatus, new_run_id
-from .run_context import SUBAGENTS, RunContext, ToolBudget
-from .spend import COST_NOTE, GRANTED, Ledger, SpendLimit, last_answer_cap, request_cap
-from .steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped, Suspended
-from .stopping import StopRequest, answer_pending, asked_now, never
-from .tools import ToolRegistry
-from .workflows import Workflow
 
 __all__ = [
     "CUT_BY_SERVER",

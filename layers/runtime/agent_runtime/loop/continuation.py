@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from .events import ContinuationEnqueued, ContinuationRefused
-from .hooks import Hook
-from .record import RunStatus
-from .state import Slot
-from .triggers.queued import ContinueMessage
+from ..events import ContinuationEnqueued, ContinuationRefused
+from ..hooks import Hook
+from ..record import RunStatus
+from ..state import Slot
+from ..triggers.queued import ContinueMessage
 
 if TYPE_CHECKING:
-    from .steps import Run
+    from ..steps import Run
 
 COUNT: Slot[int] = Slot("continuations", int, owner=__name__)  # how often this run was continued
 

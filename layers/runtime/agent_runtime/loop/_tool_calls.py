@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from . import messages as msgs
-from .approvals.gate import ApprovalGate, CallGate, Decision
-from .hooks import HookChain
-from .models import ToolCall
-from .record import RunStatus
-from .steps import AwaitingApproval, RanTools, Run, StepResult, Stopped, Suspended
-from .tools import ToolOutcome, ToolRegistry, error_text
+from .. import messages as msgs
+from ..approvals.gate import ApprovalGate, CallGate, Decision
+from ..hooks import HookChain
+from ..models import ToolCall
+from ..record import RunStatus
+from ..steps import AwaitingApproval, RanTools, Run, StepResult, Stopped, Suspended
+from ..tools import ToolOutcome, ToolRegistry, error_text
 
 MAX_PARALLEL_TOOLS = 4
 
