@@ -7,6 +7,7 @@ routing, worker and replies as in AWS; only the queue is in memory and the store
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import logging
 import threading
@@ -24,6 +25,7 @@ from aws_lambda_powertools import Logger
 
 from ..config import RuntimeConfig
 from ..deadline import Deadline
+from ..errors import ConfigError
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..sources import BUILTIN, Sources
@@ -69,7 +71,7 @@ class LocalServer:
         port: int = 8080,
         playground: bool = False,
     ):
-        self.http = _Server((host, port), _Handler)  # bound first: its port (0: any) is in run pages' links
+        self.http = _listen(host, port)  # bound first: its port (0: any) is in run pages' links
         self.http.local = self
         triggers, runtime = self._settings(triggers, runtime, playground)
         self.store = LocalStore(runtime.state_dir)
@@ -204,6 +206,17 @@ class LocalServer:
             self.playground.close()
         if self.sandbox is not None:
             self.sandbox.close()
+
+
+def _listen(host: str, port: int) -> _Server:
+    """The server bound to ``host:port``; a port taken (or a host this machine does not have) is the command's
+    usage, said in one line: a ConfigError, never a traceback."""
+    try:
+        return _Server((host, port), _Handler)
+    except OSError as error:
+        taken = error.errno in (errno.EADDRINUSE, errno.EACCES)  # in use, or a port below 1024 for a user
+        hint = "choose another port with --port N" if taken else "check --host and --port"
+        raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror or error}): {hint}") from None
 
 
 def api_gateway_event(method: str, path: str, headers: dict[str, str], body: bytes, query: str = "") -> dict[str, Any]:
