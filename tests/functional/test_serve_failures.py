@@ -6,16 +6,27 @@ and answers in the thread the Web API keeps; the run's record is what ``runs lis
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_runtime.errors import ConfigError
 from agent_runtime.service.answer import APOLOGY
-from agent_runtime.stores import RunStore
+from agent_runtime.stores import LocalStore, RunStore
+from agent_runtime.testing import ScriptedServer
+from agent_runtime.testing.steps import Paced, Reply
 from agent_runtime.workflows import WorkflowError, load_workflow
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import REPO
 from tests.playground_support import HELPER, act, page_token, playground, until
 
 
@@ -83,3 +94,59 @@ def test_a_workflow_file_broken_while_serving_is_a_failed_run_that_says_why(serv
     record = runs.load_record(row.run_id)
     assert record is not None and "WorkflowError" in str(record["stop_reason"])
     assert [r.status for r in runs.list_runs(status="failed", limit=100) if r.run_id == row.run_id] == ["failed"]
+
+
+WORDS = " ".join(f"word{n}" for n in range(30))
+
+
+def _serve(folder: Path, model: ScriptedServer) -> tuple[subprocess.Popen[str], str]:
+    """``agent-runtime serve`` in a process of its own, as a person starts it; the playground's address."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SLACK_", "JIRA_"))}
+    env |= {"AGENT_STATE_DIR": str(folder / "state"), "AGENT_WORKFLOWS_DIR": str(folder / "workflows")}
+    env |= {"AGENT_SANDBOX": "off", "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    process = subprocess.Popen([sys.executable, "-m", "agent_runtime", "serve", "--port", "0"], env=env,
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=REPO)  # fmt: skip
+    assert process.stderr is not None
+    said = ""
+    while "Ctrl-C stops" not in said and process.poll() is None:
+        said += process.stderr.readline()
+    return process, re.findall(r"open (http://127\.0\.0\.1:\d+)/ in a browser", said)[0]
+
+
+def _thread(url: str, ts: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{url}/play/ui/changes?after=-1", timeout=10) as response:
+        records = json.loads(response.read())["records"]
+    kept = {r["key"]: r["body"] for r in records if r["kind"] == "message"}  # the latest of each message
+    return [m for m in kept.values() if m.get("thread_ts") == ts and m.get("bot_id") and not m.get("_deleted")]
+
+
+def test_a_run_serve_was_working_on_when_stopped_lists_interrupted_and_is_resumed_when_it_starts(
+    tmp_path: Path,
+) -> None:
+    """A mention streaming when serve gets Ctrl-C: its run listed running while it worked, interrupted once serve
+    is gone, and taken up again when serve starts — answered in its thread, the working message gone."""
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "helper.yaml").write_text(HELPER)
+    runs = RunStore(LocalStore(tmp_path / "state"))
+    with ScriptedServer([lambda _: Paced(Reply(text=WORDS), interval=0.04)] * 4) as model:
+        serve, url = _serve(tmp_path, model)
+        try:
+            said = act(url, "message", {"channel": "C0HELP", "text": "@agent what changed?"}, page_token(url))
+            [row] = until(lambda: runs.list_runs(status="running"), what="the run listed running")
+            until(lambda: any("word1" in str(m.get("text")) for m in _thread(url, said["ts"])), what="the stream")
+        finally:
+            serve.send_signal(signal.SIGINT)
+            serve.wait(15)
+        listed = subprocess.run([sys.executable, "-m", "agent_runtime", "runs", "list"], capture_output=True,
+                                text=True, env=os.environ | {"AGENT_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+        assert [line for line in listed.stdout.splitlines() if row.run_id in line and "interrupted" in line], listed
+        serve, url = _serve(tmp_path, model)
+        try:
+            done = until(lambda: runs.summary(row.run_id).status == "completed", what="the run resumed")
+            answer = until(lambda: [m for m in _thread(url, said["ts"]) if WORDS in str(m.get("text"))], what="it")
+            left = [str(m.get("text")) for m in _thread(url, said["ts"]) if m not in answer]
+        finally:
+            serve.send_signal(signal.SIGINT)
+            serve.wait(15)
+    assert done and len(answer) == 1  # the resumed run's answer, in its thread
+    assert not [text for text in left if "Writing" in text or "Working" in text], left  # no "working" left behind

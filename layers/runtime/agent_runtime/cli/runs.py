@@ -342,7 +342,8 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if summary is not None and summary.status in ENDED:
         print(f"run {args.run_id} has ended ({inert.terminal(summary.status)}): nothing to stop", file=sys.stderr)
         return 1
-    if summary is not None and (process := gone(summary)) is not None:
+    process = gone(summary) if summary is not None else None
+    if summary is not None and process is not None and runs.load_event(args.run_id) is None:  # a CLI run's
         close(runs, summary, process, login())
         print(f"run {args.run_id} was not running: its process (pid {process.pid}) is gone; closed it as stopped")
         return 0
@@ -357,6 +358,8 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
 def _when(runs: RunStore, run_id: str, summary: RunRow | None) -> str:
     """When the asked run ends: at its next step if something works on it; a run waiting for an approval or
     between invocations when it is woken (a queue) or resumed; nothing is listening otherwise."""
+    if summary is not None and gone(summary) is not None:  # a worker's (serve's): its thread is told when it ends
+        return "its worker's process is gone: it ends, and its thread says so, when `agent-runtime serve` starts again"
     if summary is None or summary.status == RunStatus.RUNNING:
         return "it ends at its next step"
     if _wake(runs, run_id):

@@ -29,7 +29,7 @@ from ..errors import ConfigError
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..sources import BUILTIN, Sources
-from ..stores import LocalStore
+from ..stores import LocalStore, RunStore
 from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
@@ -37,6 +37,7 @@ from ..triggers.queue import LocalQueue, decode
 from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
 from .connections import flow_from_env
+from .resumed import resume_interrupted
 from .setup import replies_for
 from .wakeups import TimerWakeups
 from .webhook import create_app
@@ -145,6 +146,7 @@ class LocalServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> LocalServer:
+        resume_interrupted(RunStore(self.store), self.queue, self.worker_log)  # what a stop mid-run left under way
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
         threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()

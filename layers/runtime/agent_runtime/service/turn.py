@@ -16,6 +16,7 @@ from ..record import RunState, RunStatus
 from ..sandbox.outputs import code_files
 from ..stopping import StopCheck
 from ..stores import StoreFileStore
+from ..stores.running import Started
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from .access import admitted, charge
@@ -125,7 +126,8 @@ def _prepare(
 def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:
     process = delivery.process
     hooks: list[Hook] = [
-        ProgressHook(channel.progress, workflow=str(event.workflow), interval=process.progress_interval)
+        Started(delivery.runs, event.thread_id),  # runs list: running, then interrupted if this process ends mid-run
+        ProgressHook(channel.progress, workflow=str(event.workflow), interval=process.progress_interval),
     ]
     if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
         hooks.append(AnswerStreamHook(channel.stream))
