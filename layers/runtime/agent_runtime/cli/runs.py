@@ -131,9 +131,10 @@ def _add_stop(runs_commands: Commands) -> None:
         description="Ask a run to stop: it ends at its next step (a model call in flight is closed), keeps its "
         "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
         "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set); a CLI run sees it within half a second "
-        "(Ctrl-C in its terminal is the same stop). A run whose process is gone (interrupted) is closed as "
-        "stopped; one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); without one, "
-        "nothing is listening until it is resumed, and the command says so. Exit 1 when the run has already ended.",
+        "(Ctrl-C in its terminal is the same stop). A CLI run whose process is gone (interrupted) is closed as "
+        "stopped; one `agent-runtime serve` left interrupted ends, its thread told, when serve starts again (it "
+        "resumes such runs); one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); "
+        "without one, nothing is listening until it is resumed, and the command says so. Exit 1 when the run has already ended.",
     )
     runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
