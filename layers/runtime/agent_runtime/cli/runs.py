@@ -134,7 +134,8 @@ def _add_stop(runs_commands: Commands) -> None:
         "(Ctrl-C in its terminal is the same stop). A CLI run whose process is gone (interrupted) is closed as "
         "stopped; one `agent-runtime serve` left interrupted ends, its thread told, when serve starts again (it "
         "resumes such runs); one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); "
-        "without one, nothing is listening until it is resumed, and the command says so. Exit 1 when the run has already ended.",
+        "without one, nothing is listening until it is resumed, and the command says so. Exit 1 when the run has "
+        "already ended.",
     )
     runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
