@@ -78,8 +78,9 @@ demo: $(STAMP) sandbox ## Run the document-feedback workflow end to end on the e
 		--file examples/documents/platform-handbook.md
 
 .PHONY: playground
-playground: $(STAMP) sandbox ## Serve the playground: http://127.0.0.1:8080/ is a Slack workspace and a JIRA site for workflows/
-	$(BIN)/agent-runtime serve --playground
+PORT ?= 8080
+playground: $(STAMP) sandbox ## Serve the playground: http://127.0.0.1:8080/ (PORT=N for another) is a Slack workspace and a JIRA site for workflows/
+	$(BIN)/agent-runtime serve --playground --port $(PORT)
 
 # The AWS runtime interface client Lambda's Python runtime runs handlers with (and snapshot-restore-py, whose
 # hooks it calls): the tests run the built handlers through it, for Lambda's Python version.

@@ -21,7 +21,10 @@ PR_LINK = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)/pull/(\d+)")
 def _slack() -> Any:
     from slack_sdk import WebClient
 
-    return WebClient(token=os.environ["SLACK_BOT_TOKEN"])
+    # SLACK_API_URL as the runtime's own client reads it: the playground (agent-runtime serve) sets it to its page
+    return WebClient(
+        token=os.environ["SLACK_BOT_TOKEN"], base_url=os.environ.get("SLACK_API_URL") or WebClient.BASE_URL
+    )
 
 
 @tool

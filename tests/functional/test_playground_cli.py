@@ -4,20 +4,33 @@ embedded model, streamed, within the demo's time — nothing but the package ins
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from tests.playground_support import act, page_token, until
+
+
+def _not_int(text: str) -> bool:
+    try:
+        return not 0 <= int(text) <= 65535
+    except ValueError:
+        return True
 
 
 @contextmanager
@@ -75,3 +88,36 @@ def test_serve_keeps_the_playground_to_loopback_and_away_from_a_real_slack(tmp_p
         env={k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
     )
     assert refused.returncode == 2 and "loopback only" in refused.stderr
+
+
+def test_a_port_in_use_or_out_of_range_is_one_line_and_the_usage_exit_code(tmp_path: Path) -> None:
+    """Whatever stands in the way of listening is said in one line naming the port and what to do, exit 2 (usage),
+    never a traceback; ``make playground PORT=N`` passes the port on."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")} | {"AGENT_STATE_DIR": str(tmp_path)}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = subprocess.run(
+            [sys.executable, "-m", "agent_runtime", "serve", "--port", str(port)],
+            capture_output=True, text=True, timeout=60, env=env, cwd=REPO,
+        )  # fmt: skip
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [
+        f"agent-runtime: error: cannot listen on 127.0.0.1:{port} (Address already in use): "
+        "choose another port with --port N"
+    ]
+    dry = subprocess.run(["make", "-n", "-s", "playground", "PORT=8123"], capture_output=True, text=True, cwd=REPO)
+    assert "serve --playground --port 8123" in dry.stdout
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.integers(max_value=-1), st.integers(min_value=65536), st.text(min_size=1).filter(_not_int)))
+def test_argparse_refuses_any_port_outside_0_to_65535(port: object) -> None:
+    from agent_runtime.cli import main
+
+    said = io.StringIO()
+    with redirect_stderr(said), pytest.raises(SystemExit) as exited:
+        main(["serve", f"--port={port}"])
+    assert exited.value.code == 2
+    assert "argument --port:" in said.getvalue() and "Traceback" not in said.getvalue()

@@ -49,7 +49,7 @@ EXIT_MEANINGS: tuple[tuple[int, str, str, str], ...] = (
         "bad usage or configuration",
         "bad usage or configuration: a flag, a workflow file (`workflows validate`: "
         "one with an error; warnings leave the code alone), a workflow name (a typo is said with the name meant), a "
-        "window too small for the system prompt and tools",
+        "window too small for the system prompt and tools, `serve`'s port in use",
         "nothing",
     ),
     (

@@ -1,10 +1,11 @@
 """A CLI run while it works, so that a stop means the same for it as for a deployed run.
 
-It is stored as it starts: a row of the runs index saying ``running`` and which process runs it (pid, host, the
-process's start time, so a reused pid is not taken for it). ``runs stop`` from another process writes the request
-its ``StopCheck`` reads; Ctrl-C asks the same stop in-process, seen at once (a model call in flight is closed, a
-tool call under way finishes), and a second Ctrl-C quits there and then. A run whose process is gone without
-ending it (killed, or that second Ctrl-C) reads as ``interrupted``, and ``runs stop`` closes it.
+It is stored as it starts, as a worker's run is (``stores/running.py``): a row of the runs index saying ``running``
+and which process runs it (pid, host, the process's start time, so a reused pid is not taken for it). ``runs stop``
+from another process writes the request its ``StopCheck`` reads; Ctrl-C asks the same stop in-process, seen at
+once (a model call in flight is closed, a tool call under way finishes), and a second Ctrl-C quits there and then.
+A run whose process is gone without ending it (killed, or that second Ctrl-C) reads as ``interrupted``, and
+``runs stop`` closes it.
 """
 
 from __future__ import annotations
@@ -12,22 +13,20 @@ from __future__ import annotations
 import getpass
 import os
 import signal
-import socket
 import threading
 import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
 from ..events import now_iso
-from ..hooks import Hook
 from ..record import RunRecord, RunStatus
 from ..stopping import StopCheck, StopRequest
+from ..stores.running import Process, Started, gone
+
+__all__ = ["EXIT_INTERRUPTED", "INTERRUPTED", "CtrlC", "Process", "Started", "close", "gone", "login", "stop_check"]
 
 if TYPE_CHECKING:
-    from ..steps import Run
     from ..stores import RunStore
     from ..views.rows import RunRow
 
@@ -36,60 +35,6 @@ INTERRUPTED = "interrupted"  # how `runs list` shows a run that says running but
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
 STOPPING = "agent-runtime: Ctrl-C: stopping at the next step (a tool call under way ends first); Ctrl-C again quits"
 QUIT = "agent-runtime: quit mid-step: `runs list` shows the run interrupted; its thread goes on from its last step"
-
-
-@dataclass(frozen=True, slots=True)
-class Process:
-    pid: int
-    host: str
-    started: float | None  # epoch seconds; None where /proc is not there to tell
-
-    @classmethod
-    def this(cls) -> Process:
-        return cls(os.getpid(), socket.gethostname(), _stat(os.getpid())[1])
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Process | None:
-        pid = data.get("pid") if isinstance(data, dict) else None
-        if type(pid) is not int or not 0 < pid < 2**31 or not isinstance(data.get("host"), str):
-            return None
-        started = data.get("started")
-        return cls(pid, data["host"], float(started) if isinstance(started, int | float) else None)
-
-    def alive(self) -> bool | None:
-        """False: gone (or a zombie, or its pid now another process's); None: on another host, nobody can tell."""
-        if self.host != socket.gethostname():
-            return None
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # another user's process: it exists
-            pass
-        state, started = _stat(self.pid)
-        if state in ("Z", "X"):
-            return False
-        return not (self.started is not None and started is not None and abs(started - self.started) > 1.0)
-
-
-def _stat(pid: int) -> tuple[str | None, float | None]:
-    """A process's state letter and start time (epoch seconds), from Linux's /proc; (None, None) elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        boot = next(line for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
-        return fields[0], int(boot.split()[1]) + int(fields[19]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, StopIteration, ValueError):
-        return None, None
-
-
-class Started(Hook):
-    """Stores the run's row as it starts, with this process: ``runs list`` shows it, ``runs stop`` finds it."""
-
-    def __init__(self, runs: RunStore, thread_id: str | None) -> None:
-        self.runs, self.thread_id = runs, thread_id
-
-    def on_run_start(self, run: Run) -> None:
-        self.runs.save_started(run.record, thread_id=self.thread_id, process=asdict(Process.this()))
 
 
 def stop_check(runs: RunStore, run_id: str) -> StopCheck:
@@ -140,14 +85,6 @@ class CtrlC:
 def _say(line: str) -> None:
     # Straight to the descriptor: the handler may run while the trace is writing to sys.stderr's buffer.
     os.write(2, (line + "\n").encode())
-
-
-def gone(row: RunRow) -> Process | None:
-    """The process of a run that says running but whose process is gone (None: it works, or nobody can tell)."""
-    process = Process.from_dict(row.process)
-    if row.status != RunStatus.RUNNING or process is None:
-        return None
-    return process if process.alive() is False else None
 
 
 def close(runs: RunStore, row: RunRow, process: Process, by: str) -> None:

@@ -131,9 +131,11 @@ def _add_stop(runs_commands: Commands) -> None:
         description="Ask a run to stop: it ends at its next step (a model call in flight is closed), keeps its "
         "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
         "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set); a CLI run sees it within half a second "
-        "(Ctrl-C in its terminal is the same stop). A run whose process is gone (interrupted) is closed as "
-        "stopped; one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); without one, "
-        "nothing is listening until it is resumed, and the command says so. Exit 1 when the run has already ended.",
+        "(Ctrl-C in its terminal is the same stop). A CLI run whose process is gone (interrupted) is closed as "
+        "stopped; one `agent-runtime serve` left interrupted ends, its thread told, when serve starts again (it "
+        "resumes such runs); one waiting between invocations is woken where a queue is set (AGENT_QUEUE_URL); "
+        "without one, nothing is listening until it is resumed, and the command says so. Exit 1 when the run has "
+        "already ended.",
     )
     runs_stop.add_argument("run_id", metavar="RUN_ID", help="the run id (runs list shows them)")
     runs_stop.set_defaults(handler=_cmd_stop)
@@ -342,7 +344,8 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if summary is not None and summary.status in ENDED:
         print(f"run {args.run_id} has ended ({inert.terminal(summary.status)}): nothing to stop", file=sys.stderr)
         return 1
-    if summary is not None and (process := gone(summary)) is not None:
+    process = gone(summary) if summary is not None else None
+    if summary is not None and process is not None and runs.load_event(args.run_id) is None:  # a CLI run's
         close(runs, summary, process, login())
         print(f"run {args.run_id} was not running: its process (pid {process.pid}) is gone; closed it as stopped")
         return 0
@@ -357,6 +360,8 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
 def _when(runs: RunStore, run_id: str, summary: RunRow | None) -> str:
     """When the asked run ends: at its next step if something works on it; a run waiting for an approval or
     between invocations when it is woken (a queue) or resumed; nothing is listening otherwise."""
+    if summary is not None and gone(summary) is not None:  # a worker's (serve's): its thread is told when it ends
+        return "its worker's process is gone: it ends, and its thread says so, when `agent-runtime serve` starts again"
     if summary is None or summary.status == RunStatus.RUNNING:
         return "it ends at its next step"
     if _wake(runs, run_id):

@@ -26,7 +26,7 @@ def add(commands: Commands) -> None:
         "workflows in a browser, answered by the Web APIs serve stands in for (docs/playground.md).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080, help="default: 8080")
+    serve.add_argument("--port", type=_port, default=8080, help="1-65535 (0: any free port); default: 8080")
     serve.add_argument(
         "--playground",
         action=argparse.BooleanOptionalAction,
@@ -35,6 +35,17 @@ def add(commands: Commands) -> None:
         "loopback hosts only)",
     )
     serve.set_defaults(handler=_cmd_serve)
+
+
+def _port(text: str) -> int:
+    """A TCP port: refused by argparse (usage, exit 2) outside 0-65535, where binding would raise instead."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (1-65535, or 0 for any free port)")
+    return port
 
 
 def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:

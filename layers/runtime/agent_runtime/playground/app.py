@@ -29,6 +29,7 @@ from ..triggers.config import TriggerConfig
 from ..workflows import Workflow
 from .actions import BadAction, Gone, click, comment, fire, hook, new_ticket, open_pane, react, say
 from .deliver import Sent, post
+from .environ import Exported
 from .jira_api import JiraApi
 from .layout import BOT_USER, JIRA_BOT_ACCOUNT, RUNS, Layout, layout_of
 from .slack_api import SlackWebApi
@@ -71,6 +72,7 @@ class Playground:
         self.layout: Layout = layout_of(workflows)
         self.workflows_dir: Path | None = None
         self.triggers = TriggerConfig()
+        self.exported = Exported({})
         self.model = "the embedded demo model"
         self.slack = SlackWebApi(self.workspace, self.layout, token="", base=f"{url}/play/slack/api/")
         self.jira = JiraApi(self.workspace, email="agent@playground.invalid", token="", base=f"{url}/play/jira")
@@ -86,6 +88,7 @@ class Playground:
         for key in ["RUN_PAGE_KEY", *(str(rule["secret"]).upper() for rule in self.layout.hooks)]:
             env[key] = triggers.env.get(key) or _made()
         self.triggers = TriggerConfig.from_env(env)
+        self.exported = Exported(env)  # the workflows' Python tools read these where the person set none
         self.slack.token, self.jira = (
             token,
             JiraApi(self.workspace, email=env["JIRA_EMAIL"], token=jira_token, base=self.jira.base),
@@ -209,6 +212,7 @@ class Playground:
         return 200, {"Content-Type": "text/plain; charset=utf-8", **PAGE_HEADERS}, target.read_bytes()
 
     def close(self) -> None:
+        self.exported.close()
         self.workspace.close()
 
 

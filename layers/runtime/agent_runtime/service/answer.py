@@ -59,25 +59,27 @@ class Answers:
     def compose(
         self,
         record: RunRecord,
-        workflow: Workflow,
+        workflow: Workflow | None,
         base: ThreadBase | None,
         files: StoreFileStore,
         page: str | None = None,
+        said: str = "",
     ) -> Answer:
-        """``page``: the signed link to the run's page, beside the prompt's in the footer."""
-        answered = bool(record.final_answer) and record.status in ANSWERED
-        if answered:
+        """``page``: the signed link to the run's page, beside the prompt's in the footer. ``workflow``: None for a
+        run whose file could not be read (no answer, no footer); ``said``: a line under an apology."""
+        answered = workflow is not None and bool(record.final_answer) and record.status in ANSWERED
+        if workflow is not None and answered:
             text = self.with_footer(record.final_answer or "", workflow, page) + _note(record)
         elif record.status is RunStatus.COST_LIMIT:  # no last answer fitted: why it stopped is the reply
             text = _cost_note(record)
         elif record.status is RunStatus.STOPPED:  # who stopped it, where all can see
             text = STOPPED_NOTE.format(why=record.stop_reason or "Stopped.")
         else:
-            text = APOLOGY.format(run_id=record.run_id)
+            text = APOLOGY.format(run_id=record.run_id) + (f"\n{said}" if said else "")
         if page and not answered:  # what happened, for whoever looks into it
             text += f"\n\n_<{page}|What the run did>_"
         outputs, left_out = self._outputs(base, files) if answered else ([], [])
-        if answered and workflow.report.chart:  # how the run used its window, beside its answer
+        if workflow is not None and answered and workflow.report.chart:  # its window's use, beside its answer
             outputs += self._chart(record)
         if left_out:
             text += f"\n\n_Not attached (at most {REPLY_FILES} files, {self.max_attachment_bytes // 2**20} MB): "

@@ -3,10 +3,13 @@ page, the runs channel, metrics), and the thread's state kept for its next turn.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from .. import inert
 from ..chat.channels import Channel
 from ..chat.exceptions import ReplyError
+from ..errors import Problem
 from ..events import Failed, now_iso
 from ..inbound import TriggerEvent
 from ..record import RunRecord, RunState, RunStatus
@@ -14,7 +17,7 @@ from ..redaction import scrub
 from ..stores import StoreFileStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.items import ThreadBase
-from ..workflows import Workflow
+from ..workflows import Workflow, WorkflowError
 from .handlers import Delivery
 from .outcome import Outcome
 
@@ -23,15 +26,18 @@ def finish(
     delivery: Delivery[Any],
     event: TriggerEvent,
     channel: Channel,
-    workflow: Workflow,
+    workflow: Workflow | None,
     record: RunRecord,
     files: StoreFileStore,
+    said: str = "",
 ) -> Outcome:
+    """``workflow``: None when its file cannot be read (the run could not start); ``said``: a line for the person
+    under the apology (which key or line of the file)."""
     base = delivery.runs.load_thread_base(record.run_id)
     reports = delivery.reports
     link, private = reports.page(event, record)
     answers = delivery.answers
-    answer = answers.compose(record, workflow, base, files, page=link)
+    answer = answers.compose(record, workflow, base, files, page=link, said=said)
     answers.post(channel, record.run_id, answer)
     reports.finished(event, record, link, private)  # the runs channel, the metrics
     if record.state is not None:  # every ending: the next message of the thread goes on from this turn
@@ -49,28 +55,53 @@ def not_started(
     delivery: Delivery[Any],
     event: TriggerEvent,
     channel: Channel,
-    workflow: Workflow,
+    workflow: Workflow | str,
     run_id: str,
     model: str,
     error: Exception,
     files: StoreFileStore,
 ) -> Outcome:
     """A run that could not be built still ends in an answer (the apology), a record saying why, and a thread free
-    for its next message: never "working" forever, never a message redelivered to the dead-letter queue."""
-    record = RunRecord(run_id, workflow.name, model, status=RunStatus.FAILED)
+    for its next message: never "working" forever, never a message redelivered to the dead-letter queue.
+    ``workflow``: its name alone when its file cannot be read (the apology then says which key or line)."""
+    name = workflow if isinstance(workflow, str) else workflow.name
+    record = RunRecord(run_id, name, model, status=RunStatus.FAILED)
     record.stop_reason = scrub(f"the run could not start: {type(error).__name__}: {error}")[:1_000]
     record.event(Failed(error=type(error).__name__))
     record.ended_at = now_iso()
     delivery.runs.save_record(record, thread_id=event.thread_id)
     delivery.threads.mark_active(event.thread_id, None)
     try:
-        outcome = finish(delivery, event, channel, workflow, record, files)  # its one log line says why
+        told = unreadable(error) if isinstance(error, WorkflowError) else ""
+        known = None if isinstance(workflow, str) else workflow
+        outcome = finish(delivery, event, channel, known, record, files, told)  # its one log line says why
     except (ReplyError, OSError) as unsaid:  # where the run failed, its apology fails too: the record says why
         said = {"status": str(record.status), "reason": record.stop_reason, "apology": str(unsaid)}
         delivery.process.log.warning("run did not complete", extra=said)
         outcome = Outcome.FAILED
     delivery.desk.release(event.thread_id, delivery.process.queue)
     return outcome
+
+
+def loaded(delivery: Delivery[Any], event: TriggerEvent, run_id: str, files: StoreFileStore) -> Workflow | Outcome:
+    """The event's workflow as its file reads now. A file that cannot be read (edited while serve runs, a key
+    misspelt, a bracket left open) is a failed run like any other — the apology with the run's id, a line saying
+    which key or line, a record ``runs list`` shows — never a message dropped with a traceback, nor one redelivered
+    until the dead-letter queue takes it."""
+    try:
+        return delivery.process.workflow(str(event.workflow))
+    except WorkflowError as error:
+        channel = delivery.channel(event, run_id)
+        model = delivery.process.config.model_override or "-"
+        return not_started(delivery, event, channel, str(event.workflow), run_id, model, error, files)
+
+
+def unreadable(error: WorkflowError) -> str:
+    """The file's first problem, as the person who asked can read it (the file's name, not the deployment's path)."""
+    first = error.problems[0] if error.problems else Problem("", "(file)", str(error))
+    more = f" (and {len(error.problems) - 1} more)" if len(error.problems) > 1 else ""
+    where = Path(first.file).name or "the workflow file"
+    return inert.mrkdwn(scrub(f"The workflow file {where} cannot be read: {first.key}: {first.why}{more}")[:500])
 
 
 def _save_thread(delivery: Delivery[Any], thread_id: str, base: ThreadBase | None, state: RunState) -> None:

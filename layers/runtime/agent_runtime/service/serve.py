@@ -7,6 +7,7 @@ routing, worker and replies as in AWS; only the queue is in memory and the store
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import logging
 import threading
@@ -24,10 +25,11 @@ from aws_lambda_powertools import Logger
 
 from ..config import RuntimeConfig
 from ..deadline import Deadline
+from ..errors import ConfigError
 from ..runtime import open_model
 from ..sandbox import sandbox_for
 from ..sources import BUILTIN, Sources
-from ..stores import LocalStore
+from ..stores import LocalStore, RunStore
 from ..triggers import fields
 from ..triggers.config import TriggerConfig, all_workflows
 from ..triggers.idempotency import StorePersistenceLayer
@@ -35,6 +37,7 @@ from ..triggers.queue import LocalQueue, decode
 from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
 from .connections import flow_from_env
+from .resumed import resume_interrupted
 from .setup import replies_for
 from .wakeups import TimerWakeups
 from .webhook import create_app
@@ -69,7 +72,7 @@ class LocalServer:
         port: int = 8080,
         playground: bool = False,
     ):
-        self.http = _Server((host, port), _Handler)  # bound first: its port (0: any) is in run pages' links
+        self.http = _listen(host, port)  # bound first: its port (0: any) is in run pages' links
         self.http.local = self
         triggers, runtime = self._settings(triggers, runtime, playground)
         self.store = LocalStore(runtime.state_dir)
@@ -143,6 +146,7 @@ class LocalServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> LocalServer:
+        resume_interrupted(RunStore(self.store), self.queue, self.worker_log)  # what a stop mid-run left under way
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
         threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()
@@ -204,6 +208,17 @@ class LocalServer:
             self.playground.close()
         if self.sandbox is not None:
             self.sandbox.close()
+
+
+def _listen(host: str, port: int) -> _Server:
+    """The server bound to ``host:port``; a port taken (or a host this machine does not have) is the command's
+    usage, said in one line: a ConfigError, never a traceback."""
+    try:
+        return _Server((host, port), _Handler)
+    except OSError as error:
+        taken = error.errno in (errno.EADDRINUSE, errno.EACCES)  # in use, or a port below 1024 for a user
+        hint = "choose another port with --port N" if taken else "check --host and --port"
+        raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror or error}): {hint}") from None
 
 
 def api_gateway_event(method: str, path: str, headers: dict[str, str], body: bytes, query: str = "") -> dict[str, Any]:

@@ -16,12 +16,13 @@ from ..record import RunState, RunStatus
 from ..sandbox.outputs import code_files
 from ..stopping import StopCheck
 from ..stores import StoreFileStore
+from ..stores.running import Started
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
 from .access import admitted, charge
 from .approvals import ChannelApprover, pending, wake_when_expired
 from .connections import connections_for
-from .finish import finish, not_started
+from .finish import finish, loaded, not_started
 from .grants import granted
 from .handlers import Delivery
 from .inputs import measure, message_for, resolved
@@ -45,8 +46,10 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
     from ..runtime import build_agent  # the model client, context engine, tools: primed (setup.prime_worker)
 
     process = delivery.process
-    workflow = process.workflow(str(event.workflow))
     files = StoreFileStore(process.store, thread_partition(event.thread_id))
+    workflow = loaded(delivery, event, run_id, files)
+    if isinstance(workflow, Outcome):  # its file cannot be read: a failed run, the person told which key or line
+        return workflow
     checkpoint = delivery.runs.load_checkpoint(run_id)
     door = admitted(delivery, event, workflow, run_id, checkpoint[0] if checkpoint is not None else None)
     if isinstance(door, Outcome):  # its access rules or a budget refused a new run: the person was told why
@@ -123,7 +126,8 @@ def _prepare(
 def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:
     process = delivery.process
     hooks: list[Hook] = [
-        ProgressHook(channel.progress, workflow=str(event.workflow), interval=process.progress_interval)
+        Started(delivery.runs, event.thread_id),  # runs list: running, then interrupted if this process ends mid-run
+        ProgressHook(channel.progress, workflow=str(event.workflow), interval=process.progress_interval),
     ]
     if isinstance(channel, SlackChannel) and channel.thread_ts:  # the answer streams into its thread
         hooks.append(AnswerStreamHook(channel.stream))
