@@ -129,6 +129,30 @@ def test_a_ticket_and_a_comment_become_jiras_signed_webhooks_and_the_answer_a_co
     assert [e.kind for e in events(server)] == ["comment_created", "issue_created"]  # newest first
 
 
+FILE_NAMES = st.lists(
+    st.one_of(st.sampled_from(["Sam", "Dana", "pg-sam", "U0SAM", "report.pdf"]), st.text(min_size=1, max_size=20)),
+    max_size=3,
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reporter=st.sampled_from(["U0DANA", "U0SAM"]), names=FILE_NAMES)
+def test_an_issues_run_is_for_its_reporter_whatever_its_files_are_named(
+    served: Any, reporter: str, names: list[str]
+) -> None:
+    """The webhook's ``user`` (who the run is for, in ``runs stats --by person``) is the reporter: never the name
+    of a file attached to the issue."""
+    from agent_runtime.playground.layout import PEOPLE, jira_account
+    from agent_runtime.reading.figures import requester_of
+
+    server, token = served
+    files = [{"name": name, "data": "aGk="} for name in names]
+    body = {"user": reporter, "project": "PROJ", "summary": "Export fails", "files": files}
+    key = act(server.url, "ticket", body, token)["key"]
+    event = until(lambda: next((e for e in events(server) if e.reply_to.get("issue_key") == key), None))
+    assert requester_of(event.source, event.user) == f"jira:{jira_account(PEOPLE[reporter])}"
+
+
 def test_a_signed_delivery_and_a_schedule_fired_now_start_their_runs(served: Any) -> None:
     server, token = served
     body = json.dumps(
