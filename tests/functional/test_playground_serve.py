@@ -153,6 +153,33 @@ def test_an_issues_run_is_for_its_reporter_whatever_its_files_are_named(
     assert requester_of(event.source, event.user) == f"jira:{jira_account(PEOPLE[reporter])}"
 
 
+ANYWHERE = """\
+name: anywhere
+description: Answers a mention in any channel.
+prompt: You answer.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  slack: {channels: ["*"]}
+"""
+
+
+@pytest.mark.parametrize("workflows", [ALL, {**ALL, "anywhere": ANYWHERE}], ids=["named", "with-any-channel"])
+def test_each_channels_header_names_the_workflow_a_mention_there_starts(tmp_path: Path, workflows: Any) -> None:
+    """What the page says a mention starts in a channel (its header) is what serve's webhook starts for a mention
+    there: in a schedule's answer channel, the workflow that takes any channel, or nothing."""
+    with playground(tmp_path, workflows) as server:
+        token = page_token(server.url)
+        assert server.playground is not None
+        rooms = server.playground.layout.to_dict()["channels"]
+        for room in rooms:
+            sent = act(server.url, "message", {"channel": room["id"], "text": "@agent what is new?"}, token)
+            answer = sent["sent"]["answer"]
+            started = answer.get("workflow") if answer.get("status") == "queued" else None
+            assert started == room["mention"], (room, answer)
+    digest = next(room for room in rooms if room["id"] == "C0DIGEST")
+    assert digest["mention"] == ("anywhere" if "anywhere" in workflows else None)
+
+
 def test_a_signed_delivery_and_a_schedule_fired_now_start_their_runs(served: Any) -> None:
     server, token = served
     body = json.dumps(
