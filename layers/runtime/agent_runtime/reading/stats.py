@@ -207,8 +207,8 @@ def table(report: Mapping[str, Any]) -> str:
     inert."""
     by = report["by"]
     first, second = (str(by), "") if by else ("workflow", "trigger")
-    head = f"{first:<24} {second:<9} {'runs':>5} {'failed':>7} {'stopped':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
-    head += f"{'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
+    head = f"{first:<24} {second:<9} {'runs':>5} {'failed':>7} {'stopped':>7} {'cost':>10} {'tokens':>10} "
+    head += f"{'cached':>7} {'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
     lines = [head]
     for row in report["groups"]:
         wait = f" ({row['approval_wait_s_p50']:.0f}s)" if row["approval_wait_s_p50"] is not None else ""
