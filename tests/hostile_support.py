@@ -15,7 +15,7 @@ LIMIT = 1 << 30
 TOOLS = """
 import json, resource
 from agent_runtime import RunContext, ToolRegistry
-from agent_runtime.extract.tools import DOCUMENT_TOOLS
+from agent_runtime.files.documents import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.models import ToolCall

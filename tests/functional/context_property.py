@@ -22,8 +22,8 @@ from typing import Any
 
 from agent_runtime import Agent, ConfigError, RunStatus, ToolRegistry
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter, budget
-from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
+from agent_runtime.files.documents import DOCUMENT_TOOLS
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.messages import system_prompt, text_of
 from agent_runtime.models import dialect, probe

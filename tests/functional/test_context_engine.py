@@ -243,6 +243,7 @@ def test_parallel_file_reads_share_the_ledger_safely(scripted: Start) -> None:
 
 def test_a_range_read_does_not_stream_the_whole_file_once_its_size_is_known() -> None:
     from agent_runtime import RunContext
+    from agent_runtime.files.readable import TEXT_SAMPLE
     from agent_runtime.files.store import CHUNK_SIZE
 
     class CountingStore(InMemoryFileStore):
@@ -271,11 +272,11 @@ def test_a_range_read_does_not_stream_the_whole_file_once_its_size_is_known() ->
         {"id": meta.id, "start_line": 10, "end_line": 12}, RunContext("r", "w", files, ledger=KnownSizes())
     )
     assert result.startswith(f"[huge.log ({meta.id}) lines 10-12 of 120000]")
-    assert files.read_bytes <= CHUNK_SIZE  # one chunk, not 7 MB
+    assert files.read_bytes <= CHUNK_SIZE + TEXT_SAMPLE  # one chunk and the text test's sample, not 7 MB
 
 
 def test_extract_file_makes_a_new_file_the_file_tools_can_read(scripted: Start) -> None:
-    from agent_runtime.extract.tools import DOCUMENT_TOOLS
+    from agent_runtime.files.documents import DOCUMENT_TOOLS
 
     from tests.documents_support import make_docx
 
@@ -304,7 +305,7 @@ def test_extract_file_makes_a_new_file_the_file_tools_can_read(scripted: Start) 
     assert "# Retry design" in seen["extract"]
     assert "1:\t# Retry design" in results[0] and "## Goals" in results[0]
     assert results[1].startswith(f"[already extracted: file {seen['id']}")
-    assert results[2] == "ERROR: design.docx is binary: use extract_file first"
+    assert results[2].startswith(f"[design.docx.md ({seen['id']}), whole file]\n# Retry design")  # its text
     assert results[3].endswith("]\n50 4b 03 04")  # "PK\x03\x04", the zip signature, as hex
     assert files.meta(seen["id"]).source == "extracted"
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from agent_runtime import Agent, Hook, RunState, RunStatus, ToolRegistry
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
-from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
+from agent_runtime.files.documents import DOCUMENT_TOOLS
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.messages import text_of
 from agent_runtime.testing import Fail, Raw, Reply, ScriptedRequest, ScriptedServer, call, calls, reply

@@ -148,6 +148,10 @@ def test_each_missing_credential_is_named_and_no_set_one_is(present: set[str], s
     assert ("JIRA_WEBHOOK_SECRET (or JIRA_SHARED_SECRET) is not set" in said) is not bool(verify)
     if set(KEYS) <= present and site:
         assert lacking == []
+    # What serve does without them is said as it is: without SLACK_BOT_TOKEN it serves the playground, which takes
+    # Slack's and JIRA's events in their place; with it, there is no playground to point to.
+    serves = [why for key, why in lacking if key.startswith(("triggers.slack", "triggers.jira"))]
+    assert all(("playground" in why) is ("slack_bot_token" not in present) for why in serves), serves
 
 
 TYPOED = [

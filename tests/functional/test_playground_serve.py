@@ -129,6 +129,57 @@ def test_a_ticket_and_a_comment_become_jiras_signed_webhooks_and_the_answer_a_co
     assert [e.kind for e in events(server)] == ["comment_created", "issue_created"]  # newest first
 
 
+FILE_NAMES = st.lists(
+    st.one_of(st.sampled_from(["Sam", "Dana", "pg-sam", "U0SAM", "report.pdf"]), st.text(min_size=1, max_size=20)),
+    max_size=3,
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reporter=st.sampled_from(["U0DANA", "U0SAM"]), names=FILE_NAMES)
+def test_an_issues_run_is_for_its_reporter_whatever_its_files_are_named(
+    served: Any, reporter: str, names: list[str]
+) -> None:
+    """The webhook's ``user`` (who the run is for, in ``runs stats --by person``) is the reporter: never the name
+    of a file attached to the issue."""
+    from agent_runtime.playground.layout import PEOPLE, jira_account
+    from agent_runtime.reading.figures import requester_of
+
+    server, token = served
+    files = [{"name": name, "data": "aGk="} for name in names]
+    body = {"user": reporter, "project": "PROJ", "summary": "Export fails", "files": files}
+    key = act(server.url, "ticket", body, token)["key"]
+    event = until(lambda: next((e for e in events(server) if e.reply_to.get("issue_key") == key), None))
+    assert requester_of(event.source, event.user) == f"jira:{jira_account(PEOPLE[reporter])}"
+
+
+ANYWHERE = """\
+name: anywhere
+description: Answers a mention in any channel.
+prompt: You answer.
+model: {name: gpt-4.1-mini, context_window: 128000}
+triggers:
+  slack: {channels: ["*"]}
+"""
+
+
+@pytest.mark.parametrize("workflows", [ALL, {**ALL, "anywhere": ANYWHERE}], ids=["named", "with-any-channel"])
+def test_each_channels_header_names_the_workflow_a_mention_there_starts(tmp_path: Path, workflows: Any) -> None:
+    """What the page says a mention starts in a channel (its header) is what serve's webhook starts for a mention
+    there: in a schedule's answer channel, the workflow that takes any channel, or nothing."""
+    with playground(tmp_path, workflows) as server:
+        token = page_token(server.url)
+        assert server.playground is not None
+        rooms = server.playground.layout.to_dict()["channels"]
+        for room in rooms:
+            sent = act(server.url, "message", {"channel": room["id"], "text": "@agent what is new?"}, token)
+            answer = sent["sent"]["answer"]
+            started = answer.get("workflow") if answer.get("status") == "queued" else None
+            assert started == room["mention"], (room, answer)
+    digest = next(room for room in rooms if room["id"] == "C0DIGEST")
+    assert digest["mention"] == ("anywhere" if "anywhere" in workflows else None)
+
+
 def test_a_signed_delivery_and_a_schedule_fired_now_start_their_runs(served: Any) -> None:
     server, token = served
     body = json.dumps(

@@ -110,3 +110,36 @@ def test_an_impossible_period_is_one_line_from_the_command(tmp_path: Path) -> No
     shown = run_cli("runs", "stats", "--since", "1000000d", env={"AGENT_STATE_DIR": str(tmp_path)})
     assert shown.returncode == 2 and shown.stdout == "" and "Traceback" not in shown.stderr
     assert shown.stderr.startswith("agent-runtime: error: --since ") and shown.stderr.count("\n") == 1
+
+
+STATUSES = ["completed", "stopped", "failed", "tool_call_limit", "cost_limit", "suspended", "awaiting_approval"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(statuses=st.lists(st.sampled_from(STATUSES), min_size=1, max_size=12))
+def test_a_run_a_person_stopped_is_counted_as_stopped_never_as_failed(statuses: list[str]) -> None:
+    """Was: ``slack:U0DANA 12 runs, 2 failed`` where those two were stopped by a person. A stop is counted apart
+    (``stopped``, in the table and in --json beside the keys it had); every other run that did not complete is a
+    failure, as before, and each run is counted once."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        store = LocalStore(Path(folder))
+        for number, status in enumerate(statuses):
+            run_id, started = f"run-{number:05d}", (NOW - timedelta(minutes=number + 1)).isoformat()
+            record = {"run_id": run_id, "workflow": "ops", "status": status, "started_at": started}
+            write(store, run_partition(run_id), RECORD, record)
+            write(store, RUNS_INDEX, f"{started}#{run_id}", {"run_id": run_id, "started_at": started})
+        patch.setenv("AGENT_STATE_DIR", folder)
+        code, out, err = stats("--json")
+        assert code == 0, err
+        report = json.loads(out)
+        [group] = report["groups"]
+        stopped, completed = statuses.count("stopped"), statuses.count("completed")
+        assert (group["stopped"], report["stopped"]) == (stopped, stopped)
+        assert group["failures"] == len(statuses) - stopped - completed
+        assert group["failure_rate"] == round(group["failures"] / len(statuses), 4)
+        assert "stopped" not in report["failures_by_reason"]
+        code, out, err = stats()
+        header, row = out.splitlines()[1:3]
+        assert "stopped" in header.split() and row.split()[5] == str(stopped), out

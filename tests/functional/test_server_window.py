@@ -11,8 +11,8 @@ import openai
 import pytest
 from agent_runtime import Agent, RunStatus, ToolRegistry
 from agent_runtime.context import ContextEngine, ContextSettings, TokenCounter
-from agent_runtime.extract.tools import DOCUMENT_TOOLS
 from agent_runtime.files import InMemoryFileStore
+from agent_runtime.files.documents import DOCUMENT_TOOLS
 from agent_runtime.files.tools import FILE_TOOLS
 from agent_runtime.models import OpenAIChatModel
 from agent_runtime.models.probe import ServerInfo, probe

@@ -4,7 +4,7 @@ by any path (no cycle of modules, nor of packages). From the top: the command li
 webhook app (``service``) beside the evals; the wiring (``runtime``); the test support; a script's coordinator; the
 loop and the features it runs (sub-agents, declared toolsets, trigger sources, pages) beside serve's playground;
 what comes in (``triggers``) and goes out (``chat``), the read side's figures and the loop's parts; the store, the
-context engine, extraction, the sandbox; approvals, files, the record, skills; tools, spend and the workflow, which
+context engine, the sandbox; approvals, files, the record, skills; extraction, tools, spend and the workflow, which
 holds each feature's settings (a feature imports its settings from the workflow, never the workflow a feature);
 models and the read side's transcript and chart; the config, hooks, the run context, stopping and the typed read
 side; and the ground: values and helpers every floor may use (errors, the inbound event, run events, messages, text
@@ -40,7 +40,6 @@ FLOORS = {
     "trace": 7,
     "triggers": 7,
     "context": 6,
-    "extract": 6,
     "sandbox": 6,
     "steps": 6,
     "stores": 6,
@@ -48,6 +47,7 @@ FLOORS = {
     "files": 5,
     "record": 5,
     "skills": 5,
+    "extract": 4,
     "spend": 4,
     "tools": 4,
     "workflows": 4,

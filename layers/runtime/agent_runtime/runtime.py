@@ -23,8 +23,8 @@ from .coordinator import ScriptAgent
 from .deployment import Services as Services  # here before deployment.py: their importers' name
 from .deployment import deployed as deployed
 from .errors import ConfigError, ToolError
-from .extract.tools import DOCUMENT_TOOLS
 from .files import FileStore
+from .files.documents import DOCUMENT_TOOLS
 from .files.preload import PreloadHook
 from .files.tools import FILE_TOOLS
 from .hooks import Hook

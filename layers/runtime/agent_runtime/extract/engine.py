@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .exceptions import ExtractionError
 from .safety import Budget, Limits
 
+DOCUMENTS = {".pdf": "PDF", ".docx": "DOCX", ".pptx": "PPTX", ".xlsx": "XLSX"}  # a name's suffix → the kind it says
 TEXT_TYPES = (".txt", ".md", ".markdown", ".log", ".json", ".yaml", ".yml", ".xml", ".rst")
 
 
@@ -37,6 +38,9 @@ def _sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | None]:
         try:
             archive = zipfile.ZipFile(io.BytesIO(data))
         except (zipfile.BadZipFile, OSError):
+            said = _named_kind(name)
+            if said:
+                raise ExtractionError(f"the {said} is corrupt or truncated: its zip container is broken") from None
             raise ExtractionError("the file looks like a zip container but is broken") from None
         names = set(archive.namelist())
         for kind, part in (
@@ -50,7 +54,16 @@ def _sniff(data: bytes, name: str) -> tuple[str, zipfile.ZipFile | None]:
     return _plain_kind(data, name), None
 
 
+def _named_kind(name: str) -> str | None:
+    """The document kind the file's name says (``report.pdf``: PDF), if any."""
+    lower = name.lower()
+    return DOCUMENTS.get(lower[lower.rfind(".") :]) if "." in lower else None
+
+
 def _plain_kind(data: bytes, name: str) -> str:
+    said = _named_kind(name)
+    if said:  # named as a document, but its first bytes are not one's
+        raise ExtractionError(f"the {said} is corrupt: it does not begin as a {said} file does (or it is not one)")
     lower = name.lower()
     if lower.endswith((".html", ".htm")) or data[:512].lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return "html"

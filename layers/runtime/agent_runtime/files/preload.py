@@ -2,7 +2,8 @@
 
 Text attachments contribute their first ``preload_kb`` KB (cut on a line); images become image parts for
 vision models (their token cost is counted from their size). Binary documents are never preloaded: the model
-extracts them. Preloaded ranges count as read in the ledger, so the status shows them.
+extracts them (file_read reads their text); a file named as text that fails the text test (files/readable.py) is
+said to be binary instead. Preloaded ranges count as read in the ledger, so the status shows them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..messages import quoted, text_of
 from ..state import Slot
 from ..workflows.files import FileSettings
 from .images import IMAGE_TYPES
+from .readable import TEXT_SAMPLE, binary, looks_like_text
 from .store import is_text
 
 if TYPE_CHECKING:
@@ -56,6 +58,8 @@ class PreloadHook(Hook):
             return None
         limit = self.settings.preload_kb * 1024
         chunk = files.read(meta.id, 0, limit)
+        if not looks_like_text(chunk[:TEXT_SAMPLE], whole=meta.size_bytes <= min(limit, TEXT_SAMPLE)):
+            return {"type": "text", "text": f"[not preloaded: {binary(meta)}]"}  # named as text, but it is not
         complete = meta.size_bytes <= limit
         if not complete and b"\n" in chunk:
             chunk = chunk[: chunk.rfind(b"\n")]  # whole lines, so coverage and the next read line up

@@ -11,6 +11,7 @@ from ..run_context import RunContext
 from ..tools import Tool, tool
 from .exceptions import FileRangeError
 from .grep import Row, compile_pattern, scan
+from .readable import text_meta
 
 MAX_CHARS_WITHOUT_LEDGER = 60_000  # when no context engine runs (bare Agent), keep reads modest
 MAX_LINE_CHARS = 2_000  # a line longer than this is cut in file_regex output
@@ -53,6 +54,7 @@ def file_read(
 ) -> str:
     """Read a file from this run's files list: the whole file, a line range, or a byte range.
 
+    A document (PDF, DOCX, PPTX, XLSX) is read as its extracted text; a binary file cannot be read as text.
     Lines come back numbered so you can cite them. A read larger than the context budget allows returns the
     largest part that fits and says where to continue; a line too long to show whole is shown by bytes.
 
@@ -63,15 +65,15 @@ def file_read(
         start_byte: First byte to return (0-based), for a byte range instead of lines.
         end_byte: Byte offset to stop before. Omit to read to the end.
     """
-    meta = ctx.files.meta(id)
     if (start_byte is not None or end_byte is not None) and (start_line is not None or end_line is not None):
         raise FileRangeError("give a line range or a byte range, not both")
+    meta = text_meta(ctx, id)  # a document's extracted text; a binary file is an error saying so
     if start_byte is not None or end_byte is not None:
-        return _read_bytes(ctx, id, start_byte or 0, meta.size_bytes if end_byte is None else end_byte)
+        return _read_bytes(ctx, meta.id, start_byte or 0, meta.size_bytes if end_byte is None else end_byte)
     first = 1 if start_line is None else start_line
     if first < 1 or (end_line is not None and end_line < first):
         raise FileRangeError(f"invalid line range {start_line}..{end_line}: lines count from 1")
-    return _read_lines(ctx, id, first, end_line)
+    return _read_lines(ctx, meta.id, first, end_line)
 
 
 class _Fitter:
@@ -218,13 +220,13 @@ def file_regex(
         context: Lines of context to show before and after each match (0-10).
         ignore_case: Match case-insensitively.
     """
-    meta = ctx.files.meta(id)
     if not 1 <= max_matches <= MAX_MATCHES:
         raise ToolError(f"max_matches must be between 1 and {MAX_MATCHES}")
     if not 0 <= context <= 10:
         raise ToolError("context must be between 0 and 10 lines")
     compiled = compile_pattern(pattern, ignore_case)
-    blocks, matches, scanned = scan(ctx, id, compiled, max_matches, context)
+    meta = text_meta(ctx, id)  # a document's extracted text; a binary file is an error saying so
+    blocks, matches, scanned = scan(ctx, meta.id, compiled, max_matches, context)
     header = (
         f"[{meta.name} ({meta.id}): {matches} matching line(s) for /{pattern}/"
         f"{' (stopped at max_matches)' if matches >= max_matches else ''}, {scanned:,} lines scanned"
@@ -234,7 +236,7 @@ def file_regex(
         raise ToolError(refusal_message(ctx, meta.name, f"{matches} matches", tokens, "fewer matches or less context"))
     if ctx.ledger is not None:
         for block in shown:
-            ctx.ledger.record_read(id, tool="file_regex", lines=(block[0][0], block[-1][0]))
+            ctx.ledger.record_read(meta.id, tool="file_regex", lines=(block[0][0], block[-1][0]))
     return text
 
 

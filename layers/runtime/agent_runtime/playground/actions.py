@@ -120,8 +120,8 @@ def new_ticket(play: Playground, body: Body) -> Body:
     summary, description, files = str(body["summary"])[:255], str(body.get("description") or ""), _files(body)
     name = play.layout.people[user]
     issue = new_issue(play.workspace, project, kind, summary, description, labels, jira_account(name))
-    for name, data in files:
-        attach(play.workspace, issue, name, data, play.jira.base)
+    for filename, data in files:
+        attach(play.workspace, issue, filename, data, play.jira.base)
     play.workspace.put(ISSUE, issue["key"], issue)
     who = {"accountId": jira_account(name), "displayName": name}
     payload = {"webhookEvent": "jira:issue_created", "issue_event_type_name": "issue_created", "user": who}

@@ -29,6 +29,7 @@ class Room:
     id: str
     name: str
     listening: tuple[str, ...] = ()  # what starts a run here: "document-feedback (mentions)", ...
+    mention: str | None = None  # the workflow a mention here starts, as serve routes it (None: nothing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,10 @@ class Layout:
             "team": TEAM,
             "bot": {"user": BOT_USER, "name": BOT_NAME},
             "people": [{"id": user, "name": name} for user, name in self.people.items()],
-            "channels": [{"id": r.id, "name": r.name, "listening": list(r.listening)} for r in self.channels],
+            "channels": [
+                {"id": r.id, "name": r.name, "listening": list(r.listening), "mention": r.mention}
+                for r in self.channels
+            ],
             "dm": {"id": DM, "workflow": self.dm_workflow},
             "reactions": list(self.reactions),
             "jira": list(self.jira),
@@ -93,7 +97,9 @@ def layout_of(workflows: Sequence[Workflow], runs_channel: str | None = None) ->
                 listening.setdefault(where, []).append(f"{workflow.name} (schedule {schedule.name})")
     if runs_channel:
         listening.setdefault(runs_channel, []).append("a line per finished run (the runs channel)")
-    rooms = tuple(Room(cid, channel_name(cid), tuple(said)) for cid, said in listening.items())
+    rooms = tuple(
+        Room(cid, channel_name(cid), tuple(said), mentioned(cid, workflows)) for cid, said in listening.items()
+    )
     dms = next((w.name for w in workflows if w.triggers.slack and w.triggers.slack.direct_messages), None)
     approvers = [a for w in workflows for a in w.tools.approvers if _USER.fullmatch(a)]  # who may decide: here too
     emoji = dict.fromkeys([r for w in workflows if w.triggers.slack for r in w.triggers.slack.reactions])
@@ -112,6 +118,25 @@ def layout_of(workflows: Sequence[Workflow], runs_channel: str | None = None) ->
         people={**PEOPLE, **{user: person_name(user) for user in approvers if user not in PEOPLE}},
         usergroups=_usergroups(workflows),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Mention:
+    """What routing reads of a mention in a channel (a ``Routed``)."""
+
+    attributes: Mapping[str, Any]
+    source: str = "slack"
+    kind: str = "app_mention"
+
+
+def mentioned(channel: str, workflows: Sequence[Workflow]) -> str | None:
+    """The workflow a mention in ``channel`` starts, chosen as serve's webhook chooses it (a channel's own workflow
+    before one that takes any channel): a schedule's answer channel may still take mentions, for another one."""
+    from ..sources.base import first_match
+    from ..sources.slack_mention import SlackMention
+
+    found = first_match(SlackMention(), _Mention({"channel": channel}), workflows)
+    return found.name if found is not None else None
 
 
 def _usergroups(workflows: Sequence[Workflow]) -> dict[str, tuple[str, ...]]:

@@ -108,7 +108,8 @@ class Group:
     """The runs of one workflow from one trigger."""
 
     runs: int = 0
-    failures: int = 0
+    failures: int = 0  # runs that did not complete, but for a person's stop
+    stopped: int = 0  # runs a person stopped: no failure of the run's
     cost: float = 0.0
     tokens: int = 0
     prompt: int = 0
@@ -123,7 +124,8 @@ class Group:
 
     def add(self, run: Figures, ratings: Sequence[Rating]) -> None:
         self.runs += 1
-        self.failures += run.reason is not None
+        self.stopped += run.status == STOPPED
+        self.failures += run.reason is not None and run.status != STOPPED
         self.cost += run.cost
         self.tokens, self.prompt, self.cached = (
             self.tokens + run.tokens,
@@ -143,6 +145,7 @@ class Group:
             "runs": self.runs,
             "failures": self.failures,
             "failure_rate": round(self.failures / self.runs, 4),
+            "stopped": self.stopped,
             "cost_usd": round(self.cost, 6),
             "tokens": self.tokens,
             "cached_share": round(self.cached / self.prompt, 4) if self.prompt else 0.0,
@@ -155,6 +158,7 @@ class Group:
         }
 
 
+STOPPED = "stopped"  # a person's stop ends a run on purpose: counted apart from the failures
 BY = ("person", "team", "workflow")  # runs stats --by: cost and the rest per requester, access group, workflow
 NO_TEAM = "(no team)"
 
@@ -176,12 +180,13 @@ def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]], by: str | None = No
     workflow instead of per workflow and trigger)."""
     groups: dict[tuple[str, ...], Group] = defaultdict(Group)
     reasons, tools, skills = Counter[str](), Counter[str](), Counter[str]()
-    total = 0
+    total = stopped = 0
     for run, ratings in runs:
         total += 1
         for key in _keys(run, by):
             groups[key].add(run, ratings)
-        reasons.update([run.reason] if run.reason else [])
+        reasons.update([run.reason] if run.reason and run.status != STOPPED else [])
+        stopped += run.status == STOPPED
         tools.update(run.tools)
         skills.update(run.skills)
     names = (by,) if by else ("workflow", "trigger")
@@ -190,6 +195,7 @@ def add_up(runs: Iterable[tuple[Figures, Sequence[Rating]]], by: str | None = No
         "runs": total,
         "by": by,
         "groups": rows,
+        "stopped": stopped,
         "failures_by_reason": dict(reasons.most_common()),
         "tool_calls_by_tool": dict(tools.most_common()),
         "skill_loads_by_skill": dict(skills.most_common()),
@@ -201,8 +207,8 @@ def table(report: Mapping[str, Any]) -> str:
     inert."""
     by = report["by"]
     first, second = (str(by), "") if by else ("workflow", "trigger")
-    head = f"{first:<24} {second:<9} {'runs':>5} {'failed':>7} {'cost':>10} {'tokens':>10} {'cached':>7} "
-    head += f"{'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
+    head = f"{first:<24} {second:<9} {'runs':>5} {'failed':>7} {'stopped':>7} {'cost':>10} {'tokens':>10} "
+    head += f"{'cached':>7} {'1st token':>10} {'duration':>9} {'tools':>6} {'approvals':>10} {'good/bad':>9}"
     lines = [head]
     for row in report["groups"]:
         wait = f" ({row['approval_wait_s_p50']:.0f}s)" if row["approval_wait_s_p50"] is not None else ""
@@ -211,7 +217,7 @@ def table(report: Mapping[str, Any]) -> str:
         trigger = inert.terminal(str(row[second])[:9]) if second else ""
         lines.append(
             f"{workflow:<24} {trigger:<9} {row['runs']:>5} "
-            f"{row['failures']:>3} {row['failure_rate']:>3.0%} {cost:>10} {row['tokens']:>10,} "
+            f"{row['failures']:>3} {row['failure_rate']:>3.0%} {row['stopped']:>7} {cost:>10} {row['tokens']:>10,} "
             f"{row['cached_share']:>7.0%} {_ms(row['first_token_ms_p50']):>10} {_s(row['duration_s_p50']):>9} "
             f"{row['tool_calls']:>6} {str(row['approvals']) + wait:>10} "
             f"{row['feedback']['good']:>4}/{row['feedback']['bad']:<4}"

@@ -16,21 +16,24 @@ def missing_credentials(workflow: Workflow, secret: Secret, *, jira_site: bool) 
     """(key, why) for each credential the workflow's triggers would use and this machine lacks. ``jira_site``:
     JIRA_BASE_URL and JIRA_EMAIL are set (the account answers are posted as)."""
     triggers, found = workflow.triggers, []
+    playground = "" if secret("slack_bot_token") else _PLAYGROUND
     if triggers.slack is not None:
         lacking = _unset(secret, "slack_signing_secret", "slack_bot_token")
         if lacking:
-            found.append(("triggers.slack", f"{lacking}: serve cannot take or answer this workflow's Slack events"))
+            found.append(("triggers.slack", f"{lacking}: a Slack workspace's events for it are refused{playground}"))
     if triggers.jira is not None:
         if not (secret("jira_webhook_secret") or secret("jira_shared_secret")):
             found.append(
                 (
                     "triggers.jira",
                     f"{_named('jira_webhook_secret')} (or {_named('jira_shared_secret')}) "
-                    "is not set: serve refuses JIRA's webhooks for it",
+                    f"is not set: serve refuses a JIRA site's webhooks for it{playground}",
                 )
             )
         if not _jira(secret, jira_site):
-            found.append(("triggers.jira", f"{_JIRA_ANSWERS}: its answers cannot be commented"))
+            found.append(
+                ("triggers.jira", f"{_JIRA_ANSWERS}: its answers cannot be commented on a JIRA site{playground}")
+            )
     if triggers.webhook is not None and not secret(triggers.webhook.secret):
         refused = f"every POST /hooks/{workflow.name} is refused until it is"
         if triggers.webhook.signature == "notion":
@@ -46,6 +49,8 @@ def missing_credentials(workflow: Workflow, secret: Secret, *, jira_site: bool) 
     return found
 
 
+# Without SLACK_BOT_TOKEN, serve serves the playground: it stands in for Slack and JIRA with secrets of its own.
+_PLAYGROUND = "; serve's playground (no SLACK_BOT_TOKEN) stands in for them meanwhile: docs/playground.md"
 _JIRA_ANSWERS = "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN are not all set (the account JIRA answers come from)"
 
 

@@ -429,14 +429,21 @@
     }
   }
 
+  // What happens here, as serve routes it: a mention starts the workflow the layout names (maybe one that takes
+  // any channel, not the schedule that answers here).
+  function topic(room) {
+    const here = room.listening.length ? `Here: ${room.listening.join("; ")}. ` : "";
+    return room.mention ? `${here}A mention of @agent starts ${room.mention}.`
+      : `${here}A mention of @agent here starts nothing.`;
+  }
+
   function drawRoom() {
     const dm = S.view.kind === "dm";
     const room = dm ? null : S.layout.channels.find((c) => c.id === S.view.id);
     $("title").textContent = dm ? `${S.layout.bot.name} · the app's pane` : `# ${room.name}`;
     $("topic").textContent = dm
       ? (S.layout.dm.workflow ? `Direct messages go to ${S.layout.dm.workflow}.` : "No workflow takes direct messages.")
-      : room.listening.length ? `Here: ${room.listening.join("; ")}. Mention @agent to ask.`
-        : "No workflow listens here: messages start nothing.";
+      : topic(room);
     $("composer-text").placeholder = dm ? "Message the app…" : `Message #${room.name} (@agent to ask the app)`;
     const prompts = dm ? ((S.panes.get(S.layout.dm.id) || {}).prompts || {})[""] || [] : [];
     $("prompts").hidden = !prompts.length;

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
-from ..files import EXTRACTED
-from ..files.tools import MAX_BYTES_PER_TOKEN, MAX_CHARS_WITHOUT_LEDGER, fits_budget, refusal_message
+from ..errors import ToolError
 from ..run_context import RunContext
 from ..tools import Tool, tool
-from .engine import extract
-from .exceptions import ExtractionError
+from .readable import OWN, extracted, is_document_file, text_meta
+from .store import EXTRACTED
+from .tools import MAX_BYTES_PER_TOKEN, MAX_CHARS_WITHOUT_LEDGER, fits_budget, refusal_message
 
 PREVIEW_CHARS = 1_500
 PEEK_MAX = 4_096
@@ -30,10 +28,9 @@ def extract_file(ctx: RunContext, id: str) -> str:
     done = EXTRACTED.use(ctx.state)
     if id in done:
         return _describe(ctx, done[id], already=True)
-    result = extract(ctx.files.read(id), meta.name)
-    name = f"{PurePath(meta.name).stem}.{result.kind}.md"
-    new = ctx.files.put(result.text.encode("utf-8"), name=name, mimetype="text/markdown", source="extracted")
-    done[id] = new.id
+    if meta.source not in OWN:
+        is_document_file(ctx, meta)  # a binary file is an error saying so, never "text" of its bytes
+    new, result = extracted(ctx, meta)
     pages = f", {result.pages} pages" if result.pages else ""
     return _describe(ctx, new.id, already=False, extra=f"from {meta.name} ({result.kind}{pages})")
 
@@ -78,30 +75,29 @@ def peek_file(ctx: RunContext, id: str, start: int = 0, stop: int = 512) -> str:
 def load_file(ctx: RunContext, id: str) -> str:
     """Load a whole text file into the conversation at once (refused when it does not fit the context budget).
 
-    For documents (PDF, DOCX) use extract_file first; for big files prefer file_regex and file_read ranges.
+    A document (PDF, DOCX, PPTX, XLSX) loads its extracted text; for big files prefer file_regex and file_read
+    ranges.
 
     Args:
         id: The file id.
     """
-    meta = ctx.files.meta(id)
+    meta = text_meta(ctx, id)  # a document's extracted text; a binary file is refused, saying so
     budget = ctx.ledger.remaining_tokens() if ctx.ledger is not None else MAX_CHARS_WITHOUT_LEDGER
     if meta.size_bytes > budget * MAX_BYTES_PER_TOKEN:  # sized from metadata: never loaded to be refused
-        raise ExtractionError(
+        raise ToolError(
             f"not loaded: {meta.name} is {meta.size_bytes:,} bytes, far more than the {budget:,} tokens left in the "
             "context window. Read it in parts with file_read (it returns what fits and where to continue), or "
             "search it with file_regex."
         )
-    data = ctx.files.read(id)
-    if b"\0" in data[:4096]:
-        raise ExtractionError(f"{meta.name} is binary: use extract_file first")
+    data = ctx.files.read(meta.id)
     text = f"[{meta.name} ({meta.id}), whole file]\n" + data.decode("utf-8", errors="replace")
     ok, tokens = fits_budget(ctx, text)
     if not ok:
-        raise ExtractionError(
+        raise ToolError(
             refusal_message(ctx, meta.name, "the whole file", tokens, "file_read, which returns what fits,")
         )
     if ctx.ledger is not None:
-        ctx.ledger.record_read(id, tool="load_file", bytes_=(0, max(meta.size_bytes - 1, 0)))
+        ctx.ledger.record_read(meta.id, tool="load_file", bytes_=(0, max(meta.size_bytes - 1, 0)))
     return text
 
 
