@@ -354,7 +354,6 @@ def test_the_readmes_first_workflow_has_its_channel_and_its_approver_in_the_play
             urllib.request.urlopen(f"{server.url}/play/ui/state", timeout=10) as response,
         ):
             layout = json.loads(response.read())["layout"]
-    assert {"id": "C0123INCIDENTS", "name": "incidents", "listening": ["incident-helper (mentions)"]} in layout[
-        "channels"
-    ]
+    room = {"id": "C0123INCIDENTS", "name": "incidents", "listening": ["incident-helper (mentions)"]}
+    assert room | {"mention": "incident-helper"} in layout["channels"]  # and a mention there starts it
     assert {"id": "U0123LEAD", "name": "Lead"} in layout["people"] and layout["dm"]["workflow"] == "incident-helper"

@@ -51,7 +51,7 @@ def _upload_url(api: SlackWebApi, args: Args) -> Args:
     name = str(args.get("filename") or "")
     try:
         length = int(args.get("length") or -1)
-    except ValueError:
+    except (TypeError, ValueError):  # a list, an object: what no length is
         length = -1
     if not name or not 0 <= length <= MAX_FILE_BYTES:
         raise Refused("invalid_arguments", "filename and length (in bytes) are required")

@@ -34,7 +34,7 @@ def _page(messages: list[Args], args: Args) -> Args:
     start = _cursor(args.get("cursor"))
     try:
         limit = max(1, min(MAX_PAGE, int(args.get("limit") or 100)))
-    except ValueError:
+    except (TypeError, ValueError):
         raise Refused("invalid_limit") from None
     page, more = messages[start : start + limit], start + limit < len(messages)
     following = base64.b64encode(f"next_ts:{start + limit}".encode()).decode() if more else ""
