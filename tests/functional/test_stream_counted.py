@@ -39,12 +39,13 @@ def streamed_deletes(s: Any) -> list[str]:
 
 def retried(build: Any, scripted: Any, failing: str, event: str) -> Any:
     """A question answered after a retry: the first attempt streams ``failing`` and stalls part way (the worker's
-    model has a 0.5 s idle timeout, so it fails fast and is retried), the second writes the answer."""
+    model has a 1.5 s idle timeout, so it fails at the stall and is retried — not before it on a loaded machine,
+    where a 0.5 s gap between two chunks cut the fragment before it was shown), the second writes the answer."""
     stalls = Paced(reply(failing), interval=0.001, stall_after=120, stall=30)
     server = scripted(stalls, Paced(reply(ANSWER.strip()), interval=0.001))
     s = build(server)
     s.apis.streams = True
-    model = OpenAIChatModel("gpt-4o", client=server.client(), retry=RetryPolicy(3, 0.01, 0.02), timeout=0.5)
+    model = OpenAIChatModel("gpt-4o", client=server.client(), retry=RetryPolicy(3, 0.01, 0.02), timeout=1.5)
     s.worker.process.models = lambda workflow: nullcontext(model)
     s.post("/slack/events", *slack_request(mention(event, "is payments up?", "1763800001.0")))
     assert s.deliver() == ["answered"]

@@ -103,8 +103,10 @@ def _add_stats(runs_commands: Commands) -> None:
     runs_stats = runs_commands.add_parser(
         "stats",
         help="how the workflows are doing: runs, failures, cost, tokens, tools, approvals, ratings for a period",
-        description="Add up the stored runs of a period, per workflow and trigger: runs and failures, cost, tokens "
-        "and the cached share, time to the first token and duration (medians), tool calls, approvals and their "
+        description="Add up the stored runs of a period, per workflow and trigger: runs, failures (a run that did "
+        "not complete: failed, at a limit, suspended or waiting) and the runs a person stopped (`stopped`, counted "
+        "apart: a stop is no failure), cost, tokens and the cached share, time to the first token and duration "
+        "(medians), tool calls, approvals and their "
         "wait, ratings; then failures by reason, tool calls by tool and skill loads by skill — the figures the "
         "stack's metrics and dashboard carry. Reads every run of the period from the store `runs list` reads; a "
         "run whose record cannot be read is skipped and counted.",
