@@ -63,7 +63,14 @@ def test_the_webhook_init_loads_no_run_record_slack_client_or_agent() -> None:
     assert among(modules, ("agent_runtime.events", "agent_runtime.record", "slack_sdk", *AGENT)) == []
     # Nor the workflows' YAML and loader (read by the first request; before the snapshot under SnapStart), nor the
     # access rules' tool hook and budgets (admission needs the rules alone).
-    late = ("yaml", "agent_runtime.workflows.loader", "agent_runtime.access.hook")
+    # Nor the OAuth flow and its HTTP client (loaded by the first link a person follows).
+    late = (
+        "yaml",
+        "agent_runtime.workflows.loader",
+        "agent_runtime.access.hook",
+        "agent_runtime.identity.flow",
+        "httpx2",
+    )
     assert among(modules, (*late, "agent_runtime.access.budgets")) == []
 
 

@@ -25,6 +25,7 @@ from ..stores.items import ConnectAsk, ConnectAttempt
 from ..triggers import fields
 from ..workflows import Workflow
 from ..workflows.oauth import OAuthProvider
+from .exceptions import FlowRefused
 from .provider import GrantRefused, ProviderClient, ProviderError, pkce_pair
 from .vault import Vault
 
@@ -34,14 +35,6 @@ ASK_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 STATE = re.compile(r"([A-Za-z0-9_-]{43})\.([0-9a-f]{64})")
 CODE = re.compile(r"[\x21-\x7e]{1,2048}")
 ERROR = re.compile(r"[\x20-\x7e]{1,200}")
-
-
-class FlowRefused(AgentRuntimeError):
-    """A request of the flow that does nothing: its HTTP status and why, in a line the person reads."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status, self.reason = status, reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
 
-from ..identity.flow import ConnectFlow, FlowRefused
+from ..identity.exceptions import FlowRefused
 from ..triggers.queue import EventQueue
 from ..triggers.queued import ConnectedMessage
+
+if TYPE_CHECKING:
+    from ..identity.flow import ConnectFlow
 
 HEADERS = {
     "Cache-Control": "no-store",
