@@ -34,6 +34,7 @@ from ..errors import AgentRuntimeError, RunError, ToolError
 from ..files import FileStore
 from ..loop import Agent, call_id_for, remember_ids, stopped
 from ..models import ModelError, ModelRequest, ToolCall
+from ..models.reasoning import visible
 from ..record import RunStatus
 from ..redaction import scrub
 from ..spend import request_cap
@@ -266,7 +267,7 @@ class ScriptAgent(Agent):
             messages=messages, max_output_tokens=cap, timeout=timeout, cancelled=lambda: run.context.stop() is not None
         )
         try:
-            text = self.complete(run, request, source="script").text or ""  # priced as the run's calls are
+            text = visible(self.complete(run, request, source="script").text or "")  # priced as the run's calls are
         except ModelError:
             if (asked := run.context.stop()) is not None:
                 raise _Ended(stopped(run, asked)) from None

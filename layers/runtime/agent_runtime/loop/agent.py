@@ -23,6 +23,7 @@ from ..files import FileStore, InMemoryFileStore
 from ..hooks import Hook, HookChain
 from ..models import ContextLengthExceededError, Model, ModelError, ModelRequest, ModelResponse, ToolCall
 from ..models.prices import prices_for
+from ..models.reasoning import visible
 from ..models.stream import Progress
 from ..record import RunRecord, RunState, RunStatus, new_run_id
 from ..run_context import SUBAGENTS, RunContext, ToolBudget
@@ -181,7 +182,7 @@ class Agent:
             return self.calls.run(run, [ToolCall.from_dict(call) for call in pending])
         last = run.state.messages[-1]
         if last["role"] == "assistant":  # resumed after its final answer was checkpointed: it is done
-            return Final(msgs.text_of(last))
+            return Final(visible(msgs.text_of(last)))
         if run.deadline.expired():
             return Suspended("the deadline was reached before the next model call")
         allowed = request_cap(run.record, run.state.messages, self.workflow.model.max_output_tokens)
@@ -204,7 +205,7 @@ class Agent:
         if not response.tool_calls:
             cap, configured = run.output_cap, self.workflow.model.max_output_tokens
             cut = cut_off(response, cap, configured, allowed) if response.finish_reason == "length" else None
-            return Final(response.text or "", truncated=cut)
+            return Final(visible(response.text or ""), truncated=cut)  # its reasoning stays in the history
         result = self.calls.run(run, list(stored.tool_calls), refused)
         count_unrun(run, len(refused) == len(stored.tool_calls), refused)
         return result

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import ProgressUpdateFailed
 from ..hooks import Hook
+from ..models.reasoning import VisibleStream, visible
 from ..record import RunStatus
 
 if TYPE_CHECKING:
@@ -77,21 +78,22 @@ class AnswerStreamHook(Hook):
     def __init__(self, stream: Any) -> None:
         self.stream = stream  # a chat.stream.AnswerStream (new_call/text/discard/settle/task/close)
         self._attempt = 0  # the attempt of the current model call whose text streams
+        self._words = VisibleStream()  # its words: a reasoning block that opens the reply is not shown
 
     def before_model_call(self, run: Run, messages: list[Message]) -> list[Message]:
         self.stream.new_call()  # its text is set apart from what earlier calls said
-        self._attempt = 0
+        self._attempt, self._words = 0, VisibleStream()
         return messages
 
     def on_model_progress(self, run: Run, progress: Progress) -> None:
         if progress.attempt != self._attempt:  # a retry: what the failed attempt wrote never counted
             self.stream.discard()
-            self._attempt = progress.attempt
+            self._attempt, self._words = progress.attempt, VisibleStream()
         if progress.delta:
-            self.stream.text(progress.delta)
+            self.stream.text(self._words.feed(progress.delta))
 
     def after_model_call(self, run: Run, response: ModelResponse) -> None:
-        self.stream.settle(response.text or "")
+        self.stream.settle(visible(response.text or ""))
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
         self.stream.task(call.id, tool_label(call.name), "in_progress")

@@ -59,6 +59,12 @@ def respond(request: ScriptedRequest) -> Reply:
     return _answer(request)
 
 
+def thinking(notes: str) -> str | None:
+    """Notes kept as a reasoning model keeps its thinking: a block that opens the reply, in the history (so
+    compaction's summary carries them) and never shown to people (``models.reasoning``)."""
+    return f"<think>\n{notes.strip()}\n</think>" if notes.strip() else None
+
+
 # A question answered from evidence --------------------------------------------------------------------------
 
 
@@ -79,7 +85,7 @@ def _answer(request: ScriptedRequest) -> Reply:
             notes += f"\nNOTES progress {json.dumps({'tool': call.name, 'done': values[0]})}"
             if not any(REQUEST.search(text_of(m)) for m in request.messages):
                 notes += f"\nNOTES request {json.dumps({'text': question})}"
-        return Reply(text=notes.strip() or None, calls=(call,))
+        return Reply(text=thinking(notes), calls=(call,))
     evidence = [*_noted(request), *fresh, *_thread_evidence(request, question, terms)]
     return Reply(text=_compose(request, evidence, terms))
 

@@ -1,10 +1,11 @@
 """The embedded demo model: a scripted assistant that really reads the run's files and reviews them.
 
 It works the way a careful model does under a tight context budget: it keeps short ``NOTES`` lines in its own
-messages (so they survive compaction), searches the ticket's pasted log (a virtual file) with ``file_regex``,
-reads a range around the first error, reads the small documents, lists a large reference's sections with
-``file_regex`` and reads the relevant ones by line range. When the context engine asks for a summary, it
-carries its notes forward. Its answer is computed from what the tools returned: change the files and it changes.
+messages' reasoning (a ``<think>`` block: they survive compaction, and people never see them), searches the
+ticket's pasted log (a virtual file) with ``file_regex``, reads a range around the first error, reads the small
+documents, lists a large reference's sections with ``file_regex`` and reads the relevant ones by line range. When
+the context engine asks for a summary, it carries its notes forward. Its answer is computed from what the tools
+returned: change the files and it changes.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def respond(request: ScriptedRequest) -> Reply:
     )
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     if calls:
-        return Reply(text=lines or None, calls=tuple(calls))
+        return Reply(text=assistant.thinking(lines), calls=tuple(calls))
     return Reply(text=_review(notes, files))
 
 
@@ -213,7 +214,7 @@ def _helper(request: ScriptedRequest) -> Reply:
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     call = next((c for fid, _, _ in files if (c := _next_section(notes, fid)) is not None), None)
     if call is not None and not _told_to_answer(request):
-        return Reply(text=lines or None, calls=(call,))
+        return Reply(text=assistant.thinking(lines), calls=(call,))
     rules = [(n["heading"], rule) for key, n in notes.items() if key.startswith("section:") for rule in n["rules"]]
     answer = "\n".join(f"RULE {heading} :: {rule}" for heading, rule in rules)
     return Reply(text=answer or "No rule in this file applies.")
