@@ -278,3 +278,31 @@ def test_every_web_api_method_the_runtime_calls_is_served() -> None:
     called |= {"files_getUploadURLExternal", "files_completeUploadExternal"}
     served = {name.replace(".", "_") for name in METHODS}
     assert len(called) >= 14 and called <= served, sorted(called - served)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(project=st.one_of(st.from_regex(r"[A-Z][A-Z0-9_]{1,9}", fullmatch=True), st.text(max_size=30)))
+def test_an_issue_is_created_only_in_a_project_key_jira_would_take(served: LocalServer, project: str) -> None:
+    """A tool that fills the project with a sentence ("dana reacted jira checkout") gets JIRA's 400, not an
+    issue keyed by it."""
+    import base64
+    import re
+
+    assert served.playground is not None
+    env = served.playground.triggers
+    auth = base64.b64encode(f"{env.jira_email}:{env.secret('jira_api_token')}".encode()).decode()
+    fields = {"project": {"key": project}, "summary": "Checkout fails", "issuetype": {"name": "Task"}}
+    request = urllib.request.Request(
+        f"{env.jira_base_url}/rest/api/3/issue",
+        data=json.dumps({"fields": fields}).encode(),
+        headers={"Authorization": f"Basic {auth}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    takes = re.fullmatch(r"[A-Z][A-Z0-9_]{1,9}", project) is not None
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            made = json.loads(response.read())
+        assert takes and made["key"].startswith(f"{project}-")
+    except urllib.error.HTTPError as error:
+        assert not takes and error.code == 400
+        assert json.loads(error.read())["errors"] == {"project": "valid project is required"}

@@ -11,13 +11,15 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import cast
 
 from .. import __version__, inert
 from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ConfigError
 from ..record import RunStatus
 from . import evals, extract, oauth, run, runs, sandbox, serve, skills, workflows
-from .common import EXIT_CODES, EXIT_USAGE
+from ._parser import Parser
+from .common import EXIT_CODES, EXIT_USAGE, Commands
 
 __all__ = ["EXIT_CODES", "EXIT_USAGE", "build_parser", "main"]
 
@@ -46,7 +48,7 @@ environment:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="agent-runtime",
         description=DESCRIPTION,
         epilog=ENV_HELP,
@@ -54,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = cast("Commands", parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
     run.add(commands)
     workflows.add(commands)
     skills.add(commands)
@@ -68,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    Parser.given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:

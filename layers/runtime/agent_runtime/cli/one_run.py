@@ -49,6 +49,8 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     store = LocalStore(config.state_dir)
     threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
+    if args.thread and state is None:
+        _a_run_as_thread(runs, args.thread)
     run_id = new_run_id()
     if args.thread:  # a turn killed mid-run is not lost: the thread goes on from its last checkpoint
         state = unfinished(threads, runs, args.thread) or state
@@ -96,6 +98,16 @@ def _workflow(args: argparse.Namespace, config: RuntimeConfig, skills: SkillLibr
     if warning and not args.quiet:
         print(f"agent-runtime: warning: {warning}", file=sys.stderr)
     return workflow
+
+
+def _a_run_as_thread(runs: RunStore, thread: str) -> None:
+    """``-t run-…`` with no such thread: a run id given where its thread's was meant (a run's id is what it prints
+    last). Said, as the turn starts a new thread under that name."""
+    row = runs.summary(thread)
+    if row is None:
+        return
+    where = f"its thread is {row.thread_id!r}: -t {row.thread_id}" if row.thread_id else "it ran in no thread"
+    print(f"agent-runtime: note: {thread} is a run, not a thread ({where}); this starts a new thread", file=sys.stderr)
 
 
 def _kept(

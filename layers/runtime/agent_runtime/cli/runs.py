@@ -143,6 +143,16 @@ def _add_stop(runs_commands: Commands) -> None:
     runs_stop.set_defaults(handler=_cmd_stop)
 
 
+def no_run(runs: RunStore, run_id: str, config: RuntimeConfig) -> ConfigError:
+    """No such run: said with the newest stored run ids it is closest to (a character dropped or swapped)."""
+    import difflib
+
+    known = [row.run_id for row in runs.list_runs(limit=500)]
+    close = difflib.get_close_matches(run_id, known, n=2, cutoff=0.85)
+    meant = f"; did you mean {' or '.join(close)}?" if close else ""
+    return ConfigError(f"no stored run {run_id!r} in {store_location(config)}{meant}")
+
+
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
@@ -152,7 +162,7 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
             f"(`runs stop {args.run_id}` stops it)"
         )
     if record is None:
-        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+        raise no_run(runs, args.run_id, config)
     redact = _redactor(config)  # every way out: the record, its page, its transcript
     if args.json:  # as stored, whatever it holds
         from ..redaction import redacted
@@ -241,8 +251,8 @@ def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
     key = TriggerConfig.from_env().secret(KEY)
     if not (config.api_url and key):
         raise ConfigError("a page link needs AGENT_API_URL (the stack's ApiUrl output) and the run_page_key secret")
-    if runs_store(config).summary(args.run_id) is None:
-        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+    if (runs := runs_store(config)).summary(args.run_id) is None:
+        raise no_run(runs, args.run_id, config)
     print(PageLinks(config.api_url, key, config.run_page_days).url(args.run_id, time.time(), private=args.private))
     return 0
 
@@ -250,9 +260,9 @@ def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
 def _cmd_chart(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..reading.chart import run_chart
 
-    record = runs_store(config).load_record(args.run_id, feedback=False)
+    record = (runs := runs_store(config)).load_record(args.run_id, feedback=False)
     if record is None:
-        raise ConfigError(f"no stored run {args.run_id!r}")
+        raise no_run(runs, args.run_id, config)
     try:
         svg = run_chart(_read(args.run_id, record))
     except ValueError as error:
@@ -342,7 +352,7 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     summary = runs.summary(args.run_id)
     if summary is None and runs.load_checkpoint(args.run_id) is None:
-        raise ConfigError(f"no stored run {args.run_id!r} in {store_location(config)}")
+        raise no_run(runs, args.run_id, config)
     if summary is not None and summary.status in ENDED:
         print(f"run {args.run_id} has ended ({inert.terminal(summary.status)}): nothing to stop", file=sys.stderr)
         return 1

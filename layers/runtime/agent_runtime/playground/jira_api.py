@@ -28,6 +28,7 @@ MAX_COMMENT_CHARS = 32_767  # JIRA Cloud refuses a longer comment ("exceeds the 
 Answer = tuple[int, bytes, str]
 _ISSUE = re.compile(r"/rest/api/3/issue/([A-Z][A-Z0-9_]*-\d+)(/comment|/attachments)?")
 _CONTENT = re.compile(r"/rest/api/3/attachment/content/(\d+)")
+_PROJECT = re.compile(r"[A-Z][A-Z0-9_]{1,9}")  # JIRA's default project key: a capital, then up to 9 more
 _JQL = re.compile(r'\b(project|key)\s*=\s*"?([A-Za-z0-9_-]+)"?|\btext\s*~\s*"([^"]*)"', re.IGNORECASE)
 
 
@@ -112,6 +113,12 @@ class JiraApi:
             project, summary = str(fields["project"]["key"]), str(fields["summary"])
         except (ValueError, KeyError, TypeError):
             return _error(400, "project and summary are required")
+        if not _PROJECT.fullmatch(project):  # JIRA Cloud: no such project, and a key is never this
+            return (
+                400,
+                json.dumps({"errorMessages": [], "errors": {"project": "valid project is required"}}).encode(),
+                ("application/json"),
+            )
         kind = str((fields.get("issuetype") or {}).get("name") or "Task")
         issue = new_issue(self.workspace, project, kind, summary, fields.get("description"), [], JIRA_BOT_ACCOUNT)
         answer = {"id": issue["id"], "key": issue["key"], "self": f"{self.base}/rest/api/3/issue/{issue['id']}"}
