@@ -18,12 +18,13 @@ from ..chat.exceptions import ReplyError
 from ..config import RuntimeConfig
 from ..deployment import deployed
 from ..identity import Asked, Connections, Need, ProviderClient
-from ..identity.flow import STATE_KEY, ConnectFlow
+from ..identity.flow import ConnectFlow
 from ..identity.vault import Keyring, KmsKeyring, LocalKeyring, Vault, key_file
 from ..inbound import TriggerEvent
 from ..stores.base import Store
 from ..stores.items import ConnectAsk
 from ..workflows import Workflow, load_workflow
+from ..workflows.oauth import STATE_KEY
 
 if TYPE_CHECKING:
     from .handlers import Delivery
