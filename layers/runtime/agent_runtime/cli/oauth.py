@@ -15,11 +15,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
+from ..events import ActsFor
+from ..hooks import Hook
 from .common import Commands
 
 if TYPE_CHECKING:
     from ..identity import Asked, Connections, Need
     from ..identity.flow import ConnectFlow
+    from ..steps import Run
     from ..workflows import Workflow
 
 POLL_SECONDS = 1.0  # one read of the ask's item a second while you connect
@@ -56,7 +59,19 @@ def add(commands: Commands) -> None:
 
 
 def me() -> str:
-    return f"local:{getpass.getuser()}"
+    """You, as a person: ``local:<login>`` (whom a CLI run acts for, and is counted for in ``runs stats``)."""
+    try:
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name for this uid (a container): still someone
+        return "local:someone"
+
+
+class ActingForYou(Hook):
+    """Records, as the run starts, that it is for you (``ActsFor``): a CLI run has no trigger event to say so."""
+
+    def on_run_start(self, run: Run) -> None:
+        if not run.record.events_of(ActsFor):
+            run.record.event(ActsFor(who=me()))
 
 
 def flow_here(config: RuntimeConfig) -> ConnectFlow:

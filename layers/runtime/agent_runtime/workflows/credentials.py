@@ -1,7 +1,8 @@
 """What a workflow's triggers need from the machine beyond its file: the Slack and JIRA credentials its events and
-answers use, its webhook's secret, where its schedules answer; what connecting its people to OAuth providers needs. ``workflows validate`` says each one missing as a
-warning: a local ``run`` goes on without any of them (they matter to ``serve`` and to the stack), so they never
-fail validation. The built-in tools' credentials are the toolsets' to say (they leave a tool out of a run)."""
+answers use, its webhook's secret, where its schedules answer; and what connecting its people to OAuth providers
+needs. ``workflows validate`` says each one missing as a warning: a local ``run`` goes on without any of them (they
+matter to ``serve`` and to the stack), so they never fail validation. The built-in tools' credentials are the
+toolsets' to say (they leave a tool out of a run)."""
 
 from __future__ import annotations
 
