@@ -22,6 +22,8 @@ import httpx2
 SERVER = Path(__file__).resolve().parent / "oauth_provider"
 STACK = "https://stack.example"  # the stack's API as its links and redirect URI name it
 CLIENT_ID, CLIENT_SECRET = "agent-runtime", "client-secret-FOR-TESTS-0001"
+# A public client for `serve` on any loopback port (RFC 8252: a native app's loopback redirect matches any port)
+LOOPBACK_CLIENT_ID = "agent-runtime-serve"
 FORM = re.compile(r'<form[^>]*action="([^"]+)"')
 
 
@@ -40,7 +42,15 @@ class AuthServer:
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
         }
-        options = json.dumps({"clients": [client], "accessTokenTTL": access_token_seconds})
+        loopback = {
+            "client_id": LOOPBACK_CLIENT_ID,
+            "application_type": "native",
+            "token_endpoint_auth_method": "none",
+            "redirect_uris": ["http://127.0.0.1/oauth/local/callback"],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+        }
+        options = json.dumps({"clients": [client, loopback], "accessTokenTTL": access_token_seconds})
         self.process = subprocess.Popen(
             ["node", str(SERVER / "server.mjs"), options],
             stdout=subprocess.PIPE,
@@ -114,16 +124,17 @@ def accounts_served(server: AuthServer, since: int = 0, count: int = 0) -> list[
 
 
 def through_provider(
-    link: str, stack: Callable[[str], dict[str, Any]], account: str, *, decline: bool = False
+    link: str, stack: Callable[[str], dict[str, Any]], account: str, *, decline: bool = False, at: str = STACK
 ) -> tuple[dict[str, Any], str]:
     """A person follows ``link`` (the stack's start route, through ``stack``: the webhook in-process), signs in to
     the provider as ``account`` and consents (or declines); the provider's redirect to the stack's callback is
-    handed to ``stack`` as the browser would follow it. The callback's answer, and the callback URL itself."""
+    handed to ``stack`` as the browser would follow it (``at``: the stack's address). The callback's answer, and the
+    callback URL itself."""
     started = stack(link)
     assert started["statusCode"] == 302, started
     where = started["headers"]["Location"]
     with httpx2.Client(follow_redirects=False, timeout=10) as browser:
-        while not where.startswith(STACK):
+        while not where.startswith(at):
             answer = browser.get(where)
             if answer.status_code in (302, 303):
                 where = urllib.parse.urljoin(where, answer.headers["location"])

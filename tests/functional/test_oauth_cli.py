@@ -122,7 +122,26 @@ def test_a_run_without_a_terminal_refuses_the_tool_saying_why_and_asks_nobody(
         env=full | {"OPENAI_BASE_URL": server.base_url},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "nobody can ask them here" in done.stdout and "open https://" not in done.stderr
+    assert "no terminal to show you the link at" in done.stdout and "open https://" not in done.stderr
+    [told] = [line for line in done.stderr.splitlines() if "acts as you" in line]  # what to do, in one line
+    assert "has not connected" not in told and "run it once at a terminal" in told
+
+
+def test_a_run_with_no_stack_to_link_to_says_in_one_line_what_to_start_and_set(
+    auth_server: Any, scripted: Any, tmp_path: Path
+) -> None:
+    _, env = stack(tmp_path, auth_server.issuer)
+    server = scripted(call("me_whoami", {}), from_the_tool)
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENT_API_URL"))}
+    full |= {k: v for k, v in env.items() if k != "AGENT_API_URL"} | {"OPENAI_BASE_URL": server.base_url}
+    primary, terminal = pty.openpty()  # at a terminal: only the stack's address is missing
+    command = [sys.executable, "-m", "agent_runtime", "run", "mine", "-m", "Who am I there?"]
+    done = subprocess.run(command, stdin=terminal, capture_output=True, text=True, timeout=60, cwd=REPO, env=full)
+    os.close(terminal)
+    os.close(primary)
+    assert done.returncode == 0, done.stderr
+    [told] = [line for line in done.stderr.splitlines() if "acts as you" in line]
+    assert "start `agent-runtime serve`" in told and "set AGENT_API_URL" in told
 
 
 def test_the_cli_revokes_a_persons_connection_at_the_provider_and_forgets_it(auth_server: Any, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import io
 import json
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_runtime.cli import main
@@ -143,3 +144,26 @@ def test_a_run_a_person_stopped_is_counted_as_stopped_never_as_failed(statuses: 
         code, out, err = stats()
         header, row = out.splitlines()[1:3]
         assert "stopped" in header.split() and row.split()[5] == str(stopped), out
+
+
+def test_a_cli_run_counts_for_you_by_person_as_its_connections_name_you(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: Any
+) -> None:
+    """A CLI run has no trigger event: it records whom it is for (``local:<login>``, the person its tools acting as
+    the requester connect as), and `runs stats --by person` counts it there (was: ``(unknown)``)."""
+    from agent_runtime.cli.oauth import me
+    from agent_runtime.testing import reply
+
+    (tmp_path / "hello.yaml").write_text(
+        "name: hello\ndescription: Says hello.\nprompt: You greet.\nmodel: {name: gpt-4o, context_window: 128000}\n"
+    )
+    model = scripted(reply("Hello."))
+    for key, value in {"AGENT_STATE_DIR": tmp_path / "state", "AGENT_WORKFLOWS_DIR": tmp_path, "AGENT_SANDBOX": "off",
+                       "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}.items():  # fmt: skip
+        monkeypatch.setenv(key, str(value))
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["run", "hello", "-m", "hi", "--quiet"]) == 0
+    code, out, err = stats("--by", "person", "--json")
+    assert code == 0, err
+    assert [(row["person"], row["runs"]) for row in json.loads(out)["groups"]] == [(me(), 1)]
+    assert me().startswith("local:")

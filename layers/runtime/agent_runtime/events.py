@@ -327,6 +327,15 @@ class AccessDecided(RunEvent):
     turn: int = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class ActsFor(RunEvent):
+    """Who a run that no trigger started is for (``agent-runtime run``: you, ``local:<login>``, as its connections
+    name you), recorded once as it starts: a triggered run's person is its trigger event's user."""
+
+    kind = "acts_for"
+    who: str
+
+
 # Tools that act as the requester (issue 53): a connection asked for and what became of it (never a token)
 @dataclass(frozen=True, kw_only=True)
 class ConnectAsked(RunEvent):

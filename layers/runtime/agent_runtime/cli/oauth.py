@@ -15,14 +15,23 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
+from ..events import ActsFor
+from ..hooks import Hook
 from .common import Commands
 
 if TYPE_CHECKING:
     from ..identity import Asked, Connections, Need
     from ..identity.flow import ConnectFlow
+    from ..steps import Run
     from ..workflows import Workflow
 
 POLL_SECONDS = 1.0  # one read of the ask's item a second while you connect
+# Why a run here cannot ask you, and what to do: the connect link leads to a stack's routes on this store.
+NO_ADDRESS = (
+    "start `agent-runtime serve` on this state directory and set AGENT_API_URL to its address "
+    "(http://127.0.0.1:8080) for this command, then run it again (docs/workflows.md#try-it-locally)"
+)
+NO_TERMINAL = "no terminal to show you the link at: run it once at a terminal (the connection is kept for the next)"
 
 
 def add(commands: Commands) -> None:
@@ -50,7 +59,19 @@ def add(commands: Commands) -> None:
 
 
 def me() -> str:
-    return f"local:{getpass.getuser()}"
+    """You, as a person: ``local:<login>`` (whom a CLI run acts for, and is counted for in ``runs stats``)."""
+    try:
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name for this uid (a container): still someone
+        return "local:someone"
+
+
+class ActingForYou(Hook):
+    """Records, as the run starts, that it is for you (``ActsFor``): a CLI run has no trigger event to say so."""
+
+    def on_run_start(self, run: Run) -> None:
+        if not run.record.events_of(ActsFor):
+            run.record.event(ActsFor(who=me()))
 
 
 def flow_here(config: RuntimeConfig) -> ConnectFlow:
@@ -87,21 +108,28 @@ def run_revoke(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 class TerminalAsker:
     """Asks you, at the terminal: the stack's link printed, then a wait (polling the store) until you connected,
-    declined, or ``patience`` seconds passed."""
+    declined, or ``patience`` seconds passed. What keeps it from asking (no address to link to, no terminal) is
+    said in one line on stderr too: what to start or set."""
 
-    def __init__(self, flow: ConnectFlow, workflow: str, *, patience: float = 600.0, out: Any = None) -> None:
+    def __init__(
+        self, flow: ConnectFlow, workflow: str, *, patience: float = 600.0, out: Any = None, terminal: bool = True
+    ) -> None:
         self.flow, self.workflow, self.patience, self.out = flow, workflow, patience, out or sys.stderr
+        self.terminal = terminal
 
     def ask(self, need: Need) -> Asked:
         from ..identity import Asked
         from ..stores.items import ConnectAsk
 
-        if not self.flow.base_url:
-            return Asked(refused="set AGENT_API_URL to the stack (deployed, or `agent-runtime serve`) to connect")
+        said = f"agent-runtime: {need.tool} acts as you ({need.person}) on {need.provider}"
+        if not (self.flow.base_url and self.terminal):
+            why = NO_ADDRESS if not self.flow.base_url else NO_TERMINAL
+            print(f"{said}, and you have not connected it: {why}", file=self.out)
+            return Asked(refused=why)
         ask_id, link = self.flow.ask(
             ConnectAsk(need.person, need.provider, self.workflow, need.run_id, "", need.expires_at)
         )
-        print(f"agent-runtime: {need.tool} acts as you on {need.provider}: open {link} to connect", file=self.out)
+        print(f"{said}: open {link} to connect", file=self.out)
         waited = 0.0
         while (status := self.flow.status(ask_id)) == "open" and waited < self.patience:
             time.sleep(POLL_SECONDS)
@@ -126,7 +154,7 @@ def terminal_connections(workflow: Workflow, config: RuntimeConfig) -> Connectio
         me(),
         workflow.oauth.providers,
         vault=flow.vault,
-        asker=TerminalAsker(flow, workflow.name) if sys.stdin.isatty() or sys.stderr.isatty() else None,
+        asker=TerminalAsker(flow, workflow.name, terminal=sys.stdin.isatty() or sys.stderr.isatty()),
         secrets=TriggerConfig.from_env().secret,
         timeout_hours=workflow.oauth.connect_timeout_hours,
     )

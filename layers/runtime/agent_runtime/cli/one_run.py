@@ -36,7 +36,7 @@ from .common import (
     save_outputs,
     store_location,
 )
-from .oauth import terminal_connections
+from .oauth import ActingForYou, terminal_connections
 from .running import EXIT_INTERRUPTED, CtrlC, Started, login, stop_check
 
 
@@ -62,7 +62,7 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     before = {meta.id for meta in files.list()}
     # The trace's last line leaves out why the run stopped: print_outcome says it, once.
     trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
-    hooks: list[Hook] = [Started(runs, args.thread), *([] if args.quiet else [trace])]
+    hooks: list[Hook] = [Started(runs, args.thread), ActingForYou(), *([] if args.quiet else [trace])]
     ctrl_c = CtrlC(stop_check(runs, run_id), login())  # Ctrl-C is a stop, as `runs stop` from elsewhere
     with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=sys.stderr) as sandbox:
         services = Services(

@@ -128,14 +128,14 @@ def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline
         print(f"{workflow.path}: {problem}", file=sys.stderr)
     if not findings.errors:
         print(f"ok  {workflow.path}")
-    warnings = [*findings.warnings, *_credentials(workflow, offline=offline)]
+    warnings = [*findings.warnings, *_credentials(workflow, config, offline=offline)]
     warnings += [unpriced] if (unpriced := unpriced_warning(workflow.model.name, workflow.model.prices)) else []
     for warning in warnings:
         print(f"{workflow.path}: warning: {warning}", file=sys.stderr)
     return not findings.errors
 
 
-def _credentials(workflow: Workflow, *, offline: bool) -> list[str]:
+def _credentials(workflow: Workflow, config: RuntimeConfig, *, offline: bool) -> list[str]:
     """What the workflow's triggers would need from this machine (offline: the file alone, nothing asked)."""
     from ..triggers.config import TriggerConfig
     from ..workflows.credentials import missing_credentials
@@ -144,6 +144,10 @@ def _credentials(workflow: Workflow, *, offline: bool) -> list[str]:
         return []
     triggers = TriggerConfig.from_env()
     lacking = missing_credentials(
-        workflow, triggers.secret, jira_site=bool(triggers.jira_base_url and triggers.jira_email)
+        workflow,
+        triggers.secret,
+        jira_site=bool(triggers.jira_base_url and triggers.jira_email),
+        api_url=config.api_url,
+        stack=bool(triggers.secrets_name),
     )
     return [f"{key}: {why}" for key, why in lacking]

@@ -24,12 +24,11 @@ from ..stores.exceptions import VersionConflictError
 from ..stores.items import ConnectAsk, ConnectAttempt
 from ..triggers import fields
 from ..workflows import Workflow
-from ..workflows.oauth import OAuthProvider
+from ..workflows.oauth import STATE_KEY, OAuthProvider
 from .exceptions import FlowRefused
 from .provider import GrantRefused, ProviderClient, ProviderError, pkce_pair
 from .vault import Vault
 
-STATE_KEY = "oauth_state_key"  # the integrations secret's key (locally OAUTH_STATE_KEY)
 ATTEMPT_SECONDS = 15 * 60  # from the link to the provider's answer
 ASK_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 STATE = re.compile(r"([A-Za-z0-9_-]{43})\.([0-9a-f]{64})")

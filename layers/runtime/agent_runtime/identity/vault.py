@@ -76,12 +76,7 @@ class LocalKeyring:
     name: str = "local"
 
     def _master(self) -> bytes:
-        if not self.path.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(randomness.token_bytes(32))
-        return self.path.read_bytes()
+        return key_file(self.path)
 
     def new_key(self, context: dict[str, str]) -> tuple[bytes, bytes]:
         key = randomness.token_bytes(32)
@@ -89,6 +84,20 @@ class LocalKeyring:
 
     def unwrap(self, wrapped: bytes, context: dict[str, str]) -> bytes:
         return _open(self._master(), wrapped, context)
+
+
+def key_file(path: Path) -> bytes:
+    """A local key: 32 random bytes in ``path``, made once (0600, never overwritten: two processes starting at once
+    both read the first one's)."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_bytes()
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(randomness.token_bytes(32))
+    return path.read_bytes()
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,10 +149,16 @@ def _arguments(headers: Mapping[str, str], query: str, body: bytes) -> Args:
 
 @method("chat.postMessage")
 def _post_message(api: SlackWebApi, args: Args) -> Args:
-    channel, blocks = api.channel(args), valid_blocks(args.get("blocks"))
+    person = str(args.get("channel") or "")
+    if person not in api.layout.people:
+        person = ""
+    channel, blocks = DM if person else api.channel(args), valid_blocks(args.get("blocks"))
     if not args.get("text") and not blocks:
         raise Refused("no_text")
-    message = api.post(api.bot_message(channel, args.get("thread_ts"), kept_text(args.get("text")), blocks))
+    message = api.bot_message(channel, args.get("thread_ts"), kept_text(args.get("text")), blocks)
+    if person:  # a user id: Slack posts in the app's direct message with that person (theirs alone to see)
+        message["_dm"] = person
+    message = api.post(message)
     api.said_in(channel, str(message.get("thread_ts") or ""))
     return {"channel": channel, "ts": message["ts"], "message": shown(message)}
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..events import AccessDecided, ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
+from ..events import AccessDecided, ActsFor, ApprovalDecided, ApprovalRequested, Compaction, Failed, SkillLoaded
 from ..record import RunStatus
 from ..views.run import StoredRun, seconds
 
@@ -43,7 +43,7 @@ class Figures:
     skills: Counter[str] = field(default_factory=Counter)
     approvals: int = 0
     approval_waits: tuple[float, ...] = ()  # seconds from each request to its decision
-    person: str = ""  # who the run was for (slack:U0123; its access decision's, else its trigger's user)
+    person: str = ""  # who the run was for (slack:U0123; its access decision's, else its trigger's user or ActsFor)
     teams: tuple[str, ...] = ()  # the workflow's access groups they were in when it started
 
     @property
@@ -55,6 +55,7 @@ def figures(run: StoredRun, trigger: str, requester: str = "") -> Figures:
     """The run's figures: the whole run (every invocation), its helpers' tool calls and skill loads with it.
     ``requester``: who it was for when its record does not say (a workflow without access rules)."""
     start = next((event for event in run.events_of(AccessDecided) if event.action == "start"), None)
+    requester = requester or next((event.who for event in run.events_of(ActsFor)), "")  # a CLI run's
     failed = next((event.error for event in run.events_of(Failed)), None)
     tools: Counter[str] = Counter()
     skills: Counter[str] = Counter()

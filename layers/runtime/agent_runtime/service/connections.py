@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..chat.exceptions import ReplyError
@@ -18,16 +19,18 @@ from ..config import RuntimeConfig
 from ..deployment import deployed
 from ..identity import Asked, Connections, Need, ProviderClient
 from ..identity.flow import ConnectFlow
-from ..identity.vault import Keyring, KmsKeyring, LocalKeyring, Vault
+from ..identity.vault import Keyring, KmsKeyring, LocalKeyring, Vault, key_file
 from ..inbound import TriggerEvent
 from ..stores.base import Store
 from ..stores.items import ConnectAsk
 from ..workflows import Workflow, load_workflow
+from ..workflows.oauth import STATE_KEY
 
 if TYPE_CHECKING:
     from .handlers import Delivery
 
 KMS_KEY_ENV = "AGENT_KMS_KEY_ID"  # the stack's key that seals people's tokens (template.yaml)
+STATE_KEY_FILE = "oauth-state.key"  # serve's own state key, where OAUTH_STATE_KEY is unset
 ASKING = (
     "To go on, the *{workflow}* workflow needs to act as you on *{provider}* (for `{tool}`), and you have not "
     "connected it yet. <{link}|Connect your {provider} account> — the link is yours alone and works until "
@@ -64,10 +67,19 @@ class ChatAsker:
 
 
 def flow_from_env(
-    store: Store, runtime: RuntimeConfig, secrets: Callable[[str], str | None], kms: Callable[[], Any] | None = None
+    store: Store,
+    runtime: RuntimeConfig,
+    secrets: Callable[[str], str | None],
+    kms: Callable[[], Any] | None = None,
+    *,
+    local_state_key: bool = False,
 ) -> ConnectFlow:
     """People's connections as the environment sets them up: sealed by the stack's KMS key (``AGENT_KMS_KEY_ID``,
-    with ``kms()`` its client) or, locally, by a key file in the state directory."""
+    with ``kms()`` its client) or, locally, by a key file in the state directory. ``local_state_key``: the links'
+    ``state`` is signed, where no ``oauth_state_key`` is set, by a key file of the state directory (``serve``: the
+    one process that both signs and checks it)."""
+    if local_state_key:
+        secrets = with_state_key(secrets, runtime.state_dir / STATE_KEY_FILE)
     key_id = os.environ.get(KMS_KEY_ENV)
     keyring: Keyring = (
         KmsKeyring(kms(), key_id) if key_id and kms is not None else LocalKeyring(runtime.state_dir / "oauth.key")
@@ -79,6 +91,16 @@ def flow_from_env(
         secrets=secrets,
         base_url=runtime.api_url or "",
     )
+
+
+def with_state_key(secrets: Callable[[str], str | None], path: Path) -> Callable[[str], str | None]:
+    """``secrets``, with ``oauth_state_key`` read from the key file at ``path`` (made once) when they have none."""
+
+    def read(name: str) -> str | None:
+        found = secrets(name)
+        return found if found or name != STATE_KEY else key_file(path).hex()
+
+    return read
 
 
 def connections_for(delivery: Delivery[Any], event: TriggerEvent, workflow: Workflow) -> Connections | None:

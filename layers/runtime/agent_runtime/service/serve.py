@@ -85,7 +85,9 @@ class LocalServer:
         sources = BUILTIN  # one registry for the routes and the worker
         # People's connections (tools acting as the requester): sealed in this state directory by its key file,
         # or by AGENT_KMS_KEY_ID's key; `agent-runtime run` with AGENT_API_URL at this server connects through it.
-        self.connect = flow_from_env(self.store, runtime, triggers.secret, _kms)
+        # The links' state is signed and checked here alone: a key file of the state directory does where
+        # OAUTH_STATE_KEY is unset (a Lambda's copies need the one of the integrations secret).
+        self.connect = flow_from_env(self.store, runtime, triggers.secret, _kms, local_state_key=True)
         self.webhook = create_app(
             triggers,
             queue=self.queue,

@@ -1,21 +1,26 @@
 """What a workflow's triggers need from the machine beyond its file: the Slack and JIRA credentials its events and
-answers use, its webhook's secret, where its schedules answer. ``workflows validate`` says each one missing as a
-warning: a local ``run`` goes on without any of them (they matter to ``serve`` and to the stack), so they never
-fail validation. The built-in tools' credentials are the toolsets' to say (they leave a tool out of a run)."""
+answers use, its webhook's secret, where its schedules answer; and what connecting its people to OAuth providers
+needs. ``workflows validate`` says each one missing as a warning: a local ``run`` goes on without any of them (they
+matter to ``serve`` and to the stack), so they never fail validation. The built-in tools' credentials are the
+toolsets' to say (they leave a tool out of a run)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from .oauth import STATE_KEY
 from .schema import Workflow
 
 Secret = Callable[[str], str | None]  # a key of the integrations secret → its value (locally: the env variable)
 
 
-def missing_credentials(workflow: Workflow, secret: Secret, *, jira_site: bool) -> list[tuple[str, str]]:
-    """(key, why) for each credential the workflow's triggers would use and this machine lacks. ``jira_site``:
-    JIRA_BASE_URL and JIRA_EMAIL are set (the account answers are posted as)."""
-    triggers, found = workflow.triggers, []
+def missing_credentials(
+    workflow: Workflow, secret: Secret, *, jira_site: bool, api_url: str | None = None, stack: bool = False
+) -> list[tuple[str, str]]:
+    """(key, why) for each credential the workflow's triggers (and its people's connections) would use and this
+    machine lacks. ``jira_site``: JIRA_BASE_URL and JIRA_EMAIL are set (the account answers are posted as);
+    ``api_url``: AGENT_API_URL; ``stack``: the secrets are a stack's (AGENT_SECRETS_NAME)."""
+    triggers, found = workflow.triggers, _connecting(workflow, secret, api_url, stack)
     playground = "" if secret("slack_bot_token") else _PLAYGROUND
     if triggers.slack is not None:
         lacking = _unset(secret, "slack_signing_secret", "slack_bot_token")
@@ -49,6 +54,24 @@ def missing_credentials(workflow: Workflow, secret: Secret, *, jira_site: bool) 
     return found
 
 
+def _connecting(workflow: Workflow, secret: Secret, api_url: str | None, stack: bool) -> list[tuple[str, str]]:
+    """What connecting a person to the workflow's OAuth providers needs here: each client secret; the stack's
+    address for `agent-runtime run` (serve is its own); a stack's ``oauth_state_key`` (serve makes its own)."""
+    if not workflow.oauth:
+        return []
+    found = [
+        (f"oauth.providers.{name}.client_secret", f"{_named(key)} is not set: the provider refuses every connection")
+        for name, provider in workflow.oauth.providers.items()
+        if (key := provider.secret_name) and not secret(key)
+    ]
+    if not api_url:
+        found.append(("oauth", f"AGENT_API_URL is not set: `agent-runtime run` cannot ask you to connect ({_LOCAL})"))
+    if stack and not secret(STATE_KEY):
+        found.append(("oauth", f"the integrations secret has no {STATE_KEY}: the stack refuses every connect link"))
+    return found
+
+
+_LOCAL = "start `agent-runtime serve` and set it to serve's address; serve's own runs need nothing: docs/workflows.md"
 # Without SLACK_BOT_TOKEN, serve serves the playground: it stands in for Slack and JIRA with secrets of its own.
 _PLAYGROUND = "; serve's playground (no SLACK_BOT_TOKEN) stands in for them meanwhile: docs/playground.md"
 _JIRA_ANSWERS = "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN are not all set (the account JIRA answers come from)"

@@ -38,6 +38,7 @@ PROVIDER_NAME = re.compile(r"[a-z][a-z0-9_]{0,23}")  # in the callback's path: /
 # A person's id across sources, as access rules name them (slack:U0123, jira:<account id>, local:<login>).
 PERSON = re.compile(r"(slack|jira|local):[A-Za-z0-9._@+-]{1,128}")
 SECRET_ONLY = re.compile(r"\$\{secret:([A-Za-z0-9_]+)\}")
+STATE_KEY = "oauth_state_key"  # the integrations secret's key that signs connect links' state (OAUTH_STATE_KEY locally)
 SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,200}")  # RFC 6749's scope-token
 
 

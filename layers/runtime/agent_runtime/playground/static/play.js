@@ -330,6 +330,7 @@
 
   function visible(message) {
     if (message._deleted) return false;
+    if (message._dm && message._dm !== S.user) return false;  // the app's direct message with another person
     return !message._to || message._to === S.user;
   }
 
