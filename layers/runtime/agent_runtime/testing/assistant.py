@@ -278,9 +278,11 @@ def _compose(request: ScriptedRequest, evidence: list[dict[str, Any]], terms: li
     )
     if not ranked:
         searched = ", ".join(sorted({name for name, _ in _calls_made(request)})) or "nothing"
-        return f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])})."
+        unread = "".join(f" I could not read {fid}: {why}" for fid, why in _unreadable(request).items())
+        return f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])}).{unread}"
     top = list(dict.fromkeys((source, line) for _, source, line in ranked))[:4]
     out = ["Here is what I found:"] + [f"• {line} (from {source})" for source, line in top]
+    out += [f"I could not read {fid}: {why}" for fid, why in _unreadable(request).items()]
     if "cite" in request.system_text().lower():
         titles = _titles(request) or sorted({source for source, _ in top})
         out.append("Sources: " + "; ".join(titles[:3]))
@@ -385,6 +387,16 @@ def _read_results(request: ScriptedRequest) -> dict[str, str]:
     return found
 
 
+def _unreadable(request: ScriptedRequest) -> dict[str, str]:
+    """The files a file tool said it cannot read, and why (the first line of its error)."""
+    found: dict[str, str] = {}
+    for tool in ("file_read", "file_regex", "extract_file"):
+        for fid, result in _file_calls(request, tool):
+            if fid and result and result.startswith("ERROR"):
+                found.setdefault(fid, result.removeprefix("ERROR:").strip().splitlines()[0][:240])
+    return found
+
+
 def _unnumbered(text: str) -> str:
     """file_read's text without its header and line numbers."""
     lines = text.splitlines()[1:] if text.startswith("[") else text.splitlines()
@@ -397,7 +409,7 @@ def _unread_summary(request: ScriptedRequest) -> str | None:
         match = SUMMARY_FILE.match(text_of(message)) if message["role"] == "user" else None
         if (
             match
-            and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#"))
+            and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#", "ERROR"))
             and ASKED not in read.get(match.group(1), "")
         ):
             return match.group(1)
