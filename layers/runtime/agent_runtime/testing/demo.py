@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant
+from . import assistant, incident, triage
 from .assistant import ASKED, person_request
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
@@ -46,7 +46,7 @@ def respond(request: ScriptedRequest) -> Reply:
     if (asked := asked_schema(request)) is not None:  # a script's run.ask(..., schema=...): JSON of that shape
         return shaped_reply(*asked)
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
-        reply = assistant.respond(request)
+        reply = triage.respond(request) or incident.respond(request) or assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
             return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
         return reply
