@@ -253,3 +253,50 @@ def test_a_reactions_a_webhooks_and_a_schedules_run_are_for_whom_the_docs_name_o
     assert ticked == ["answered", "refused"]
     people = sorted(decisions(s, row.run_id)[0]["who"] for row in RunStore(s.store).list_runs())
     assert people == ["schedule:nightly", "slack:U0FRANK", "webhook:dependabot"]
+
+
+PENNY = """\
+name: penny
+description: Answers on a tight budget.
+prompt: You help.
+model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
+limits:
+  max_cost_per_person_day: 0.02
+triggers:
+  slack: {channels: [C0GUARD]}
+"""
+
+
+def test_a_budget_stop_says_how_to_raise_it_and_what_is_left_cannot_start_a_run(system, scripted, tmp_path) -> None:
+    """A newcomer's Dana: a run stopped by her day's budget offered "continue with $N more" (no approver, and a
+    grant lifts no person's budget), and what was left started runs that stopped at once. The stop names the
+    budget, what is left and how to raise it, and never "continue"; a mention that the rest cannot pay for a run
+    (a request and a last answer at the shortest reply, as the spend limit plans them) is refused privately."""
+    (tmp_path / "penny.yaml").write_text(PENNY)
+
+    def costly(usage: dict[str, Any]) -> dict[str, Any]:  # $0.0155 at gpt-4o's list price: $0.0045 left
+        return {**usage, "prompt_tokens": 6_200, "total_tokens": 6_200 + usage["completion_tokens"]}
+
+    server = scripted(call("file_read", {"id": "file-0"}), usage=costly)
+    s = system(server)
+    ask(s, "Ev1", "U0DANA", "read it", "1763800001.0")
+    assert s.deliver() == ["failed"]  # stopped at the budget with no last answer: why is said in the thread
+    said = " ".join(text for text in thread_texts(s))
+    assert "slack:U0DANA's budget of $0.02 a day (UTC) for penny (limits.max_cost_per_person_day)" in said, said
+    assert (
+        "is left: raise limits.max_cost_per_person_day in workflows/penny.yaml to go on, or wait for the next "
+        "day (UTC)" in said
+    )
+    assert "continue with" not in said
+    for event_id, text in (("Ev2", "and again"), ("Ev3", "continue with $1 more")):
+        ask(s, event_id, "U0DANA", text, f"1763800002.{event_id[-1]}")
+        assert s.deliver() == ["refused"]
+    told = [m["text"] for m in s.apis.named("chat.postEphemeral")]
+    assert len(told) == 2 and len(RunStore(s.store).list_runs()) == 1
+    assert all("Not started: slack:U0DANA's budget of $0.02 a day" in text for text in told), told
+    assert all("less than the least a run needs (about $0.0" in text and "limits.max_cost_per_person_day" in text
+               for text in told)  # fmt: skip
+
+
+def thread_texts(s: Any) -> list[str]:
+    return [body.get("text", "") or json.dumps(body) for name, body in s.apis.calls if name.startswith("chat.")]

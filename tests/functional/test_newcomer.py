@@ -4,6 +4,7 @@ is a warning)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -61,9 +62,16 @@ def test_the_readmes_first_workflow_runs_as_written_with_nothing_configured(tmp_
     assert ran.stdout.strip() and "Traceback" not in ran.stderr
     [left_out] = [line for line in ran.stderr.splitlines() if "slack_thread" in line]  # one line says so
     assert "left out of this run: no credentials (SLACK_BOT_TOKEN)" in left_out
-    assert "denied by --approve none" in ran.stdout  # the mutating tool was asked, and refused as the flag says
+    # Nothing in a pasted log and a table asks for a restart: the answer is the first error and the numbers, and no
+    # call gave a tool a value the message does not name (the demo had restarted "INFO file-19edf0be9201 virtual").
+    assert "The first error in the pasted log is at line 67: `2026-11-20T14:02:10Z ERROR payments POST" in ran.stdout
+    assert "errors: 1 at 14:00, peak 512 at 14:07" in ran.stdout and "p95_latency_ms" in ran.stdout
     shown = cli("runs", "list", cwd=tmp_path, env=env)
     assert "incident-helper" in shown.stdout and "completed" in shown.stdout
+    run_id = re.search(r"run (run-[0-9a-f]+)", ran.stderr)[1]  # type: ignore[index]
+    record = json.loads(cli("runs", "show", run_id, "--json", cwd=tmp_path, env=env).stdout)
+    called = [call["name"] for call in record["tool_calls"]]
+    assert called and "restart_service" not in called, called  # only the file tools, on the files
 
 
 EVERYTHING = """\

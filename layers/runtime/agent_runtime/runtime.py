@@ -29,7 +29,7 @@ from .files.preload import PreloadHook
 from .files.tools import FILE_TOOLS
 from .hooks import Hook
 from .identity import Connections, gated
-from .loop import Agent
+from .loop import Agent, RepeatedFailures
 from .models import Model, OpenAIChatModel, RetryPolicy
 from .models.prices import prices_for
 from .run_context import RunContext
@@ -279,15 +279,16 @@ def _subagents(
 def _chain(
     workflow: Workflow, model: Model, services: Services, registry: ToolRegistry, hooks: Sequence[Hook]
 ) -> list[Hook]:
-    """The hooks, in order: the context engine first, checkpoints right after it (every step is durable before
-    anything else can fail), preloading, yours, and the trace when OpenTelemetry is on."""
+    """The hooks, in order: the context engine first, preloading, the refusal of a call that keeps failing (before
+    the checkpoints: a refused mutating call is never journalled), checkpoints (every step is durable before
+    anything else can fail), yours, and the trace when OpenTelemetry is on."""
     runs = services.runs
     engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
     engine.on_compacted += [hook.compacted for hook in hooks if isinstance(hook, toolsearch.ToolSearch)]
     mutating = {t.name for t in registry if t.mutating}
     durable = [PersistenceHook(runs, mutating=mutating, thread_id=services.thread_id)] if runs else []
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []
-    chain: list[Hook] = [engine, *preload, *durable, *hooks]
+    chain: list[Hook] = [engine, *preload, RepeatedFailures(), *durable, *hooks]
     if telemetry.enabled():  # OpenTelemetry is imported only when an OTLP endpoint is configured
         payloads = bool(services.config and services.config.log_payloads)
         chain.append(telemetry.TelemetryHook(parent=services.trace_parent, payloads=payloads))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .budgets import BudgetBook, refusal_text, today
+    from .budgets import BudgetBook, refusal_text, short_of, today
     from .hook import AccessHook, RunAccess, kept
     from .principal import Directory, DirectoryError, NoDirectory, Requester
     from .rules import Access, Verdict
@@ -25,6 +25,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "BudgetBook": ".budgets",
         "refusal_text": ".budgets",
+        "short_of": ".budgets",
         "today": ".budgets",
         "AccessHook": ".hook",
         "RunAccess": ".hook",
@@ -50,5 +51,6 @@ __all__ = [
     "Verdict",
     "kept",
     "refusal_text",
+    "short_of",
     "today",
 ]

@@ -65,9 +65,10 @@ class BudgetBook:
                 found.append(Scope(budget.dollars, spent, self._label(budget, key), self._raise(budget)))
         return tuple(found)
 
-    def refused(self, who: Requester, teams: Iterable[str], run_id: str) -> Scope | None:
-        """The first budget with nothing left before the run starts (None: every one has room)."""
-        return next((scope for scope in self.scopes(who, teams, run_id) if scope.left() <= 0), None)
+    def refused(self, who: Requester, teams: Iterable[str], run_id: str, need: float = 0.0) -> Scope | None:
+        """The first budget that cannot pay ``need`` (the least a run costs: ``spend.smallest_run``) before the run
+        starts (None: every one has room)."""
+        return short_of(self.scopes(who, teams, run_id), need)
 
     def charge(self, run_id: str, who: Requester, teams: Iterable[str], usd: float) -> None:
         """The run's whole cost so far (each invocation's end, ``day`` the day it started): its own item,
@@ -119,9 +120,20 @@ def _charge(name: str, data: dict[str, object]) -> Charge:
     )
 
 
-def refusal_text(scope: Scope) -> str:
-    """What the person is told when a budget stops a run before it starts: who, which limit, how to go on."""
-    return f"Not started: {scope.reached()}. {scope.raise_it[:1].upper()}{scope.raise_it[1:]}."
+def short_of(scopes: Iterable[Scope], need: float = 0.0) -> Scope | None:
+    """The first of ``scopes`` with nothing left, or less than ``need``."""
+    return next((scope for scope in scopes if scope.left() <= 0 or scope.left() < need), None)
+
+
+def refusal_text(scope: Scope, need: float = 0.0) -> str:
+    """What the person is told when a budget stops a run before it starts: who, which limit, what is left (and
+    what the least of a run needs, when that is more), how to go on."""
+    left = scope.left()
+    short = f", less than the least a run needs (about ${need:.4f})" if 0 < left < need else ""
+    return (
+        f"Not started: {scope.reached()}; ${max(left, 0):.4f} is left{short}. "
+        f"{scope.raise_it[:1].upper()}{scope.raise_it[1:]}."
+    )
 
 
 def today(now: float) -> str:

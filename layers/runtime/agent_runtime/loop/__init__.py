@@ -1,8 +1,8 @@
 """The agent loop and what only it runs: a turn sequenced (``agent``: ``Agent.step``), a turn's tool calls
-(``_tool_calls``), a reply's shaping and the call ids minted per run and turn (``_turns``), and a run continued in a
-fresh invocation (``continuation``). The values it drives — messages, events, state, the record, the run context,
-the steps' results — sit below, under the models, tools, files and stores that use them (docs/architecture.md,
-Floors)."""
+(``_tool_calls``; ``repeats`` refuses a call that keeps failing the same way), a reply's shaping and the call ids
+minted per run and turn (``_turns``), and a run continued in a fresh invocation (``continuation``). The values it
+drives — messages, events, state, the record, the run context, the steps' results — sit below, under the models,
+tools, files and stores that use them (docs/architecture.md, Floors)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         UnrunnableCallsError,
         stopped,
     )
+    from .repeats import RepeatedFailures
 
 # Lazy (PEP 562): the worker's handlers continue a run (``continuation``) without loading the loop's machinery,
 # which its first run loads.
@@ -34,6 +35,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         **dict.fromkeys(("call_id_for", "remember_ids"), "._turns"),
+        "RepeatedFailures": ".repeats",
         **dict.fromkeys(
             (
                 "CUT_BY_SERVER",
@@ -63,6 +65,7 @@ __all__ = [
     "AwaitingApproval",
     "Final",
     "RanTools",
+    "RepeatedFailures",
     "Run",
     "StepResult",
     "Stopped",

@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..access import Access, BudgetBook, Requester, RunAccess, kept, refusal_text, today
+from ..access import Access, BudgetBook, Requester, RunAccess, kept, refusal_text, short_of, today
 from ..chat.exceptions import ReplyError
 from ..deployment import Services
 from ..inbound import TriggerEvent
+from ..models.prices import prices_for
 from ..record import RunRecord, RunState
-from ..spend import Scope
+from ..spend import Scope, smallest_run
 from ..workflows import Workflow
 from .directory import ChatDirectory
 from .handlers import Delivery
@@ -50,9 +51,10 @@ def admitted(
     scopes = book.scopes(who, verdict.groups, run_id)
     if fresh and not verdict.allowed:
         return refuse(delivery, event, run_id, REFUSED.format(reason=verdict.reason), who)
-    spent = next((scope for scope in scopes if scope.left() <= 0), None)
+    need = smallest_run(prices_for(workflow.model.name, workflow.model.prices), workflow.prompt) if scopes else 0.0
+    spent = short_of(scopes, need)
     if fresh and spent is not None:
-        return refuse(delivery, event, run_id, refusal_text(spent), who)
+        return refuse(delivery, event, run_id, refusal_text(spent, need), who)
     return Admitted(RunAccess(access, who, verdict, str(day)), scopes, bool(workflow.access or workflow.limits.budgets))
 
 

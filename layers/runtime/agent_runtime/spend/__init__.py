@@ -14,6 +14,7 @@ from .limit import (
     estimate_next,
     last_answer_cap,
     request_cap,
+    smallest_run,
 )
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "estimate_next",
     "last_answer_cap",
     "request_cap",
+    "smallest_run",
     "usage_problem",
 ]

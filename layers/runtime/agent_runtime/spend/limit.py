@@ -114,11 +114,20 @@ class SpendLimit:
     ) -> int | str:
         """The reply cap of the next request, with room kept for a last answer after it; or why it must be the
         last."""
-        left, why = self.room(spent, before_today, held)
+        left, why, raise_it = self._room(spent, before_today, held)
         tokens = estimate.affordable(left / 2)
         if tokens >= min(cap, MIN_REPLY):
             return min(cap, tokens)
-        return f"{why}; the next request and a last answer need about ${2 * estimate.cost(min(cap, MIN_REPLY)):.4f}"
+        need = 2 * estimate.cost(min(cap, MIN_REPLY))
+        return (
+            f"{why}; the next request and a last answer need about ${need:.4f}, and ${max(left, 0):.4f} is left: "
+            f"{raise_it or HOW_TO_GO_ON}"
+        )
+
+    def grantable(self, spent: float, before_today: float) -> bool:
+        """Whether the tightest limit is one an approver's "continue with $N more" raises (the run's own or the
+        thread's day), not a budget of a person, a team or the workflow (only its key or the next period does)."""
+        return not self._room(spent, before_today, 0.0)[2]
 
     def last_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0) -> int | str:
         """The reply cap of a last answer; or, when not even that fits, what was reserved and how to go on."""
@@ -161,6 +170,14 @@ def estimate_next(
     if prices is None:
         return Estimate(prompt, 0.0, 0.0)
     return Estimate(prompt, prices.cost({"prompt_tokens": prompt}), prices.output / 1e6)
+
+
+def smallest_run(prices: Prices | None, prompt: str) -> float:
+    """The least a run needs before it starts, as ``request_cap`` plans its first request: room for that request
+    and a last answer, each a prompt of the workflow's own prompt alone and a reply of MIN_REPLY tokens (0 when
+    the price is unknown). A budget with less left than this admits no run."""
+    estimate = estimate_next(prices, [], [{"role": "system", "content": prompt}])
+    return 2 * estimate.cost(MIN_REPLY)
 
 
 def request_cap(record: Recorded, messages: Sequence[Message], cap: int) -> int | str:

@@ -32,6 +32,10 @@ STOP = {"about", "after", "again", "also", "answer", "attached", "before", "coul
         "while", "with", "would", "please", "message", "thread", "gave", "give", "said", "says", "line", "file",
         "files", "read", "find", "them", "your", "does", "know", "team", "question",
         "exactly"}  # fmt: skip # a table: words
+SEARCHED = {"query", "q", "search", "text", "jql", "keywords", "terms", "question", "topic", "prompt", "task"}
+NOT_VALUES = {"the", "a", "an", "this", "that", "which", "what", "any", "some", "each", "every", "is", "was", "to",
+              "of", "for", "and", "or", "my", "our", "your", "its", "their", "restart", "name", "it", "whose", "no",
+              "one", "same", "other", "another", "new", "old"}  # fmt: skip # a table: words
 JUDGE_START = "You are grading an assistant's answer"
 RUNTIME_TOOLS = {"file_read", "file_regex", "extract_file", "load_file", "peek_file", "load_skill", "python",
                  "subagent", "load_skill_file"}  # fmt: skip # a table: names
@@ -52,10 +56,7 @@ def handles(request: ScriptedRequest) -> bool:
 
 
 def respond(request: ScriptedRequest) -> Reply:
-    if request.system_text().startswith(JUDGE_START):
-        return _judge(request)
-    if "jira_issue" in request.tool_names:
-        return _triage(request)
+    """A question answered from evidence (a JIRA triage and an eval's judge are ``triage``'s)."""
     return _answer(request)
 
 
@@ -118,6 +119,7 @@ def _arguments(
     if not required:
         return [{}]
     args: dict[str, Any] = {}
+    own = _terms(own_words(question))
     for name in required:
         lowered = name.lower()
         if lowered in ("id", "url", "page_id", "key", "uri"):
@@ -125,8 +127,45 @@ def _arguments(
             if not found:
                 return []
             return [{name: value} for value in found[:2]]
-        args[name] = " ".join(terms[:4]) if lowered != "jql" else f'text ~ "{" ".join(terms[:3])}"'
+        if lowered in SEARCHED and own:  # a search: the person's words
+            args[name] = " ".join(own[:4]) if lowered != "jql" else f'text ~ "{" ".join(own[:3])}"'
+        elif (value := _named(name, props.get(name, {}), own_words(question))) is not None:
+            args[name] = value
+        else:  # never a value the request does not name (a restart of "INFO file-…" was one)
+            return []
     return [args]
+
+
+def own_words(question: str) -> str:
+    """What the person wrote: of a message kept as a virtual file, the prose lines its preview opens with (a pasted
+    log or table names no value to act on)."""
+    if not question.startswith("[virtual file "):
+        return question
+    lines = question.splitlines()[1:]
+    prose = itertools.takewhile(lambda line: re.match(r"[A-Za-z][^=\t]*$", line.strip()) is not None, lines)
+    return "\n".join(prose)
+
+
+def _named(name: str, prop: dict[str, Any], words: str) -> str | int | None:
+    """The value the person's words give a parameter: one of its enum values they name, the word before its name
+    ("the payments service") or after it with a colon or an equals sign ("service: payments"); None: none."""
+    for value in prop.get("enum", []):
+        if re.search(rf"\b{re.escape(str(value))}\b", words, re.IGNORECASE):
+            return value  # type: ignore[no-any-return]
+    label = re.escape(name.replace("_", " "))
+    found = [
+        match.group(1)
+        for match in (
+            re.search(rf"\b([\w.-]+)\s+{label}\b", words, re.IGNORECASE),
+            re.search(rf"\b{label}\s*[:=]\s*[\"'`]?([\w.-]+)", words, re.IGNORECASE),
+        )
+        if match and match.group(1).lower() not in NOT_VALUES
+    ]
+    if not found or prop.get("type", "string") not in ("string", "integer"):
+        return None
+    if prop.get("type") == "integer":
+        return int(found[0]) if found[0].isdigit() else None
+    return found[0]
 
 
 def _progress(request: ScriptedRequest, tool: str) -> int:
@@ -278,9 +317,11 @@ def _compose(request: ScriptedRequest, evidence: list[dict[str, Any]], terms: li
     )
     if not ranked:
         searched = ", ".join(sorted({name for name, _ in _calls_made(request)})) or "nothing"
-        return f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])})."
+        unread = "".join(f" I could not read {fid}: {why}" for fid, why in _unreadable(request).items())
+        return f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])}).{unread}"
     top = list(dict.fromkeys((source, line) for _, source, line in ranked))[:4]
     out = ["Here is what I found:"] + [f"• {line} (from {source})" for source, line in top]
+    out += [f"I could not read {fid}: {why}" for fid, why in _unreadable(request).items()]
     if "cite" in request.system_text().lower():
         titles = _titles(request) or sorted({source for source, _ in top})
         out.append("Sources: " + "; ".join(titles[:3]))
@@ -292,82 +333,6 @@ def _titles(request: ScriptedRequest) -> list[str]:
     for text in _tool_texts(request):
         found += re.findall(r"^(?:title|#)[:\s]+(.+)$", text, re.MULTILINE)
     return list(dict.fromkeys(t.strip() for t in found))
-
-
-# JIRA triage ------------------------------------------------------------------------------------------------
-
-
-def _triage(request: ScriptedRequest) -> Reply:
-    texts = dict(_results_by_tool(request))
-    issue = texts.get("jira_issue")
-    if issue is None:
-        asked = IDENT.search(_question(request))
-        return Reply(calls=(ScriptedCall("jira_issue", {"key": asked.group(0)} if asked else {}),))
-    head = re.match(r"# ([A-Z][A-Z0-9]+-\d+): (.*)", issue)
-    key, summary = (head.group(1), head.group(2)) if head else ("the issue", "")
-    words = [w for w in _terms(summary) if not IDENT.fullmatch(w)][:3]
-    if "jira_search" not in texts and "jira_search" in request.tool_names:
-        project = key.split("-")[0]
-        jql = f'project = {project} AND text ~ "{" ".join(words)}" ORDER BY created DESC'
-        return Reply(calls=(ScriptedCall("jira_search", {"jql": jql}),))
-    return Reply(text=_triage_text(request, key, summary, issue, texts.get("jira_search", "")))
-
-
-def _triage_text(request: ScriptedRequest, key: str, summary: str, issue: str, search: str) -> str:
-    terms = set(_terms(summary))
-    duplicates = []
-    for line in search.splitlines():
-        match = re.match(r"([A-Z][A-Z0-9]+-\d+): (.*)", line)
-        if match and match.group(1) != key:
-            shared = sorted(terms & set(_terms(match.group(2))))
-            if len(shared) >= 2:
-                duplicates.append(f"{match.group(1)} ({match.group(2).strip()}; shares: {', '.join(shared)})")
-    text = issue.lower()
-    missing = [
-        what
-        for what, words in (
-            ("steps to reproduce", ("steps", "reproduce")),
-            ("versions", ("version",)),
-            ("logs", ("log", "trace", "error")),
-        )
-        if not any(w in text for w in words)
-    ]
-    out = [
-        f"*Triage of {key}*: {summary}",
-        "• Likely duplicates: " + ("; ".join(duplicates) if duplicates else "none found"),
-        "• Missing to act on it: " + (", ".join(missing) if missing else "nothing obvious"),
-    ]
-    if "priority" in request.system_text().lower():
-        urgent = any(w in text for w in ("outage", "data loss", "lost", "all customers", "security", "down"))
-        component = re.search(r"labels: ([\w-]+)", issue)
-        out.append(
-            f"• Suggested priority: {'High' if urgent else 'Medium'}"
-            f"{' (it reports lost data or an outage)' if urgent else ''}; component: "
-            f"{component.group(1) if component else 'unknown'}"
-        )
-    return "\n".join(out)
-
-
-# The judge --------------------------------------------------------------------------------------------------
-
-
-def _judge(request: ScriptedRequest) -> Reply:
-    """Passes when most of the rubric's content words appear in the answer: crude, but it reads both."""
-    text = request.last_user_text()
-    rubric, _, quoted = text.partition("\n\n# ")
-    rubric = rubric.removeprefix("# Rubric").strip()
-    try:  # the request and the answer, quoted as one JSON object after its heading line
-        answer = str(json.loads(quoted.split("\n", 1)[1]).get("answer", "")).lower()
-    except (IndexError, ValueError, AttributeError):
-        answer = ""
-    words = sorted({_stem(w.lower()) for w in _terms(rubric)})
-    present = [w for w in words if w in answer]
-    verdict = bool(words) and len(present) >= 0.6 * len(words)
-    missing = sorted(set(words) - set(present))
-    reason = f"(demo judge) {len(present)} of {len(words)} rubric terms in the answer" + (
-        f"; missing: {', '.join(missing[:6])}" if missing else ""
-    )
-    return Reply(text=json.dumps({"pass": verdict, "reason": reason}))
 
 
 # Helpers ----------------------------------------------------------------------------------------------------
@@ -385,6 +350,16 @@ def _read_results(request: ScriptedRequest) -> dict[str, str]:
     return found
 
 
+def _unreadable(request: ScriptedRequest) -> dict[str, str]:
+    """The files a file tool said it cannot read, and why (the first line of its error)."""
+    found: dict[str, str] = {}
+    for tool in ("file_read", "file_regex", "extract_file"):
+        for fid, result in _file_calls(request, tool):
+            if fid and result and result.startswith("ERROR"):
+                found.setdefault(fid, result.removeprefix("ERROR:").strip().splitlines()[0][:240])
+    return found
+
+
 def _unnumbered(text: str) -> str:
     """file_read's text without its header and line numbers."""
     lines = text.splitlines()[1:] if text.startswith("[") else text.splitlines()
@@ -397,7 +372,7 @@ def _unread_summary(request: ScriptedRequest) -> str | None:
         match = SUMMARY_FILE.match(text_of(message)) if message["role"] == "user" else None
         if (
             match
-            and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#"))
+            and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#", "ERROR"))
             and ASKED not in read.get(match.group(1), "")
         ):
             return match.group(1)
@@ -455,10 +430,6 @@ def _score(line: str, terms: list[str]) -> int:
     return sum((3 if IDENT.fullmatch(t) else 1) for t in terms if t.lower() in lowered)
 
 
-def _stem(word: str) -> str:
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
 FOLDED_CALL = re.compile(r"^- (\w+) (\{.*?\}) → ", re.MULTILINE)
 
 
@@ -479,11 +450,6 @@ def _calls_made(request: ScriptedRequest) -> set[tuple[str, str]]:
 
 def _tool_texts(request: ScriptedRequest) -> list[str]:
     return [text_of(m) for m in request.messages if m["role"] == "tool"]
-
-
-def _results_by_tool(request: ScriptedRequest) -> list[tuple[str, str]]:
-    names = tool_names(request.messages)
-    return [(names.get(m.get("tool_call_id", ""), ""), text_of(m)) for m in request.messages if m["role"] == "tool"]
 
 
 _ASKED = re.compile(re.escape(ASKED) + r"(.*?)\n## Current work", re.DOTALL)

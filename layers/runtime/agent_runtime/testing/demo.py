@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant
+from . import assistant, incident, triage
 from .assistant import ASKED, person_request
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
@@ -29,6 +29,7 @@ _OPEN_MARK = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b")
 BIG_FILE = 20_000  # bytes: larger references are searched and read by section, not read whole
 MAX_DEMO_STEPS = 300  # a run's model calls: a long tool loop (an eval's 200 pages) fits
 HELPER_PROMPT_START = "You are a helper agent"
+FILE_READERS = {"file_read", "file_regex"}  # an error of these on a file: the file cannot be read
 STOP = {"design", "the", "and", "for", "with", "this", "that", "from", "must", "every", "have", "their"}
 
 
@@ -45,7 +46,7 @@ def respond(request: ScriptedRequest) -> Reply:
     if (asked := asked_schema(request)) is not None:  # a script's run.ask(..., schema=...): JSON of that shape
         return shaped_reply(*asked)
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
-        reply = assistant.respond(request)
+        reply = triage.respond(request) or incident.respond(request) or assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
             return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
         return reply
@@ -103,11 +104,19 @@ def _new_notes(
         if name == "python":  # noted even when it failed, so it is not retried forever
             notes.append(("ticket-stats", _stats(text)))
             continue
-        if text.startswith("ERROR"):
+        if text.startswith("ERROR"):  # noted as unreadable, so it is not read again, and the review says so
+            notes.append(_unreadable(args.get("id"), text, names) if name in FILE_READERS else None)
             continue
         rows = [(int(m.group(1)), m.group(2)) for m in map(_ROW.match, text.splitlines()[1:]) if m]
         notes.append(_note_for(name, args, rows, text, ticket, names))
     return [note for note in notes if note is not None]
+
+
+def _unreadable(file_id: Any, text: str, names: dict[str, str]) -> tuple[str, Any] | None:
+    if not isinstance(file_id, str) or not file_id:
+        return None
+    why = text.removeprefix("ERROR:").strip().splitlines()[0] if text.strip() else "it could not be read"
+    return f"unreadable:{file_id}", {"name": names.get(file_id, file_id), "why": why[:240]}
 
 
 def _note_for(
@@ -153,6 +162,8 @@ def _doc_note(name: str, rows: list[tuple[int, str]]) -> dict[str, Any]:
 def _next_calls(
     notes: dict[str, Any], files: list[tuple[str, str, int]], ticket: str | None, tools: list[str]
 ) -> list[ScriptedCall]:
+    if ticket and f"unreadable:{ticket}" in notes:
+        ticket = None  # the pasted log could not be searched: the review says so
     if ticket and "ticket-errors" not in notes:
         return [ScriptedCall("file_regex", {"id": ticket, "pattern": r"\bERROR\b", "max_matches": 20})]
     if ticket and "ticket-excerpt" not in notes and notes["ticket-errors"]["lines"]:
@@ -163,7 +174,7 @@ def _next_calls(
     small = [
         ScriptedCall("file_read", {"id": fid})
         for fid, _, size in files
-        if size < BIG_FILE and f"doc:{fid}" not in notes
+        if size < BIG_FILE and f"doc:{fid}" not in notes and f"unreadable:{fid}" not in notes
     ]
     if small:
         return small
@@ -222,6 +233,8 @@ def _helper(request: ScriptedRequest) -> Reply:
 
 def _next_section(notes: dict[str, Any], file_id: str) -> ScriptedCall | None:
     toc = notes.get(f"toc:{file_id}")
+    if f"unreadable:{file_id}" in notes:
+        return None
     if toc is None:
         return ScriptedCall("file_regex", {"id": file_id, "pattern": r"^## ", "max_matches": 200})
     subject_words = set(next((n["words"] for k, n in notes.items() if k.startswith("doc:")), []))
@@ -253,8 +266,13 @@ def _summary(request: ScriptedRequest) -> Reply:
 
 def _review(notes: dict[str, Any], files: list[tuple[str, str, int]]) -> str:
     docs = [notes[f"doc:{fid}"] for fid, _, size in files if size < BIG_FILE and f"doc:{fid}" in notes]
+    unread = [f"• {n['name']}: {n['why']}" for key, n in notes.items() if key.startswith("unreadable:")]
     if not docs:
-        return "(demo model) I could not read any of the documents."
+        return "\n".join(
+            ["(demo model) I could not read any of the documents:", *unread]
+            if unread
+            else ["(demo model) I could not read any of the documents."]
+        )
     subject, references = docs[0], docs[1:]
     missing = _missing_sections(subject, references)
     rules = _unaddressed_rules(notes, set(subject["words"]))
@@ -276,6 +294,8 @@ def _review(notes: dict[str, Any], files: list[tuple[str, str, int]]) -> str:
     if subject["questions"]:
         out.append("\n*Open questions to settle before review:*")
         out += [f"• line {n}: {text}" for n, text in subject["questions"]]
+    if unread:
+        out += ["\n*Files I could not read (not reviewed):*", *unread]
     return "\n".join(out)
 
 
