@@ -120,6 +120,10 @@ def _thread(url: str, ts: str) -> list[dict[str, Any]]:
     return [m for m in kept.values() if m.get("thread_ts") == ts and m.get("bot_id") and not m.get("_deleted")]
 
 
+# Alone, after the others (as the wall-time tests run): its Ctrl-C must land while a 1.2 s answer streams, and
+# beside another worker the answer had once ended first (a clean clone's CI: the run was completed, not interrupted).
+# Known: a Ctrl-C that lands later in the stream can leave the working message above the resumed answer.
+@pytest.mark.timed
 def test_a_run_serve_was_working_on_when_stopped_lists_interrupted_and_is_resumed_when_it_starts(
     tmp_path: Path,
 ) -> None:
