@@ -1,10 +1,11 @@
 """What each Lambda handler's init imports, and what the worker's first run still has to.
 
 The webhook checks, routes and enqueues: its init loads neither the run record and its events, nor slack_sdk's
-Web API client, nor the agent. The worker's init loads what handling any message needs; the agent's machinery
-(the openai client, the context engine, the tools) loads with the first run, which SnapStart's before-snapshot
-priming does: after a restore, a run imports nothing of the package or the model client. `make bench` measures
-the cold imports against `import boto3` and one client (tests/bench/test_bench_triggers.py). No timing here.
+Web API client, nor Powertools' event handler, nor the agent. The worker's init loads what handling any message
+needs; the agent's machinery (the openai client, the context engine, the tools) loads with the first run, which
+SnapStart's before-snapshot priming does: after a restore, a run imports nothing of the package or the model
+client. `make bench` measures the cold imports against `import boto3` and one client
+(tests/bench/test_bench_triggers.py). No timing here.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def test_the_webhook_init_loads_no_run_record_slack_client_or_agent() -> None:
     modules = handler("webhook", INIT, HANDLER_ENV)["modules"]
     assert among(modules, ("agent_runtime.service.webhook", "boto3")) != []  # it did initialise
     assert among(modules, ("agent_runtime.events", "agent_runtime.record", "slack_sdk", *AGENT)) == []
+    # Nor Powertools' event handler: its package imports every resolver it has (AppSync, Bedrock, asyncio); the
+    # webhook's routes are service/_http.py's, and no request loads it later either.
+    assert among(modules, ("aws_lambda_powertools.event_handler", "asyncio")) == []
     # Nor the workflows' YAML and loader (read by the first request; before the snapshot under SnapStart), nor the
     # access rules' tool hook and budgets (admission needs the rules alone).
     # Nor the OAuth flow and its HTTP client (loaded by the first link a person follows).

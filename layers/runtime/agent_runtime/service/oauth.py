@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import Response
 
 from ..identity.exceptions import FlowRefused
 from ..triggers.queue import EventQueue
 from ..triggers.queued import ConnectedMessage
+from ._http import Response
 
 if TYPE_CHECKING:
     from ..identity.flow import ConnectFlow
@@ -36,7 +36,7 @@ class OAuthRoutes:
     def __init__(self, flow: Callable[[], ConnectFlow] | None, queue: EventQueue, log: Logger) -> None:
         self.flow, self.queue, self.log = flow, queue, log
 
-    def start(self, provider: str, raw: Mapping[str, Any]) -> Response[str]:
+    def start(self, raw: Mapping[str, Any], provider: str) -> Response:
         try:
             target = self._flow().start(provider, query_of(raw), base=base_of(raw))
         except FlowRefused as refused:
@@ -44,7 +44,7 @@ class OAuthRoutes:
         self.log.info("oauth start", extra={"provider": provider})
         return Response(302, "text/html; charset=utf-8", "", headers={**HEADERS, "Location": target})
 
-    def callback(self, provider: str, raw: Mapping[str, Any]) -> Response[str]:
+    def callback(self, raw: Mapping[str, Any], provider: str) -> Response:
         try:
             finished = self._flow().callback(provider, query_of(raw), base=base_of(raw))
         except FlowRefused as refused:
@@ -60,12 +60,12 @@ class OAuthRoutes:
             raise FlowRefused(404, "connections are not set up on this stack")
         return self.flow()
 
-    def _refused(self, refused: FlowRefused) -> Response[str]:
+    def _refused(self, refused: FlowRefused) -> Response:
         self.log.warning("oauth refused", extra={"status": refused.status, "reason": refused.reason})
         return _page(refused.status, refused.reason)
 
 
-def _page(status: int, text: str) -> Response[str]:
+def _page(status: int, text: str) -> Response:
     body = (
         "<!doctype html><html lang=en><meta charset=utf-8><title>agent-runtime</title>"
         f"<body style='font:16px system-ui;margin:3em'><p>{html.escape(text)}</p></body></html>"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import secrets as token_source
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
@@ -39,6 +37,7 @@ from ..triggers.queue import EventQueue, SqsQueue
 from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
 from ..triggers.signed import Delivery
 from ..workflows import Workflow
+from ._http import Response, Router, json_response
 from .oauth import OAuthRoutes
 
 if TYPE_CHECKING:
@@ -52,12 +51,12 @@ DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day c
 class Webhook:
     """The routes and the idempotency config whose in-progress records must expire with each invocation."""
 
-    app: APIGatewayHttpResolver
+    app: Router
     idempotency: IdempotencyConfig
 
     def handle(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         self.idempotency.register_lambda_context(context)  # a crashed invocation's record then expires with it
-        return self.app.resolve(event, context)
+        return self.app.resolve(event)
 
 
 def create_app(
@@ -75,24 +74,24 @@ def create_app(
     """``store``: where Notion's verification tokens are kept for the admin (made on first use). ``sources``: each
     mounts its route (``POST``), parses what comes to it and routes its events. ``connect``: people's connections
     to OAuth providers (the authorisation routes; made on first use)."""
-    app = APIGatewayHttpResolver()
+    app = Router()
     enqueue, idempotency = _idempotent_enqueue(queue, persistence)
     log = logger or Logger(service="agent-runtime-webhook")
     routes = _Routes(config, queue, enqueue, workflows, log, clock, sources, store)
     for source in sources.routed():
-        app.post(str(source.route))(_taking(app, routes, source))
-    app.post("/slack/interactivity")(lambda: routes.interactivity(app.current_event.raw_event))
-    app.post("/runs/<run_id>/stop")(lambda run_id: routes.stop(app.current_event.raw_event, run_id))
-    app.get("/runs/<run_id>/page")(lambda run_id: routes.page(app.current_event.raw_event, run_id))
+        app.add("POST", str(source.route), _taking(routes, source))
+    app.add("POST", "/slack/interactivity", routes.interactivity)
+    app.add("POST", "/runs/<run_id>/stop", routes.stop)
+    app.add("GET", "/runs/<run_id>/page", routes.page)
     oauth = OAuthRoutes(connect, queue, log)
-    app.get("/oauth/<provider>/start")(lambda provider: oauth.start(provider, app.current_event.raw_event))
-    app.get("/oauth/<provider>/callback")(lambda provider: oauth.callback(provider, app.current_event.raw_event))
+    app.add("GET", "/oauth/<provider>/start", oauth.start)
+    app.add("GET", "/oauth/<provider>/callback", oauth.callback)
     return Webhook(app, idempotency)
 
 
-def _taking(app: APIGatewayHttpResolver, routes: _Routes, source: Source) -> Callable[..., Response[str]]:
+def _taking(routes: _Routes, source: Source) -> Callable[..., Response]:
     """The route's handler: its request (with the route's path parameters) parsed by its source."""
-    return lambda **params: routes.guarded(lambda: source.parse(routes.request(app.current_event.raw_event, params)))
+    return lambda raw, **params: routes.guarded(lambda: source.parse(routes.request(raw, params)))
 
 
 @dataclass
@@ -111,17 +110,17 @@ class _Routes:
     def request(self, raw: dict[str, Any], params: Mapping[str, str]) -> Request:
         return Request(raw, params, self.config, self.workflows, self.clock(), self.log, self.store)
 
-    def guarded(self, handler: Callable[[], Intake]) -> Response[str]:
+    def guarded(self, handler: Callable[[], Intake]) -> Response:
         try:
             return self.accept(handler())
         except RejectedRequest as error:
             return self.refused(error)
 
-    def refused(self, error: RejectedRequest) -> Response[str]:
+    def refused(self, error: RejectedRequest) -> Response:
         self.log.warning("rejected", extra={"status": error.status, "reason": error.reason})
         return _json(error.status, {"error": error.reason})
 
-    def accept(self, result: Intake) -> Response[str]:
+    def accept(self, result: Intake) -> Response:
         signed_key = result.signed_key if isinstance(result, Delivery) else None
         result = result.event if isinstance(result, Delivery) else result
         if isinstance(result, Challenge):
@@ -154,7 +153,7 @@ class _Routes:
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
-    def refused_at_door(self, event: TriggerEvent) -> Response[str] | None:
+    def refused_at_door(self, event: TriggerEvent) -> Response | None:
         """The workflow's ``access.start``, decided here when the ids its groups list suffice (a Slack user group
         or a JIRA group is read by the worker, which decides then). A refused event starts nothing: its caller is
         told (an API call, a webhook: 403), or the person is, privately, by the worker (a refusal message)."""
@@ -172,7 +171,7 @@ class _Routes:
         self.queue.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:refused")
         return _json(200, {"status": "refused", "workflow": workflow.name})
 
-    def stop(self, raw: dict[str, Any], run_id: str) -> Response[str]:
+    def stop(self, raw: dict[str, Any], run_id: str) -> Response:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
         try:
             caller = api.caller(raw, self.config)
@@ -184,7 +183,7 @@ class _Routes:
         self.log.info("stop queued", extra={"via": "api"})
         return _json(202, {"status": "stop requested", "run_id": run_id})
 
-    def page(self, raw: dict[str, Any], run_id: str) -> Response[str]:
+    def page(self, raw: dict[str, Any], run_id: str) -> Response:
         """``GET /runs/{run_id}/page?expires=…&private=…&signature=…``: that run's page, for a signed link only."""
         from ..pages.route import HEADERS, PageNotServed, declared_secrets, served
 
@@ -199,7 +198,7 @@ class _Routes:
         self.log.info("run page served", extra={"private": private})
         return Response(200, "text/html; charset=utf-8", page, headers=HEADERS)
 
-    def interactivity(self, raw: dict[str, Any]) -> Response[str]:
+    def interactivity(self, raw: dict[str, Any]) -> Response:
         try:
             body = raw_body(raw)
             secret = self.config.secret("slack_signing_secret")
@@ -262,8 +261,7 @@ def _idempotent_enqueue(
     return send, config
 
 
-def _json(status: int, body: dict[str, Any]) -> Response[str]:
-    return Response(status, "application/json", json.dumps(body))
+_json = json_response
 
 
 def webhook_from_env(logger: Logger) -> Webhook:
