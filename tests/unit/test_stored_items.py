@@ -5,11 +5,17 @@ code before the items shared their boilerplate (a kind added without an example 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from datetime import datetime
+from typing import ClassVar
 
+import pytest
 from agent_runtime.inbound import TriggerEvent
 from agent_runtime.stopping import StopRequest
 from agent_runtime.stores import items as it
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 CONNECTION = ("c2VhbGVk", "d3JhcHBlZA==")
 EXAMPLES = [
@@ -106,3 +112,42 @@ def test_every_kind_has_an_example_and_reads_missing_keys_as_it_always_did() -> 
     assert {kind for kind in it._KINDS} == {item.NAME for item, _ in EXAMPLES}
     for name, item in EMPTY.items():
         assert it.parse(name, {}) == item, name
+
+
+# A field's values by its type: what a stored item of that type keeps as it was (an empty id reads as none).
+TEXT = st.text(max_size=8)
+VALUES = {
+    "str": TEXT,
+    "str | None": st.none() | TEXT.filter(bool),
+    "float": st.floats(allow_nan=False, allow_infinity=False),
+    "float | None": st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    "bool": st.booleans(),
+    "tuple[str, ...]": st.lists(TEXT, max_size=3).map(tuple),
+}
+FIELDS = [
+    kind
+    for kind in vars(it).values()
+    if isinstance(kind, type) and issubclass(kind, it.Fields) and kind is not it.Fields
+]
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from(FIELDS).flatmap(
+        lambda kind: st.builds(kind, *(VALUES[str(f.type)] for f in dataclasses.fields(kind)))
+    )
+)
+def test_an_item_of_fields_reads_back_as_it_was_written(item: it.Fields) -> None:
+    assert type(item).from_data(json.loads(json.dumps(item.to_data()))) == item
+
+
+def test_a_kind_with_a_field_no_reader_knows_fails_where_it_is_declared() -> None:
+    with pytest.raises(TypeError, match=r"'odd': no way to read when: datetime"):
+
+        @it.stored
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class Odd(it.Fields):
+            NAME: ClassVar[str] = "odd"
+            when: datetime
+
+    assert it.kind_of("odd") is None
