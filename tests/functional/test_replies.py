@@ -70,7 +70,7 @@ def test_comments_are_retried_after_retry_after_on_429() -> None:
 def test_downloads_stop_at_the_size_cap_and_tokens_stay_home() -> None:
     with server({"/files/big": lambda n: (200, {}, b"x" * 5000)}) as (base, _):
         slack = SlackReplier("xoxb-test", base_url=f"{base}/")
-        with pytest.raises(ReplyError, match="over the 0 MB attachment limit"):
+        with pytest.raises(ReplyError, match=r"^the file is 5,000 bytes, over the limit of 1,000 bytes$"):
             slack.download(f"{base}/files/big", 1000)
         with pytest.raises(ReplyError, match=r"refusing to send the bot token to evil\.example"):
             slack.download("https://evil.example/files/x", 1000)

@@ -62,6 +62,7 @@ FLOORS = {
     "_lazy": 1,
     "actions": 1,
     "adf": 1,
+    "capped": 1,
     "credentials": 1,
     "deadline": 1,
     "deployment": 1,

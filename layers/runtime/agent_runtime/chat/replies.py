@@ -24,6 +24,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 
 from ..actions import FEEDBACK, STOP
 from ..adf import to_adf
+from ..capped import read_capped
 from .exceptions import ReplyError
 from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
@@ -271,7 +272,7 @@ def fetch(url: str, headers: dict[str, str], limit: int) -> tuple[bytes, str]:
     current, sent = url, headers
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            return request("GET", current, sent, None, limit=limit)
+            return request("GET", current, sent, None, limit=limit, what="the file")
         except _Redirect as redirect:
             target = urllib.parse.urlparse(redirect.location)
             if target.scheme not in ("http", "https"):
@@ -292,18 +293,18 @@ class _Redirect(Exception):
         self.location = location
 
 
-def request(method: str, url: str, headers: dict[str, str], body: bytes | None, *, limit: int) -> tuple[bytes, str]:
-    """One HTTP call with up to three retries on 429/503 after Retry-After (capped at 30 s each)."""
+def request(
+    method: str, url: str, headers: dict[str, str], body: bytes | None, *, limit: int, what: str = "the answer"
+) -> tuple[bytes, str]:
+    """One HTTP call with up to three retries on 429/503 after Retry-After (capped at 30 s each); its answer, up to
+    ``limit`` bytes (over it: a ReplyError naming ``what`` was too big)."""
     opener = _opener()
     for attempt in range(4):
         try:
             with opener.open(
                 urllib.request.Request(url, data=body, headers=headers, method=method), timeout=TIMEOUT
             ) as r:
-                data = r.read(limit + 1)
-                if len(data) > limit:
-                    raise ReplyError(f"the file is over the {limit // 2**20} MB attachment limit")
-                return data, r.headers.get("Content-Type", "")
+                return read_capped(r, limit, ReplyError, what), r.headers.get("Content-Type", "")
         except urllib.error.HTTPError as error:
             if method == "GET" and error.code in (301, 302, 303, 307, 308) and error.headers.get("Location"):
                 raise _Redirect(urllib.parse.urljoin(url, error.headers["Location"])) from None

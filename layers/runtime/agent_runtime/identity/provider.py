@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2
 
+from ..capped import read_capped
 from ..errors import AgentRuntimeError
 from ..redaction import Redactor
 from ..workflows.oauth import OAuthProvider
@@ -115,7 +116,8 @@ class ProviderClient:
                 httpx2.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client,
                 client.stream("POST", url, data=body, auth=auth, headers={"Accept": "application/json"}) as response,
             ):
-                data, status = _read(response), response.status_code
+                data = read_capped(response, MAX_ANSWER_BYTES, ProviderError, f"the answer of {where}")
+                status = response.status_code
         except httpx2.HTTPError as error:
             raise ProviderError(f"{where} could not be reached ({type(error).__name__})") from None
         answer = _json(data)
@@ -124,16 +126,6 @@ class ProviderClient:
             refused = status in (400, 401) and str(answer.get("error")) in REFUSED
             raise (GrantRefused if refused else ProviderError)(f"{where} answered HTTP {status}{said}")
         return answer
-
-
-def _read(response: httpx2.Response) -> bytes:
-    chunks, seen = [], 0
-    for chunk in response.iter_bytes():
-        seen += len(chunk)
-        if seen > MAX_ANSWER_BYTES:
-            raise ProviderError(f"the provider's answer is over {MAX_ANSWER_BYTES:,} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _json(data: bytes) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import events as ev
 from .. import inert
@@ -27,53 +27,53 @@ CUT = 400  # characters of a tool result or a message shown
 ARGUMENTS = 300  # characters of a call's arguments shown
 
 
+E = TypeVar("E", bound=ev.RunEvent)
+
+
+def _kind(cls: type[E], said: Callable[[E], str]) -> tuple[type[ev.RunEvent], Callable[[Any], str]]:
+    """One row of ``_LINES``, its line checked against its class."""
+    return cls, said
+
+
+def _access(e: ev.AccessDecided) -> str:  # the workflow's access rules: who, their groups, the rule's reason
+    what = f"{e.action} {e.tool}" if e.tool else e.action
+    groups = f" (groups: {', '.join(e.groups)})" if e.groups else " (in no access group)"
+    return f"access: {what} {'allowed' if e.allowed else 'refused'} for {e.who}{groups}: {e.reason}"
+
+
+def _found(e: ev.ToolsFound) -> str:  # toolsearch: a search (or a found tool called by name) and what it found
+    among = f" among {e.candidates} candidate(s)" if e.candidates else ""
+    return f"tool search ({e.stage}): found {', '.join(e.found) or 'nothing'}{among}"
+
+
+# The line a transcript gives an event worth one, by its class: the context engine's work, approvals, skills,
+# access, connections and tool search; then what paused or ended the run. An event of another class gets none.
+_LINES = dict(
+    [
+        _kind(ev.VirtualFile, lambda e: f"virtual file {e.file}: {e.tokens:,} tokens kept out of the window"),
+        _kind(ev.Masking, lambda e: f"masking: {e.outputs} used output(s) became pointers"),
+        _kind(ev.Folding, lambda e: f"folding: {e.turns} old turn(s) folded into rows"),
+        _kind(ev.Compaction, lambda e: f"compaction ({e.tactic}): {e.tokens_before:,} -> {e.tokens_after:,} tokens"),
+        _kind(ev.ApprovalRequested, lambda e: f"approval asked for {e.tool}"),
+        _kind(ev.ApprovalDecided, lambda e: f"approval: {e.tool} {e.decision} by {e.by or 'nobody'}"),
+        _kind(ev.SkillLoaded, lambda e: f"skill loaded: {e.skill}"),
+        _kind(ev.AccessDecided, _access),
+        _kind(ev.ConnectAsked, lambda e: f"connection: {e.person} asked to connect {e.provider} (for {e.tool})"),
+        _kind(ev.ConnectSettled, lambda e: f"connection: {e.person} {e.outcome} ({e.provider}, for {e.tool})"),
+        _kind(ev.ToolsFound, _found),
+        _kind(ev.AwaitingApproval, lambda e: f"waiting for approval of {', '.join(e.calls)}"),
+        _kind(ev.Suspended, lambda e: f"suspended: {e.reason}"),
+        _kind(ev.CostLimitReached, lambda e: f"spend limit: {e.reason}"),
+        _kind(ev.LimitReached, lambda e: f"tool-call limit: {e.reason}"),
+        _kind(ev.Stopped, lambda e: f"stopped by {e.by} ({e.via})"),
+        _kind(ev.Failed, lambda e: f"failed: {e.error}"),
+    ]
+)
+
+
 def _said(event: ev.RunEvent) -> str | None:
-    """The line a transcript gives an event worth one, by its class (None: not worth a line)."""
-    match event:
-        case ev.VirtualFile():
-            return f"virtual file {event.file}: {event.tokens:,} tokens kept out of the window"
-        case ev.Masking():
-            return f"masking: {event.outputs} used output(s) became pointers"
-        case ev.Folding():
-            return f"folding: {event.turns} old turn(s) folded into rows"
-        case ev.Compaction():
-            return f"compaction ({event.tactic}): {event.tokens_before:,} -> {event.tokens_after:,} tokens"
-        case ev.ApprovalRequested():
-            return f"approval asked for {event.tool}"
-        case ev.ApprovalDecided():
-            return f"approval: {event.tool} {event.decision} by {event.by or 'nobody'}"
-        case ev.SkillLoaded():
-            return f"skill loaded: {event.skill}"
-        case ev.AccessDecided():  # the workflow's access rules: who, their groups, the rule's reason
-            what = f"{event.action} {event.tool}" if event.tool else event.action
-            groups = f" (groups: {', '.join(event.groups)})" if event.groups else " (in no access group)"
-            return f"access: {what} {'allowed' if event.allowed else 'refused'} for {event.who}{groups}: {event.reason}"
-        case ev.ConnectAsked():  # a tool acting as the requester: they were asked to connect the provider
-            return f"connection: {event.person} asked to connect {event.provider} (for {event.tool})"
-        case ev.ConnectSettled():
-            return f"connection: {event.person} {event.outcome} ({event.provider}, for {event.tool})"
-        case ev.ToolsFound():  # toolsearch: a search (or a found tool called by name) and what it found
-            among = f" among {event.candidates} candidate(s)" if event.candidates else ""
-            return f"tool search ({event.stage}): found {', '.join(event.found) or 'nothing'}{among}"
-    return _paused(event)
-
-
-def _paused(event: ev.RunEvent) -> str | None:
-    """The line of an event that paused or ended the run."""
-    match event:
-        case ev.AwaitingApproval():
-            return f"waiting for approval of {', '.join(event.calls)}"
-        case ev.Suspended():
-            return f"suspended: {event.reason}"
-        case ev.CostLimitReached():
-            return f"spend limit: {event.reason}"
-        case ev.LimitReached():
-            return f"tool-call limit: {event.reason}"
-        case ev.Stopped():
-            return f"stopped by {event.by} ({event.via})"
-        case ev.Failed():
-            return f"failed: {event.error}"
-    return None
+    said = _LINES.get(type(event))
+    return None if said is None else said(event)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ The JSON each writes is what earlier versions wrote, so items already stored rea
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, Self, TypeVar
+from dataclasses import MISSING, Field, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
 
 from ..inbound import TriggerEvent
 from ..stopping import StopRequest
@@ -30,6 +30,10 @@ def stored(cls: type[T]) -> type[T]:
     """Registers an item kind: its NAME (or name prefix) reads back through ``cls.from_data``."""
     if cls.NAME in _KINDS:
         raise RuntimeError(f"two kinds of stored item named {cls.NAME!r}")
+    if issubclass(cls, Fields):
+        unread = [f"{f.name}: {f.type}" for f in fields(cls) if str(f.type) not in _READ]
+        if unread:
+            raise TypeError(f"stored item {cls.NAME!r}: no way to read {', '.join(unread)} (add it to _READ)")
     _KINDS[cls.NAME] = cls.from_data  # type: ignore[attr-defined]
     return cls
 
@@ -55,9 +59,43 @@ def _text(data: Mapping[str, Any], key: str, default: str = "") -> str:
     return default if value is None else str(value)
 
 
-def _run_id(data: Mapping[str, Any]) -> str | None:
-    value = data.get("run_id")
-    return str(value) if value else None
+# How a field of each type reads back from what was stored (``None``: the key missing or null); ``default`` is the
+# field's own default, or its type's empty value. Lenient as the items always were: a stored item never fails a run.
+_READ: dict[str, Callable[[Any, Any], Any]] = {
+    "str": lambda value, default: (default or "") if value is None else str(value),
+    "str | None": lambda value, default: str(value) if value else None,
+    "float": lambda value, default: float(value or 0.0),
+    "float | None": lambda value, default: float(value) if isinstance(value, int | float) else None,
+    "bool": lambda value, default: value is True,
+    "tuple[str, ...]": lambda value, default: tuple(str(each) for each in value or ()),
+}
+
+
+class Fields:
+    """An item stored as its fields, by name and in their order (a tuple as a list), each read back by its type
+    (``_READ``). Its dataclass is frozen and slotted; a kind whose stored shape is its own overrides either side."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    if TYPE_CHECKING:
+
+        def __init__(self, *values: Any) -> None: ...
+
+    def to_data(self) -> dict[str, Any]:
+        return {f.name: _written(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(*(_READ[str(f.type)](data.get(f.name), _default(f)) for f in fields(cls)))
+
+
+def _written(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _default(f: Field[Any]) -> Any:
+    return None if f.default is MISSING else f.default
 
 
 # A run's partition (run#<id>)
@@ -83,18 +121,11 @@ class Reply:
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Progress:
+class Progress(Fields):
     """The chat message that shows the run's progress and becomes its answer."""
 
     NAME: ClassVar[str] = "progress"
     ts: str
-
-    def to_data(self) -> dict[str, Any]:
-        return {"ts": self.ts}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_text(data, "ts"))
 
 
 @stored
@@ -117,7 +148,7 @@ class ThreadBase:
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Asked:
+class Asked(Fields):
     """Where an approval request was asked: a Slack message (``ts``), or a JIRA comment with the request's code."""
 
     NAME: ClassVar[str] = "approval-asked#"
@@ -126,16 +157,12 @@ class Asked:
     code: str = ""
 
     def to_data(self) -> dict[str, Any]:
-        return {key: value for key, value in (("ts", self.ts), ("comment", self.comment), ("code", self.code)) if value}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_text(data, "ts"), _text(data, "comment"), _text(data, "code"))
+        return {key: value for key, value in Fields.to_data(self).items() if value}  # only the one it was asked by
 
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Decided:
+class Decided(Fields):
     """The first decision on an approval request (approved, denied, expired, closed): who, when. Later ones lose."""
 
     NAME: ClassVar[str] = "approval#"
@@ -143,30 +170,16 @@ class Decided:
     by: str
     at: float
 
-    def to_data(self) -> dict[str, Any]:
-        return {"decision": self.decision, "by": self.by, "at": self.at}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_text(data, "decision"), _text(data, "by"), float(data.get("at") or 0.0))
-
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Announced:
+class Announced(Fields):
     """The runs channel's line about the run: where it is and its text (ratings are added to it)."""
 
     NAME: ClassVar[str] = "announced"
     channel: str
     ts: str
     text: str
-
-    def to_data(self) -> dict[str, Any]:
-        return {"channel": self.channel, "ts": self.ts, "text": self.text}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_text(data, "channel"), _text(data, "ts"), _text(data, "text"))
 
 
 stored(StopRequest)  # a person asked the run to stop (who, when, from where): the first request wins
@@ -178,34 +191,20 @@ stored(TriggerEvent)  # what started the run, so a continuation knows where to a
 
 @stored
 @dataclass(frozen=True, slots=True)
-class ActiveRun:
+class ActiveRun(Fields):
     """The run of the thread's turn under way (suspended, waiting for a decision, or killed mid-run)."""
 
     NAME: ClassVar[str] = "active-run"
     run_id: str | None
 
-    def to_data(self) -> dict[str, Any]:
-        return {"run_id": self.run_id}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_run_id(data))
-
 
 @stored
 @dataclass(frozen=True, slots=True)
-class LatestRun:
+class LatestRun(Fields):
     """The run the thread's newest turn started: "stop" written in the thread stops it if it has not answered."""
 
     NAME: ClassVar[str] = "latest-run"
     run_id: str | None
-
-    def to_data(self) -> dict[str, Any]:
-        return {"run_id": self.run_id}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_run_id(data))
 
 
 @stored
@@ -227,7 +226,7 @@ class Deferred:
 
 @stored
 @dataclass(frozen=True, slots=True)
-class SpendRaise:
+class SpendRaise(Fields):
     """What approvers added to the thread's spend limit on ``day`` (UTC), and the decisions that did (``keys``: a
     redelivered message raises nothing more)."""
 
@@ -237,31 +236,15 @@ class SpendRaise:
     by: str = ""
     keys: tuple[str, ...] = field(default=())
 
-    def to_data(self) -> dict[str, Any]:
-        return {"day": self.day, "dollars": self.dollars, "by": self.by, "keys": list(self.keys)}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        keys = tuple(str(key) for key in data.get("keys") or ())
-        return cls(_text(data, "day"), float(data.get("dollars") or 0.0), _text(data, "by"), keys)
-
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Pane:
+class Pane(Fields):
     """A Slack assistant thread (the app's pane): who opened it and the channel they have open beside it."""
 
     NAME: ClassVar[str] = "pane"
     user: str = ""
     viewing: str | None = None
-
-    def to_data(self) -> dict[str, Any]:
-        return {"user": self.user, "viewing": self.viewing}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        viewing = data.get("viewing")
-        return cls(_text(data, "user"), str(viewing) if viewing else None)
 
 
 # A person's connection to an OAuth provider (oauth#<person>#<provider>), a run's request that they connect
@@ -270,7 +253,7 @@ class Pane:
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Connection:
+class Connection(Fields):
     """A person's tokens for one provider, sealed (AES-GCM under a data key the stack's KMS key wraps; the person
     and provider bound in as associated data), and what may be known of them in clear."""
 
@@ -285,38 +268,10 @@ class Connection:
     connected_at: float = 0.0
     refreshed_at: float = 0.0
 
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "sealed": self.sealed,
-            "wrapped_key": self.wrapped_key,
-            "keyring": self.keyring,
-            "workflow": self.workflow,
-            "client_id": self.client_id,
-            "scope": self.scope,
-            "expires_at": self.expires_at,
-            "connected_at": self.connected_at,
-            "refreshed_at": self.refreshed_at,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        expires = data.get("expires_at")
-        return cls(
-            _text(data, "sealed"),
-            _text(data, "wrapped_key"),
-            _text(data, "keyring"),
-            _text(data, "workflow"),
-            _text(data, "client_id"),
-            _text(data, "scope"),
-            float(expires) if isinstance(expires, int | float) else None,
-            float(data.get("connected_at") or 0.0),
-            float(data.get("refreshed_at") or 0.0),
-        )
-
 
 @stored
 @dataclass(frozen=True, slots=True)
-class ConnectAsk:
+class ConnectAsk(Fields):
     """A run asked its person to connect a provider: the link's target (open until connected, declined or past)."""
 
     NAME: ClassVar[str] = "connect-ask"
@@ -328,33 +283,10 @@ class ConnectAsk:
     expires_at: float
     status: str = "open"  # open | connected | denied
 
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "person": self.person,
-            "provider": self.provider,
-            "workflow": self.workflow,
-            "run_id": self.run_id,
-            "thread_id": self.thread_id,
-            "expires_at": self.expires_at,
-            "status": self.status,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(
-            _text(data, "person"),
-            _text(data, "provider"),
-            _text(data, "workflow"),
-            _text(data, "run_id"),
-            _text(data, "thread_id"),
-            float(data.get("expires_at") or 0.0),
-            _text(data, "status", "open"),
-        )
-
 
 @stored
 @dataclass(frozen=True, slots=True)
-class ConnectAttempt:
+class ConnectAttempt(Fields):
     """One trip to the provider for an ask: the PKCE verifier, what the signed ``state`` binds, and whether its
     answer came (once: a replayed ``state`` finds it used)."""
 
@@ -366,26 +298,3 @@ class ConnectAttempt:
     verifier: str
     expires_at: float
     used: bool = False
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "ask": self.ask,
-            "person": self.person,
-            "provider": self.provider,
-            "run_id": self.run_id,
-            "verifier": self.verifier,
-            "expires_at": self.expires_at,
-            "used": self.used,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(
-            _text(data, "ask"),
-            _text(data, "person"),
-            _text(data, "provider"),
-            _text(data, "run_id"),
-            _text(data, "verifier"),
-            float(data.get("expires_at") or 0.0),
-            data.get("used") is True,
-        )

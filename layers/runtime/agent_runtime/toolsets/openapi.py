@@ -20,6 +20,7 @@ from typing import Any
 import httpx2
 import yaml
 
+from ..capped import read_capped
 from ..credentials import CURRENT, TokenRejected
 from ..errors import ConfigError, ToolError
 from ..run_context import RunContext
@@ -356,7 +357,7 @@ class _Client:
                     method, target, params=query, headers=headers | host, content=body, extensions=extensions
                 ) as response,
             ):
-                data = _read_capped(response)
+                data = read_capped(response, MAX_RESULT_BYTES, _ask_for_less, "the response")
                 kind = response.headers.get("content-type", "")
                 status = response.status_code
         except httpx2.TimeoutException:
@@ -383,19 +384,8 @@ class _Client:
         return found.headers()
 
 
-def _read_capped(response: httpx2.Response) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_RESULT_BYTES:
-        raise ToolError(
-            f"the response is {int(declared):,} bytes, over the {MAX_RESULT_BYTES:,}-byte limit: ask for less"
-        )
-    chunks, seen = [], 0
-    for chunk in response.iter_bytes():
-        seen += len(chunk)
-        if seen > MAX_RESULT_BYTES:
-            raise ToolError(f"the response is over the {MAX_RESULT_BYTES:,}-byte limit: ask for less (filter, page)")
-        chunks.append(chunk)
-    return b"".join(chunks)
+def _ask_for_less(said: str) -> ToolError:
+    return ToolError(f"{said}: ask for less (filter, page)")
 
 
 def _saved(ctx: RunContext | None, data: bytes, path: str, kind: str) -> str:
