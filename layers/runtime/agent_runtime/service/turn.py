@@ -23,7 +23,7 @@ from .access import admitted, charge
 from .approvals import ChannelApprover, pending, wake_when_expired
 from .connections import connections_for
 from .finish import finish, loaded, not_started
-from .grants import granted
+from .grants import go_on, granted
 from .handlers import Delivery
 from .inputs import measure, message_for, resolved
 from .outcome import Outcome
@@ -61,10 +61,14 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
             raise
         channel = delivery.channel(event, run_id)
         return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
-    grant = granted(event, workflow, channel, run_id, delivery.threads, process.log) if checkpoint is None else 0.0
+    grant = (
+        granted(event, workflow, channel, run_id, delivery.threads, process.log, door.run)
+        if checkpoint is None
+        else 0.0
+    )
     with process.models(workflow) as model:
         services = door.given(_services(delivery, event, channel, grant))
-        services = replace(services, identity=connections_for(delivery, event, workflow))
+        services = replace(services, identity=connections_for(delivery, event, workflow), go_on=go_on(workflow))
         try:
             agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
         except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
