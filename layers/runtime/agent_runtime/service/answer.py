@@ -105,7 +105,7 @@ class Answers:
     def rate(self, message: FeedbackMessage, then: Callable[[str, str], None] | None = None) -> Outcome:
         """Stored with the run (shown by runs show/list), and a span event when tracing is on; ``then(run_id,
         verdict)`` when it changed something (the runs channel's line, the metrics)."""
-        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
+        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock(), message.name)
         if changed and then is not None:
             then(message.run_id, message.verdict)
         attributes: dict[str, str | int | bool] = {
