@@ -19,7 +19,8 @@ from ..stores import StoreFileStore
 from ..stores.running import Started
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
-from .access import admitted, charge
+from ..workflows import Workflow
+from .access import Admitted, admitted, charge
 from .approvals import ChannelApprover, pending, wake_when_expired
 from .connections import connections_for
 from .finish import finish, loaded, not_started
@@ -61,11 +62,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
             raise
         channel = delivery.channel(event, run_id)
         return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
-    grant = (
-        granted(event, workflow, channel, run_id, delivery.threads, process.log, door.run)
-        if checkpoint is None
-        else 0.0
-    )
+    grant = _grant(delivery, event, workflow, channel, run_id, door) if checkpoint is None else 0.0
     with process.models(workflow) as model:
         services = door.given(_services(delivery, event, channel, grant))
         services = replace(services, identity=connections_for(delivery, event, workflow), go_on=go_on(workflow))
@@ -125,6 +122,13 @@ def _prepare(
         delivery.stops.started(event, run_id)  # what "stop" written in the thread stops
     channel.begin()
     return event, channel, state, message
+
+
+def _grant(
+    delivery: Delivery[Any], event: TriggerEvent, workflow: Workflow, channel: Channel, run_id: str, door: Admitted
+) -> float:
+    """An approver's "continue with $N more" in the message that starts a run (grants.py: who may, and how much)."""
+    return granted(event, workflow, channel, run_id, delivery.threads, delivery.process.log, door.run)
 
 
 def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:
