@@ -18,16 +18,12 @@ from agent_runtime.workflows import load_workflow
 
 from tests.triggers_support import slack_mention, slack_request
 
-PENNY = """\
-name: penny
-description: Answers on a tight budget.
-prompt: You help.
-model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}
-limits:
-  max_cost_per_person_day: 0.02
-triggers:
-  slack: {channels: [C0GUARD]}
-"""
+# gpt-4o in its file; $0.02 a day for each person.
+PENNY = (
+    "name: penny\ndescription: Answers on a tight budget.\nprompt: You help.\n"
+    "model: {name: gpt-4o, context_window: 128000, max_output_tokens: 1024}\n"
+    "limits: {max_cost_per_person_day: 0.02}\ntriggers: {slack: {channels: [C0GUARD]}}\n"
+)
 
 
 @pytest.mark.parametrize("override", [None, "gpt-4.1-nano"])
