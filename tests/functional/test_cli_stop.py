@@ -148,10 +148,10 @@ def test_runs_stop_from_another_shell_ends_a_cli_run_in_its_first_step(scripted:
     assert status == "running" and "is still running: its record is stored when it ends" in seen["show"].stderr
     assert seen["stop"].returncode == 0 and "it ends at its next step" in seen["stop"].stdout
     assert code == 6 and out == "" and "Traceback" not in err  # 6: stopped (docs/slack-and-jira.md)
-    assert "run stopped: Stopped by cli:" in err
+    assert "run stopped: Stopped by local:" in err
     assert len(server.requests) == 1 and server.abandoned == [0]  # the streamed call closed, none after it
     record = cli.record(run_id)
-    assert record["status"] == "stopped" and record["stop_reason"].startswith("Stopped by cli:")
+    assert record["status"] == "stopped" and record["stop_reason"].startswith("Stopped by local:")
     again = cli("runs", "stop", run_id)  # a finished run says so
     assert again.returncode == 1 and "has ended (stopped): nothing to stop" in again.stderr
 
@@ -195,7 +195,7 @@ def test_ctrl_c_mid_tool_call_stops_the_run_and_its_thread_goes_on(scripted: Sta
     assert code == 130 and out == "" and "Traceback" not in err, err
     assert err.strip().splitlines() == [err.strip()] and "Ctrl-C" in err  # one line
     record = cli.record(run_id)
-    assert record["status"] == "stopped" and record["stop_reason"].startswith("Stopped by Ctrl-C (cli:")
+    assert record["status"] == "stopped" and record["stop_reason"].startswith("Stopped by Ctrl-C (local:")
     assert len(server.requests) == 1  # no model call after the stop
     second = cli("run", str(cli.flow), "-q", "-t", "T-9", "-m", "and now?")
     assert second.returncode == 0, second.stderr

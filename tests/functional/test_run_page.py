@@ -96,6 +96,7 @@ def test_the_runs_channel_gets_a_line_per_run_and_its_ratings(system, scripted) 
     assert s.deliver() == ["rated"]
     [edited] = [u for u in s.apis.named("chat.update") if u["channel"] == "C0RUNS"]
     assert edited["text"] == text + " · rated :+1: 1 :-1: 0"
+    assert "<li>dana: good</li>" in s.get(link)["body"]  # the rater by the name their click gave, not U0DANA
 
     s.apis.private.add("C0REVIEW")  # made private: the next run's line says less, its page says so
     s.post("/slack/events", *slack_request(slack_mention("Ev720", ts="1763800720.0")))

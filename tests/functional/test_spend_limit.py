@@ -261,3 +261,32 @@ def test_a_grant_stays_with_its_run_when_it_resumes_and_ends_with_its_turn() -> 
     assert again.state is not None
     next_turn = resumed(new_turn(again.state, "run-next"))  # a new turn of the thread: back to the workflow's
     assert (next_turn.cost_usd() or 0) <= 0.01
+
+
+def test_in_slack_a_workflow_without_approvers_offers_no_grant_and_grants_none(system: Any, tmp_path: Path) -> None:
+    """No approver named: the stop says how the limit is raised instead of offering "continue with $N more", and a
+    message asking for it grants nothing (a limit anyone in the thread could lift is no limit); its sender is told
+    privately how the limit is raised."""
+    from tests.slack_support import pane_message
+    from tests.triggers_support import slack_request
+
+    (tmp_path / "assistant-desk.yaml").write_text(LIMITED.replace("tools: {approvers: [U0LEAD]}\n", ""))
+    with ScriptedServer([slack_loop] * 300) as server:
+        s = system(server)
+
+        def say(event_id: str, text: str, ts: str) -> None:
+            payload = pane_message(event_id, text, ts, token=True)
+            payload["event"]["user"] = "U0DANA"
+            s.post("/slack/events", *slack_request(payload))
+            s.deliver()
+
+        say("Ev1", "read everything", "1726133801.0")
+        first = len(server.requests)
+        posted = [str(m.get("text")) for m in [*s.apis.named("chat.postMessage"), *s.apis.named("chat.update")]]
+        posted += [str(c) for c in s.apis.named("chat.appendStream")]
+        said = " ".join(t for t in posted if "limits.max_cost_per_thread_day" in t)
+        assert "workflows/assistant-desk.yaml" in said and "continue with" not in said
+        say("Ev2", "continue with $0.05 more", "1726133802.0")
+        assert len(server.requests) - first <= 2  # nothing granted: what is left of the day at most
+        told = [str(m.get("text")) for m in s.apis.named("chat.postEphemeral")]
+        assert any("names no approvers" in t and "limits.max_cost_per_thread_day" in t for t in told), told

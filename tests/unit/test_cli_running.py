@@ -59,3 +59,28 @@ def test_ctrl_c_is_seen_at_once_and_kept() -> None:
     assert check().reason() == "Stopped by Ctrl-C (cli:dana)."
     check.ask(StopRequest("cli:erin", 3.0, "ctrl-c"))  # the first stop stands
     assert check().by == "cli:dana"
+
+
+def test_a_cli_person_is_local_login_and_a_stop_recorded_as_cli_login_still_reads() -> None:
+    """One name for a person at the command line: a stop from here (`runs stop`, Ctrl-C) is by ``local:<login>``,
+    as the run acts for and is counted for; a record written when stops said ``cli:<login>`` reads as written."""
+    import getpass
+
+    from agent_runtime.cli.oauth import me
+    from agent_runtime.cli.running import login
+    from agent_runtime.reading.figures import figures
+    from agent_runtime.reading.show import transcript
+    from agent_runtime.reading.stats import add_up
+    from agent_runtime.views import read_run
+
+    from tests.pages_support import record
+
+    assert login() == me() == f"local:{getpass.getuser()}"
+    assert StopRequest(login(), 1.0, "ctrl-c").reason() == f"Stopped by Ctrl-C ({login()})."
+    read = []
+    for by in ("cli:dana", login()):
+        stopped = {"type": "stopped", "by": by, "via": "cli", "turn": 1}
+        run = read_run(record(status="stopped", stop_reason=f"Stopped by {by}.", events=[stopped], feedback=[]))
+        assert f"[stopped by {by} (cli)]" in transcript(run, None)
+        read.append((figures(run, "cli"), ()))
+    assert add_up(read)["stopped"] == 2

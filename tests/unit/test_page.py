@@ -32,7 +32,7 @@ def run(text: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                  files=[{"id": "f1", "name": name, "source": text, "size_bytes": 3}],
                  events=[{"type": "file_read", "file": "f1", "tool": name, "lines": [1, 2], "turn": 1},
                          {"type": "failed", "error": text, "turn": 1}],
-                 feedback=[{"by": name, "verdict": text}])  # fmt: skip
+                 feedback=[{"by": name, "verdict": text}, {"by": text, "verdict": text, "name": name}])  # fmt: skip
     return rec, history
 
 
@@ -125,3 +125,11 @@ def test_every_section_says_what_it_left_out_and_the_page_stays_strict(
     assert sent_bytes(page) <= 300_000
     for what in ("model calls", "entries", "files", "helpers", "ratings"):
         assert f"more {what} left out, to keep this page under 0 MB" in page, what
+
+
+def test_a_rating_shows_the_raters_name_and_without_one_their_id() -> None:
+    """Ratings keep the name the click gave (Slack's user name); one from before, or a click that gave none, shows
+    the id."""
+    ratings = [{"by": "U0DANA", "verdict": "good", "name": "dana"}, {"by": "U0LEAD", "verdict": "bad"}]
+    page = render(RunPage(read_run(record(feedback=ratings)), None))
+    assert "<li>dana: good</li>" in page and "<li>U0LEAD: bad</li>" in page and "U0DANA" not in page

@@ -25,6 +25,8 @@ from agent_runtime.triggers.queued import (
     TickMessage,
     parse,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 EVENT = TriggerEvent(source="slack", kind="app_mention", dedup_key="slack:Ev1", text="hi", user="U0DANA",
                      thread_id="slack-T0-C0-1.0", correlation_id="Ev1", workflow="slack-helper")  # fmt: skip
@@ -38,6 +40,7 @@ MESSAGES = [
     DecisionMessage("run-1", "call_7", "approved", "U0LEAD"),
     ExpireMessage("run-1", "run-1:1763800000.0"),
     FeedbackMessage("run-1", "good", "U0DANA"),
+    FeedbackMessage("run-1", "bad", "U0DANA", "dana"),  # with the name the click gave
     PaneMessage(PaneEvent("opened", "slack:Ev2", "T0", "D0APP", "U0DANA"), "slack-helper"),
     PaneMessage(PaneEvent("context", "slack:Ev3", "T0", "D0APP", "U0DANA", "1.0", "C0OPS"), "slack-helper"),
     StopMessage("run-1", "U0DANA", "slack"),
@@ -83,3 +86,36 @@ def test_every_kind_is_tried_above_and_has_one_handler_in_the_worker() -> None:
 def test_anything_else_is_refused_with_why(body: Any, why: str) -> None:
     with pytest.raises(InvalidMessageError, match=why):
         parse(body)
+
+
+PEOPLE = st.one_of(
+    st.none(),
+    st.text(max_size=5),
+    st.fixed_dictionaries(
+        {"id": st.just("U0DANA")},
+        optional={k: st.one_of(st.none(), st.integers(), st.text(max_size=200)) for k in ("name", "username")},
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(person=PEOPLE)
+def test_a_ratings_name_is_the_clicks_user_name_or_nothing(person: Any) -> None:
+    """Whatever ``user`` a feedback click carries, its message keeps the ``name`` (else ``username``), stripped and
+    at most 80 characters, or none; a click without the user's id is refused (400), never an error."""
+    import urllib.parse
+
+    from agent_runtime.actions import FEEDBACK
+    from agent_runtime.triggers.exceptions import RejectedRequest
+    from agent_runtime.triggers.slack import parse_action
+
+    click = {"type": "feedback_buttons", "action_id": FEEDBACK, "value": "run-1|slack-T0-C0-1.0|good"}
+    payload = {"type": "block_actions", "user": person, "trigger_id": "1.2.x", "actions": [click]}
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    if not isinstance(person, dict):
+        with pytest.raises(RejectedRequest):
+            parse_action(body)
+        return
+    message = parse(parse_action(body).message)  # type: ignore[union-attr]
+    names = [v.strip() for v in (person.get("name"), person.get("username")) if isinstance(v, str) and v.strip()]
+    assert isinstance(message, FeedbackMessage) and message.name == (names[0][:80] if names else "")

@@ -73,6 +73,7 @@ def test_a_feedback_click_in_slacks_envelope_is_a_rating() -> None:
     assert not isinstance(action, Ignored)
     message = action.message
     assert message["verdict"] == "good" and message["user"] == "W111" and message["run_id"] == "run-1"
+    assert message["name"] == "primary-owner"  # the clicker's name, kept with the rating for the run's page
 
 
 def test_our_test_mention_carries_every_key_of_slacks_that_the_code_reads() -> None:

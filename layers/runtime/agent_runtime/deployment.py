@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .identity import Connections
     from .sandbox import SandboxClient
     from .skills import SkillLibrary
-    from .spend import Scope
+    from .spend import GoOn, Scope
     from .stores import RunStore
     from .toolsets import ToolEnv
     from .workflows import Workflow
@@ -42,6 +42,7 @@ class Services:
     trace_parent: Any = None
     thread_id: str | None = None
     granted: float = 0.0  # an approver's "continue with $N more" in this message
+    go_on: GoOn | None = None  # how a stop at the run's or thread's limit says to go on (None: the CLI's words)
     access: RunAccess | None = None  # the workflow's access rules for this run's requester (None: no rules)
     budgets: tuple[Scope, ...] = ()  # the person's, teams' and workflow's budgets the run starts under
     identity: Connections | None = None  # who the run acts for, their tokens, who asks them to connect (None: nobody)

@@ -36,7 +36,7 @@ from .run_context import RunContext
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
 from .skills.tools import skill_files
-from .spend import Scope, SpendLimit
+from .spend import HOW_TO_GO_ON, GoOn, Scope, SpendLimit
 from .stores import PersistenceHook, RunStore, StoreSummaryMemo, ThreadStore
 from .subagents.tool import subagent_tool
 from .tools import Tool, ToolRegistry
@@ -202,7 +202,13 @@ def build_agent(
         clock=services.clock,
     )
     spend = spend_limit(
-        workflow, model, services.runs, services.thread_id, granted=services.granted, scopes=services.budgets
+        workflow,
+        model,
+        services.runs,
+        services.thread_id,
+        granted=services.granted,
+        scopes=services.budgets,
+        go_on=services.go_on,
     )
     agent: Callable[..., Agent] = partial(Agent, workflow, model)
     if workflow.coordinator == "script" and workflow.script:  # your function drives the run (coordinator/)
@@ -303,11 +309,13 @@ def spend_limit(
     *,
     granted: float = 0.0,
     scopes: tuple[Scope, ...] = (),
+    go_on: GoOn | None = None,
 ) -> SpendLimit | None:
     """The workflow's spend limits, with what the thread's other runs spent today (UTC) and what approvers added
     to it; ``granted`` (an approver's "continue with $N more" in this message) is this run's own limit. A limit
     on a model whose price is unknown is a configuration error (AGENT_MODEL or an eval's --model can change it).
-    ``scopes``: the budgets per person, team and workflow the run starts under (access.budgets)."""
+    ``scopes``: the budgets per person, team and workflow the run starts under (access.budgets); ``go_on``: how a
+    stop at the run's or the thread's limit says to go on, where the run was asked (None: the CLI's words)."""
     limits = workflow.limits
     if limits.max_cost is None and limits.max_cost_per_thread_day is None and not scopes:
         return None
@@ -324,7 +332,9 @@ def spend_limit(
         return spent - ThreadStore(runs.store).spend_raised(thread_id, today)
 
     grant = granted if granted > 0 else 0.0
-    return SpendLimit(limits.max_cost, limits.max_cost_per_thread_day, thread_spent, grant, scopes)
+    return SpendLimit(
+        limits.max_cost, limits.max_cost_per_thread_day, thread_spent, grant, scopes, go_on or HOW_TO_GO_ON
+    )
 
 
 def _model_factory(model: Model) -> Callable[[str], Model]:

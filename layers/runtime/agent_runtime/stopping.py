@@ -26,7 +26,7 @@ NOT_RUN = "Not run: the run was stopped by {who} before this call."
 @dataclass(frozen=True, slots=True)
 class StopRequest:
     NAME: ClassVar[str] = "stop"  # its item in the run's partition (stores.items)
-    by: str  # who: a Slack user id, "cli:<login>", "api:<caller>"
+    by: str  # who: a Slack user id, "local:<login>" (older records: "cli:<login>"), "api:<caller>"
     at: float  # epoch seconds
     via: str  # slack | cli | api | ctrl-c (the terminal the CLI run works in)
 

@@ -9,7 +9,6 @@ same ``AGENT_STATE_DIR``)."""
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from ..config import RuntimeConfig
 from ..events import ActsFor
 from ..hooks import Hook
 from .common import Commands
+from .running import login
 
 if TYPE_CHECKING:
     from ..identity import Asked, Connections, Need
@@ -58,12 +58,7 @@ def add(commands: Commands) -> None:
     revoke.set_defaults(handler=run_revoke)
 
 
-def me() -> str:
-    """You, as a person: ``local:<login>`` (whom a CLI run acts for, and is counted for in ``runs stats``)."""
-    try:
-        return f"local:{getpass.getuser()}"
-    except (KeyError, OSError):  # no login name for this uid (a container): still someone
-        return "local:someone"
+me = login  # you, as a person: ``local:<login>`` (one name for a CLI person: running.login)
 
 
 class ActingForYou(Hook):

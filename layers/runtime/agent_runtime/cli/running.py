@@ -43,11 +43,13 @@ def stop_check(runs: RunStore, run_id: str) -> StopCheck:
 
 
 def login() -> str:
-    """Who asks, as a stop request names them: ``cli:<login>``."""
+    """You, as a person: ``local:<login>`` — who a stop from here (``runs stop``, Ctrl-C) is by, whom a CLI run acts
+    for (its connections) and is counted for (``runs stats --by person``); one name for all of them. Records
+    written before say ``cli:<login>`` for a stop: shown as they were written."""
     try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):  # no login name for this uid (a container): still a request
-        return "cli:someone"
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name for this uid (a container): still someone
+        return "local:someone"
 
 
 class CtrlC:

@@ -131,7 +131,8 @@ def _add_stop(runs_commands: Commands) -> None:
         "stop",
         help="ask a working run to stop at its next step",
         description="Ask a run to stop: it ends at its next step (a model call in flight is closed), keeps its "
-        "state and says who stopped it; its thread takes the next message. Works on the store `runs list` reads "
+        "state and says who stopped it (you: local:<login>, as a CLI run acts for you); its thread takes the next "
+        "message. Works on the store `runs list` reads "
         "(S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set); a CLI run sees it within half a second "
         "(Ctrl-C in its terminal is the same stop). A CLI run whose process is gone (interrupted) is closed as "
         "stopped; one `agent-runtime serve` left interrupted ends, its thread told, when serve starts again (it "

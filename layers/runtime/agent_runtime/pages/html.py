@@ -283,7 +283,7 @@ def _helper(page: RunPage, child: StoredRun) -> str:
 
 def _ratings(page: RunPage, budget: _Budget) -> str:
     ratings = page.run.feedback
-    rows = (f"<li>{page.text(r.by, 100)}: {page.text(r.verdict, 20)}</li>" for r in ratings)
+    rows = (f"<li>{page.text(r.name or r.by, 100)}: {page.text(r.verdict, 20)}</li>" for r in ratings)  # name: else id
     shown, left = _fitted(rows, len(ratings), budget, "ratings")
     return f'<h2 id="ratings">Ratings</h2>{f"<ul>{shown}</ul>{left}" if ratings else "<p>None yet.</p>"}'
 

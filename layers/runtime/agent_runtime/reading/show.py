@@ -22,6 +22,7 @@ from .. import inert
 from .. import messages as msgs
 from ..redaction import redacted
 from ..views.run import ModelCall, StoredRun, Usage
+from .turns import numbered
 
 CUT = 400  # characters of a tool result or a message shown
 ARGUMENTS = 300  # characters of a call's arguments shown
@@ -92,11 +93,11 @@ def entries(run: StoredRun, history: Sequence[msgs.Message] | None, cut: int = C
     found: list[Entry] = []
     costs = _costs_by_turn(run.model_calls)
     events = _events_by_turn(run.events)
-    turn = 0
+    turns = iter(numbered(run, history or []))  # as the record numbers them, across a thread's runs (turns.py)
     for message in history or []:
         role, text = message["role"], msgs.text_of(message)
         if role == "assistant":
-            turn += 1
+            turn = next(turns)
             found.append(Entry("turn", f"turn {turn}", costs.get(turn, "")))
             found += [Entry("event", line) for line in events.pop(turn, [])]
             if text:

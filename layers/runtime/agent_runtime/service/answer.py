@@ -27,8 +27,7 @@ REPLY_FILES = 5  # files the turn's Python wrote, attached to the answer (within
 APOLOGY = "Sorry — I could not finish this one. If you report it, quote run `{run_id}`."
 CUT_NOTE = "_This answer was cut off at the model's output limit._"
 CAP_NOTE = "_Stopped at the workflow's limit of tool calls: this answer may be incomplete._"
-COST_LIMIT_NOTE = "_{why} This run cost {cost}. The thread keeps its work{go_on}._"
-CONTINUE = ': one of the workflow\'s approvers can reply "continue with $N more" to go on'  # service/grants.py
+COST_LIMIT_NOTE = "_{why} This run cost {cost}. The thread keeps its work._"
 STOPPED_NOTE = ":octagonal_sign: {why} The thread keeps its work: send a message here to go on."  # why: who
 ANSWERED = (RunStatus.COMPLETED, RunStatus.TOOL_CALL_LIMIT, RunStatus.COST_LIMIT)
 
@@ -69,7 +68,7 @@ class Answers:
         if workflow is not None and answered:
             text = self.with_footer(record.final_answer or "", workflow, page) + _note(record, workflow)
         elif record.status is RunStatus.COST_LIMIT:  # no last answer fitted: why it stopped is the reply
-            text = _cost_note(record, workflow)
+            text = _cost_note(record)
         elif record.status is RunStatus.STOPPED:  # who stopped it, where all can see
             text = STOPPED_NOTE.format(why=record.stop_reason or "Stopped.")
         else:
@@ -106,7 +105,7 @@ class Answers:
     def rate(self, message: FeedbackMessage, then: Callable[[str, str], None] | None = None) -> Outcome:
         """Stored with the run (shown by runs show/list), and a span event when tracing is on; ``then(run_id,
         verdict)`` when it changed something (the runs channel's line, the metrics)."""
-        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock())
+        changed = self.runs.save_feedback(message.run_id, message.user, message.verdict, self.clock(), message.name)
         if changed and then is not None:
             then(message.run_id, message.verdict)
         attributes: dict[str, str | int | bool] = {
@@ -162,16 +161,11 @@ def _note(record: RunRecord, workflow: Workflow) -> str:
     if record.status is RunStatus.TOOL_CALL_LIMIT:
         return f"\n\n{CAP_NOTE}"
     if record.status is RunStatus.COST_LIMIT:
-        return f"\n\n{_cost_note(record, workflow)}"
+        return f"\n\n{_cost_note(record)}"
     return f"\n\n{CUT_NOTE}" if record.stop_reason else ""  # completed, but cut off at the output limit
 
 
-def _cost_note(record: RunRecord, workflow: Workflow | None) -> str:
-    """The spend limit's reason (which limit, what is left, how to raise it) and what the run cost (helpers and
-    compaction included). "Continue with $N more" is offered only for a limit it raises (the run's own, the
-    thread's day: never a person's, a team's or the workflow's budget) and when the workflow names approvers."""
-    limit = record.ledger.root().limit
-    ledger = record.ledger.root()
-    grantable = limit is None or limit.grantable(ledger.total(), ledger.before_today)
-    go_on = CONTINUE if grantable and workflow is not None and workflow.tools.approvers else ""
-    return COST_LIMIT_NOTE.format(why=record.stop_reason or "", cost=describe(record.ledger.breakdown()), go_on=go_on)
+def _cost_note(record: RunRecord) -> str:
+    """The spend limit's reason (which limit, what is left, how to go on: "continue with $N more" only where an
+    approver may grant it, service.grants.go_on) and what the run cost (helpers and compaction included)."""
+    return COST_LIMIT_NOTE.format(why=record.stop_reason or "", cost=describe(record.ledger.breakdown()))

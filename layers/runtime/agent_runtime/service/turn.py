@@ -19,11 +19,12 @@ from ..stores import StoreFileStore
 from ..stores.running import Started
 from ..stores.runs import thread_partition
 from ..toolsets import ToolEnv
-from .access import admitted, charge
+from ..workflows import Workflow
+from .access import Admitted, admitted, charge
 from .approvals import ChannelApprover, pending, wake_when_expired
 from .connections import connections_for
 from .finish import finish, loaded, not_started
-from .grants import granted
+from .grants import go_on, granted
 from .handlers import Delivery
 from .inputs import measure, message_for, resolved
 from .outcome import Outcome
@@ -61,10 +62,10 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
             raise
         channel = delivery.channel(event, run_id)
         return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
-    grant = granted(event, workflow, channel, run_id, delivery.threads, process.log) if checkpoint is None else 0.0
+    grant = _grant(delivery, event, workflow, channel, run_id, door) if checkpoint is None else 0.0
     with process.models(workflow) as model:
         services = door.given(_services(delivery, event, channel, grant))
-        services = replace(services, identity=connections_for(delivery, event, workflow))
+        services = replace(services, identity=connections_for(delivery, event, workflow), go_on=go_on(workflow))
         try:
             agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
         except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
@@ -121,6 +122,13 @@ def _prepare(
         delivery.stops.started(event, run_id)  # what "stop" written in the thread stops
     channel.begin()
     return event, channel, state, message
+
+
+def _grant(
+    delivery: Delivery[Any], event: TriggerEvent, workflow: Workflow, channel: Channel, run_id: str, door: Admitted
+) -> float:
+    """An approver's "continue with $N more" in the message that starts a run (grants.py: who may, and how much)."""
+    return granted(event, workflow, channel, run_id, delivery.threads, delivery.process.log, door.run)
 
 
 def _hooks(delivery: Delivery[Any], event: TriggerEvent, channel: Channel) -> list[Hook]:

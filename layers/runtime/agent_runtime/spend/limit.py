@@ -40,7 +40,22 @@ COST_NOTE = (
     "The workflow's spend limit ({limit}) is reached: no more tools can run. Answer now with what you have, and "
     "say briefly what is left undone."
 )
-HOW_TO_GO_ON = "raise the limit to go on (run --max-cost, or an approver's 'continue with $N more' in the thread)"
+
+
+@dataclass(frozen=True, slots=True)
+class GoOn:
+    """How a person goes on past the run's own limit and the thread's day, where the run was asked: said at the
+    end of the reason a run stops there. The CLI's (``HOW_TO_GO_ON``) unless the process knows better (the
+    service's: ``service.grants.go_on``, whether the workflow names anyone who may grant more)."""
+
+    run: str  # limits.max_cost
+    thread_day: str  # limits.max_cost_per_thread_day
+
+
+HOW_TO_GO_ON = GoOn(
+    run="each run has its own limit (limits.max_cost): go on with run --thread ID, and --max-cost N for a larger one",
+    thread_day="raise limits.max_cost_per_thread_day in the workflow to go on, or wait for the next day (UTC)",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +85,7 @@ class Scope:
     limit: float
     before: float
     label: str  # "slack:U0123's budget of $20 a month for incident-helper (limits.max_cost_per_person_month)"
-    raise_it: str = ""  # how to go on: "raise limits.max_cost_per_person_month in workflows/incident-helper.yaml"
+    raise_it: str = "raise its limit to go on"  # "raise limits.max_cost_per_person_month in workflows/x.yaml ..."
 
     def left(self, spent: float = 0.0, held: float = 0.0) -> float:
         return self.limit - self.before - spent - held
@@ -86,6 +101,7 @@ class SpendLimit:
     thread_spent: Callable[[str], float] = lambda run_id: 0.0  # the thread's other runs today (once per run)
     granted: float = 0.0  # an approver's "continue with $N more" in the message that started this run
     scopes: tuple[Scope, ...] = ()  # budgets per person, team and workflow (access.budgets), as the run started
+    go_on: GoOn = HOW_TO_GO_ON
 
     def __bool__(self) -> bool:
         return self.per_run is not None or self.per_thread_day is not None or bool(self.scopes)
@@ -101,10 +117,11 @@ class SpendLimit:
         if self.per_thread_day is not None:
             total = before_today + spent
             why = f"the thread's spend limit of ${self.per_thread_day:g} a day (limits.max_cost_per_thread_day) is "
-            options.append((self.per_thread_day - total - held, f"{why}reached: ${total:.4f} spent today{busy}", ""))
+            reached = f"{why}reached: ${total:.4f} spent today{busy}"
+            options.append((self.per_thread_day - total - held, reached, self.go_on.thread_day))
         if self.per_run is not None:
             why = f"the run's spend limit of ${self.per_run:g} (limits.max_cost) is reached: ${spent:.4f} spent{busy}"
-            options.append((self.per_run - spent - held, why, ""))
+            options.append((self.per_run - spent - held, why, self.go_on.run))
         options += [(scope.left(spent, held), scope.reached(spent, busy), scope.raise_it) for scope in self.scopes]
         assert options, "a spend limit with no limit"
         return min(options, key=lambda option: option[0])  # the first of equals: the thread's day, then the run's
@@ -119,15 +136,8 @@ class SpendLimit:
         if tokens >= min(cap, MIN_REPLY):
             return min(cap, tokens)
         need = 2 * estimate.cost(min(cap, MIN_REPLY))
-        return (
-            f"{why}; the next request and a last answer need about ${need:.4f}, and ${max(left, 0):.4f} is left: "
-            f"{raise_it or HOW_TO_GO_ON}"
-        )
-
-    def grantable(self, spent: float, before_today: float) -> bool:
-        """Whether the tightest limit is one an approver's "continue with $N more" raises (the run's own or the
-        thread's day), not a budget of a person, a team or the workflow (only its key or the next period does)."""
-        return not self._room(spent, before_today, 0.0)[2]
+        left_text = f"${max(left, 0):.4f} is left: {raise_it}"
+        return f"{why}; the next request and a last answer need about ${need:.4f}, and {left_text}"
 
     def last_cap(self, spent: float, before_today: float, cap: int, estimate: Estimate, held: float = 0.0) -> int | str:
         """The reply cap of a last answer; or, when not even that fits, what was reserved and how to go on."""
@@ -139,7 +149,7 @@ class SpendLimit:
         return (
             f"{why}; not even a last answer fits: a request of about {estimate.prompt_tokens:,} prompt tokens "
             f"and a reply of {min(cap, MIN_REPLY)} tokens needs about ${need:.4f}, and ${max(left, 0):.4f} "
-            f"is left: {raise_it or HOW_TO_GO_ON}"
+            f"is left: {raise_it}"
         )
 
     def label(self) -> str:

@@ -266,13 +266,13 @@ class RunStore:
             record["feedback"] = self._ratings(run_id)
         return record
 
-    def save_feedback(self, run_id: str, user: str, verdict: str, at: float) -> bool:
-        """A person's rating of the run's answer: one per person, the latest wins; False when nothing changed
-        (the same verdict again)."""
+    def save_feedback(self, run_id: str, user: str, verdict: str, at: float, name: str = "") -> bool:
+        """A person's rating of the run's answer, with their name where the click gave one: one per person, the
+        latest wins; False when nothing changed (the same verdict again)."""
         known = self._get(run_id, FEEDBACK + user)
         if known is not None and read_rating(known).verdict == verdict:
             return False
-        self._put(run_id, FEEDBACK + user, Rating(user, verdict, at).to_dict())
+        self._put(run_id, FEEDBACK + user, Rating(user, verdict, at, name).to_dict())
         return True
 
     def feedback(self, run_id: str) -> list[Rating]:

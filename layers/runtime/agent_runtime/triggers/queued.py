@@ -85,9 +85,11 @@ class FeedbackMessage:
     run_id: str
     verdict: str  # good | bad
     user: str
+    name: str = ""  # the name the click gives (Slack's user name), kept with the rating: the run page shows it
 
     def body(self) -> dict[str, Any]:
-        return {"type": "feedback", "run_id": self.run_id, "verdict": self.verdict, "user": self.user}
+        named = {"name": self.name} if self.name else {}
+        return {"type": "feedback", "run_id": self.run_id, "verdict": self.verdict, "user": self.user, **named}
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +227,8 @@ def parse(body: Any) -> QueueMessage:
                 )
                 return _one_of(decision, decision.decision, DECISIONS, "decision")
             case "feedback":
-                feedback = FeedbackMessage(str(body["run_id"]), str(body["verdict"]), str(body["user"]))
+                names = (str(body["run_id"]), str(body["verdict"]), str(body["user"]), str(body.get("name") or ""))
+                feedback = FeedbackMessage(*names)
                 return _one_of(feedback, feedback.verdict, VERDICTS, "verdict")
             case "stop":
                 said = TriggerEvent.from_dict(body["said"]) if body.get("said") else None

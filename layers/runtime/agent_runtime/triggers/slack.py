@@ -21,6 +21,7 @@ _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
 # channel a person looks at beside an assistant thread.
 PANE_EVENTS = ("app_home_opened", "assistant_thread_started", "assistant_thread_context_changed")
 _SLACK_ID = re.compile(r"[A-Z0-9]{2,40}")  # used with fullmatch: "C0VIEW\n" is not an id
+NAME_CHARS = 80  # a rater's name as kept: Slack's user names are at most 80 characters
 
 
 def verify(headers: Mapping[str, str], body: bytes, signing_secret: str, *, now: float | None = None) -> None:
@@ -243,7 +244,8 @@ def _clicked(payload: dict[str, Any], action: dict[str, Any], fields: int, butto
     """A click's value (``fields`` non-empty parts joined by ``|``), who clicked, and its dedup key; a 400 when
     either is missing."""
     parts = str(action.get("value", "")).split("|")
-    user = (payload.get("user") or {}).get("id")
+    person = payload.get("user")
+    user = person.get("id") if isinstance(person, dict) else None
     if len(parts) != fields or not all(parts) or not isinstance(user, str):
         raise RejectedRequest(400, f"malformed {button} button (value or user missing)")
     return parts, user, f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
@@ -265,4 +267,14 @@ def _feedback(payload: dict[str, Any], action: dict[str, Any]) -> Action:
     (run_id, thread_id, verdict), user, dedup = _clicked(payload, action, 3, "feedback")
     if verdict not in VERDICTS:
         raise RejectedRequest(400, "malformed feedback button (value or user missing)")
-    return Action(FeedbackMessage(run_id, verdict, user).body(), thread_id, dedup)
+    return Action(FeedbackMessage(run_id, verdict, user, _name(payload)).body(), thread_id, dedup)
+
+
+def _name(payload: dict[str, Any]) -> str:
+    """The clicker's name as the payload gives it (``user.name``, else ``username``; "" when neither): the rating
+    keeps it, so the run's page names the person without a users.info call (which needs users:read)."""
+    person = payload.get("user")
+    if not isinstance(person, dict):
+        return ""
+    found = (person.get(key) for key in ("name", "username"))
+    return next((value.strip()[:NAME_CHARS] for value in found if isinstance(value, str) and value.strip()), "")

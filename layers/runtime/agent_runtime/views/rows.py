@@ -47,6 +47,7 @@ class Rating:
     by: str = ""
     verdict: str = ""  # good | bad
     at: float | None = None
+    name: str = ""  # the rater's name as the click gave it ("" in ratings from before, or when it gave none)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
