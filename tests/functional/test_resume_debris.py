@@ -131,18 +131,24 @@ def _drain(served: Served) -> None:
         server.worker.handle(decode(server.queue.messages.get(), server.store), deadline=Deadline.none())
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(method=st.sampled_from(CUT_AT), occurrence=st.integers(1, 3), words=st.integers(3, 400))
-@example(method="chat.startStream", occurrence=1, words=300)  # before the first token
-@example(method="chat.appendStream", occurrence=2, words=400)  # mid-stream
-@example(method="chat.stopStream", occurrence=1, words=300)  # the answer out, its stream not ended
-@example(method="chat.delete", occurrence=1, words=300)  # after the answer, before the working message went
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    method=st.sampled_from(CUT_AT),
+    occurrence=st.integers(1, 3),
+    words=st.integers(3, 400),
+    redelivered=st.booleans(),
+)
+@example(method="chat.startStream", occurrence=1, words=300, redelivered=False)  # before the first token
+@example(method="chat.appendStream", occurrence=2, words=400, redelivered=False)  # mid-stream
+@example(method="chat.stopStream", occurrence=1, words=300, redelivered=True)  # the answer out, its stream open
+@example(method="chat.delete", occurrence=1, words=300, redelivered=False)  # the answer out, the working message not
 def test_a_run_cut_off_anywhere_and_resumed_leaves_one_answer_and_no_debris(
-    served: Served, monkeypatch: pytest.MonkeyPatch, method: str, occurrence: int, words: int
+    served: Served, monkeypatch: pytest.MonkeyPatch, method: str, occurrence: int, words: int, redelivered: bool
 ) -> None:
-    """Whatever Slack call the cut lands before (or none: the run ends first), once serve starts again the thread
-    holds exactly one message of the app: the whole answer, its stream ended, no working message; the parent
-    counts that one reply; the run is answered once, and its record keeps its first start."""
+    """Whatever Slack call the cut lands before (or none: the run ends first), once the run is taken up again —
+    serve started again, or (``redelivered``) the queue delivering the message again, as SQS does after a Lambda
+    invocation died — the thread holds exactly one message of the app: the whole answer, its stream ended, no
+    working message; the parent counts that one reply; the run is answered once, its record keeps its first start."""
     server, runs = served.server, RunStore(served.server.store)
     monkeypatch.setenv("OPENAI_BASE_URL", served.model.base_url)  # read as each run opens its model
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -159,8 +165,11 @@ def test_a_run_cut_off_anywhere_and_resumed_leaves_one_answer_and_no_debris(
     until(lambda: cut.frozen.is_set() or not first.is_alive(), what="the cut, or the run's end")
     replier.client = plain  # serve, started again, talks to Slack as it did
     row = runs.list_runs(limit=1)[0]
-    _as_if_gone(runs)
-    resume_interrupted(runs, server.queue, server.worker_log)
+    if redelivered and cut.frozen.is_set():
+        server.worker.handle(decode(body, server.store), deadline=Deadline.none())
+    else:
+        _as_if_gone(runs)
+        resume_interrupted(runs, server.queue, server.worker_log)
     _drain(served)
     thread = server.playground.workspace.thread("C0HELP", said["ts"])
     mine = [m for m in thread if m.get("bot_id")]
