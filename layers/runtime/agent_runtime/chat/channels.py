@@ -25,6 +25,7 @@ from .exceptions import ReplyError
 from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks, working_blocks
 from .stream import AnswerStream
 
+OPEN, ANSWERED, STOPPED, GONE = "open", "answered", "stopped", "gone"  # an answer stream's states (``Streamed``)
 WORKING = ":hourglass_flowing_sand: Working on it…"
 WRITING = ":writing_hand: Writing the answer below…"
 EXPIRED = "expired: nobody decided in time, so it was not run"
@@ -110,25 +111,49 @@ class SlackChannel(Channel):
         self.ts: str | None = None  # the progress message, kept with the run: a resumed run edits the same one
         # The answer streams into the thread as it is written (the plain path where Slack refuses streams).
         self.stream = AnswerStream(client.client, channel=self.channel, thread_ts=self.thread_ts, team=team, user=user)
-        self.stream.on_start = self._streaming
+        self.stream.on_start, self.stream.on_stop = self._streaming, self._stream_ended
 
     def begin(self) -> None:
-        """The "working" message, with its Stop button (kept with the run: a resumed run edits the same one)."""
+        """The "working" message, with its Stop button (kept with the run: a resumed run edits the same one, and
+        ends the answer a cut-off invocation left streaming: this one streams it whole)."""
         self.ts = self.runs.progress_message(self.run_id)
         if self.ts is None:
             self.ts = self.client.post_blocks(self.channel, self.thread_ts, self._working(WORKING), WORKING)
             self.runs.save_progress_message(self.run_id, self.ts)
+        elif self._end_left():  # it said "writing the answer below": that answer went
+            with suppress(ReplyError):
+                self.client.update_blocks(self.channel, self.ts, self._working(WORKING), WORKING)
 
     def _working(self, text: str) -> list[dict[str, Any]]:
         return working_blocks(text, f"{self.run_id}|{self.thread_id}" if self.thread_id else None)
 
     def _streaming(self) -> None:
-        """The answer's stream began: the working message says so and keeps its Stop button; it goes when the
-        answer is finished."""
+        """The answer's stream began (kept with the run, so that a later invocation can end it if this one is cut
+        off): the working message says so and keeps its Stop button; it goes when the answer is finished."""
+        if self.stream.ts is not None:
+            self.runs.save_answer_stream(self.run_id, self.stream.ts, OPEN)
         working = self.ts or self.runs.progress_message(self.run_id)
         if working:
             with suppress(ReplyError):  # cosmetic: it stays, saying it was working
                 self.client.update_blocks(self.channel, working, self._working(WRITING), WRITING)
+
+    def _stream_ended(self, answered: bool) -> None:
+        if self.stream.ts is not None:
+            self.runs.save_answer_stream(self.run_id, self.stream.ts, ANSWERED if answered else STOPPED)
+
+    def _end_left(self) -> bool:
+        """The stream an earlier invocation of the run left open (it was cut off: a Lambda timeout, serve stopped)
+        is ended and deleted — never left with its cursor, nor beside the answer this invocation streams whole
+        (what it showed was what it had, not what counts). False: none was left open."""
+        left = self.runs.answer_stream(self.run_id)
+        if left is None or left.state != OPEN or left.ts == self.stream.ts:
+            return False
+        with suppress(ReplyError):  # Slack may have ended it already; deleting it is what matters
+            self.client.stop_stream(self.channel, left.ts)
+        with suppress(ReplyError):  # deleted already
+            self.client.delete(self.channel, left.ts)
+        self.runs.save_answer_stream(self.run_id, left.ts, GONE)
+        return True
 
     def _done_working(self) -> None:
         working, self.ts = self.ts or self.runs.progress_message(self.run_id), None
@@ -144,6 +169,12 @@ class SlackChannel(Channel):
 
     def answer(self, text: str, *, feedback: bool = False) -> None:
         value = f"{self.run_id}|{self.thread_id}" if feedback and self.thread_id else None
+        if not self.stream.started:  # what an earlier invocation, cut off, left of the answer
+            left = self.runs.answer_stream(self.run_id)
+            if left is not None and left.state == ANSWERED:  # streamed whole: only the working message was left
+                self._done_working()
+                return
+            self._end_left()
         # A stream under way ends with the answer, however long; a long one not yet streamed goes in parts.
         if (self.stream.started or len(text) <= SLACK_CHUNK) and self._streamed(text, value):
             self._done_working()  # the answer is in the stream's message: the working one goes

@@ -91,6 +91,10 @@ class SlackReplier:
     def delete(self, channel: str, ts: str) -> None:
         self._api("chat.delete", channel=channel, ts=ts)
 
+    def stop_stream(self, channel: str, ts: str) -> None:
+        """Ends a streaming message (its cursor goes); Slack refuses one no longer streaming."""
+        self._api("chat.stopStream", channel=channel, ts=ts)
+
     def set_status(self, channel: str, thread_ts: str, status: str) -> None:
         """The app's "is working…" line under a direct-message thread (needs assistant:write); "" clears it.
         Slack clears it too when the app posts in the thread, or after two minutes without a new status."""

@@ -68,6 +68,7 @@ class AnswerStream:
         self.clock = clock
         self.ts: str | None = None
         self.on_start: Callable[[], None] | None = None  # the channel's cue: the "working" message can go
+        self.on_stop: Callable[[bool], None] | None = None  # ended (True: with the answer): the channel keeps it
         self.broken = False  # a failure part way: the answer is then posted the plain way
         self._raw = ""  # what counted (model calls apart by a blank line), then the current call's text so far
         self._call_at = 0  # where the current model call's text, and the blank line before it, begin in _raw
@@ -147,6 +148,7 @@ class AnswerStream:
         except SlackApiError as error:
             self._failed(str(error.response.get("error") or ""))
             return False
+        self._stopped(answered=True)
         return True
 
     def close(self) -> None:
@@ -159,6 +161,12 @@ class AnswerStream:
                 self.client.chat_stopStream(channel=self.channel, ts=self.ts)
             except SlackApiError:
                 self.broken = True
+                return
+            self._stopped(answered=False)
+
+    def _stopped(self, *, answered: bool) -> None:
+        if self.on_stop is not None:
+            self.on_stop(answered)
 
     def _maybe_flush(self, *, force: bool = False) -> None:
         waiting = len(self._raw) - len(self._shown)

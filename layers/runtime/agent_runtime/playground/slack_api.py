@@ -86,15 +86,27 @@ class SlackWebApi:
         with ws.lock:
             message["ts"] = message.get("ts") or ws.next_ts()
             thread_ts = message.get("thread_ts")
-            if thread_ts and thread_ts != message["ts"]:
-                parent = self.found(message["channel"], thread_ts)
-                parent["thread_ts"] = thread_ts
-                users = [*parent.get("reply_users", []), message.get("user")]
-                parent.update(reply_count=int(parent.get("reply_count", 0)) + 1, latest_reply=message["ts"])
-                parent["reply_users"] = list(dict.fromkeys(u for u in users if u))
-                message["parent_user_id"] = parent.get("user")
-                ws.save(parent)
-            return ws.save(message)
+            if not thread_ts or thread_ts == message["ts"]:
+                return ws.save(message)
+            parent = self.found(message["channel"], thread_ts)
+            message["parent_user_id"] = parent.get("user")
+            ws.save(message)
+            self.recount(parent)
+            return message
+
+    def recount(self, parent: Args) -> None:
+        """The parent's reply fields as Slack keeps them: its replies still there (not itself, nor a deleted one:
+        a run's working message, posted and deleted, is no reply), the latest of them, and who wrote them."""
+        ws = self.workspace
+        with ws.lock:
+            parent["thread_ts"] = parent["ts"]
+            replies = [m for m in ws.thread(parent["channel"], parent["ts"]) if m["ts"] != parent["ts"]]
+            for key in ("reply_count", "latest_reply", "reply_users"):
+                parent.pop(key, None)
+            if replies:
+                users = dict.fromkeys(str(m["user"]) for m in replies if m.get("user"))
+                parent.update(reply_count=len(replies), latest_reply=replies[-1]["ts"], reply_users=list(users))
+            ws.save(parent)
 
     def bot_message(self, channel: str, thread_ts: Any, text: str, blocks: list[Args] | None) -> Args:
         message: Args = {"type": "message", "channel": channel, "user": BOT_USER, "bot_id": BOT_ID}
@@ -188,6 +200,9 @@ def _delete(api: SlackWebApi, args: Args) -> Args:
             raise Refused("cant_delete_message")
         message["_deleted"] = True
         api.workspace.save(message)
+        parent = str(message.get("thread_ts") or message["ts"])
+        if parent != message["ts"] and (found := api.workspace.message(channel, parent)) is not None:
+            api.recount(found)  # Slack counts the replies that are there
     return {"channel": channel, "ts": message["ts"]}
 
 

@@ -94,13 +94,25 @@ class Answers:
         return f"{answer}\n\n{shown}"
 
     def post(self, channel: Channel, run_id: str, answer: Answer) -> None:
-        """Once per run: a redelivered message that finds the reply claimed posts nothing."""
-        if not self.runs.claim_reply(run_id):
+        """Once per run: a redelivered message that finds the reply claimed posts nothing (but ``post_again``)."""
+        if not self.runs.claim_reply(run_id, answer.text, rated=answer.answered):
             self.log.warning("reply already being posted by another delivery")
             return
         channel.answer(answer.text, feedback=answer.answered)  # an answer can be rated; an apology cannot
         attached = self._attach(channel, answer.files) if answer.files else 0
         self.runs.mark_replied(run_id, chars=len(answer.text), files=attached)
+
+    def post_again(self, channel: Channel, run_id: str) -> bool:
+        """The answer an invocation was posting when it was cut off (its claim keeps the text), finished by a later
+        one: the channel ends what was left (a stream left open, the working message) and posts what was not out
+        yet. Its files are not attached again (which ones went is unknown). False: nothing was left to post."""
+        claim = self.runs.reply_claim(run_id)
+        if claim is None or claim.state != "posting" or not claim.text:
+            return False
+        self.log.info("finishing the answer of an invocation cut off while it posted")
+        channel.answer(claim.text, feedback=claim.rated)
+        self.runs.mark_replied(run_id, chars=len(claim.text), files=0)
+        return True
 
     def rate(self, message: FeedbackMessage, then: Callable[[str, str], None] | None = None) -> Outcome:
         """Stored with the run (shown by runs show/list), and a span event when tracing is on; ``then(run_id,

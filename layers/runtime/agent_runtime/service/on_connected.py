@@ -17,7 +17,8 @@ def on_connected(delivery: Delivery[ConnectedMessage]) -> Outcome:
     if event is None:
         return Outcome.IGNORED
     if delivery.runs.reply_state(message.run_id) is not None:
-        return turn.answered_already(delivery, event)  # it ended meanwhile (expired, stopped): nothing waits
+        # it ended meanwhile (expired, stopped): nothing waits
+        return turn.answered_already(delivery, event, message.run_id)
     checkpoint = delivery.runs.load_checkpoint(message.run_id)
     entries = CONNECTIONS.get(checkpoint[0].context).values() if checkpoint is not None else ()
     if not any(e["provider"] == message.provider and e["status"] == "pending" for e in entries):

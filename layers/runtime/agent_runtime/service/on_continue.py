@@ -15,5 +15,5 @@ def on_continue(delivery: Delivery[ContinueMessage]) -> Outcome:
     event = delivery.run_event(run_id)
     assert event is not None  # not a click: an unknown run raises
     if delivery.runs.reply_state(run_id) is not None:
-        return turn.answered_already(delivery, event)
+        return turn.answered_already(delivery, event, run_id)
     return turn.run_turn(delivery, event, run_id, continuation=True)

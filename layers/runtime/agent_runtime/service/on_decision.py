@@ -17,6 +17,6 @@ def on_decision(delivery: Delivery[DecisionMessage]) -> Outcome:
         return Outcome.IGNORED
     if delivery.runs.reply_state(run_id) is not None:
         delivery.desk.late(event, delivery.message)  # a request its run's end closed (or that expired)
-        return turn.answered_already(delivery, event)
+        return turn.answered_already(delivery, event, run_id)
     refused = delivery.desk.record(event, delivery.message)
     return refused or turn.run_turn(delivery, event, run_id, continuation=False)

@@ -19,7 +19,7 @@ def on_event(delivery: Delivery[EventMessage]) -> Outcome:
     delivery.runs.save_event(run_id, event)
     delivery.about(event, run_id)
     if delivery.runs.reply_state(run_id) is not None:
-        return turn.answered_already(delivery, event)
+        return turn.answered_already(delivery, event, run_id)
     deferred = _behind_active_run(delivery, event, run_id)
     return deferred or turn.run_turn(delivery, event, run_id, continuation=False)
 

@@ -16,7 +16,7 @@ def on_expire(delivery: Delivery[ExpireMessage]) -> Outcome:
     event = delivery.run_event(run_id)
     assert event is not None  # not a click: an unknown run raises
     if delivery.runs.reply_state(run_id) is not None:
-        return turn.answered_already(delivery, event)
+        return turn.answered_already(delivery, event, run_id)
     desk = delivery.desk
     waiting = desk.waiting(run_id) or {}
     if not desk.expire(event, run_id, waiting):

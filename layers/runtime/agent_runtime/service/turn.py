@@ -33,11 +33,18 @@ from .progress import AnswerStreamHook, ProgressHook
 STILL_WORKING = ":hourglass_flowing_sand: Still working — this one takes longer; I will answer here."
 
 
-def answered_already(delivery: Delivery[Any], event: TriggerEvent) -> Outcome:
+def answered_already(delivery: Delivery[Any], event: TriggerEvent, run_id: str | None = None) -> Outcome:
     """A duplicate delivery. The messages that waited behind the run go out again if they may still be waiting
-    (a release cut short by a failed send; each is sent once, under its own dedup id)."""
+    (a release cut short by a failed send; each is sent once, under its own dedup id). ``run_id``: an answer its
+    invocation was cut off while posting is finished (``Answers.post_again``)."""
     process = delivery.process
     process.log.info("duplicate delivery: already answered")
+    if run_id is not None and delivery.runs.reply_state(run_id) == "posting":
+        try:
+            channel = delivery.channel(resolved(event, process.sources, delivery.chat), run_id)
+            delivery.answers.post_again(channel, run_id)
+        except ReplyError as error:  # still unreachable: the next delivery tries again
+            process.log.warning("the answer cut off while posting is not finished", extra={"reason": str(error)})
     if delivery.threads.active(event.thread_id) is None:
         delivery.desk.release(event.thread_id, process.queue)
     return Outcome.DUPLICATE

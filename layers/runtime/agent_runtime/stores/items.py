@@ -104,19 +104,26 @@ def _default(f: Field[Any]) -> Any:
 @stored
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """The answer's journal: ``posting`` while it goes out, ``posted`` once it is out (a redelivery posts none)."""
+    """The answer's journal: ``posting`` while it goes out, ``posted`` once it is out (a redelivery posts none).
+    While posting it keeps the answer's text (and whether it may be rated): an invocation cut off mid-post leaves
+    the next one what to finish (``service/answer.py``)."""
 
     NAME: ClassVar[str] = "reply"
     state: str
     chars: int = 0
     files: int = 0
+    text: str = ""
+    rated: bool = False
 
     def to_data(self) -> dict[str, Any]:
-        return {"state": self.state} | ({"chars": self.chars, "files": self.files} if self.state == "posted" else {})
+        if self.state == "posted":
+            return {"state": self.state, "chars": self.chars, "files": self.files}
+        return {"state": self.state} | ({"text": self.text, "rated": self.rated} if self.text else {})
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_text(data, "state", "posting"), int(data.get("chars") or 0), int(data.get("files") or 0))
+        chars, files, rated = int(data.get("chars") or 0), int(data.get("files") or 0), bool(data.get("rated"))
+        return cls(_text(data, "state", "posting"), chars, files, _text(data, "text"), rated)
 
 
 @stored
@@ -126,6 +133,25 @@ class Progress(Fields):
 
     NAME: ClassVar[str] = "progress"
     ts: str
+
+
+@stored
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """The message the answer streams into, kept from its start: ``open`` while it streams, ``answered`` once it
+    ended with the answer, ``stopped`` when ended otherwise (the run waits), ``gone`` once a later invocation ended
+    and deleted the one a cut-off invocation left open (its cursor would blink forever)."""
+
+    NAME: ClassVar[str] = "stream"
+    ts: str
+    state: str = "open"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"ts": self.ts, "state": self.state}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        return cls(_text(data, "ts"), _text(data, "state", "open"))
 
 
 @stored

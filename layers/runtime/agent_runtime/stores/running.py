@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook
-from ..record import RunStatus
+from ..record import RunRecord, RunStatus
 
 if TYPE_CHECKING:
     from ..steps import Run
@@ -66,13 +66,25 @@ def _stat(pid: int) -> tuple[str | None, float | None]:
 
 
 class Started(Hook):
-    """Stores the run's row as it starts, with this process: ``runs list`` shows it, ``runs stop`` finds it."""
+    """Stores the run's row as it starts, with this process: ``runs list`` shows it, ``runs stop`` finds it.
+
+    A row that still says running when the run starts again is an invocation cut off before it ended (serve
+    stopped, a Lambda timeout): it saved no record, so the run's record would begin at this invocation. It is
+    recorded first, as what is known of it — its start — so the run keeps its first start and counts both
+    invocations, and its duration runs from that start, as a run resumed after an approval's does
+    (``record.merged_invocations``, ``views/run.py``)."""
 
     def __init__(self, runs: RunStore, thread_id: str | None) -> None:
         self.runs, self.thread_id = runs, thread_id
 
     def on_run_start(self, run: Run) -> None:
-        self.runs.save_started(run.record, thread_id=self.thread_id, process=asdict(Process.this()))
+        record = run.record
+        earlier = self.runs.summary(record.run_id)
+        if earlier is not None and earlier.status == RunStatus.RUNNING and earlier.started_at != record.started_at:
+            cut = RunRecord(record.run_id, record.workflow, earlier.model or record.model)
+            cut.started_at = earlier.started_at or record.started_at
+            self.runs.save_record(cut, thread_id=self.thread_id)
+        self.runs.save_started(record, thread_id=self.thread_id, process=asdict(Process.this()))
 
 
 def gone(row: RunRow) -> Process | None:

@@ -29,6 +29,7 @@ from .items import (
     Reply,
     SpendRaise,
     StoredItem,
+    Streamed,
     ThreadBase,
     parse,
 )
@@ -107,6 +108,13 @@ class RunStore:
     def save_progress_message(self, run_id: str, ts: str) -> None:
         self._keep(run_id, Progress(ts))
 
+    def answer_stream(self, run_id: str) -> Streamed | None:
+        """The message the run's answer streams into, and whether it is still open (``Streamed``)."""
+        return self._item(run_id, Streamed)
+
+    def save_answer_stream(self, run_id: str, ts: str, state: str) -> None:
+        self._keep(run_id, Streamed(ts, state))
+
     def announced(self, run_id: str) -> Announced | None:
         """Where the runs channel's line about the run is (channel, ts) and its text."""
         return self._item(run_id, Announced)
@@ -118,9 +126,14 @@ class RunStore:
         reply = self._item(run_id, Reply)
         return None if reply is None else reply.state
 
-    def claim_reply(self, run_id: str) -> bool:
-        """Mark the reply as being posted; False if another delivery already did (it posts, this one must not)."""
-        return self._first(run_id, Reply("posting"))
+    def claim_reply(self, run_id: str, text: str = "", *, rated: bool = False) -> bool:
+        """Mark the reply as being posted, with its ``text``; False if another delivery already did (it posts,
+        this one must not)."""
+        return self._first(run_id, Reply("posting", text=text, rated=rated))
+
+    def reply_claim(self, run_id: str) -> Reply | None:
+        """The reply's journal: its state and, while posting, the answer that was going out."""
+        return self._item(run_id, Reply)
 
     def mark_replied(self, run_id: str, *, chars: int, files: int) -> None:
         self._keep(run_id, Reply("posted", chars, files))
