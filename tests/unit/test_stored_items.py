@@ -21,7 +21,10 @@ CONNECTION = ("c2VhbGVk", "d3JhcHBlZA==")
 EXAMPLES = [
     (it.Reply("posting"), '{"state": "posting"}'),
     (it.Reply("posted", 1200, 2), '{"state": "posted", "chars": 1200, "files": 2}'),
+    (it.Reply("posting", text="the answer", rated=True), '{"state": "posting", "text": "the answer", "rated": true}'),
     (it.Progress("1700000000.000100"), '{"ts": "1700000000.000100"}'),
+    (it.Streamed("1700000000.000200"), '{"ts": "1700000000.000200", "state": "open"}'),
+    (it.Streamed("1.5", "gone"), '{"ts": "1.5", "state": "gone"}'),
     (it.ThreadBase(None), '{"version": null}'),
     (it.ThreadBase(7, ("f-1", "f-2")), '{"version": 7, "files": ["f-1", "f-2"]}'),
     (it.Asked(), "{}"),
@@ -97,6 +100,7 @@ EMPTY = {
     "progress": it.Progress(""),
     "reply": it.Reply("posting", 0, 0),
     "spend-raise": it.SpendRaise("", 0.0, "", ()),
+    "stream": it.Streamed("", "open"),
     "thread-base": it.ThreadBase(None, None),
     "stop": StopRequest("someone", 0.0, ""),
 }

@@ -137,7 +137,7 @@ class Progress(Fields):
 
 @stored
 @dataclass(frozen=True, slots=True)
-class Streamed:
+class Streamed(Fields):
     """The message the answer streams into, kept from its start: ``open`` while it streams, ``answered`` once it
     ended with the answer, ``stopped`` when ended otherwise (the run waits), ``gone`` once a later invocation ended
     and deleted the one a cut-off invocation left open (its cursor would blink forever)."""
@@ -145,13 +145,6 @@ class Streamed:
     NAME: ClassVar[str] = "stream"
     ts: str
     state: str = "open"
-
-    def to_data(self) -> dict[str, Any]:
-        return {"ts": self.ts, "state": self.state}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        return cls(_text(data, "ts"), _text(data, "state", "open"))
 
 
 @stored
