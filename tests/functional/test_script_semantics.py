@@ -334,7 +334,7 @@ def test_a_stop_from_the_cli_ends_a_script_in_its_own_code(ops: Ops) -> None:
         stopper.start()
         check = StopCheck(lambda: runs.stop_request(run_id), interval=0.2)
         record = agent.run("go", run_id=run_id, stop=check, deadline=Deadline.after(60))
-    assert record.status is RunStatus.STOPPED and (record.stop_reason or "").startswith("Stopped by cli:")
+    assert record.status is RunStatus.STOPPED and (record.stop_reason or "").startswith("Stopped by local:")
     assert [e["type"] for e in record.events][-1] == "stopped"
 
 
