@@ -344,6 +344,7 @@ def _titles(request: ScriptedRequest) -> list[str]:
 
 
 SUMMARY_FILE = re.compile(r"^\[virtual file (file-[0-9a-f]+): compaction summary")
+FOLDED_FILE = re.compile(r"^\[virtual file file-[0-9a-f]+: your earlier turns")  # its own turns, kept in a file
 
 
 def _read_results(request: ScriptedRequest) -> dict[str, str]:
@@ -401,7 +402,8 @@ def _turns(request: ScriptedRequest) -> list[str]:
             if text.startswith(SUMMARY_MARK) or pointer:
                 text = person_request(text)
             text = text.split(LIMIT_MARK, 1)[0].rstrip()  # the runtime's "answer now" note is no one's request
-            if text and not text.startswith((STATUS_MARK, FOLD_MARK)):  # a fold holds its own earlier turns
+            folded = text.startswith(FOLD_MARK) or FOLDED_FILE.match(text) is not None
+            if text and not text.startswith(STATUS_MARK) and not folded:  # a fold holds its own earlier turns
                 out.append(text)
     return out
 
