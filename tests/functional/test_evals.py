@@ -207,8 +207,4 @@ def test_the_context_fidelity_suite_holds_on_the_demo_model_at_every_window(tmp_
     loop = {row["variant"]: row for row in report["cases"] if row["name"] == "early-detail-in-a-long-tool-loop"}
     small, large = loop["context.context_budget=8000"], loop["context.context_budget=128000"]
     assert small["compactions"] > 0 and large["compactions"] == 0  # the small window really was outgrown
-    # and each request was smaller. Not the run's total: after some compactions (where they fall moves with the
-    # random ids' token counts) the demo model re-reads a few pages, as a real model may redo work; the window
-    # bounds each request, not the work.
-    [few], [many] = small["runs"], large["runs"]
-    assert few["prompt_tokens"] / few["model_calls"] < many["prompt_tokens"] / many["model_calls"]
+    assert small["tokens"] < large["tokens"]  # and cost less: no work redone after a compaction (test_fidelity_loop)

@@ -316,8 +316,10 @@ def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_sear
 
     commits: list[str] = []
     requests: list[ScriptedRequest] = []
+    summaries: list[str] = []
 
     def intercept(request: ScriptedRequest) -> Any:
+        summaries.extend([request.last_user_text()] if request.is_compaction() else [])
         return reply("Summary: the commits of payments were listed.") if request.is_compaction() else None
 
     with serve_mcp(big_server(commits, [])) as url:
@@ -338,6 +340,11 @@ def test_found_tools_stay_callable_after_compaction_and_runs_show_names_the_sear
     listed = ["big_list_commits" in r.tool_names for r in requests]
     assert all(shown[1:]) and not listed[0] and listed[-1] and listed == sorted(listed)
     assert "big_list_commits" in LISTED.get(record.state.context)
+    # The summary call read the search's result as what it found (the schema joins the tool list), the archive
+    # keeps it whole.
+    assert "Found: big_list_commits, " in summaries[0] and "(author, date" not in summaries[0]
+    archive = next(e["archive_file"] for e in record.events if e["type"] == "compaction")
+    assert b"List the commits of a repository (author, date" in StoreFileStore(store, "thread#T").read(archive)
     with serve_mcp(big_server(commits, [])) as url:  # the thread's next turn, in a new agent: the same tool list
         later: list[ScriptedRequest] = []
         again = scripted(seen(later, reply("Still here.")))

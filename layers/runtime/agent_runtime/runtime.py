@@ -290,7 +290,9 @@ def _chain(
     anything else can fail), yours, and the trace when OpenTelemetry is on."""
     runs = services.runs
     engine = ContextEngine(workflow, registry, model=model, memo=StoreSummaryMemo(runs.store) if runs else None)
-    engine.on_compacted += [hook.compacted for hook in hooks if isinstance(hook, toolsearch.ToolSearch)]
+    searches = [hook for hook in hooks if isinstance(hook, toolsearch.ToolSearch)]
+    engine.on_compacted += [hook.compacted for hook in searches]
+    engine.compactor.briefs |= {toolsearch.SEARCH_TOOL: toolsearch.ToolSearch.brief} if searches else {}
     mutating = {t.name for t in registry if t.mutating}
     durable = [PersistenceHook(runs, mutating=mutating, thread_id=services.thread_id)] if runs else []
     preload = [PreloadHook(workflow.files)] if workflow.files.preload_kb or workflow.files.preload_images else []

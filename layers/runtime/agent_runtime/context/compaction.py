@@ -101,6 +101,7 @@ class Compactor:
             instructions=instructions,
             memo=memo,
         )
+        self.briefs = self.summarizer.briefs  # e.g. a tool search's result, by its found tools' names (toolsearch)
 
     # Masking: the rolling mask and folding mask through the same pointers (masking.py)
     def mask(self, run: Run, messages: list[Message], *, enough: Callable[[list[Message]], bool]) -> list[Message]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from .. import messages as msgs
 from ..messages import Message, text_of
 from .counter import TokenCounter
-from .history import MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK
+from .history import FOLD_MARK, MASK_MARK, SUMMARY_MARK, VIRTUAL_MARK
 from .identifiers import extract, identifiers_in
 
 # (text, label, file stem, preview tokens) -> the inline stand-in (header, preview, pointer); stores the file.
@@ -174,6 +174,8 @@ def _label(message: Message, names: dict[str, str]) -> tuple[str, str]:
         return f"result of {name}", name
     if text_of(message).startswith(SUMMARY_MARK):
         return "compaction summary", "summary"
+    if text_of(message).startswith(FOLD_MARK):  # the engine's rows of the model's own calls, not the person's words
+        return "your earlier turns, folded (notes and calls)", "folded"
     return ("user message", "user") if role == "user" else ("assistant message", "assistant")
 
 

@@ -25,7 +25,7 @@ from .counter import TokenCounter
 from .history import SUMMARY_MARK
 from .identifiers import extract, fact_rank, missing_from
 from .prompts import SUMMARY_SYSTEM, deterministic_summary, summary_request
-from .transcript import Transcript, render
+from .transcript import Brief, Transcript, render
 
 if TYPE_CHECKING:
     from ..steps import Run
@@ -88,6 +88,9 @@ class Summarizer:
         self.counter, self.mutating, self.pinned = counter, mutating, pinned
         self.model, self.max_summary_tokens = model, max_summary_tokens
         self.custom, self.instructions, self.memo = custom, instructions, memo
+        # By tool name: a result the summary call reads in brief, as the window carries it after the compaction
+        # in another form (a search's found schemas join the tool list: the summary needs their names only).
+        self.briefs: dict[str, Brief] = {}
 
     def _remembered(
         self, run: Run, span: list[Message], make: Callable[[], tuple[str, str, dict[str, Any] | None]]
@@ -201,10 +204,10 @@ class Summarizer:
     def _bounded_transcript(self, span: list[Message], limit: int | None) -> Transcript:
         """The summary call's input: each message clipped, tighter until the whole fits the window."""
         clip = CLIP_TOKENS
-        clipped = render(span, title="", counter=self.counter, clip=clip)
+        clipped = render(span, title="", counter=self.counter, clip=clip, briefs=self.briefs)
         while limit is not None and clip > 64 and self.counter.text(clipped.text) > limit:
             clip //= 2
-            clipped = render(span, title="", counter=self.counter, clip=clip)
+            clipped = render(span, title="", counter=self.counter, clip=clip, briefs=self.briefs)
         if limit is not None and self.counter.text(clipped.text) > limit:  # many messages: keep what fits
             cut = self.counter.truncate(clipped.text, max(limit, 0))
             clipped = Transcript(cut + "\n[... the rest is in the archive]\n", clipped.spans)

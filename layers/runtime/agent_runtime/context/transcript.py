@@ -6,6 +6,7 @@ Every message gets a header line with its index, so a summary can cite ``archive
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .. import messages as msgs
@@ -34,8 +35,19 @@ def _heading(index: int, message: Message, tool_names: dict[str, str]) -> str:
     return f"## [{index}] {role}"
 
 
-def render(messages: list[Message], *, title: str, counter: TokenCounter | None = None, clip: int = 0) -> Transcript:
-    """One section per message. With ``clip`` > 0 (tokens), long bodies are cut and point at the archive."""
+Brief = Callable[[str], str]  # a tool's result as the summary call reads it
+
+
+def render(
+    messages: list[Message],
+    *,
+    title: str,
+    counter: TokenCounter | None = None,
+    clip: int = 0,
+    briefs: Mapping[str, Brief] | None = None,
+) -> Transcript:
+    """One section per message. With ``clip`` > 0 (tokens), long bodies are cut and point at the archive;
+    ``briefs``: tools whose results read shorter (what the window will carry in another form)."""
     tool_names = msgs.tool_names(messages)
     lines = [title]
     spans: list[tuple[int, int]] = []
@@ -43,6 +55,12 @@ def render(messages: list[Message], *, title: str, counter: TokenCounter | None 
         first = len(lines) + 1
         lines.append(_heading(index, message, tool_names))
         body = text_of(message)
+        brief = (
+            (briefs or {}).get(tool_names.get(message.get("tool_call_id", ""), ""))
+            if message["role"] == "tool"
+            else None
+        )
+        body = brief(body) if brief else body
         if clip and counter is not None and len(body) > clip and counter.text(body) > clip:
             body = counter.truncate(body, clip) + "\n[... cut here; the full text is in the archive]"
         lines.extend(body.splitlines() or [""])

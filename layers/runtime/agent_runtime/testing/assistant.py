@@ -17,6 +17,7 @@ from typing import Any
 
 from ..context.history import FOLD_MARK, STATUS_MARK, SUMMARY_MARK
 from ..messages import text_of, tool_names
+from .memory import continuation, furthest_call
 from .steps import Reply, ScriptedCall, ScriptedRequest
 
 ASKED = "The person asked: "  # how the demo's summaries keep the request (demo.py)
@@ -72,7 +73,7 @@ def thinking(notes: str) -> str | None:
 def _answer(request: ScriptedRequest) -> Reply:
     unread = _unread_summary(request)
     if unread:  # the summary of what came before is in a file: read it before anything else
-        return Reply(calls=(ScriptedCall("file_read", {"id": unread}),))
+        return Reply(calls=(ScriptedCall("file_read", unread),))
     question = _question(request)
     terms = _terms(question)
     fresh = _fresh_evidence(request, terms)
@@ -169,14 +170,15 @@ def _named(name: str, prop: dict[str, Any], words: str) -> str | int | None:
 
 
 def _progress(request: ScriptedRequest, tool: str) -> int:
-    """The last value of a range already done, from the progress notes (in the window or a summary)."""
+    """The last value of a range already done: from the progress notes (in the window or a summary), or the
+    furthest call of the range still in view (a compaction may have taken the notes that said so)."""
     done = [
         json.loads(m)["done"]
         for message in request.messages
         for m in PROGRESS.findall(_unnumbered(text_of(message)))
         if json.loads(m).get("tool") == tool
     ]
-    return max(done, default=0)
+    return int(max([*done, furthest_call(_calls_made(request), tool)]))
 
 
 def _found_ids(request: ScriptedRequest, terms: list[str]) -> list[str]:
@@ -198,8 +200,11 @@ def _file_call(request: ScriptedRequest, terms: list[str], done: set[tuple[str, 
     patterns = [p for p in (_phrases(_question(request)), "|".join(re.escape(t) for t in _distinctive(terms)[:4])) if p]
     searches = _searches(request)
     extracted = {json.loads(args).get("id") for name, args in done if name == "extract_file"}
+    noted = bool(_noted(request))
     for fid, _, mimetype, _, source in FILE_ROW.findall(request.system_text()) + _new_files(request):
         if source == "virtual" and fid in _question_files(request):
+            continue
+        if source == "archive" and noted:  # what it already saw, and its notes kept what bore on the question
             continue
         if not _textual(mimetype, source):
             if fid not in extracted and "extract_file" in request.tool_names:
@@ -339,6 +344,7 @@ def _titles(request: ScriptedRequest) -> list[str]:
 
 
 SUMMARY_FILE = re.compile(r"^\[virtual file (file-[0-9a-f]+): compaction summary")
+FOLDED_FILE = re.compile(r"^\[virtual file file-[0-9a-f]+: your earlier turns")  # its own turns, kept in a file
 
 
 def _read_results(request: ScriptedRequest) -> dict[str, str]:
@@ -366,16 +372,19 @@ def _unnumbered(text: str) -> str:
     return "\n".join(re.sub(r"^\d+\t", "", line) for line in lines)
 
 
-def _unread_summary(request: ScriptedRequest) -> str | None:
-    read = _read_results(request)
+def _unread_summary(request: ScriptedRequest) -> dict[str, Any] | None:
+    """The file_read arguments of a summary kept in a file and not read yet (or the part a read said did not
+    fit). One read is enough: its notes carry what it said, and a masked read is not a reason to read again."""
+    read, made = _read_results(request), _calls_made(request)
     for message in request.messages:
         match = SUMMARY_FILE.match(text_of(message)) if message["role"] == "user" else None
-        if (
-            match
-            and not read.get(match.group(1), "").strip(" \n").startswith(("[compacted", "#", "ERROR"))
-            and ASKED not in read.get(match.group(1), "")
-        ):
-            return match.group(1)
+        if match is None:
+            continue
+        fid = match.group(1)
+        if not any(name == "file_read" and json.loads(args).get("id") == fid for name, args in made):
+            return {"id": fid}
+        if (more := continuation(fid, [read.get(fid, "")], made)) is not None:
+            return more
     return None
 
 
@@ -393,7 +402,8 @@ def _turns(request: ScriptedRequest) -> list[str]:
             if text.startswith(SUMMARY_MARK) or pointer:
                 text = person_request(text)
             text = text.split(LIMIT_MARK, 1)[0].rstrip()  # the runtime's "answer now" note is no one's request
-            if text and not text.startswith((STATUS_MARK, FOLD_MARK)):  # a fold holds its own earlier turns
+            folded = text.startswith(FOLD_MARK) or FOLDED_FILE.match(text) is not None
+            if text and not text.startswith(STATUS_MARK) and not folded:  # a fold holds its own earlier turns
                 out.append(text)
     return out
 

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, incident, triage
+from . import assistant, incident, memory, triage
 from .assistant import ASKED, person_request
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
@@ -255,11 +255,14 @@ def _stem(word: str) -> str:
 
 
 def _summary(request: ScriptedRequest) -> Reply:
-    """Keeps the person's request word for word (as a careful summarizer does) and every NOTES line."""
+    """Keeps the person's request word for word (as a careful summarizer does) and where the work stands: its
+    notes consolidated (memory.py), not repeated, so the summary does not grow with the run."""
     transcript = text_of(request.messages[-1])
-    notes = "\n".join(m.group(0) for m in _NOTE.finditer(transcript))
+    asked = person_request(transcript)[:1500]
+    terms = assistant._terms(asked)
+    notes = "\n".join(memory.consolidated(transcript, lambda line: assistant._score(line, terms)))
     return Reply(
-        text=f"## Requests and intent\n{ASKED}{person_request(transcript)[:1500]}\n"
+        text=f"## Requests and intent\n{ASKED}{asked}\n"
         f"## Current work\nReading what the request needs; notes so far:\n{notes}"
     )
 

@@ -106,6 +106,16 @@ class ToolSearch(Hook):
                 self.registry.reveal(name)
                 listed.append(name)
 
+    @staticmethod
+    def brief(result: str) -> str:
+        """A search's result as a compaction's summary call reads it: the tools it found, by name. Their schemas
+        join the tool list once the result leaves the window (``compacted``); the summary needs only that they
+        were found (the archive keeps the result whole)."""
+        names = [line[3:].strip() for line in result.splitlines() if line.startswith("## ")]
+        if not names:
+            return result  # nothing found, or an error: short, and what the summary should say
+        return f"Found: {', '.join(names)} (their schemas are in the tool list from now on)."
+
     def search(self, need: str) -> str:
         run = self.run
         hits = [entry for entry, _ in self.index.search(need, self.settings.candidates)]
