@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .exceptions import RejectedRequest
 
 MAX_DEPTH = 64  # Slack and JIRA payloads nest a dozen levels; ADF comments a few more
+_LONE = re.compile("[\ud800-\udfff]")  # json.loads joins a pair into one character: what is left is half
 
 
 def parse_json(body: bytes | str, what: str) -> Any:
-    """The parsed body, or a 400 naming ``what``: not JSON, or nested deeper than ``MAX_DEPTH``."""
+    """The parsed body, or a 400 naming ``what``: not JSON, nested deeper than ``MAX_DEPTH``, or not text."""
     try:
         payload = json.loads(body)
     except RecursionError:  # the parser's own limit (~1,000 levels): a ValueError it is not
@@ -23,6 +25,8 @@ def parse_json(body: bytes | str, what: str) -> Any:
         raise RejectedRequest(400, f"{what} is not JSON") from None
     if depth(payload) > MAX_DEPTH:
         raise RejectedRequest(400, f"{what} is nested too deeply (more than {MAX_DEPTH} levels)")
+    if lone_surrogate(payload):
+        raise RejectedRequest(400, f"{what} is not Unicode text (a \\u escape of half a character)")
     return payload
 
 
@@ -37,6 +41,22 @@ def depth(value: Any) -> int:
         deepest = max(deepest, level)
         stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
     return deepest
+
+
+def lone_surrogate(value: Any) -> bool:
+    """Whether a string in ``value`` (a key too) holds half a UTF-16 pair, as JSON's ``\\ud800`` escape writes:
+    valid JSON, but no text — it cannot be encoded for the queue, a store or a log."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str) and _LONE.search(node):
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def raw_body(raw: Mapping[str, Any]) -> bytes:
