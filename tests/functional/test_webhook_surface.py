@@ -15,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_runtime.service.webhook import create_app
+from agent_runtime.stores import LocalStore
+from agent_runtime.triggers.config import TriggerConfig
+from agent_runtime.triggers.idempotency import StorePersistenceLayer
+from agent_runtime.triggers.queue import LocalQueue
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import moto_clients
 from tests.surface_support import ODD, Surface, ask, event_of, signed_slack, surface
-from tests.triggers_support import api_event, api_get, slack_mention
+from tests.triggers_support import ENV, FakeContext, api_event, api_get, slack_mention, workflows
 
 ROUTES = ["/slack/events", "/slack/interactivity", "/jira/webhook", "/runs", "/hooks/{}", "/runs/{}/stop",
           "/runs/{}/page", "/oauth/{}/start", "/oauth/{}/callback"]  # fmt: skip
@@ -132,3 +137,32 @@ def test_a_header_given_twice_is_joined_and_refused_not_half_read(app: Surface) 
     event["headers"]["x-slack-signature"] += ",v0=" + "0" * 64
     answer, sent = app.answered(event)
     assert answer["statusCode"] == 401 and sent == []
+
+
+class Throttled(LocalQueue):
+    """serve's queue, refusing its first message as a queue that is down would."""
+
+    def __init__(self, store: LocalStore) -> None:
+        super().__init__(store)
+        self.refusals = 1
+
+    def _send(self, body: str, *, group: str, dedup: str) -> str:
+        if self.refusals:
+            self.refusals -= 1
+            raise ConnectionError("the queue is down")
+        return super()._send(body, group=group, dedup=dedup)
+
+
+def test_a_delivery_whose_enqueue_failed_is_queued_by_its_retry_under_serves_records(tmp_path: Path) -> None:
+    """Was: the local store's records could not be cleared after a failed enqueue (Powertools hands over a record
+    without a status), so the record stayed in progress and Slack's retry was a "duplicate": the event was lost."""
+    store = LocalStore(tmp_path / "state")
+    queue = Throttled(store)
+    webhook = create_app(TriggerConfig.from_env(ENV), queue=queue, persistence=StorePersistenceLayer(store),
+                         workflows=workflows())  # fmt: skip
+    body = json.dumps(slack_mention("EvThrottled")).encode()
+    with pytest.raises(ConnectionError):  # Lambda's 500: Slack retries
+        webhook.handle(signed_slack("/slack/events", body), FakeContext())
+    retried = webhook.handle(signed_slack("/slack/events", body, **{"X-Slack-Retry-Num": "1"}), FakeContext())
+    assert json.loads(retried["body"]) == {"status": "queued", "workflow": "design-review"}
+    assert queue.messages.qsize() == 1
