@@ -23,40 +23,28 @@ def parse_json(body: bytes | str, what: str) -> Any:
         raise RejectedRequest(400, f"{what} is nested too deeply") from None
     except ValueError:
         raise RejectedRequest(400, f"{what} is not JSON") from None
-    if depth(payload) > MAX_DEPTH:
+    deepest, lone = _walked(payload)
+    if deepest > MAX_DEPTH:
         raise RejectedRequest(400, f"{what} is nested too deeply (more than {MAX_DEPTH} levels)")
-    if lone_surrogate(payload):
+    if lone:
         raise RejectedRequest(400, f"{what} is not Unicode text (a \\u escape of half a character)")
     return payload
 
 
-def depth(value: Any) -> int:
-    """How deeply lists and objects nest in ``value``, walked with a stack (no recursion)."""
-    deepest, stack = 0, [(value, 1)]
+def _walked(value: Any) -> tuple[int, bool]:
+    """How deeply lists and objects nest in ``value``, and whether a string in it (a key too) holds half a UTF-16
+    pair, as JSON's ``\\ud800`` escape writes: valid JSON, but no text — it cannot be encoded for the queue, a
+    store or a log. Walked with a stack (no recursion)."""
+    deepest, lone, stack = 0, False, [(value, 1)]
     while stack:
         node, level = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if children is None:
+        if isinstance(node, str):
+            lone = lone or _LONE.search(node) is not None
             continue
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest
-
-
-def lone_surrogate(value: Any) -> bool:
-    """Whether a string in ``value`` (a key too) holds half a UTF-16 pair, as JSON's ``\\ud800`` escape writes:
-    valid JSON, but no text — it cannot be encoded for the queue, a store or a log."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str) and _LONE.search(node):
-            return True
-        if isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node if isinstance(node, list) else ()
+        deepest = max(deepest, level) if isinstance(node, dict | list) else deepest
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list | str))
+    return deepest, lone
 
 
 def raw_body(raw: Mapping[str, Any]) -> bytes:
