@@ -22,11 +22,12 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from .. import snapstart, telemetry
 from ..access import Access
 from ..config import RuntimeConfig
+from ..errors import ConfigError
 from ..inbound import Challenge, Ignored, TriggerEvent
 from ..sources import BUILTIN, Queued, Request, Source, Sources
 from ..sources.base import Intake
 from ..stores.base import Store
-from ..stores.ids import RUN_ID
+from ..stores.ids import RUN_ID, check_thread_id
 from ..stores.opening import open_store
 from ..triggers import api, fields, slack
 from ..triggers.config import TriggerConfig, WorkflowsWhenUsed
@@ -133,6 +134,10 @@ class _Routes:
             self.log.info("ignored", extra={"reason": result.reason})
             return _json(200, {"status": "ignored", "reason": result.reason})
         self.log.set_correlation_id(result.correlation_id)
+        try:  # what the worker's store would refuse is refused here, not queued as a message no worker takes
+            check_thread_id(result.thread_id)
+        except ConfigError:
+            return self.refused(RejectedRequest(400, "the event's thread id is not one a run can keep"))
         stop = self.sources.of(result).stop(result)
         if stop is not None:  # in a group of its own: the run it stops holds the thread's
             self.queue.send(stop.body(), group=f"stop:{result.thread_id}", dedup=result.dedup_key)

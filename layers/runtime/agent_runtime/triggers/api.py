@@ -43,13 +43,16 @@ def parse(raw: Mapping[str, Any], config: TriggerConfig, workflows: Sequence[Wor
     ):
         raise RejectedRequest(400, "the body needs 'workflow' and 'message' strings")
     if body["workflow"] not in {w.name for w in workflows}:
-        raise RejectedRequest(400, f"unknown workflow {body['workflow']!r}")
+        raise RejectedRequest(400, f"unknown workflow {body['workflow'][:80]!r}")  # said back: cut
     request_id = str(body.get("request_id") or token_source.token_hex(12))
     thread = str(body.get("thread_id") or f"api-{request_id}")
     try:
         check_thread_id(thread)
-    except ConfigError as error:
-        raise RejectedRequest(400, str(error)) from None
+    except ConfigError:  # the id is not said back: it may be as long as the body
+        said = "thread_id" if body.get("thread_id") else "api-<request_id>"
+        raise RejectedRequest(
+            400, f"the thread id ({said}) must be up to 200 letters, digits, '.', '_', ':' or '-'"
+        ) from None
     return TriggerEvent(
         source="api",
         kind="api",

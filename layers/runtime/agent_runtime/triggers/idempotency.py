@@ -58,9 +58,12 @@ class StorePersistenceLayer(BasePersistenceLayer):
         self.store.put_latest(PARTITION, self._name(data_record.idempotency_key), _fields(data_record))
 
     def _delete_record(self, data_record: DataRecord) -> None:
-        # Stores delete whole partitions only; an expired record is as good as a deleted one.
+        # Stores delete whole partitions only; an expired record is as good as a deleted one. Powertools hands
+        # over a record without a status here (it was reading ``.status`` that raised, and left the record in
+        # progress: a failed enqueue then made the sender's retry a "duplicate", and the event was lost).
+        expired = {"status": "EXPIRED", "expiry_timestamp": 0, "in_progress_expiry_timestamp": None}
         self.store.put_latest(
-            PARTITION, self._name(data_record.idempotency_key), {**_fields(data_record), "expiry_timestamp": 0}
+            PARTITION, self._name(data_record.idempotency_key), {**expired, "response_data": "", "payload_hash": ""}
         )
 
 

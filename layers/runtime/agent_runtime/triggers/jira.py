@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,8 @@ from .payload import parse_json
 SHARED_SECRET_HEADER = "x-webhook-secret"  # what an Automation rule's "send web request" adds as a header
 MAX_SKEW_SECONDS = 600
 MAX_AGE_SECONDS = 2 * 3600  # JIRA retries for about 30 minutes; anything much older is a replay
+ISSUE_KEY = re.compile(r"[A-Z][A-Z0-9_]{0,99}-[0-9]{1,18}")  # it names the thread: PROJ-1423
+ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # JIRA's are digits; a dedup key's part all the same
 
 
 def verify(headers: Mapping[str, str], body: bytes, *, webhook_secret: str | None, shared_secret: str | None) -> None:
@@ -51,48 +54,76 @@ def parse(body: bytes, *, bot_account_id: str | None, now: float | None = None) 
     if kind == "jira:issue_updated" and payload.get("issue_event_type_name") == "issue_commented" and comment:
         kind = "comment_created"  # the same comment, delivered twice: one dedup key for both
     if kind == "comment_created" and comment:
-        author = (comment.get("author") or {}).get("accountId")
-        if bot_account_id and author == bot_account_id:
+        if bot_account_id and _mapping(comment.get("author")).get("accountId") == bot_account_id:
             return Ignored("the bot's own comment")
-        return _trigger(payload, "comment_created", f"jira:comment:{comment.get('id')}", adf_text(comment.get("body")))
+        said = adf_text(comment.get("body"))
+        return _trigger(payload, "comment_created", f"jira:comment:{_id(comment, 'comment')}", said)
     if kind == "jira:issue_created":
-        fields = payload["issue"].get("fields") or {}
-        if bot_account_id and ((fields.get("reporter") or {}).get("accountId") == bot_account_id):
+        fields = _mapping(payload["issue"].get("fields"))
+        if bot_account_id and _mapping(fields.get("reporter")).get("accountId") == bot_account_id:
             return Ignored("an issue the bot created")
-        text = "\n\n".join(p for p in (str(fields.get("summary") or ""), adf_text(fields.get("description"))) if p)
-        return _trigger(payload, "issue_created", f"jira:issue:{payload['issue'].get('id')}:created", text)
-    return Ignored(f"JIRA event {kind!r}")
+        text = "\n\n".join(p for p in (_text(fields.get("summary")), adf_text(fields.get("description"))) if p)
+        return _trigger(payload, "issue_created", f"jira:issue:{_id(payload['issue'], 'issue')}:created", text)
+    return Ignored(f"JIRA event {repr(kind)[:40]}")
 
 
 def _trigger(payload: dict[str, Any], kind: str, dedup_key: str, text: str) -> TriggerEvent:
     issue = payload["issue"]
-    fields = issue.get("fields") or {}
-    key = str(issue.get("key") or "")
-    if not key:
-        raise RejectedRequest(400, "JIRA issue without a key")
+    fields, key = _mapping(issue.get("fields")), issue.get("key")
+    if not (isinstance(key, str) and ISSUE_KEY.fullmatch(key)):
+        raise RejectedRequest(400, "JIRA issue without a key (PROJECT-123)")
     files = [
-        Attachment(str(a.get("filename")), str(a["content"]), a.get("size"), a.get("mimeType"))
-        for a in fields.get("attachment") or []
-        if isinstance(a, dict) and a.get("content")
+        Attachment(
+            _text(a.get("filename")) or "attachment",
+            a["content"],
+            _size(a.get("size")),
+            _text(a.get("mimeType")) or None,
+        )
+        for a in _list(fields.get("attachment"))
+        if isinstance(a, dict) and isinstance(a.get("content"), str) and a["content"]
     ]
-    user = (payload.get("comment") or {}).get("author") or payload.get("user") or {}
+    user = _mapping(_mapping(payload.get("comment")).get("author") or payload.get("user"))
     return TriggerEvent(
         source="jira",
         kind=kind,
         dedup_key=dedup_key,
         text=text,
-        user=str(user.get("accountId") or ""),
+        user=_text(user.get("accountId")),
         thread_id=f"jira-{key}",
         correlation_id=key,
         reply_to={"issue_key": key},
         attributes={
-            "project": str((fields.get("project") or {}).get("key") or key.split("-")[0]),
-            "issue_type": str((fields.get("issuetype") or {}).get("name") or ""),
-            "labels": [str(label) for label in fields.get("labels") or []],
+            "project": _text(_mapping(fields.get("project")).get("key")) or key.split("-")[0],
+            "issue_type": _text(_mapping(fields.get("issuetype")).get("name")),
+            "labels": [label for label in _list(fields.get("labels")) if isinstance(label, str)],
             "event": kind,
         },
         attachments=tuple(files),
     )
+
+
+def _id(item: dict[str, Any], what: str) -> str:
+    """A comment's or an issue's id (JIRA's are digits, given as a string or a number): its dedup key."""
+    found = item.get("id")
+    if isinstance(found, bool) or not isinstance(found, str | int) or not ID.fullmatch(str(found)):
+        raise RejectedRequest(400, f"JIRA {what} without an id")
+    return str(found)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _size(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _check_age(stamp: Any, now: float) -> None:

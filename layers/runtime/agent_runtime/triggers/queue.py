@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue as stdlib_queue
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,8 @@ from ..stores import Store
 
 CLAIM_CHECK_BYTES = 200 * 1024
 CLAIMS = "claims"  # store partition of claim-checked bodies
+_GROUP = re.compile(r"[\x21-\x7e]{1,128}")  # SQS: a MessageGroupId is alphanumeric and punctuation
+_UNSAFE = re.compile(r"[^\x21-\x7e]")
 
 
 class EventQueue(ABC):
@@ -73,7 +76,7 @@ class SqsQueue(EventQueue):
         self.fifo = url.endswith(".fifo")
 
     def _send(self, body: str, *, group: str, dedup: str) -> str:
-        extra = {"MessageGroupId": group, "MessageDeduplicationId": _dedup_id(dedup)} if self.fifo else {}
+        extra = {"MessageGroupId": group_id(group), "MessageDeduplicationId": _dedup_id(dedup)} if self.fifo else {}
         return str(self.sqs.send_message(QueueUrl=self.url, MessageBody=body, **extra)["MessageId"])
 
 
@@ -94,6 +97,14 @@ class LocalQueue(EventQueue):
         self._seen.add(dedup)
         (self.beside if self.apart and group.startswith(self.apart) else self.messages).put(body)
         return _dedup_id(dedup)
+
+
+def group_id(group: str) -> str:
+    """The group as SQS takes it: as it is when SQS would (1-128 printable ASCII characters), else its digest
+    after its first characters (a /runs thread id may have 200; one group per thread all the same)."""
+    if _GROUP.fullmatch(group):
+        return group
+    return f"{_UNSAFE.sub('-', group[:40])}~{hashlib.sha256(group.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 def _dedup_id(key: str) -> str:

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..actions import APPROVE, DENY, FEEDBACK, STOP
+from ..errors import ConfigError
 from ..inbound import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
+from ..stores.ids import RUN_ID, check_thread_id
 from . import fields
 from .exceptions import RejectedRequest
 from .payload import parse_json
@@ -55,21 +57,24 @@ def parse(body: bytes, *, bot_user_id: str | None) -> TriggerEvent | PaneEvent |
     if payload.get("type") == "url_verification":
         return Challenge(str(payload.get("challenge", "")))
     if payload.get("type") != "event_callback" or not isinstance(payload.get("event"), dict):
-        return Ignored(f"Slack payload type {payload.get('type')!r}")
+        return Ignored(f"Slack payload type {_said(payload.get('type'))}")
     event, event_id = payload["event"], payload.get("event_id")
     if not isinstance(event_id, str) or not event_id:
         raise RejectedRequest(400, "Slack event without event_id")
+    team = _team(payload, event)
+    if team is None:
+        return Ignored("a Slack event whose team is not a Slack id")
     if event.get("type") in PANE_EVENTS:
-        return _pane(payload, event, event_id)
+        return _pane(team, event, event_id)
     if event.get("type") == "reaction_added":
-        return _reaction(payload, event, bot_user_id)
+        return _reaction(team, payload, event, bot_user_id)
     reason = _skip_reason(event, bot_user_id)
-    if reason:
-        return Ignored(reason)
-    return _trigger(payload, event, event_id)
+    return Ignored(reason) if reason else _trigger(team, event, event_id)
 
 
-def _reaction(payload: dict[str, Any], event: dict[str, Any], bot_user_id: str | None) -> TriggerEvent | Ignored:
+def _reaction(
+    team: str, payload: dict[str, Any], event: dict[str, Any], bot_user_id: str | None
+) -> TriggerEvent | Ignored:
     """An emoji added to a message: one run per message and emoji, whoever adds it (again) — but the bot itself,
     as its own messages start nothing (a workflow that marks messages must not start the one that reads marks).
     The message itself is read by the worker (``reactions.get``): the webhook answers within Slack's 3 s."""
@@ -77,11 +82,10 @@ def _reaction(payload: dict[str, Any], event: dict[str, Any], bot_user_id: str |
     channel, ts = item.get("channel"), item.get("ts")
     if item.get("type") != "message" or not isinstance(reaction, str) or not reaction:
         return Ignored("a reaction to something other than a message")
-    if user is not None and user in _bots(payload, bot_user_id):
+    if isinstance(user, str) and user in _bots(payload, bot_user_id):
         return Ignored("the bot's own reaction")
-    if not all(isinstance(v, str) and _SLACK_ID.fullmatch(v) for v in (channel, user)) or not _is_ts(ts):
+    if not (_is_id(channel) and _is_id(user) and _is_ts(ts)):
         return Ignored("reaction_added without channel, user or message ts")
-    team = str(payload.get("team_id") or "T")
     return TriggerEvent(
         source="slack",
         kind="reaction_added",
@@ -111,28 +115,55 @@ def _is_ts(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(r"\d{1,12}\.\d{1,8}", value) is not None
 
 
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and _SLACK_ID.fullmatch(value) is not None
+
+
+def _team(payload: dict[str, Any], event: dict[str, Any]) -> str | None:
+    """The workspace's id: the envelope's, else the event's, else ``T`` (neither says: one workspace); None for
+    one that is not an id (it names the thread, and the queue's message group)."""
+    given = payload.get("team_id") or event.get("team")
+    return "T" if given is None or given == "" else given if _is_id(given) else None
+
+
+def _said(value: Any) -> str:
+    """A field of the payload in a reason said back: its repr, cut (a signed payload can still be hostile)."""
+    return repr(value)[:40]
+
+
 def _skip_reason(event: dict[str, Any], bot_user_id: str | None) -> str | None:
     kind = event.get("type")
     if kind not in ("app_mention", "message"):
-        return f"Slack event type {kind!r}"
+        return f"Slack event type {_said(kind)}"
     if event.get("bot_id") or (bot_user_id and event.get("user") == bot_user_id):
         return "the bot's own message"
-    if event.get("subtype") not in _HANDLED_SUBTYPES:
-        return f"message subtype {event.get('subtype')!r} (edits, deletions and joins start nothing)"
+    subtype = event.get("subtype")
+    if not (subtype is None or isinstance(subtype, str)) or subtype not in _HANDLED_SUBTYPES:
+        return f"message subtype {_said(subtype)} (edits, deletions and joins start nothing)"
     if kind == "message" and event.get("channel_type") != "im":
         return "channel message without a mention (mentions arrive as app_mention)"
-    if not event.get("channel") or not event.get("ts") or not event.get("user"):
+    ts, thread_ts = event.get("ts"), event.get("thread_ts")
+    if not (_is_id(event.get("channel")) and _is_id(event.get("user")) and _is_ts(ts) and _is_ts(thread_ts or ts)):
         return "Slack event without channel, ts or user"
     return None
 
 
 def attachments(message: Mapping[str, Any]) -> tuple[Attachment, ...]:
     """The files of a Slack message (an event's, or one read back with the Web API) that the bot can download."""
+    files = message.get("files")
     return tuple(
-        Attachment(str(f.get("name") or f.get("id")), str(f["url_private"]), f.get("size"), f.get("mimetype"))
-        for f in message.get("files", [])
-        if isinstance(f, dict) and f.get("url_private")
+        Attachment(str(f.get("name") or f.get("id")), f["url_private"], _size(f.get("size")), _text(f.get("mimetype")))
+        for f in (files if isinstance(files, list) else ())
+        if isinstance(f, dict) and isinstance(f.get("url_private"), str) and f["url_private"]
     )
+
+
+def _size(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def thread_id(team: str, channel: str, thread_ts: str) -> str:
@@ -140,9 +171,8 @@ def thread_id(team: str, channel: str, thread_ts: str) -> str:
     return f"slack-{team}-{channel}-{thread_ts}"
 
 
-def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> TriggerEvent:
+def _trigger(team: str, event: dict[str, Any], event_id: str) -> TriggerEvent:
     channel, thread_ts = str(event["channel"]), str(event.get("thread_ts") or event["ts"])
-    team = str(payload.get("team_id") or event.get("team") or "T")
     files = attachments(event)
     is_dm = event.get("channel_type") == "im"
     facts = {"channel": channel, "direct_message": is_dm, "team": team, "ts": str(event["ts"])}
@@ -152,7 +182,7 @@ def _trigger(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> T
         source="slack",
         kind="message" if is_dm else "app_mention",
         dedup_key=f"slack:{event_id}",
-        text=_MENTION.sub("", str(event.get("text", ""))).strip(),
+        text=_MENTION.sub("", _text(event.get("text")) or "").strip(),
         user=str(event["user"]),
         thread_id=thread_id(team, channel, thread_ts),
         correlation_id=event_id,
@@ -170,10 +200,9 @@ def says_stop(event: TriggerEvent) -> bool:
     return replied and event.text.strip(" .!").lower() == "stop"
 
 
-def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> PaneEvent | Ignored:
+def _pane(team: str, event: dict[str, Any], event_id: str) -> PaneEvent | Ignored:
     """``app_home_opened`` on the Messages tab (agent view), ``assistant_thread_started`` and
     ``assistant_thread_context_changed`` (assistant view) as a :class:`PaneEvent`."""
-    team = str(payload.get("team_id") or "T")
     if event["type"] == "app_home_opened":
         if event.get("tab") != "messages":
             return Ignored("the app's Home tab was opened")
@@ -183,9 +212,9 @@ def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> Pane
         context = _mapping(thread.get("context"))
         channel, user, thread_ts = thread.get("channel_id"), thread.get("user_id"), thread.get("thread_ts")
         viewing = context.get("channel_id")
-        if not isinstance(thread_ts, str) or not thread_ts:
+        if not _is_ts(thread_ts):
             return Ignored(f"{event['type']} without a thread")
-    if not all(isinstance(v, str) and _SLACK_ID.fullmatch(v) for v in (channel, user)):
+    if not (_is_id(channel) and _is_id(user)):
         return Ignored(f"{event['type']} without channel or user")
     return PaneEvent(
         kind="context" if event["type"] == "assistant_thread_context_changed" else "opened",
@@ -194,7 +223,7 @@ def _pane(payload: dict[str, Any], event: dict[str, Any], event_id: str) -> Pane
         channel=str(channel),
         user=str(user),
         thread_ts=thread_ts,
-        viewing=viewing if isinstance(viewing, str) and _SLACK_ID.fullmatch(viewing) else None,  # an id, or nothing
+        viewing=viewing if _is_id(viewing) else None,  # an id, or nothing
     )
 
 
@@ -235,20 +264,31 @@ def parse_action(body: bytes) -> Action | Ignored:
         return _stop(payload, action)
     if action.get("action_id") not in (APPROVE, DENY):
         return Ignored(f"not an approval button: {str(action.get('action_id'))[:40]!r}")
-    (run_id, call_id, thread_id), user, dedup = _clicked(payload, action, 3, "approval")
+    (run_id, call_id, thread_id), user, dedup = _clicked(payload, action, 3, "approval", thread_at=2)
     decision = "approved" if action["action_id"] == APPROVE else "denied"
     return Action(DecisionMessage(run_id, call_id, decision, user).body(), thread_id, dedup)
 
 
-def _clicked(payload: dict[str, Any], action: dict[str, Any], fields: int, button: str) -> tuple[list[str], str, str]:
-    """A click's value (``fields`` non-empty parts joined by ``|``), who clicked, and its dedup key; a 400 when
-    either is missing."""
+def _clicked(
+    payload: dict[str, Any], action: dict[str, Any], count: int, button: str, *, thread_at: int = 1
+) -> tuple[list[str], str, str]:
+    """A click's value (``count`` non-empty parts joined by ``|``: the run's id, and its thread's at ``thread_at``),
+    who clicked, and its dedup key (Slack's trigger id, else the action's time); a 400 when any is missing or is
+    not what the app's buttons carry (they go to the queue: the thread names its message group)."""
     parts = str(action.get("value", "")).split("|")
-    person = payload.get("user")
-    user = person.get("id") if isinstance(person, dict) else None
-    if len(parts) != fields or not all(parts) or not isinstance(user, str):
+    user, said = _mapping(payload.get("user")).get("id"), payload.get("trigger_id") or action.get("action_ts")
+    if not (len(parts) == count and all(parts) and _is_id(user) and isinstance(said, str)):
         raise RejectedRequest(400, f"malformed {button} button (value or user missing)")
-    return parts, user, f"slack-action:{payload.get('trigger_id') or action.get('action_ts')}"
+    if not (RUN_ID.fullmatch(parts[0]) and _is_thread(parts[thread_at])):
+        raise RejectedRequest(400, f"malformed {button} button (not a run id and thread id)")
+    return parts, str(user), f"slack-action:{said}"
+
+
+def _is_thread(value: str) -> bool:
+    try:
+        return bool(check_thread_id(value))
+    except ConfigError:
+        return False
 
 
 def _stop(payload: dict[str, Any], action: dict[str, Any]) -> Action:
