@@ -75,11 +75,13 @@ export class Sandbox {
     if (!status.usable) log(`sandbox: Pyodide snapshot ${status.why}; loading without it (~3 s per call)`);
     if (!HAS_SHELL) log("sandbox: no /bin/sh for ulimit: memory is capped only by the function's memory size");
     this.spare = null;
+    this.busy = new Set(); // the children of calls under way: close ends them too
+    this.closed = false;
   }
 
   // Start a child for the next call (the default memory size) so it is loaded by the time the call comes.
   warm() {
-    if (this.prespawn && !this.spare) this.spare = new Child({ memoryMb: LIMITS.memoryMb.default, snapshot: this.snapshot });
+    if (this.prespawn && !this.spare && !this.closed) this.spare = new Child({ memoryMb: LIMITS.memoryMb.default, snapshot: this.snapshot });
   }
 
   take(memoryMb) {
@@ -101,6 +103,15 @@ export class Sandbox {
       throw error;
     }
     const { child, prespawned } = this.take(request.memoryMb);
+    this.busy.add(child);
+    try {
+      return await this.runOn(child, prespawned, request, started);
+    } finally {
+      this.busy.delete(child);
+    }
+  }
+
+  async runOn(child, prespawned, request, started) {
     if (!prespawned) this.warm(); // otherwise after the call, so the replacement's start does not compete with it
     const ready = await Promise.race([child.ready, delay(READY_TIMEOUT_MS).then(() => false)]);
     const waited = performance.now() - started;
@@ -116,9 +127,13 @@ export class Sandbox {
     return reply;
   }
 
+  // The host is going (local.mjs: its stdin closed, serve stopping): a call under way is not waited for (its time
+  // limit could be minutes), so the process ends now and leaves no Deno child behind.
   close() {
+    this.closed = true;
     if (this.spare) this.spare.kill("close");
     this.spare = null;
+    for (const child of this.busy) child.kill("close");
   }
 }
 

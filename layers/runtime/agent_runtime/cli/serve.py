@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import os
+import signal
 import sys
 import threading
+from collections.abc import Callable
+from typing import NoReturn
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from .common import Commands
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+STOPPING_SECONDS = 1.5  # what serve's close may take after Ctrl-C: then the process ends regardless
 
 
 def add(commands: Commands) -> None:
@@ -63,10 +69,39 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
         print(f"agent-runtime: the playground: open {server.url}/ in a browser", file=sys.stderr)
     routes = "/slack/events, /slack/interactivity, /jira/webhook, /hooks/<workflow> and /runs"
     print(f"agent-runtime: serving {server.url}{routes} (Ctrl-C stops)", file=sys.stderr)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
+    with contextlib.suppress(KeyboardInterrupt):
+        _until_interrupted()
+    print("agent-runtime: stopping (a run under way resumes at the next start; Ctrl-C again quits)", file=sys.stderr)
+    _exit_after(server.close, STOPPING_SECONDS)
+
+
+def _until_interrupted() -> None:
+    """Waits for Ctrl-C in short waits: Python runs the signal's handler (KeyboardInterrupt) only when the main
+    thread runs again, and a SIGINT the kernel hands to another of serve's threads wakes no untimed wait (serve
+    then sat in it, deaf to Ctrl-C, until killed)."""
+    idle = threading.Event()
+    while not idle.wait(0.2):
         pass
-    finally:
-        server.close()
-    return 0
+
+
+def _exit_after(close: Callable[[], None], seconds: float) -> NoReturn:
+    """Closes serve and runs the exit hooks (MCP servers closed, logs flushed) within ``seconds``, then ends the
+    process there and then: a run under way is not waited for (the store says interrupted; the next start resumes
+    it). The interpreter's own exit would wait for what no deadline bounds: a tool call's thread pool (joined at
+    exit), a lock a call holds, and its collection of the whole heap (one to three seconds on a busy machine).
+    A second Ctrl-C ends it at once."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
+    def closing() -> None:
+        try:
+            close()
+        finally:
+            atexit._run_exitfuncs()
+
+    closer = threading.Thread(target=closing, name="serve-stopping", daemon=True)
+    closer.start()
+    closer.join(seconds)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken terminal: nothing left to say on it
+            stream.flush()
+    os._exit(0)

@@ -71,7 +71,7 @@ class LocalSandbox(SandboxClient):
             try:
                 self._process.stdin.write(json.dumps({"id": request_id, "event": event}).encode() + b"\n")
                 self._process.stdin.flush()
-            except OSError as error:
+            except (OSError, ValueError) as error:  # ValueError: closed under it (serve stopping)
                 self._reset()
                 raise SandboxError(f"the local sandbox is not accepting requests: {error}; {self._tail()}") from None
             return self._reply(request_id, timeout)
@@ -103,8 +103,9 @@ class LocalSandbox(SandboxClient):
             process.wait(timeout=5)
 
     def close(self) -> None:
-        with self._lock:
-            process, self._process = self._process, None
+        # Not under the lock: a call under way holds it until it ends (its time limit, Pyodide loading), and a
+        # close (serve's Ctrl-C) must not wait for it; that call then hears the process stop and says so.
+        process, self._process = self._process, None
         if process is None:
             return
         if process.stdin:

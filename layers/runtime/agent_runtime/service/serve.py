@@ -51,6 +51,7 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_DRAINED_BYTES = 64 * 1024 * 1024  # a body over the limit is read and dropped up to this, so the 413 is heard
 READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must not hold a thread forever)
 TICK_SECONDS = 15.0  # how often the schedules' clock is read: a tick fires within this of its time
+POLL_SECONDS = 0.2  # how soon the listener sees close (its shutdown waits for it)
 
 
 class _Server(ThreadingHTTPServer):
@@ -149,7 +150,7 @@ class LocalServer:
 
     def start(self) -> LocalServer:
         resume_interrupted(RunStore(self.store), self.queue, self.worker_log)  # what a stop mid-run left under way
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        threading.Thread(target=self.http.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
         threading.Thread(target=self._work, daemon=True).start()
         threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()
         threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
