@@ -45,4 +45,5 @@ def test_a_tools_argument_is_a_value_the_person_names(words: list[str], pasted: 
         if call["function"]["name"] == "restart_service"
     ]
     named = set(re.findall(r"\b(\w+) service\b", said)) | set(re.findall(r"\bservice:\s*(\w+)", said))
+    named |= set(re.findall(r"\bservice ([A-Z][A-Z0-9_-]+)\b", said))  # a code after it: "service INFO"
     assert set(given_values) <= named - {"the", "which", "restart"}, (said, given_values)

@@ -9,7 +9,6 @@ masked outputs and compaction archives) for it.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -17,26 +16,21 @@ from typing import Any
 
 from ..context.history import FOLD_MARK, STATUS_MARK, SUMMARY_MARK
 from ..messages import text_of, tool_names
+from .acting import Asked, outcome
 from .memory import continuation, furthest_call
 from .steps import Reply, ScriptedCall, ScriptedRequest
-
-ASKED = "The person asked: "  # how the demo's summaries keep the request (demo.py)
+from .words import ASKED, goes_on, own_words, person_request, spoken, told, turn_words
+from .words import distinctive as _distinctive
+from .words import phrases as _phrases
+from .words import score as _score
+from .words import terms as _terms
 
 FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("([^"]*)", ([\d,]+) bytes, (\w+)\)', re.MULTILINE)
 NOTE = re.compile(r"^NOTES evidence (\{.*\})$", re.MULTILINE)
 PROGRESS = re.compile(r"^NOTES progress (\{.*\})$", re.MULTILINE)
 REQUEST = re.compile(r"^NOTES request (\{.*\})$", re.MULTILINE)
-IDENT = re.compile(r"\b(?:[A-Z][A-Z0-9]+-\d+|[A-Z]{3,}(?:_[A-Z]+)*)\b")
 RANGE = re.compile(r"\bpages? (\d+) (?:to|-|\u2013|through) (\d+)\b", re.IGNORECASE)
-STOP = {"about", "after", "again", "also", "answer", "attached", "before", "could", "every", "first", "from", "have",
-        "here", "should", "tell", "that", "their", "there", "these", "this", "what", "when", "where", "which",
-        "while", "with", "would", "please", "message", "thread", "gave", "give", "said", "says", "line", "file",
-        "files", "read", "find", "them", "your", "does", "know", "team", "question",
-        "exactly"}  # fmt: skip # a table: words
 SEARCHED = {"query", "q", "search", "text", "jql", "keywords", "terms", "question", "topic", "prompt", "task"}
-NOT_VALUES = {"the", "a", "an", "this", "that", "which", "what", "any", "some", "each", "every", "is", "was", "to",
-              "of", "for", "and", "or", "my", "our", "your", "its", "their", "restart", "name", "it", "whose", "no",
-              "one", "same", "other", "another", "new", "old"}  # fmt: skip # a table: words
 JUDGE_START = "You are grading an assistant's answer"
 RUNTIME_TOOLS = {"file_read", "file_regex", "extract_file", "load_file", "peek_file", "load_skill", "python",
                  "subagent", "load_skill_file"}  # fmt: skip # a table: names
@@ -75,7 +69,7 @@ def _answer(request: ScriptedRequest) -> Reply:
     if unread:  # the summary of what came before is in a file: read it before anything else
         return Reply(calls=(ScriptedCall("file_read", unread),))
     question = _question(request)
-    terms = _terms(question)
+    terms = _terms(spoken(question))  # the person's words, never the runtime's lines around them
     fresh = _fresh_evidence(request, terms)
     notes = "\n".join(f"NOTES evidence {json.dumps(item)}" for item in fresh)
     call = _next_call(request, question, terms)
@@ -96,20 +90,28 @@ def _next_call(request: ScriptedRequest, question: str, terms: list[str]) -> Scr
     done = _calls_made(request)
     tools = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
     pages = RANGE.search(question)
-    for name, spec in tools.items():
-        if name in RUNTIME_TOOLS:
-            continue
-        for args in _arguments(spec, question, terms, request, pages):
+    asked = _asked(request, question)
+    for name in asked.order([name for name in tools if name not in RUNTIME_TOOLS]):
+        for args in _arguments(tools[name], question, terms, request, pages, asked):
             if (name, json.dumps(args, sort_keys=True)) not in done:
                 return ScriptedCall(name, args)
     return _file_call(request, terms, done)
 
 
+def _asked(request: ScriptedRequest, question: str) -> Asked:
+    return Asked.of(request.system_text(), spoken(own_words(question)), request.tool_names)
+
+
 def _arguments(
-    spec: dict[str, Any], question: str, terms: list[str], request: ScriptedRequest, pages: re.Match[str] | None
+    spec: dict[str, Any],
+    question: str,
+    terms: list[str],
+    request: ScriptedRequest,
+    pages: re.Match[str] | None,
+    asked: Asked,
 ) -> Iterable[dict[str, Any]]:
     """The calls worth making to a tool, from its schema: every page of a range, a search on the terms, a
-    fetch of what a search found."""
+    fetch of what a search found, a named tool given what the request names (``acting``)."""
     props = spec.get("parameters", {}).get("properties", {})
     required = spec.get("parameters", {}).get("required", [])
     numbers = [p for p in required if props.get(p, {}).get("type") == "integer"]
@@ -120,7 +122,7 @@ def _arguments(
     if not required:
         return [{}]
     args: dict[str, Any] = {}
-    own = _terms(own_words(question))
+    own = _terms(asked.report)
     for name in required:
         lowered = name.lower()
         if lowered in ("id", "url", "page_id", "key", "uri"):
@@ -130,43 +132,11 @@ def _arguments(
             return [{name: value} for value in found[:2]]
         if lowered in SEARCHED and own:  # a search: the person's words
             args[name] = " ".join(own[:4]) if lowered != "jql" else f'text ~ "{" ".join(own[:3])}"'
-        elif (value := _named(name, props.get(name, {}), own_words(question))) is not None:
+        elif (value := asked.value(spec["name"], name, props.get(name, {}), _tool_texts(request))) is not None:
             args[name] = value
         else:  # never a value the request does not name (a restart of "INFO file-…" was one)
             return []
     return [args]
-
-
-def own_words(question: str) -> str:
-    """What the person wrote: of a message kept as a virtual file, the prose lines its preview opens with (a pasted
-    log or table names no value to act on)."""
-    if not question.startswith("[virtual file "):
-        return question
-    lines = question.splitlines()[1:]
-    prose = itertools.takewhile(lambda line: re.match(r"[A-Za-z][^=\t]*$", line.strip()) is not None, lines)
-    return "\n".join(prose)
-
-
-def _named(name: str, prop: dict[str, Any], words: str) -> str | int | None:
-    """The value the person's words give a parameter: one of its enum values they name, the word before its name
-    ("the payments service") or after it with a colon or an equals sign ("service: payments"); None: none."""
-    for value in prop.get("enum", []):
-        if re.search(rf"\b{re.escape(str(value))}\b", words, re.IGNORECASE):
-            return value  # type: ignore[no-any-return]
-    label = re.escape(name.replace("_", " "))
-    found = [
-        match.group(1)
-        for match in (
-            re.search(rf"\b([\w.-]+)\s+{label}\b", words, re.IGNORECASE),
-            re.search(rf"\b{label}\s*[:=]\s*[\"'`]?([\w.-]+)", words, re.IGNORECASE),
-        )
-        if match and match.group(1).lower() not in NOT_VALUES
-    ]
-    if not found or prop.get("type", "string") not in ("string", "integer"):
-        return None
-    if prop.get("type") == "integer":
-        return int(found[0]) if found[0].isdigit() else None
-    return found[0]
 
 
 def _progress(request: ScriptedRequest, tool: str) -> int:
@@ -197,7 +167,8 @@ def _file_call(request: ScriptedRequest, terms: list[str], done: set[tuple[str, 
     nothing, for its distinctive words. A binary document is extracted first."""
     if "file_regex" not in request.tool_names:
         return None
-    patterns = [p for p in (_phrases(_question(request)), "|".join(re.escape(t) for t in _distinctive(terms)[:4])) if p]
+    words = "|".join(re.escape(t) for t in _distinctive(terms)[:4])
+    patterns = [p for p in (_phrases(spoken(_question(request))), words) if p]
     searches = _searches(request)
     extracted = {json.loads(args).get("id") for name, args in done if name == "extract_file"}
     noted = bool(_noted(request))
@@ -215,14 +186,6 @@ def _file_call(request: ScriptedRequest, terms: list[str], done: set[tuple[str, 
             args = {"id": fid, "pattern": patterns[len(tried)], "ignore_case": True, "max_matches": 20, "context": 1}
             return ScriptedCall("file_regex", args)
     return None
-
-
-def _phrases(question: str) -> str:
-    """Adjacent content words of the question as phrases (``liability cap``), as a pattern."""
-    words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", question)
-    short = {"the", "and", "for", "was", "did", "you", "who", "are", "any", "its", "what", "which", "with"}
-    pairs = [f"{a} {b}" for a, b in itertools.pairwise(words) if not {a.lower(), b.lower()} & (STOP | short)]
-    return "|".join(re.escape(pair) for pair in dict.fromkeys(pairs))
 
 
 def _searches(request: ScriptedRequest) -> dict[str, list[str]]:
@@ -316,21 +279,54 @@ def _thread_evidence(request: ScriptedRequest, question: str, terms: list[str]) 
 
 
 def _compose(request: ScriptedRequest, evidence: list[dict[str, Any]], terms: list[str]) -> str:
+    acted = _acted(request)
+    unread = [f"I could not read {name}: {told(why, name)}" for name, why in _unreadable_named(request)]
+    if acted:  # what the request asked done is the answer (a ticket's key and link, or why it was not made)
+        return "\n".join([*acted, *unread])
     ranked = sorted(
         ((_score(line, terms), item["source"], line) for item in evidence for line in item["lines"]),
         key=lambda row: -row[0],
     )
     if not ranked:
         searched = ", ".join(sorted({name for name, _ in _calls_made(request)})) or "nothing"
-        unread = "".join(f" I could not read {fid}: {why}" for fid, why in _unreadable(request).items())
-        return f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])}).{unread}"
+        return " ".join(
+            [f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])}).", *unread]
+        )
     top = list(dict.fromkeys((source, line) for _, source, line in ranked))[:4]
-    out = ["Here is what I found:"] + [f"• {line} (from {source})" for source, line in top]
-    out += [f"I could not read {fid}: {why}" for fid, why in _unreadable(request).items()]
+    out = ["Here is what I found:"] + [f"• {line} (from {source})" for source, line in top] + unread
     if "cite" in request.system_text().lower():
         titles = _titles(request) or sorted({source for source, _ in top})
         out.append("Sources: " + "; ".join(titles[:3]))
     return "\n".join(out)
+
+
+def _acted(request: ScriptedRequest) -> list[str]:
+    """What the calls that act on the request did; or, when a duplicate stopped them, which one it is."""
+    asked = _asked(request, _question(request))
+    specs = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
+    results = request.tool_results()
+    lines = [
+        outcome(call["function"]["name"], results[call["id"]])
+        for message in request.messages
+        for call in message.get("tool_calls", [])
+        if call["id"] in results and asked.makes(specs.get(call["function"]["name"], {}))
+    ]
+    duplicate = asked.duplicate(_tool_texts(request))
+    if not lines and duplicate and any(asked.makes(spec) for spec in specs.values()):
+        return [f"This looks like a duplicate of {duplicate}, so I made nothing new."]
+    return lines
+
+
+def _unreadable_named(request: ScriptedRequest) -> list[tuple[str, str]]:
+    return [(_name_of(request, fid), why) for fid, why in _unreadable(request).items()]
+
+
+def _name_of(request: ScriptedRequest, fid: str) -> str:
+    """A file as people know it: an attachment's name; a file the run made (a kept message, an archive) is no
+    name of theirs."""
+    listed = "\n".join([request.system_text(), *(text_of(m) for m in request.messages if m["role"] == "user")])
+    row = next((row for row in FILE_ROW.findall(listed) if row[0] == fid), None)
+    return row[1] if row and row[4] in ("attachment", "extracted") else "a file kept for this run"
 
 
 def _titles(request: ScriptedRequest) -> list[str]:
@@ -389,8 +385,8 @@ def _unread_summary(request: ScriptedRequest) -> dict[str, Any] | None:
 
 
 def _turns(request: ScriptedRequest) -> list[str]:
-    """The person's messages, oldest first, without the context status; a compaction summary stands for the
-    request it kept."""
+    """The person's messages, oldest first, without the context status and what the runtime adds to them; a
+    compaction summary stands for the request it kept."""
 
     out = []
     for message in request.messages:
@@ -401,7 +397,7 @@ def _turns(request: ScriptedRequest) -> list[str]:
                 text = _read_results(request).get(pointer.group(1), "")
             if text.startswith(SUMMARY_MARK) or pointer:
                 text = person_request(text)
-            text = text.split(LIMIT_MARK, 1)[0].rstrip()  # the runtime's "answer now" note is no one's request
+            text = turn_words(text.split(LIMIT_MARK, 1)[0])  # the runtime's "answer now" note is no one's request
             folded = text.startswith(FOLD_MARK) or FOLDED_FILE.match(text) is not None
             if text and not text.startswith(STATUS_MARK) and not folded:  # a fold holds its own earlier turns
                 out.append(text)
@@ -409,35 +405,20 @@ def _turns(request: ScriptedRequest) -> list[str]:
 
 
 def _question(request: ScriptedRequest) -> str:
+    """The request to answer: the newest turn's, or, when it only asks to go on (after a Stop, a limit), the
+    newest one before it that asks something."""
     kept = [
         json.loads(m)["text"] for message in request.messages for m in REQUEST.findall(_unnumbered(text_of(message)))
     ]
     turns = _turns(request)
     if kept and (not turns or not RANGE.search(turns[-1])):
         return str(kept[-1])
-    return turns[-1].split("[the message to answer]\n", 1)[-1] if turns else ""
+    asked = [turn.split("[the message to answer]\n", 1)[-1] for turn in turns]
+    return next((turn for turn in reversed(asked) if not goes_on(turn)), asked[-1] if asked else "")
 
 
 def _question_files(request: ScriptedRequest) -> set[str]:
     return set(re.findall(r"\[virtual file (file-[0-9a-f]+): user message", _question(request)))
-
-
-def _terms(text: str) -> list[str]:
-    idents = IDENT.findall(text)
-    quoted = re.findall(r'"([^"]{3,40})"', text)
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", text) if w.lower() not in STOP]
-    return list(dict.fromkeys([*idents, *quoted, *(w.lower() for w in words)]))
-
-
-def _distinctive(terms: list[str]) -> list[str]:
-    """Identifiers and quoted phrases first (what a person would grep for), then the longer words."""
-    strong = [t for t in terms if IDENT.fullmatch(t) or " " in t]
-    return strong + sorted((t for t in terms if t not in strong), key=len, reverse=True)
-
-
-def _score(line: str, terms: list[str]) -> int:
-    lowered = line.lower()
-    return sum((3 if IDENT.fullmatch(t) else 1) for t in terms if t.lower() in lowered)
 
 
 FOLDED_CALL = re.compile(r"^- (\w+) (\{.*?\}) → ", re.MULTILINE)
@@ -460,17 +441,3 @@ def _calls_made(request: ScriptedRequest) -> set[tuple[str, str]]:
 
 def _tool_texts(request: ScriptedRequest) -> list[str]:
     return [text_of(m) for m in request.messages if m["role"] == "tool"]
-
-
-_ASKED = re.compile(re.escape(ASKED) + r"(.*?)\n## Current work", re.DOTALL)
-_USER_SECTION = re.compile(r"^## \[\d+\] user\n(.*?)(?=^## \[\d+\] |\Z)", re.MULTILINE | re.DOTALL)
-
-
-def person_request(text: str) -> str:
-    """The request an earlier summary kept, else the first message of the person in a transcript."""
-    text = re.sub(r"(?m)^\d+\t", "", text)  # as file_read shows it
-    kept = _ASKED.search(text)
-    if kept:
-        return kept.group(1).strip()
-    first = _USER_SECTION.search(text)
-    return first.group(1).split("\n\n[context status", 1)[0].strip() if first else ""

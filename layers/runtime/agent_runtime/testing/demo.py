@@ -17,9 +17,9 @@ from typing import Any
 
 from ..messages import text_of
 from . import assistant, incident, memory, triage
-from .assistant import ASKED, person_request
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
+from .words import ASKED, person_request, score, terms, told
 
 _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
 _TICKET = re.compile(r"\[virtual file (file-[0-9a-f]+): user message")
@@ -116,7 +116,8 @@ def _unreadable(file_id: Any, text: str, names: dict[str, str]) -> tuple[str, An
     if not isinstance(file_id, str) or not file_id:
         return None
     why = text.removeprefix("ERROR:").strip().splitlines()[0] if text.strip() else "it could not be read"
-    return f"unreadable:{file_id}", {"name": names.get(file_id, file_id), "why": why[:240]}
+    name = names.get(file_id, "a file kept for this run")
+    return f"unreadable:{file_id}", {"name": name, "why": told(why, name)[:240]}
 
 
 def _note_for(
@@ -259,8 +260,8 @@ def _summary(request: ScriptedRequest) -> Reply:
     notes consolidated (memory.py), not repeated, so the summary does not grow with the run."""
     transcript = text_of(request.messages[-1])
     asked = person_request(transcript)[:1500]
-    terms = assistant._terms(asked)
-    notes = "\n".join(memory.consolidated(transcript, lambda line: assistant._score(line, terms)))
+    found = terms(asked)
+    notes = "\n".join(memory.consolidated(transcript, lambda line: score(line, found)))
     return Reply(
         text=f"## Requests and intent\n{ASKED}{asked}\n"
         f"## Current work\nReading what the request needs; notes so far:\n{notes}"

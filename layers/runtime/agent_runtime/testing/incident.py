@@ -10,8 +10,9 @@ import csv
 import io
 import re
 
-from .assistant import FILE_ROW, _file_calls, _question, _unnumbered, _unreadable, own_words
+from .assistant import FILE_ROW, _file_calls, _question, _unnumbered, _unreadable
 from .steps import Reply, ScriptedCall, ScriptedRequest
+from .words import own_words, told
 
 ERRORS = r"\b(ERROR|FATAL|CRITICAL|Exception|Traceback)\b"
 _PASTED = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
@@ -61,7 +62,8 @@ def _answer(log: str | None, tables: dict[str, str], read: dict[str, str | None]
     for fid, name in tables.items():
         if fid not in unreadable and read.get(fid):
             out += _numbers(name, _unnumbered(read[fid] or ""))
-    out += [f"• I could not read {fid}: {why}" for fid, why in unreadable.items()]
+    names = {fid: tables.get(fid, "a file kept for this run") for fid in unreadable}
+    out += [f"• I could not read {names[fid]}: {told(why, names[fid])}" for fid, why in unreadable.items()]
     return "\n".join(out)
 
 

@@ -8,8 +8,10 @@ import json
 import re
 
 from ..messages import text_of, tool_names
-from .assistant import IDENT, JUDGE_START, _question, _terms
+from .assistant import JUDGE_START, _question
 from .steps import Reply, ScriptedCall, ScriptedRequest
+from .words import IDENT
+from .words import terms as _terms
 
 
 def respond(request: ScriptedRequest) -> Reply | None:
