@@ -5,9 +5,11 @@ in Lambda (``/opt/python``, on the path already) or from ``AGENT_TOOLS_PATH`` lo
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import importlib.abc
 import importlib.machinery
+import pkgutil
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -67,7 +69,10 @@ def _import(module_name: str, where: str) -> ModuleType:
     except ModuleNotFoundError as error:
         if not error.name or not _missing(module_name, error.name):
             raise ConfigError(f"{where}: importing {module_name!r} failed: {import_failure(error)}") from None
-        raise ConfigError(f"{where}: cannot import {module_name!r} ({error}); is it on AGENT_TOOLS_PATH?") from None
+        meant = _meant(module_name, _modules(), "modules")
+        raise ConfigError(
+            f"{where}: cannot import {module_name!r} ({error}){meant or '; is it on AGENT_TOOLS_PATH?'}"
+        ) from None
     except (Exception, SystemExit) as error:
         raise ConfigError(f"{where}: importing {module_name!r} failed: {import_failure(error)}") from None
 
@@ -84,6 +89,19 @@ def import_failure(error: BaseException) -> str:
         where, message = (f"{own[-1].filename} line {own[-1].lineno}" if own else "?"), str(error)
     said = " ".join(f"{type(error).__name__}: {message}".split())  # one line, whatever the message holds
     return f"{where}: {said[:_SAID]}" + ("..." if len(said) > _SAID else "")
+
+
+def _meant(name: str, known: Sequence[str], what: str) -> str:
+    """``; did you mean 'restart_service'?`` for a slip of a known name, else the known names (a few)."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f" (its {what}: {', '.join(sorted(known)[:12])})" if known and what == "tools" else ""
+
+
+def _modules() -> list[str]:
+    """The top-level modules and packages in the tools folders (what a slip of a module's name likely meant)."""
+    return sorted({module.name for module in pkgutil.iter_modules(_FINDER.folders)})
 
 
 def _missing(module_name: str, missing: str) -> bool:
@@ -117,7 +135,8 @@ def _load(ref: str) -> Tool:
     module = _import(module_name, where)
     found = getattr(module, attribute, None)
     if found is None:
-        raise ConfigError(f"{where}: {module_name} has no {attribute!r}")
+        tools = [name for name, item in vars(module).items() if isinstance(item, Tool)]
+        raise ConfigError(f"{where}: {module_name} has no {attribute!r}{_meant(attribute, tools, 'tools')}")
     if not isinstance(found, Tool):
         raise ConfigError(f"{where}: {attribute!r} is not a tool; decorate it with @tool")
     return found if found.timeout is not None else dataclasses.replace(found, timeout=PYTHON_TOOL_SECONDS)
