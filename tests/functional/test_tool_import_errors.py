@@ -16,6 +16,8 @@ from agent_runtime.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.newcomer_support import bare_env, cli, readme_first_workflow
+
 GOOD = '''\
 from agent_runtime import tool
 
@@ -106,8 +108,6 @@ def test_any_import_failure_of_a_tool_module_is_one_line_naming_file_line_and_ex
 
 def test_the_readmes_syntax_error_is_one_line_from_validate_and_run(tmp_path: Path) -> None:
     """The newcomer's case, in the real CLI: a syntax error appended to the tool module; then fixed, it runs."""
-    from tests.functional.test_newcomer import bare_env, cli, readme_first_workflow
-
     validate, run = readme_first_workflow(tmp_path)
     tool = tmp_path / "tools" / "ops_tools.py"
     good = tool.read_text()

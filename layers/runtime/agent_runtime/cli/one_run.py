@@ -68,8 +68,9 @@ def _waiting(threads: ThreadStore, thread: str) -> None:
     )
 
 
-def _turn(args: argparse.Namespace, config: RuntimeConfig, workflow: Workflow, skills: SkillLibrary,
-          store: LocalStore) -> int:  # fmt: skip
+def _turn(
+    args: argparse.Namespace, config: RuntimeConfig, workflow: Workflow, skills: SkillLibrary, store: LocalStore
+) -> int:
     """One run: on the thread's newest state when it has one (its turn taken: ``run_workflow``)."""
     threads, runs = ThreadStore(store), RunStore(store)
     state, version = threads.load(args.thread) if args.thread else (None, None)

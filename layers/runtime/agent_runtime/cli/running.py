@@ -152,6 +152,11 @@ def as_listed(runs: RunStore, row: RunRow) -> RunRow:
         return row
     cost, calls, tools = found["cost_usd"], found["model_calls"], found["tool_calls"]
     return dataclasses.replace(
-        row, status=INTERRUPTED, model_calls=len(calls), tool_calls=len(tools), tokens=found["usage"]["total_tokens"],
-        cost_usd=cost, cost=found["cost"],
-    )  # fmt: skip
+        row,
+        status=INTERRUPTED,
+        model_calls=len(calls),
+        tool_calls=len(tools),
+        tokens=found["usage"]["total_tokens"],
+        cost_usd=cost,
+        cost=found["cost"],
+    )

@@ -142,8 +142,14 @@ class PersistenceHook(Hook):
         expected = VERSION.get(run.state.context)
         VERSION.set(run.state.context, (expected or 0) + 1)
         record = run.record
-        SO_FAR.set(run.state.context, {"started_at": record.started_at, "model_calls": list(record.model_calls),
-                                       "tool_calls": list(record.tool_calls)})  # fmt: skip
+        SO_FAR.set(
+            run.state.context,
+            {
+                "started_at": record.started_at,
+                "model_calls": list(record.model_calls),
+                "tool_calls": list(record.tool_calls),
+            },
+        )
         try:
             self.runs.save_checkpoint(run.state, expected_version=expected)
         except VersionConflictError as error:
