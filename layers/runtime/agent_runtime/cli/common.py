@@ -133,17 +133,19 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
         print(f"agent-runtime: warning: not written, outside {folder}: {name!r}", file=sys.stderr)
 
 
-def print_outcome(record: RunRecord, *, as_json: bool, footer: str | None = None, told: bool = False) -> None:
+def print_outcome(
+    record: RunRecord, *, as_json: bool, footer: str | None = None, told: bool = False, answer: bool = True
+) -> None:
     """The answer (inert on a terminal: a tool's result may have steered the model into an escape sequence; as it
     is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets —
-    unless ``told`` already (Ctrl-C)."""
+    unless ``told`` already (Ctrl-C). Not ``answer``: a failed run's answer stays in its record only."""
     from ..redaction import scrub, scrubbed
 
     if as_json:
         print(inert.json_text(scrubbed(record.to_dict())))
-    elif record.final_answer is not None:
-        answer = record.final_answer + (f"\n\n{footer}" if footer else "")
-        print(inert.terminal(answer) if sys.stdout.isatty() else answer)
+    elif answer and record.final_answer is not None:
+        shown = record.final_answer + (f"\n\n{footer}" if footer else "")
+        print(inert.terminal(shown) if sys.stdout.isatty() else shown)
     if told:
         return
     why = inert.terminal(scrub(str(record.stop_reason)))

@@ -10,6 +10,7 @@ import math
 import shlex
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from .. import telemetry
@@ -17,10 +18,11 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..hooks import Hook
 from ..models.prices import unpriced_warning
-from ..record import RunRecord, new_run_id
+from ..record import RunRecord, RunStatus, new_run_id
 from ..runtime import Services, answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
-from ..stores import LocalStore, RunStore, StoreError, StoreFileStore, ThreadStore, VersionConflictError
+from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore, VersionConflictError
+from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn, unfinished
 from ..stores.ids import check_thread_id
 from ..stores.runs import run_partition, thread_partition
@@ -47,8 +49,31 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     skills = SkillLibrary(config.skills_dir)
     workflow = _workflow(args, config, skills)
     store = LocalStore(config.state_dir)
+    if not args.thread:
+        return _turn(args, config, workflow, skills, store)
+    # A thread's turns one at a time, as a deployed thread's (its messages are one SQS FIFO group): a second turn
+    # waits for the first to end and goes on from it, so no turn is lost to the other's save.
+    waiting = partial(_waiting, ThreadStore(store), check_thread_id(args.thread))
+    with store.one_at_a_time(thread_partition(args.thread), waiting):
+        return _turn(args, config, workflow, skills, store)
+
+
+def _waiting(threads: ThreadStore, thread: str) -> None:
+    run = threads.active(thread)
+    under_way = f"a turn under way ({run})" if run else "a turn under way"
+    print(
+        f"agent-runtime: thread {thread!r} has {under_way}: this turn starts when it ends (Ctrl-C gives up)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _turn(
+    args: argparse.Namespace, config: RuntimeConfig, workflow: Workflow, skills: SkillLibrary, store: LocalStore
+) -> int:
+    """One run: on the thread's newest state when it has one (its turn taken: ``run_workflow``)."""
     threads, runs = ThreadStore(store), RunStore(store)
-    state, version = threads.load(check_thread_id(args.thread)) if args.thread else (None, None)
+    state, version = threads.load(args.thread) if args.thread else (None, None)
     if args.thread and state is None:
         _a_run_as_thread(runs, args.thread)
     run_id = new_run_id()
@@ -78,10 +103,11 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
         with ctrl_c:
             record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id, stop=ctrl_c.check)
     telemetry.flush()
+    kept = _kept(args, record, threads, runs, version)  # before the answer: a turn the thread lost is a failed run
     footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
     interrupted = ctrl_c.stopped_it(record)  # its line on stderr was said when Ctrl-C was pressed
-    print_outcome(record, as_json=args.json, footer=footer, told=interrupted)  # shown even if the thread cannot keep it
-    _kept(args, config, record, threads, version)
+    print_outcome(record, as_json=args.json, footer=footer, told=interrupted, answer=kept)
+    _stored_in(args, config, record)
     if args.out_dir:
         save_outputs(files, before, Path(args.out_dir))
     return EXIT_INTERRUPTED if interrupted else EXIT_CODES.get(record.status, 1)
@@ -111,18 +137,35 @@ def _a_run_as_thread(runs: RunStore, thread: str) -> None:
 
 
 def _kept(
-    args: argparse.Namespace, config: RuntimeConfig, record: RunRecord, threads: ThreadStore, version: int | None
-) -> None:
-    """The thread's state saved for its next turn (over the version it started from), and where the run is kept."""
-    if args.thread and record.state is not None:
-        try:
-            threads.save(args.thread, record.state, expected_version=version)
-        except VersionConflictError:
-            raise StoreError(
-                f"thread {args.thread!r} was updated by another run meanwhile; run again to continue from it"
-            ) from None
+    args: argparse.Namespace, record: RunRecord, threads: ThreadStore, runs: RunStore, version: int | None
+) -> bool:
+    """The thread's state saved for its next turn, over the version it started from. A thread saved meanwhile by
+    a writer that did not wait its turn (serve, an eval on this store), or a state the thread would refuse, loses
+    this turn: the run is then failed, its record saying so and keeping its answer (``runs show``), not printed
+    as if the thread had it. False then."""
+    if not args.thread or record.state is None:
+        return True
+    try:
+        threads.save(args.thread, record.state, expected_version=version)
+    except (VersionConflictError, InvalidStateError) as error:
+        why = (
+            f"thread {args.thread!r} was updated by another writer meanwhile"
+            if isinstance(error, VersionConflictError)
+            else str(error)
+        )
+        record.status = RunStatus.FAILED
+        kept = f"its answer is kept in its record: runs show {record.run_id}"
+        record.stop_reason = f"this turn is not kept in its thread: {why}; {kept}"
+        runs.save_record(record, thread_id=args.thread)
+        return False
+    finally:
         threads.mark_active(args.thread, None)
-    if not args.quiet and not args.json:  # where the run is kept, and how to open it from any directory
+    return True
+
+
+def _stored_in(args: argparse.Namespace, config: RuntimeConfig, record: RunRecord) -> None:
+    """Where the run is kept, and how to open it from any directory."""
+    if not args.quiet and not args.json:
         where, local = store_location(config), shlex.quote(str(config.state_dir.resolve()))
         show = f"{program()} runs show"
         show = f"AGENT_STATE_DIR={local} {show}" if "AGENT_STATE_DIR" in where else show

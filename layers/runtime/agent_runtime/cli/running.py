@@ -10,6 +10,7 @@ A run whose process is gone without ending it (killed, or that second Ctrl-C) re
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import os
 import signal
@@ -20,11 +21,26 @@ from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
 from ..events import now_iso
-from ..record import RunRecord, RunStatus
+from ..record import RunRecord, RunState, RunStatus, with_earlier
 from ..stopping import StopCheck, StopRequest
+from ..stores.hook import kept_so_far
 from ..stores.running import Process, Started, gone
 
-__all__ = ["EXIT_INTERRUPTED", "INTERRUPTED", "CtrlC", "Process", "Started", "close", "gone", "login", "stop_check"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "INTERRUPTED",
+    "CtrlC",
+    "Process",
+    "Started",
+    "as_listed",
+    "close",
+    "cut_off",
+    "gone",
+    "interrupted",
+    "login",
+    "so_far",
+    "stop_check",
+]
 
 if TYPE_CHECKING:
     from ..stores import RunStore
@@ -89,14 +105,58 @@ def _say(line: str) -> None:
     os.write(2, (line + "\n").encode())
 
 
-def close(runs: RunStore, row: RunRow, process: Process, by: str) -> None:
-    """End the record of a run whose process is gone: stopped, saying so (its thread still goes on from its last
-    checkpoint, as a killed turn's does)."""
+def so_far(runs: RunStore, row: RunRow) -> tuple[RunRecord, RunState | None]:
+    """What a run whose process ended mid-run had done by its last checkpoint: its spend and its invocation's model
+    and tool calls (``stores/hook.py``), and the checkpoint itself (its words)."""
     record = RunRecord(row.run_id, row.workflow, row.model or "-")
-    record.status, record.started_at = RunStatus.STOPPED, row.started_at
-    where = f"pid {process.pid} on {process.host}"
-    record.stop_reason = f"Interrupted: its process ({where}) ended mid-run; closed by {by}."
+    record.started_at = row.started_at
     checkpoint = runs.load_checkpoint(record.run_id)
-    record.event(ev.Stopped(by=by, via="cli", turn=checkpoint[0].turn if checkpoint else 0))
+    if checkpoint is not None:
+        kept_so_far(record, checkpoint[0])
+    return record, checkpoint[0] if checkpoint else None
+
+
+def cut_off(process: Process) -> str:
+    return f"Interrupted: its process (pid {process.pid} on {process.host}) ended mid-run"
+
+
+def close(runs: RunStore, row: RunRow, process: Process, by: str) -> None:
+    """End the record of a run whose process is gone: stopped, saying so, with what it spent (its thread still
+    goes on from its last checkpoint, as a killed turn's does)."""
+    record, state = so_far(runs, row)
+    record.status = RunStatus.STOPPED
+    record.stop_reason = f"{cut_off(process)}; closed by {by}."
+    record.event(ev.Stopped(by=by, via="cli", turn=state.turn if state else 0))
     record.ended_at = now_iso()
     runs.save_record(record, thread_id=row.thread_id)
+
+
+def interrupted(runs: RunStore, run_id: str, earlier: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A run that says running but whose process is gone, as `runs list` shows it: interrupted, with what it did
+    and spent by its last checkpoint, after what its earlier invocations stored (None: no such run, or one that
+    ended or is at work)."""
+    row = runs.summary(run_id)
+    process = gone(row) if row is not None else None
+    if row is None or process is None:
+        return None
+    record, _ = so_far(runs, row)
+    record.stop_reason = f"{cut_off(process)}; `runs stop {run_id}` closes it as stopped"
+    return with_earlier(earlier, record.to_dict()) | {"status": INTERRUPTED}
+
+
+def as_listed(runs: RunStore, row: RunRow) -> RunRow:
+    """A row as `runs list` shows it: one whose process is gone is interrupted, with the calls, tokens and cost
+    its record will have when `runs stop` closes it (`runs show` shows the same)."""
+    found = interrupted(runs, row.run_id, runs.load_record(row.run_id, feedback=False)) if gone(row) else None
+    if found is None:
+        return row
+    cost, calls, tools = found["cost_usd"], found["model_calls"], found["tool_calls"]
+    return dataclasses.replace(
+        row,
+        status=INTERRUPTED,
+        model_calls=len(calls),
+        tool_calls=len(tools),
+        tokens=found["usage"]["total_tokens"],
+        cost_usd=cost,
+        cost=found["cost"],
+    )

@@ -17,7 +17,7 @@ from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
 from .common import Commands, check_workflow, runs_store, store_location
-from .running import INTERRUPTED, close, gone, login
+from .running import as_listed, close, gone, interrupted, login
 
 if TYPE_CHECKING:
     from ..stores import RunStore
@@ -157,6 +157,7 @@ def no_run(runs: RunStore, run_id: str, config: RuntimeConfig) -> ConfigError:
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
+    record = interrupted(runs, args.run_id, record) or record  # as `runs list` shows it
     if record is None and _status(runs, args.run_id) == RunStatus.RUNNING:
         raise ConfigError(
             f"run {args.run_id} is still running: its record is stored when it ends "
@@ -302,7 +303,8 @@ def _write_png(svg: str, target: Path) -> None:
 
 def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     runs = runs_store(config)
-    rows = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
+    found = runs.list_runs(limit=max(1, args.limit), thread_id=args.thread, status=args.status)
+    rows = [as_listed(runs, row) for row in found]  # one whose process is gone: interrupted, with what it spent
     listed = [(row, *_listed(runs, row)) for row in rows]
     if args.json:
         print(
@@ -335,10 +337,9 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _listed(runs: RunStore, row: RunRow) -> tuple[str, int, int]:
-    """A row's status as listed (interrupted: it says running, but its process is gone) and what people said of
-    its answer (Slack's feedback buttons): good, bad."""
+    """A row's status as listed and what people said of its answer (Slack's feedback buttons): good, bad."""
     verdicts = [rating.verdict for rating in runs.feedback(row.run_id)]
-    return INTERRUPTED if gone(row) else row.status, verdicts.count("good"), verdicts.count("bad")
+    return row.status, verdicts.count("good"), verdicts.count("bad")
 
 
 LIST_CUTS = (200, 20, 40)  # a row's run id, workflow and status: cut before they are made inert

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import RuntimeConfig
@@ -15,6 +16,7 @@ from .common import EXIT_USAGE, Commands, check_workflow
 if TYPE_CHECKING:  # loaded by the commands that read workflows (yaml, jsonschema; validate: the runtime's tools)
     from ..skills import SkillLibrary
     from ..workflows import Workflow
+    from ..workflows.tools import ToolSettings
 
 
 def add(commands: Commands) -> None:
@@ -121,6 +123,11 @@ def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline
         workflow = load_workflow(ref, config.workflows_dir, skill_names=library.names())
     except WorkflowError as error:
         print(error, file=sys.stderr)
+        if error.tools is not None and error.problems:  # its tools are checked all the same: every problem at once
+            stand_in = _stand_in(Path(error.problems[0].file), error.tools)
+            taken = [*default_tools(stand_in, library).names(), "python", "subagent"]
+            for problem in validate_tools(stand_in, ToolEnv.from_env(), taken, offline=offline).errors:
+                print(f"{stand_in.path}: {problem}", file=sys.stderr)
         return False
     taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
     findings = validate_tools(workflow, ToolEnv.from_env(), taken, offline=offline)
@@ -133,6 +140,13 @@ def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline
     for warning in warnings:
         print(f"{workflow.path}: warning: {warning}", file=sys.stderr)
     return not findings.errors
+
+
+def _stand_in(path: Path, tools: ToolSettings) -> Workflow:
+    """A workflow file that does not validate, as far as its tools go: its tools section on defaults."""
+    from ..workflows import ModelSettings, Workflow
+
+    return Workflow(path.stem, "", "", ModelSettings("unknown", 1), tools=tools, path=path)
 
 
 def _credentials(workflow: Workflow, config: RuntimeConfig, *, offline: bool) -> list[str]:

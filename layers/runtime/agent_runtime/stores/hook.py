@@ -8,15 +8,15 @@ but never finished with an explicit "outcome unknown" error, so nothing is ever 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from .. import messages as msgs
 from ..approvals.gate import arguments_hash, binds
 from ..events import MutationReplayed, MutationUnknown
 from ..hooks import Hook
 from ..models import ToolCall
-from ..record import RunState
-from ..spend import GRANTED, SPENT
+from ..record import RunRecord, RunState
+from ..spend import GRANTED, SPENT, Ledger
 from ..state import Slot
 from ..tools import ToolOutcome, error_text
 from .exceptions import StoreError, VersionConflictError
@@ -38,6 +38,10 @@ class JournalEntry(TypedDict):
 # them past every key here), so an entry answers only its own call, in this turn or a later one resuming it.
 JOURNAL: Slot[dict[str, JournalEntry]] = Slot("mutations", dict, owner=__name__)
 VERSION: Slot[int | None] = Slot("checkpoint_version", lambda: None, owner=__name__)  # of the last checkpoint
+# This invocation's model and tool calls so far (its record's entries: no payloads), named by its start: a process
+# killed before it saved its record leaves them in its last checkpoint, with the ledger's spend (``SPENT``), so
+# the record that closes the run (``runs stop``, a resumed run) keeps what it spent.
+SO_FAR: Slot[dict[str, Any]] = Slot("invocation_so_far", dict, owner=__name__)
 REUSED = "not run: this {tool} call reuses the id of another call already made in this run; call it again."
 UNKNOWN = (
     "the outcome of this {tool} call is unknown: it started before an interruption and may or may not have taken "
@@ -68,6 +72,17 @@ def unfinished(threads: ThreadStore, runs: RunStore, thread_id: str) -> RunState
     return None if checkpoint is None else settled(checkpoint[0])
 
 
+def kept_so_far(record: RunRecord, state: RunState) -> None:
+    """What the invocation that started at ``record.started_at`` had spent by its last checkpoint (``state``):
+    the run's ledger, and that invocation's model and tool calls (none when the checkpoint is an earlier
+    invocation's, whose record has them already)."""
+    record.ledger = Ledger(state.context)
+    kept = SO_FAR.get(state.context)
+    if kept.get("started_at") == record.started_at:
+        record.model_calls = [dict(call) for call in kept.get("model_calls") or [] if isinstance(call, dict)]
+        record.tool_calls = [dict(call) for call in kept.get("tool_calls") or [] if isinstance(call, dict)]
+
+
 def new_turn(state: RunState | None, run_id: str) -> RunState | None:
     """A new turn of a thread is a new run over the thread's history: its own id, tool budget and checkpoints."""
     if state is None:
@@ -75,6 +90,7 @@ def new_turn(state: RunState | None, run_id: str) -> RunState | None:
     VERSION.clear(state.context)
     GRANTED.clear(state.context)  # an approver's grant was for the turn it came with
     SPENT.clear(state.context)  # a new run's ledger starts at zero (the thread's day adds the runs up)
+    SO_FAR.clear(state.context)
     return replace(state, run_id=run_id, tool_calls_used=0)
 
 
@@ -88,6 +104,7 @@ class PersistenceHook(Hook):
         self._checkpoint(run)
 
     def on_run_end(self, run: Run) -> None:
+        SO_FAR.clear(run.state.context)  # the record has them now
         self.runs.save_record(run.record, thread_id=self.thread_id)
 
     def before_tool_call(self, run: Run, call: ToolCall) -> ToolOutcome | None:
@@ -124,6 +141,15 @@ class PersistenceHook(Hook):
         # a retried invocation) expects that old version, loses the conditional write, and stops.
         expected = VERSION.get(run.state.context)
         VERSION.set(run.state.context, (expected or 0) + 1)
+        record = run.record
+        SO_FAR.set(
+            run.state.context,
+            {
+                "started_at": record.started_at,
+                "model_calls": list(record.model_calls),
+                "tool_calls": list(record.tool_calls),
+            },
+        )
         try:
             self.runs.save_checkpoint(run.state, expected_version=expected)
         except VersionConflictError as error:

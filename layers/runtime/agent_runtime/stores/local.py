@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,24 @@ class LocalStore(Store):
             return []
         names = [_unsegment(p.name[: -len(".json")]) for p in folder.glob("*.json")]
         return sorted(name for name in names if name.startswith(prefix))
+
+    @contextmanager
+    def one_at_a_time(self, partition: str, waiting: Callable[[], None]) -> Iterator[None]:
+        """Held while one process works on the partition (a thread's turn): another waits its end, told first by
+        ``waiting``. The lock is the process's: one killed mid-turn frees it (the next goes on from its checkpoint).
+        """
+        path = self._dir(partition) / "turn.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                waiting()
+                fcntl.flock(lock, fcntl.LOCK_EX)  # Ctrl-C meanwhile: KeyboardInterrupt, nothing started
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def delete_partition(self, partition: str) -> int:
         folder = self._dir(partition)

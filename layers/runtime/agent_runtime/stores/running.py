@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook
 from ..record import RunRecord, RunStatus
+from .hook import kept_so_far
 
 if TYPE_CHECKING:
     from ..steps import Run
@@ -70,9 +71,9 @@ class Started(Hook):
 
     A row that still says running when the run starts again is an invocation cut off before it ended (serve
     stopped, a Lambda timeout): it saved no record, so the run's record would begin at this invocation. It is
-    recorded first, as what is known of it — its start — so the run keeps its first start and counts both
-    invocations, and its duration runs from that start, as a run resumed after an approval's does
-    (``record.merged_invocations``, ``views/run.py``)."""
+    recorded first, as what is known of it — its start, and its calls and spend by its last checkpoint — so the
+    run keeps its first start and what it spent, counts both invocations, and its duration runs from that start,
+    as a run resumed after an approval's does (``record.merged_invocations``, ``views/run.py``)."""
 
     def __init__(self, runs: RunStore, thread_id: str | None) -> None:
         self.runs, self.thread_id = runs, thread_id
@@ -83,6 +84,7 @@ class Started(Hook):
         if earlier is not None and earlier.status == RunStatus.RUNNING and earlier.started_at != record.started_at:
             cut = RunRecord(record.run_id, record.workflow, earlier.model or record.model)
             cut.started_at = earlier.started_at or record.started_at
+            kept_so_far(cut, run.state)  # what it spent by its last checkpoint, the state this one resumes
             self.runs.save_record(cut, thread_id=self.thread_id)
         self.runs.save_started(record, thread_id=self.thread_id, process=asdict(Process.this()))
 

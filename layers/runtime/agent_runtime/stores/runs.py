@@ -178,8 +178,8 @@ class RunStore:
             "run_id": record.run_id,
             "workflow": record.workflow,
             "status": data["status"],
-            "model_calls": len(record.model_calls),
-            "tool_calls": len(record.tool_calls),
+            "model_calls": len(data["model_calls"]),  # every invocation's, as its tokens and cost
+            "tool_calls": len(data["tool_calls"]),
             "tokens": data["usage"]["total_tokens"],
             "cost_usd": data["cost_usd"],
             "cost": data["cost"],

@@ -97,9 +97,15 @@ def load_workflow(
         raise WorkflowError([Problem(str(path), "(file)", f"cannot read: {error}")]) from None
     if overrides:
         data = apply_overrides(data, overrides, str(path))
-    workflow = parse_workflow(data, file=str(path), base_dir=path.parent, skill_names=skill_names)
-    if workflow.name != path.stem:
-        raise WorkflowError([Problem(str(path), "name", f"must equal the file name {path.stem!r}")])
+    named = data.get("name") if isinstance(data, Mapping) else None
+    misnamed = isinstance(named, str) and named and named != path.stem
+    wrong = [Problem(str(path), "name", f"must equal the file name {path.stem!r}")] if misnamed else []
+    try:  # every problem of the file at once: the schema's and its name's
+        workflow = parse_workflow(data, file=str(path), base_dir=path.parent, skill_names=skill_names)
+    except WorkflowError as error:
+        raise WorkflowError([*wrong, *error.problems], error.tools) from None
+    if wrong:
+        raise WorkflowError(wrong, workflow.tools)
     return replace(workflow, path=path, prompt_path=workflow.prompt_path or path)
 
 

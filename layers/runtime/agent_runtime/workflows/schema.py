@@ -148,7 +148,8 @@ def parse_workflow(
         if provider not in oauth.providers:
             check.add(f"{where} as_requester", f"no provider {provider!r} in oauth.providers")
     if check.problems:
-        raise WorkflowError(check.problems)
+        tools_read = not any(p.key == "tools" or p.key.startswith(("tools.", "tools ")) for p in check.problems)
+        raise WorkflowError(check.problems, tools if tools_read else None)
     prompt_path = (base_dir or Path.cwd()) / data["prompt_file"] if isinstance(data.get("prompt_file"), str) else None
     return Workflow(
         name,

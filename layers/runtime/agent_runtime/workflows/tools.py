@@ -24,6 +24,7 @@ tools:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -135,7 +136,9 @@ def parse_tools_section(data: Mapping[str, Any], report: Report) -> ToolSettings
     builtin = _names(data, "builtin", "tools", report)
     for name in builtin:
         if name not in BUILTINS:
-            report("tools.builtin", f"unknown built-in tool {name!r}; available: {', '.join(BUILTINS)}")
+            meant = difflib.get_close_matches(name, BUILTINS, n=1, cutoff=0.6)
+            said = f"did you mean {meant[0]!r}?" if meant else f"available: {', '.join(BUILTINS)}"
+            report("tools.builtin", f"unknown built-in tool {name!r}; {said}")
     seen: set[str] = set()
     sources: list[McpServerSettings | OpenApiSettings] = [*mcp, *openapi]
     for source in sources:
