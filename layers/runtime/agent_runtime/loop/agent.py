@@ -32,6 +32,7 @@ from ..steps import AwaitingApproval, Final, RanTools, Run, StepResult, Stopped,
 from ..stopping import StopRequest, answer_pending, asked_now, never
 from ..tools import ToolRegistry
 from ..workflows import Workflow
+from ._files import met_files
 from ._tool_calls import ToolCalls
 from ._turns import (
     CUT_BY_SERVER,
@@ -126,7 +127,7 @@ class Agent:
             run.record.stop_reason = f"internal error ({type(error).__name__}): {error}"
             run.record.event(ev.Failed(error=type(error).__name__))
         finally:
-            _met_files(run.state, self.files)
+            met_files(run.state, self.files)
             run.record.ended_at = now_iso()
             run.record.ledger.release()  # a request planned but never sent holds nothing past the run
             self.hooks.on_run_end(run)
@@ -343,15 +344,3 @@ def _report(record: RunRecord, event: ev.RunEvent, child: dict[str, Any] | None)
     if child is not None:
         record.children.append(child)
     record.event(event)
-
-
-def _met_files(state: RunState, files: FileStore) -> None:
-    """The files the run made (a tool's output, a message the engine kept as a file) count as announced: the model
-    met them where they were made, and the thread's next turn lists only what is new to it (the person's)."""
-    known = set(state.announced_files)
-    try:
-        made = [f.id for f in files.list() if f.id not in known]
-    except Exception as error:  # the store's trouble: the next turn lists them again, the run's outcome stands
-        logger.warning("error=<%s> | the run's files could not be listed", type(error).__name__)
-        return
-    state.announced_files.extend(made)
