@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook
 from ..record import RunRecord, RunStatus
-from .hook import kept_so_far
 
 if TYPE_CHECKING:
     from ..steps import Run
@@ -84,6 +83,8 @@ class Started(Hook):
         if earlier is not None and earlier.status == RunStatus.RUNNING and earlier.started_at != record.started_at:
             cut = RunRecord(record.run_id, record.workflow, earlier.model or record.model)
             cut.started_at = earlier.started_at or record.started_at
+            from .hook import kept_so_far  # the agent's (its tools, pydantic): the worker's init leaves it to the run
+
             kept_so_far(cut, run.state)  # what it spent by its last checkpoint, the state this one resumes
             self.runs.save_record(cut, thread_id=self.thread_id)
         self.runs.save_started(record, thread_id=self.thread_id, process=asdict(Process.this()))
