@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import functools
 import json
 import logging
 import threading
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from queue import Empty, Queue
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
@@ -37,6 +37,7 @@ from ..triggers.queue import LocalQueue, decode
 from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
 from .connections import flow_from_env
+from .lanes import WIDTH, Lanes
 from .resumed import resume_interrupted
 from .setup import replies_for
 from .wakeups import TimerWakeups
@@ -81,7 +82,6 @@ class LocalServer:
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
         # line never carries the previous event's correlation id or run id.
         self.webhook_log = Logger(service="agent-runtime-serve")
-        self.worker_log = Logger(service="agent-runtime-serve-worker")
         self.tick_log = Logger(service="agent-runtime-serve-schedules")
         sources = BUILTIN  # one registry for the routes and the worker
         # People's connections (tools acting as the requester): sealed in this state directory by its key file,
@@ -103,9 +103,15 @@ class LocalServer:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
-        self.worker = self._worker(runtime, triggers, self.worker_log, sources)
-        # A stop's message group is worked on beside the run it stops (another Lambda invocation on AWS), not
-        # behind it: a worker of its own, with a logger of its own (each cleared per message).
+        # Lanes, as Lambda invocations on AWS (one message each; different message groups at once): a worker each,
+        # with a logger of its own (a run's keys never on another's lines). Four: one person's playground or one
+        # team's app through a tunnel has a few threads at work at once; each lane holds a run's files and a model
+        # stream in this process, and a local model server answers a few requests at once (Ollama's default is up
+        # to four), more would wait there; the stack's default is ten (WorkerReservedConcurrency).
+        self.workers = [self._worker(runtime, triggers, _lane_log(n), sources) for n in range(1, WIDTH + 1)]
+        self.worker, self.worker_log = self.workers[0], self.workers[0].process.log
+        # A stop's message group is worked on beside the runs it stops (another Lambda invocation on AWS), never
+        # behind them, even with every lane busy: a worker of its own.
         self.stop_log = Logger(service="agent-runtime-serve-stops")
         self.stopper = self._worker(runtime, triggers, self.stop_log, sources)
         self.outcomes: list[str] = []
@@ -151,8 +157,8 @@ class LocalServer:
     def start(self) -> LocalServer:
         resume_interrupted(RunStore(self.store), self.queue, self.worker_log)  # what a stop mid-run left under way
         threading.Thread(target=self.http.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
-        threading.Thread(target=self._work, daemon=True).start()
-        threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()
+        Lanes(self.queue.messages, [functools.partial(self._handle, w) for w in self.workers], self._stop).start()
+        Lanes(self.queue.beside, [functools.partial(self._handle, self.stopper)], self._stop).start("serve-stops")
         threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
@@ -183,24 +189,17 @@ class LocalServer:
         self.tick_log.info("schedule fired", extra={"workflow": workflow, "schedule": schedule, "at": tick.at})
         return f"tick {tick.at} queued"
 
-    def _work(
-        self, messages: Queue[str] | None = None, worker: Worker | None = None, said: Logger | None = None
-    ) -> None:
-        """The worker's loop over the queue's messages (``messages``, ``worker``, ``said``: a lane beside it)."""
-        messages, worker, said = messages or self.queue.messages, worker or self.worker, said or self.worker_log
-        while not self._stop.is_set():
-            try:
-                body = messages.get(timeout=0.2)
-            except Empty:
-                continue
-            said.clear_state()
-            try:
-                outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
-            except Exception:
-                log.exception("the worker failed on a message")  # the stack trace stays in this terminal
-                outcome = "error"
-            said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
-            self.outcomes.append(outcome)
+    def _handle(self, worker: Worker, body: str) -> None:
+        """One message through ``worker`` (a lane), its outcome logged with its run's id and counted."""
+        said = worker.process.log
+        said.clear_state()
+        try:
+            outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
+        except Exception:
+            log.exception("the worker failed on a message")  # the stack trace stays in this terminal
+            outcome = "error"
+        said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
+        self.outcomes.append(outcome)
 
     def close(self) -> None:
         self._stop.set()
@@ -211,6 +210,11 @@ class LocalServer:
             self.playground.close()
         if self.sandbox is not None:
             self.sandbox.close()
+
+
+def _lane_log(number: int) -> Logger:
+    """A lane's logger: a service name of its own, as Powertools keeps appended keys per logger name."""
+    return Logger(service="agent-runtime-serve-worker" + (f"-{number}" if number > 1 else ""))
 
 
 def _listen(host: str, port: int) -> _Server:
