@@ -53,6 +53,7 @@ MAX_DRAINED_BYTES = 64 * 1024 * 1024  # a body over the limit is read and droppe
 READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must not hold a thread forever)
 TICK_SECONDS = 15.0  # how often the schedules' clock is read: a tick fires within this of its time
 POLL_SECONDS = 0.2  # how soon the listener sees close (its shutdown waits for it)
+JSON = {"Content-Type": "application/json"}  # serve's own refusals: the shape of the webhook's
 
 
 class _Server(ThreadingHTTPServer):
@@ -277,21 +278,36 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_POST(self) -> None:
+        """Any method with its body (``Content-Length``), through the routes: the webhook's router answers a method
+        a route does not take with a JSON 405 and its Allow, a path it does not have with a JSON 404."""
         try:  # "abc", "-1", "²": refused, and the connection closed (the framing of what follows is unknown)
             size = fields.number(self.headers.get("Content-Length") or "0", "Content-Length", high=10**15, status=400)
         except fields.FieldError as error:
             self.close_connection = True
-            self._reply(400, json.dumps({"error": error.reason}), {})
+            self._reply(400, json.dumps({"error": error.reason}), JSON)
             return
-        if size > MAX_BODY_BYTES:  # API Gateway's own payload limit
+        limit, refusal = self._limit()
+        if size > limit:
             self.close_connection = True
-            self._drain(size)  # a client still sending would see a reset, not the answer
-            self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
+            self._drain(size, limit)  # a client still sending would see a reset, not the answer
+            self._reply(413, json.dumps({"error": refusal}), JSON)
             return
         self._forward(self.rfile.read(size))
 
-    def do_GET(self) -> None:  # a run's page (a signed link); the playground's page
-        self._forward(b"")
+    def __getattr__(self, name: str) -> Any:
+        """``do_GET`` (a run's page, the playground's), ``do_PUT``, ``do_HEAD``, any method's: through the routes as
+        POST is, never the standard library's HTML 501 page (one JSON error shape everywhere)."""
+        if name.startswith("do_"):
+            return self.do_POST
+        raise AttributeError(name)
+
+    def _limit(self) -> tuple[int, str]:
+        """The largest body the request's route takes, and the refusal past it: API Gateway's own limit, or the
+        playground's for its routes (a message's files, base64)."""
+        local, path = self.server.local, self.path.partition("?")[0]
+        if local.playground is not None and (own := local.playground.body_limit(path)) is not None:
+            return own
+        return MAX_BODY_BYTES, f"the body is over {MAX_BODY_BYTES:,} bytes (API Gateway's limit for a request)"
 
     def _forward(self, body: bytes) -> None:
         """The request, as API Gateway hands it over, through the webhook's routes (the playground's its own)."""
@@ -300,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, text, headers = self._answer(path, query, body)
         except Exception:  # a bug, not the request's fault: answered (as API Gateway does), never a dropped connection
             log.exception("the webhook failed on a request")
-            status, text, headers = 500, json.dumps({"error": "internal error (the traceback is in serve's log)"}), {}
+            status, text, headers = 500, json.dumps({"error": "internal error (the traceback is in serve's log)"}), JSON
         self._reply(status, text, headers)
 
     def _answer(self, path: str, query: str, body: bytes) -> tuple[int, str | bytes, dict[str, str]]:
@@ -319,8 +335,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.local.read_timeout
         )  # each read of the request: a silent client is let go
 
-    def _drain(self, size: int) -> None:
-        left = min(size, MAX_DRAINED_BYTES)
+    def _drain(self, size: int, limit: int) -> None:
+        left = min(size, max(MAX_DRAINED_BYTES, 2 * limit))
         try:
             while left > 0:
                 chunk = self.rfile.read(min(left, 1 << 20))
@@ -330,6 +346,13 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """What the standard library refuses itself (a malformed request line, a header too long): in JSON, as
+        every other refusal, not its HTML page."""
+        self.close_connection = True
+        reason = message or self.responses.get(code, ("error",))[0]
+        self._reply(code, json.dumps({"error": reason}), JSON)
+
     def _reply(self, status: int, text: str | bytes, headers: dict[str, str]) -> None:
         payload = text.encode() if isinstance(text, str) else text
         try:
@@ -338,12 +361,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            if self.command != "HEAD":  # a HEAD's answer is its status and headers
+                self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the reader left (a tab closed or reloaded): nothing to say
             self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.info("%s %s", self.command, self.path)
+        log.info("%s %s", self.command, getattr(self, "path", ""))  # a request line refused has no path
 
 
 def _kms() -> Any:
