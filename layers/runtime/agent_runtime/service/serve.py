@@ -78,6 +78,7 @@ class LocalServer:
         self.http = _listen(host, port)  # bound first: its port (0: any) is in run pages' links
         self.http.local = self
         triggers, runtime = self._settings(triggers, runtime, playground)
+        self.triggers, self.runtime = triggers, runtime  # as serve runs them (the playground's secrets, its URL)
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store, apart=("stop:",))
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
@@ -225,7 +226,8 @@ def _listen(host: str, port: int) -> _Server:
         return _Server((host, port), _Handler)
     except OSError as error:
         taken = error.errno in (errno.EADDRINUSE, errno.EACCES)  # in use, or a port below 1024 for a user
-        hint = "choose another port with --port N" if taken else "check --host and --port"
+        # `make playground` passes PORT on as --port: the hint names both, whichever way serve was started
+        hint = "choose another port with --port N (make playground PORT=N)" if taken else "check --host and --port"
         raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror or error}): {hint}") from None
 
 
