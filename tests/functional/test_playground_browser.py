@@ -300,3 +300,20 @@ def test_a_file_attached_to_a_mention_is_shown_and_read_by_the_run(world: World,
     assert world.server.playground is not None and ("files-pri", "ok") in world.server.playground.slack.calls
     asked = [r for r in world.model.requests if "what do the notes say?" in r.last_user_text()]
     assert asked and "retry-notes.md" in json.dumps(asked[0].messages)  # downloaded by the worker, given the model
+
+
+def test_files_over_the_playgrounds_limit_are_refused_on_the_page_by_name(world: World, tmp_path: Path) -> None:
+    """Said before anything is read or sent, naming the file, its size and the limit; the message is kept."""
+    page = world.page
+    huge = tmp_path / "scan.pdf"
+    with huge.open("wb") as sparse:
+        sparse.truncate(60 * 1024 * 1024)  # a hole: no disk written
+    page.click('button[data-room="C0HELP"]')
+    page.fill("#composer-text", "@agent read the scan")
+    page.attach("#composer-files", huge)
+    page.wait("document.querySelector('#composer-names').innerText === 'scan.pdf'", what="the file chosen")
+    page.click("#composer-send")
+    page.wait("!document.querySelector('#toast').hidden", what="the refusal")
+    said = page.text("#toast")
+    assert "scan.pdf (60 MB)" in said and "up to 50 MB of files in a message" in said, said
+    assert page.eval("document.querySelector('#composer-text').value === '@agent read the scan'")

@@ -105,7 +105,7 @@ def test_a_port_in_use_or_out_of_range_is_one_line_and_the_usage_exit_code(tmp_p
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.splitlines() == [
         f"agent-runtime: error: cannot listen on 127.0.0.1:{port} (Address already in use): "
-        "choose another port with --port N"
+        "choose another port with --port N (make playground PORT=N)"
     ]
     dry = subprocess.run(["make", "-n", "-s", "playground", "PORT=8123"], capture_output=True, text=True, cwd=REPO)
     assert "serve --playground --port 8123" in dry.stdout

@@ -55,7 +55,8 @@ def test_same_named_schedules_of_two_workflows_both_fire_and_a_broken_one_stops_
     server.tick_every = 0.02
     logs = {name: io.StringIO() for name in ("tick", "worker")}
     server.tick_log.registered_handler.setStream(logs["tick"])  # type: ignore[attr-defined]
-    server.worker_log.registered_handler.setStream(logs["worker"])  # type: ignore[attr-defined]
+    for worker in server.workers:  # each lane logs on its own logger: two schedules' ticks run at once
+        worker.process.log.registered_handler.setStream(logs["worker"])  # type: ignore[attr-defined]
     with caplog.at_level(logging.ERROR, logger="agent_runtime.triggers.schedules"):
         server.start()
         try:

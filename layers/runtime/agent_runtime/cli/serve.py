@@ -10,11 +10,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from .common import Commands
+
+if TYPE_CHECKING:
+    from ..service.serve import LocalServer
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 STOPPING_SECONDS = 1.5  # what serve's close may take after Ctrl-C: then the process ends regardless
@@ -65,6 +68,8 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
         playground = False
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port, playground=playground)
     server.start()
+    for warning in _lacking(server):
+        print(f"agent-runtime: warning: {warning}", file=sys.stderr)
     if playground:
         print(f"agent-runtime: the playground: open {server.url}/ in a browser", file=sys.stderr)
     routes = "/slack/events, /slack/interactivity, /jira/webhook, /hooks/<workflow> and /runs"
@@ -73,6 +78,24 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
         _until_interrupted()
     print("agent-runtime: stopping (a run under way resumes at the next start; Ctrl-C again quits)", file=sys.stderr)
     _exit_after(server.close, STOPPING_SECONDS)
+
+
+def _lacking(server: LocalServer) -> list[str]:
+    """What `workflows validate` warns of for the workflows serve runs, against the secrets serve runs with (the
+    playground's, where it stands in): a Slack event taken whose answer goes nowhere, a signed webhook refused."""
+    from ..workflows.credentials import missing_credentials
+
+    triggers, said = server.triggers, []
+    for workflow in server.workflows:
+        lacking = missing_credentials(
+            workflow,
+            triggers.secret,
+            jira_site=bool(triggers.jira_base_url and triggers.jira_email),
+            api_url=server.runtime.api_url,
+            stack=bool(triggers.secrets_name),
+        )
+        said += [f"{workflow.path}: {key}: {why}" for key, why in lacking]
+    return said
 
 
 def _until_interrupted() -> None:

@@ -12,6 +12,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from . import limits
 from .deliver import (
     Sent,
     block_actions,
@@ -216,16 +217,19 @@ def _clicked(element: Body, block_id: str, verdict: Any) -> Body:
 
 
 def _files(body: Body) -> list[tuple[str, bytes]]:
-    """The files the page attached: each a name and its bytes in base64."""
+    """The files the page attached: each a name and its bytes in base64; refused, each named, over the limit."""
     given = body.get("files") or []
     if not isinstance(given, list) or not all(isinstance(f, dict) for f in given):
         raise BadAction("files: a list of {name, data (base64)}")
     try:
-        return [
+        found = [
             (str(f.get("name") or "file"), base64.b64decode(str(f.get("data") or ""), validate=True)) for f in given
         ]
     except (binascii.Error, ValueError):
         raise BadAction("a file's data: base64") from None
+    if refused := limits.files(found):
+        raise BadAction(refused)
+    return found
 
 
 def _said(sent: Sent | None, nothing: str) -> Body:

@@ -27,6 +27,7 @@ from typing import Any
 from ..config import RuntimeConfig
 from ..triggers.config import TriggerConfig
 from ..workflows import Workflow
+from . import limits
 from .actions import BadAction, Gone, click, comment, fire, hook, new_ticket, open_pane, react, say
 from .deliver import Sent, post
 from .environ import Exported
@@ -121,7 +122,7 @@ class Playground:
             return None
         lowered = {k.lower(): v for k, v in headers.items()}
         if f"http://{lowered.get('host', '')}" not in self.origins:  # another name for this address: rebinding
-            return _text(421, "the playground answers at 127.0.0.1 or localhost only")
+            return _error(421, "the playground answers at 127.0.0.1 or localhost only")
         if path.startswith("/play/slack/"):
             return self._slack(verb, path.removeprefix("/play/slack/"), lowered, query, body)
         if path.startswith("/play/jira/"):
@@ -131,7 +132,15 @@ class Playground:
             return self._get(path, query)
         if verb == "POST" and path.startswith("/play/ui/"):
             return self._act(path.removeprefix("/play/ui/"), lowered, body)
-        return _text(405, "method not allowed")
+        return _error(405, f"{verb[:20]} is not a method of the playground's routes", {"Allow": "GET, POST"})
+
+    def body_limit(self, path: str) -> tuple[int, str] | None:
+        """The largest request body the playground takes on ``path`` (its page posts a message's files in one
+        request, base64), with the refusal past it; None on a route that is not the playground's."""
+        if path != "/" and not path.startswith(PREFIX):
+            return None
+        files = f"the playground takes up to {limits.megabytes(limits.MAX_FILES)} of files in a message"
+        return limits.MAX_BODY, f"the request is over {limits.MAX_BODY:,} bytes: {files} (Slack: 1 GB a file)"
 
     def _slack(self, verb: str, rest: str, headers: Mapping[str, str], query: str, body: bytes) -> Reply:
         if rest.startswith("api/files-pri/") and verb == "GET":
@@ -147,7 +156,7 @@ class Playground:
         if rest.startswith("api/") and verb in ("GET", "POST"):
             status, data = self.slack.serve(rest.removeprefix("api/"), headers, query, body)
             return status, {"Content-Type": "application/json; charset=utf-8"}, data
-        return _text(404, "not found")
+        return _error(404, "not found")
 
     def _get(self, path: str, query: str) -> Reply:
         if path == "/":
@@ -169,10 +178,10 @@ class Playground:
             return status, {"Content-Type": kind, "Content-Disposition": "attachment", **PAGE_HEADERS}, data
         if path.startswith("/play/workflows/"):
             return self._workflow_file(path.removeprefix("/play/workflows/"))
-        return _text(404, "not found")
+        return _error(404, "not found")
 
     def state(self) -> dict[str, Any]:
-        return {"layout": self.layout.to_dict(), "model": self.model, "url": self.url}
+        return {"layout": self.layout.to_dict(), "model": self.model, "url": self.url, "max_files": limits.MAX_FILES}
 
     def changes(self, query: str) -> dict[str, Any]:
         try:
@@ -205,10 +214,10 @@ class Playground:
         """A workflow's file as text (its prompt: the answers' footer links here), inside the workflows folder."""
         folder = self.workflows_dir
         if folder is None or not _SAFE_PATH.fullmatch(relative) or ".." in relative.split("/"):
-            return _text(404, "not found")
+            return _error(404, "not found")
         target = (folder / relative).resolve()
         if not target.is_file() or not target.is_relative_to(folder.resolve()):
-            return _text(404, "not found")
+            return _error(404, "not found")
         return 200, {"Content-Type": "text/plain; charset=utf-8", **PAGE_HEADERS}, target.read_bytes()
 
     def close(self) -> None:
@@ -230,5 +239,6 @@ def _json(status: int, body: dict[str, Any]) -> Reply:
     return status, {"Content-Type": "application/json", "Cache-Control": "no-store"}, json.dumps(body).encode()
 
 
-def _text(status: int, text: str) -> Reply:
-    return status, {"Content-Type": "text/plain; charset=utf-8"}, text.encode()
+def _error(status: int, text: str, headers: dict[str, str] | None = None) -> Reply:
+    """A refusal in the shape of every other of serve's: JSON with its ``error``."""
+    return status, {**(headers or {}), "Content-Type": "application/json"}, json.dumps({"error": text}).encode()

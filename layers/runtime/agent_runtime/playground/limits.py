@@ -10,6 +10,10 @@ meets the same walls as in Slack.
 - Streams: a ``markdown_text`` chunk at most 12,000 characters (``msg_too_long``; docs.slack.dev/reference/methods/
   chat.appendStream), chunks of the kinds slack_sdk's ``Chunk`` knows.
 - Suggested prompts: at most 4 (docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
+- Files a person attaches on the page: Slack takes a file up to 1 GB; here a message's (or a JIRA issue's) files
+  are up to 50 MB together (:data:`MAX_FILES`): the page sends them in one request, base64, and serve holds it
+  in memory. A 10 MB PDF and its neighbours fit; what a run then reads is the worker's limit
+  (AGENT_MAX_ATTACHMENT_MB, 20 by default), as in Slack.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ MAX_TEXT = 40_000
 MAX_BLOCKS = 50
 MAX_CHUNK = 12_000
 MAX_PROMPTS = 4
+MAX_FILES = 50 * 1024 * 1024
+MAX_BODY = MAX_FILES * 4 // 3 + 1024 * 1024  # a page's request: its files in base64, its text and fields besides
 CHUNKS = ("markdown_text", "task_update", "plan_update", "blocks")  # slack_sdk.models.messages.chunk
 
 
@@ -100,3 +106,17 @@ def prompts(value: Any) -> list[dict[str, str]]:
     ):
         raise Refused("invalid_arguments", f"prompts: at most {MAX_PROMPTS}, each a title and a message")
     return found
+
+
+def files(given: list[tuple[str, bytes]]) -> str | None:
+    """Why the page's files are refused (each named, with its size, and the limit), or None when they fit."""
+    total = sum(len(data) for _, data in given)
+    if total <= MAX_FILES:
+        return None
+    named = [f"{name[:80]} ({megabytes(len(data))})" for name, data in given]
+    which = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}: {megabytes(total)} together"
+    return f"{which}: the playground takes up to {megabytes(MAX_FILES)} of files in a message (Slack: 1 GB a file)"
+
+
+def megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import functools
 import json
 import logging
 import threading
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from queue import Empty, Queue
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
@@ -37,6 +37,7 @@ from ..triggers.queue import LocalQueue, decode
 from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
 from .connections import flow_from_env
+from .lanes import WIDTH, Lanes
 from .resumed import resume_interrupted
 from .setup import replies_for
 from .wakeups import TimerWakeups
@@ -52,6 +53,7 @@ MAX_DRAINED_BYTES = 64 * 1024 * 1024  # a body over the limit is read and droppe
 READ_TIMEOUT = 15.0  # a client silent this long loses its connection (it must not hold a thread forever)
 TICK_SECONDS = 15.0  # how often the schedules' clock is read: a tick fires within this of its time
 POLL_SECONDS = 0.2  # how soon the listener sees close (its shutdown waits for it)
+JSON = {"Content-Type": "application/json"}  # serve's own refusals: the shape of the webhook's
 
 
 class _Server(ThreadingHTTPServer):
@@ -76,12 +78,12 @@ class LocalServer:
         self.http = _listen(host, port)  # bound first: its port (0: any) is in run pages' links
         self.http.local = self
         triggers, runtime = self._settings(triggers, runtime, playground)
+        self.triggers, self.runtime = triggers, runtime  # as serve runs them (the playground's secrets, its URL)
         self.store = LocalStore(runtime.state_dir)
         self.queue = LocalQueue(self.store, apart=("stop:",))
         # One logger each, cleared per request and per message as the Lambda handlers are: a request's log
         # line never carries the previous event's correlation id or run id.
         self.webhook_log = Logger(service="agent-runtime-serve")
-        self.worker_log = Logger(service="agent-runtime-serve-worker")
         self.tick_log = Logger(service="agent-runtime-serve-schedules")
         sources = BUILTIN  # one registry for the routes and the worker
         # People's connections (tools acting as the requester): sealed in this state directory by its key file,
@@ -103,9 +105,15 @@ class LocalServer:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
-        self.worker = self._worker(runtime, triggers, self.worker_log, sources)
-        # A stop's message group is worked on beside the run it stops (another Lambda invocation on AWS), not
-        # behind it: a worker of its own, with a logger of its own (each cleared per message).
+        # Lanes, as Lambda invocations on AWS (one message each; different message groups at once): a worker each,
+        # with a logger of its own (a run's keys never on another's lines). Four: one person's playground or one
+        # team's app through a tunnel has a few threads at work at once; each lane holds a run's files and a model
+        # stream in this process, and a local model server answers a few requests at once (Ollama's default is up
+        # to four), more would wait there; the stack's default is ten (WorkerReservedConcurrency).
+        self.workers = [self._worker(runtime, triggers, _lane_log(n), sources) for n in range(1, WIDTH + 1)]
+        self.worker, self.worker_log = self.workers[0], self.workers[0].process.log
+        # A stop's message group is worked on beside the runs it stops (another Lambda invocation on AWS), never
+        # behind them, even with every lane busy: a worker of its own.
         self.stop_log = Logger(service="agent-runtime-serve-stops")
         self.stopper = self._worker(runtime, triggers, self.stop_log, sources)
         self.outcomes: list[str] = []
@@ -151,8 +159,8 @@ class LocalServer:
     def start(self) -> LocalServer:
         resume_interrupted(RunStore(self.store), self.queue, self.worker_log)  # what a stop mid-run left under way
         threading.Thread(target=self.http.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
-        threading.Thread(target=self._work, daemon=True).start()
-        threading.Thread(target=self._work, args=(self.queue.beside, self.stopper, self.stop_log), daemon=True).start()
+        Lanes(self.queue.messages, [functools.partial(self._handle, w) for w in self.workers], self._stop).start()
+        Lanes(self.queue.beside, [functools.partial(self._handle, self.stopper)], self._stop).start("serve-stops")
         threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
@@ -183,24 +191,17 @@ class LocalServer:
         self.tick_log.info("schedule fired", extra={"workflow": workflow, "schedule": schedule, "at": tick.at})
         return f"tick {tick.at} queued"
 
-    def _work(
-        self, messages: Queue[str] | None = None, worker: Worker | None = None, said: Logger | None = None
-    ) -> None:
-        """The worker's loop over the queue's messages (``messages``, ``worker``, ``said``: a lane beside it)."""
-        messages, worker, said = messages or self.queue.messages, worker or self.worker, said or self.worker_log
-        while not self._stop.is_set():
-            try:
-                body = messages.get(timeout=0.2)
-            except Empty:
-                continue
-            said.clear_state()
-            try:
-                outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
-            except Exception:
-                log.exception("the worker failed on a message")  # the stack trace stays in this terminal
-                outcome = "error"
-            said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
-            self.outcomes.append(outcome)
+    def _handle(self, worker: Worker, body: str) -> None:
+        """One message through ``worker`` (a lane), its outcome logged with its run's id and counted."""
+        said = worker.process.log
+        said.clear_state()
+        try:
+            outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
+        except Exception:
+            log.exception("the worker failed on a message")  # the stack trace stays in this terminal
+            outcome = "error"
+        said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
+        self.outcomes.append(outcome)
 
     def close(self) -> None:
         self._stop.set()
@@ -213,6 +214,11 @@ class LocalServer:
             self.sandbox.close()
 
 
+def _lane_log(number: int) -> Logger:
+    """A lane's logger: a service name of its own, as Powertools keeps appended keys per logger name."""
+    return Logger(service="agent-runtime-serve-worker" + (f"-{number}" if number > 1 else ""))
+
+
 def _listen(host: str, port: int) -> _Server:
     """The server bound to ``host:port``; a port taken (or a host this machine does not have) is the command's
     usage, said in one line: a ConfigError, never a traceback."""
@@ -220,7 +226,8 @@ def _listen(host: str, port: int) -> _Server:
         return _Server((host, port), _Handler)
     except OSError as error:
         taken = error.errno in (errno.EADDRINUSE, errno.EACCES)  # in use, or a port below 1024 for a user
-        hint = "choose another port with --port N" if taken else "check --host and --port"
+        # `make playground` passes PORT on as --port: the hint names both, whichever way serve was started
+        hint = "choose another port with --port N (make playground PORT=N)" if taken else "check --host and --port"
         raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror or error}): {hint}") from None
 
 
@@ -273,21 +280,36 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_POST(self) -> None:
+        """Any method with its body (``Content-Length``), through the routes: the webhook's router answers a method
+        a route does not take with a JSON 405 and its Allow, a path it does not have with a JSON 404."""
         try:  # "abc", "-1", "²": refused, and the connection closed (the framing of what follows is unknown)
             size = fields.number(self.headers.get("Content-Length") or "0", "Content-Length", high=10**15, status=400)
         except fields.FieldError as error:
             self.close_connection = True
-            self._reply(400, json.dumps({"error": error.reason}), {})
+            self._reply(400, json.dumps({"error": error.reason}), JSON)
             return
-        if size > MAX_BODY_BYTES:  # API Gateway's own payload limit
+        limit, refusal = self._limit()
+        if size > limit:
             self.close_connection = True
-            self._drain(size)  # a client still sending would see a reset, not the answer
-            self._reply(413, json.dumps({"error": f"the body is over {MAX_BODY_BYTES:,} bytes"}), {})
+            self._drain(size, limit)  # a client still sending would see a reset, not the answer
+            self._reply(413, json.dumps({"error": refusal}), JSON)
             return
         self._forward(self.rfile.read(size))
 
-    def do_GET(self) -> None:  # a run's page (a signed link); the playground's page
-        self._forward(b"")
+    def __getattr__(self, name: str) -> Any:
+        """``do_GET`` (a run's page, the playground's), ``do_PUT``, ``do_HEAD``, any method's: through the routes as
+        POST is, never the standard library's HTML 501 page (one JSON error shape everywhere)."""
+        if name.startswith("do_"):
+            return self.do_POST
+        raise AttributeError(name)
+
+    def _limit(self) -> tuple[int, str]:
+        """The largest body the request's route takes, and the refusal past it: API Gateway's own limit, or the
+        playground's for its routes (a message's files, base64)."""
+        local, path = self.server.local, self.path.partition("?")[0]
+        if local.playground is not None and (own := local.playground.body_limit(path)) is not None:
+            return own
+        return MAX_BODY_BYTES, f"the body is over {MAX_BODY_BYTES:,} bytes (API Gateway's limit for a request)"
 
     def _forward(self, body: bytes) -> None:
         """The request, as API Gateway hands it over, through the webhook's routes (the playground's its own)."""
@@ -296,7 +318,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, text, headers = self._answer(path, query, body)
         except Exception:  # a bug, not the request's fault: answered (as API Gateway does), never a dropped connection
             log.exception("the webhook failed on a request")
-            status, text, headers = 500, json.dumps({"error": "internal error (the traceback is in serve's log)"}), {}
+            status, text, headers = 500, json.dumps({"error": "internal error (the traceback is in serve's log)"}), JSON
         self._reply(status, text, headers)
 
     def _answer(self, path: str, query: str, body: bytes) -> tuple[int, str | bytes, dict[str, str]]:
@@ -315,8 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.local.read_timeout
         )  # each read of the request: a silent client is let go
 
-    def _drain(self, size: int) -> None:
-        left = min(size, MAX_DRAINED_BYTES)
+    def _drain(self, size: int, limit: int) -> None:
+        left = min(size, max(MAX_DRAINED_BYTES, 2 * limit))
         try:
             while left > 0:
                 chunk = self.rfile.read(min(left, 1 << 20))
@@ -326,6 +348,13 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """What the standard library refuses itself (a malformed request line, a header too long): in JSON, as
+        every other refusal, not its HTML page."""
+        self.close_connection = True
+        reason = message or self.responses.get(code, ("error",))[0]
+        self._reply(code, json.dumps({"error": reason}), JSON)
+
     def _reply(self, status: int, text: str | bytes, headers: dict[str, str]) -> None:
         payload = text.encode() if isinstance(text, str) else text
         try:
@@ -334,12 +363,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            if self.command != "HEAD":  # a HEAD's answer is its status and headers
+                self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the reader left (a tab closed or reloaded): nothing to say
             self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.info("%s %s", self.command, self.path)
+        log.info("%s %s", self.command, getattr(self, "path", ""))  # a request line refused has no path
 
 
 def _kms() -> Any:

@@ -80,10 +80,23 @@ class SqsQueue(EventQueue):
         return str(self.sqs.send_message(QueueUrl=self.url, MessageBody=body, **extra)["MessageId"])
 
 
+class Queued(str):
+    """A body as the local queue holds it: the text, with its message group (``group``), as SQS hands a FIFO
+    message's MessageGroupId with it. A str still: whoever reads ``messages`` reads bodies."""
+
+    group: str
+
+    def __new__(cls, body: str, group: str) -> Queued:
+        made = super().__new__(cls, body)
+        made.group = group
+        return made
+
+
 class LocalQueue(EventQueue):
-    """For ``agent-runtime serve`` and tests: messages wait in memory for an in-process worker. ``apart``: the
-    message groups (by prefix) whose messages wait in ``beside`` instead, for a worker of their own — as SQS FIFO
-    hands another group to another Lambda invocation while one group's message is worked on."""
+    """For ``agent-runtime serve`` and tests: messages wait in memory for in-process workers, each a
+    :class:`Queued` (its group with it: serve works a group's messages in order, different groups at once).
+    ``apart``: the message groups (by prefix) whose messages wait in ``beside`` instead, for a worker of their
+    own — as SQS FIFO hands another group to another Lambda invocation while one group's message is worked on."""
 
     def __init__(self, store: Store | None = None, *, apart: tuple[str, ...] = ()) -> None:
         self.store, self.apart = store, apart
@@ -95,7 +108,7 @@ class LocalQueue(EventQueue):
         if dedup in self._seen:  # what a FIFO queue's deduplication does
             return "duplicate"
         self._seen.add(dedup)
-        (self.beside if self.apart and group.startswith(self.apart) else self.messages).put(body)
+        (self.beside if self.apart and group.startswith(self.apart) else self.messages).put(Queued(body, group))
         return _dedup_id(dedup)
 
 

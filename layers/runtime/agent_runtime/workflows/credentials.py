@@ -25,7 +25,7 @@ def missing_credentials(
     if triggers.slack is not None:
         lacking = _unset(secret, "slack_signing_secret", "slack_bot_token")
         if lacking:
-            found.append(("triggers.slack", f"{lacking}: a Slack workspace's events for it are refused{playground}"))
+            found.append(("triggers.slack", f"{lacking}: {_slack_without(secret)}{playground}"))
     if triggers.jira is not None:
         if not (secret("jira_webhook_secret") or secret("jira_shared_secret")):
             found.append(
@@ -75,6 +75,13 @@ _LOCAL = "start `agent-runtime serve` and set it to serve's address; serve's own
 # Without SLACK_BOT_TOKEN, serve serves the playground: it stands in for Slack and JIRA with secrets of its own.
 _PLAYGROUND = "; serve's playground (no SLACK_BOT_TOKEN) stands in for them meanwhile: docs/playground.md"
 _JIRA_ANSWERS = "JIRA_BASE_URL, JIRA_EMAIL and JIRA_API_TOKEN are not all set (the account JIRA answers come from)"
+
+
+def _slack_without(secret: Secret) -> str:
+    """What serve does with a Slack workspace's events for the workflow, its credentials lacking."""
+    if not secret("slack_signing_secret"):
+        return "a Slack workspace's events for it are refused"
+    return "its answers go nowhere (a signed Slack event is taken and run; the answer stays in the run's record)"
 
 
 def _jira(secret: Secret, jira_site: bool) -> bool:

@@ -17,7 +17,7 @@
   const S = {
     layout: null, model: "", version: -1, view: { kind: "channel", id: "C0GENERAL" }, thread: null,
     user: "U0DANA", issue: null, messages: new Map(), panes: new Map(), issues: new Map(), deliveries: new Map(),
-    feedback: new Map(), drawn: false,
+    feedback: new Map(), drawn: false, maxFiles: Infinity,
   };
   const $ = (id) => document.getElementById(id);
 
@@ -371,8 +371,19 @@
     draw();
   }
 
+  const megabytes = (size) => `${(size / 1048576).toFixed(1).replace(/\.0$/, "")} MB`;
+
+  // The files chosen, read as base64; null (said) when they are over what serve takes in a message.
   function readFiles(input) {
-    return Promise.all([...input.files].map((file) => new Promise((resolve, reject) => {
+    const chosen = [...input.files];
+    const total = chosen.reduce((sum, file) => sum + file.size, 0);
+    if (total > S.maxFiles) {
+      const named = chosen.map((file) => `${file.name} (${megabytes(file.size)})`);
+      const which = named.length === 1 ? named[0] : `${named.join(", ")}: ${megabytes(total)} together`;
+      toast(`${which}: the playground takes up to ${megabytes(S.maxFiles)} of files in a message (Slack: 1 GB a file)`);
+      return Promise.resolve(null);
+    }
+    return Promise.all(chosen.map((file) => new Promise((resolve, reject) => {
       const reader = new FileReader();
       reader.onload = () => resolve({ name: file.name, data: String(reader.result).split(",", 2)[1] || "" });
       reader.onerror = () => reject(reader.error);
@@ -391,6 +402,7 @@
     button.addEventListener("click", async () => {
       const said = text.value.trim();
       const attached = await readFiles(files);
+      if (attached === null) return;  // over the limit: said, and the message kept to send without them
       text.value = "";
       files.value = "";
       names.textContent = "";
@@ -529,8 +541,10 @@
     const description = el("textarea", { id: "jira-description", rows: "4" });
     const files = el("input", { id: "jira-files", type: "file", multiple: true });
     const create = async () => {
+      const attached = await readFiles(files);
+      if (attached === null) return;
       const answer = await act("ticket", { project: project.value, issue_type: kind.value, labels: labels.value,
-        summary: summary.value, description: description.value, files: await readFiles(files) });
+        summary: summary.value, description: description.value, files: attached });
       if (answer.key) { S.issue = answer.key; drawPanel(); }
     };
     return [
@@ -623,6 +637,7 @@
     const response = await fetch("/play/ui/state");
     const state = await response.json();
     S.layout = state.layout;
+    S.maxFiles = state.max_files;
     $("model").textContent = `Answers come from ${state.model}.`;
     $("who").replaceChildren(...S.layout.people.map((p) => el("option", { value: p.id, text: p.name })));
     $("who").addEventListener("change", (event) => { S.user = event.target.value; draw(); });

@@ -1,0 +1,84 @@
+"""serve's workers over its in-memory queue, as SQS FIFO and Lambda work the queue on AWS: a message group's
+messages (one thread's) in the order sent, one at a time; different groups at once, each on a lane of its own.
+
+A lane is a worker (its own process services and logger: a run's log keys never reach another's lines). With
+every lane busy, a group waits for the first lane free, in the order its message came; a group never waits for
+another group's run while a lane is free.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from queue import Empty, Queue
+
+WIDTH = 4  # lanes of serve's queue: see LocalServer (why four)
+POLL_SECONDS = 0.2  # how soon a lane sees close
+
+Handle = Callable[[str], None]  # one message's body, worked on to its end (its failures its own to say)
+
+
+class Lanes:
+    """Takes ``messages`` (bodies carrying their ``group``, as :class:`~..triggers.queue.Queued` does; one
+    without is a group of its own) and hands each to one of ``lanes``, keeping a group's order."""
+
+    def __init__(self, messages: Queue[str], lanes: Sequence[Handle], stop: threading.Event) -> None:
+        self.messages, self.lanes, self.stop = messages, lanes, stop
+        self._turn = threading.Condition()
+        self._waiting: dict[str, deque[str]] = {}  # group → its messages not taken yet, in the order sent
+        self._ready: deque[str] = deque()  # groups with a message waiting and none under way, oldest first
+        self._busy: set[str] = set()  # groups with a message under way
+
+    def start(self, name: str = "serve-lane") -> Lanes:
+        threading.Thread(target=self._feed, name=f"{name}-queue", daemon=True).start()
+        for number, handle in enumerate(self.lanes, 1):
+            threading.Thread(target=self._lane, args=(handle,), name=f"{name}-{number}", daemon=True).start()
+        return self
+
+    def _feed(self) -> None:
+        while not self.stop.is_set():
+            try:
+                body = self.messages.get(timeout=POLL_SECONDS)
+            except Empty:
+                continue
+            self.put(body)
+
+    def put(self, body: str) -> None:
+        group = getattr(body, "group", None) or f"~{id(body)}"
+        with self._turn:
+            waiting = self._waiting.setdefault(group, deque())
+            waiting.append(body)
+            if len(waiting) == 1 and group not in self._busy:
+                self._ready.append(group)
+                self._turn.notify()
+
+    def _lane(self, handle: Handle) -> None:
+        while (taken := self._take()) is not None:
+            group, body = taken
+            try:
+                handle(body)
+            finally:
+                self._done(group)
+
+    def _take(self) -> tuple[str, str] | None:
+        """The oldest ready group's next message, its group marked busy; None once serve closes."""
+        with self._turn:
+            while not self._ready:
+                if self.stop.is_set():
+                    return None
+                self._turn.wait(POLL_SECONDS)
+            if self.stop.is_set():
+                return None
+            group = self._ready.popleft()
+            self._busy.add(group)
+            return group, self._waiting[group].popleft()
+
+    def _done(self, group: str) -> None:
+        with self._turn:
+            self._busy.discard(group)
+            if self._waiting[group]:
+                self._ready.append(group)
+                self._turn.notify()
+            else:
+                del self._waiting[group]
