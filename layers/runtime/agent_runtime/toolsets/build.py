@@ -10,6 +10,7 @@ import atexit
 import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # Tool: annotations only (the worker's init imports this modu
 logger = logging.getLogger(__name__)
 logging.getLogger("httpx2").setLevel(logging.WARNING)  # its INFO lines carry URLs, which may carry a secret
 _SESSIONS: dict[tuple[str, str, tuple[tuple[str, str], ...]], McpSession] = {}
+_SESSIONS_LOCK = threading.Lock()  # serve's lanes build runs at once: two must not each open a server's session
 
 
 @dataclass(frozen=True)
@@ -159,12 +161,13 @@ def _mcp(server: McpServerSettings, env: ToolEnv, found: DeclaredTools, settings
     url = expand(server.url, env.secrets, f"{where} url", used) if server.url else None
     # One session per source as declared (its name and timeout travel with it) and per resolved secret values.
     key = (repr(dataclasses.replace(server, headers={})), url or "", tuple(sorted(headers.items())))
-    if key not in _SESSIONS:
-        resolved = dataclasses.replace(server, url=url)
-        _SESSIONS[key] = McpSession(resolved, headers, Redactor(used))
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None:
+            session = _SESSIONS[key] = McpSession(dataclasses.replace(server, url=url), headers, Redactor(used))
     try:
         # A server whose tools may be deferred needs no allow: list, however many it lists (toolsearch).
-        tools, problems = mcp_tools(server, _SESSIONS[key], searchable=settings.search.mode(server.name) != "never")
+        tools, problems = mcp_tools(server, session, searchable=settings.search.mode(server.name) != "never")
     except (ToolError, ConfigError) as error:  # unreachable, a listing error or timeout, too many tools
         logger.warning("server=<%s> | MCP server unusable; its tools are left out of this run", server.name)
         found.unreachable[server.name] = str(error)
@@ -263,8 +266,12 @@ def _without(settings: ToolSettings, env: ToolEnv) -> list[str]:
 def close_sessions(*, wait: float = 0.0) -> None:
     """Forget every MCP session (a SnapStart restore leaves their connections dead); the next use reconnects.
     ``wait``: seconds each transport may take to close (at exit: stdio servers end with the process)."""
-    while _SESSIONS:
-        _SESSIONS.popitem()[1].close(wait=wait)
+    while True:
+        with _SESSIONS_LOCK:
+            if not _SESSIONS:
+                return
+            session = _SESSIONS.popitem()[1]
+        session.close(wait=wait)
 
 
 def _close_at_exit() -> None:
