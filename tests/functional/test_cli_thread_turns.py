@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 from agent_runtime.cli import main
 from agent_runtime.messages import text_of
 from agent_runtime.stores import LocalStore, RunStore, ThreadStore
-from agent_runtime.testing import Paced, ScriptedRequest, ScriptedServer, call, reply
+from agent_runtime.testing import ScriptedRequest, ScriptedServer, call, reply
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,11 +66,12 @@ def setup(tmp_path: Path, base_url: str) -> dict[str, str]:
 def test_a_second_turn_waits_for_the_first_and_goes_on_from_it(scripted: Start, tmp_path: Path) -> None:
     """The newcomer's case: a slow `run -t T-x`, a second `run -t T-x` 1.5 s later. Was: the first printed its
     answer, then `thread 'T-x' was updated by another run meanwhile`, exit 1, listed completed, not in the thread."""
-    streaming = threading.Event()
+    streaming, release = threading.Event(), threading.Event()
 
-    def slow(request: ScriptedRequest) -> Paced:
+    def slow(request: ScriptedRequest) -> Any:
         streaming.set()
-        return Paced(reply("first answer " * 30), interval=0.05)  # ~3 s
+        assert release.wait(60)  # the first turn is under way until the second has said it waits
+        return reply("first answer " * 30)
 
     def second(request: ScriptedRequest) -> Any:
         return reply(f"second saw {turns_in(request.messages)} and {'first answer' in json.dumps(request.messages)}")
@@ -84,13 +84,19 @@ def test_a_second_turn_waits_for_the_first_and_goes_on_from_it(scripted: Start, 
     first = subprocess.Popen([*command, "-m", "turn-1"], env=env, cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert streaming.wait(30)
-    time.sleep(1.5)
-    then = subprocess.run([*command, "-m", "turn-2"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+    then = subprocess.Popen([*command, "-m", "turn-2"], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    said: list[str] = []
+    reading = threading.Thread(target=lambda: said.append(then.stderr.readline() if then.stderr else ""))
+    reading.start()
+    reading.join(30)  # the second says it waits while the first holds the thread
+    release.set()
     out, err = first.communicate(timeout=60)
+    then_out, then_err = then.communicate(timeout=60)
     assert first.returncode == 0 and out.startswith("first answer") and err == "", err
-    assert then.returncode == 0, then.stderr
-    assert then.stdout.strip() == "second saw ['turn-1', 'turn-2'] and True"  # it went on from the first's answer
-    [waited] = then.stderr.splitlines()  # one line said why it waited
+    assert then.returncode == 0, then_err
+    assert then_out.strip() == "second saw ['turn-1', 'turn-2'] and True"  # it went on from the first's answer
+    [waited] = (said[0] + then_err).splitlines()  # one line said why it waited
     assert waited.startswith("agent-runtime: thread 'T-x' has a turn under way (run-") and "Ctrl-C gives up" in waited
     rows = run_cli("runs", "list", "--thread", "T-x", "--json", env=env)
     assert [row["status"] for row in json.loads(rows.stdout)] == ["completed", "completed"], rows.stderr

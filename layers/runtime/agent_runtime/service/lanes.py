@@ -13,7 +13,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from queue import Empty, Queue
 
-WIDTH = 4  # lanes of serve's queue: see LocalServer (why four)
+# Lanes of serve's queue, as Lambda invocations on AWS (one message each; different message groups at once).
+# Four: one person's playground or one team's app through a tunnel has a few threads at work at once; each lane
+# holds a run's files and a model stream in this process, and a local model server answers a few requests at
+# once (Ollama's default is up to four), more would wait there; the stack's default is ten
+# (WorkerReservedConcurrency).
+WIDTH = 4
 POLL_SECONDS = 0.2  # how soon a lane sees close
 
 Handle = Callable[[str], None]  # one message's body, worked on to its end (its failures its own to say)

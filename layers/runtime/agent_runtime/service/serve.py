@@ -105,11 +105,8 @@ class LocalServer:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.sandbox = sandbox_for(runtime)
         self.wakeups = TimerWakeups(self.queue)  # an approval that expires wakes its run, as on AWS
-        # Lanes, as Lambda invocations on AWS (one message each; different message groups at once): a worker each,
-        # with a logger of its own (a run's keys never on another's lines). Four: one person's playground or one
-        # team's app through a tunnel has a few threads at work at once; each lane holds a run's files and a model
-        # stream in this process, and a local model server answers a few requests at once (Ollama's default is up
-        # to four), more would wait there; the stack's default is ten (WorkerReservedConcurrency).
+        # Lanes, as Lambda invocations on AWS (lanes.WIDTH says why four): a worker each, with a logger of its own
+        # (a run's keys never on another's lines).
         self.workers = [self._worker(runtime, triggers, _lane_log(n), sources) for n in range(1, WIDTH + 1)]
         self.worker, self.worker_log = self.workers[0], self.workers[0].process.log
         # A stop's message group is worked on beside the runs it stops (another Lambda invocation on AWS), never
