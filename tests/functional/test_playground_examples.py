@@ -5,22 +5,34 @@ through the page's own actions: serve's webhook, queue and worker, and the examp
 A newcomer found the reaction → approval flow never appeared: the demo model echoed the thread. A sensible model
 reads the request (the workflow's prompt names ``create_issue`` and project PROJ; the message is the report) and
 calls the tool, so the approval is asked in the thread; approved, the issue is in the page's JIRA and the answer
-gives its key and link; denied, nothing is made and the answer says so."""
+gives its key and link; denied, nothing is made and the answer says so.
+
+It found too that the digest searched with the schedule's words ("I could not find an answer… terms: write, today,
+digest"), a pull request's delivery was reviewed as a document ("Review of delivery.json: Close to ready"), and a
+log pasted with a question was "could not read any of the documents". Each example now has a test that its answer
+says what its input holds, across drawn inputs: the tickets the prompt's JQL finds (and not another project's), the
+pull request's title, author, counts and description, the pasted log's first error."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_runtime.service.serve import LocalServer
 from agent_runtime.stores import RunStore
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from tests.playground_support import act, page_token, playground, until
 
 REPORT = "The export button is broken: clicking Export on the billing page does nothing since Monday."
+WORD = st.sampled_from(["export", "billing", "retry", "Webhook", "queue", "login", "timeout", "cache", "v2", "slow"])
+PHRASE = st.lists(WORD, min_size=2, max_size=6).map(" ".join)
+ONCE = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.fixture
@@ -94,20 +106,133 @@ def test_a_denied_issue_is_not_made_and_the_answer_says_so(served: Any) -> None:
     assert server.playground is not None and server.playground.workspace.all("issue") == []
 
 
-def test_the_other_examples_run_on_the_demo_model_without_showing_its_internals(served: Any) -> None:
-    """The digest fired now, a pull request's signed delivery: each answered, no file id or mime type shown."""
-    server, token = served
-    fired = act(server.url, "fire", {"workflow": "daily-digest", "schedule": "weekdays"}, token)
-    assert "queued" in json.dumps(fired)
-    delivery = {"action": "opened", "pull_request": {"title": "Retry webhooks with backoff", "user": {"login": "dana"}}}
-    hooked = act(
-        server.url, "hook", {"workflow": "pr-summary", "event": "pull_request", "body": json.dumps(delivery)}, token
-    )
-    assert hooked["sent"]["answer"]["status"] == "queued", hooked
-    until(lambda: len(server.outcomes) >= 2, timeout=60, what="both runs")
+def new_answer(server: LocalServer, before: set[str], workflow: str) -> str:
+    """The final answer of the run of ``workflow`` started since ``before`` (the run ids then)."""
     runs = RunStore(server.store)
-    answers = {row.workflow: (runs.load_record(row.run_id) or {}).get("final_answer") for row in runs.list_runs()}
+
+    def answered() -> list[str]:
+        rows = [r for r in runs.list_runs() if r.run_id not in before and r.workflow == workflow]
+        return [
+            str(rec["final_answer"]) for r in rows if (rec := runs.load_record(r.run_id)) and rec.get("final_answer")
+        ]
+
+    said = until(answered, timeout=60, what=f"the {workflow} run's answer")[0]
+    assert "file-" not in said and "text/plain" not in said and "application/json" not in said  # no internals
+    return str(said)
+
+
+def run_ids(server: LocalServer) -> set[str]:
+    return {row.run_id for row in RunStore(server.store).list_runs(limit=1000)}
+
+
+def test_the_digest_lists_the_tickets_its_prompts_jql_finds_and_says_when_there_is_nothing(served: Any) -> None:
+    """The prompt's JQL (project = PROJ …) is the search, not the schedule's words: each PROJ ticket made on the
+    page is in the digest posted to its channel, another project's is not; before any, it says there is nothing."""
+    server, token = served
     assert server.playground is not None
-    digest = [m["text"] for m in server.playground.workspace.history("C0DIGEST") if m.get("bot_id")]
-    for said in [*answers.values(), *digest]:
-        assert said and "file-" not in said and "text/plain" not in said and "application/json" not in said
+    workspace = server.playground.workspace
+
+    def fired() -> str:
+        """The digest's answer, once its channel shows it."""
+        before = run_ids(server)
+        time.sleep(1.05)  # a second click in the same second is the same tick
+        sent = act(server.url, "fire", {"workflow": "daily-digest", "schedule": "weekdays"}, token)
+        assert "queued" in json.dumps(sent)
+        said = new_answer(server, before, "daily-digest")
+        head = said.splitlines()[-1]
+        until(lambda: any(head in str(m.get("text")) for m in workspace.history("C0DIGEST")), what="the digest posted")
+        return said
+
+    assert "Nothing to report today" in fired()
+    made: dict[str, str] = {}
+
+    @ONCE
+    @given(ours=st.lists(PHRASE, min_size=1, max_size=3), theirs=PHRASE)
+    def digest_holds_the_tickets(ours: list[str], theirs: list[str]) -> None:
+        for summary in ours:
+            made[act(server.url, "ticket", {"project": "PROJ", "summary": summary}, token)["key"]] = summary
+        other = act(server.url, "ticket", {"project": "OPS", "summary": theirs}, token)["key"]
+        said = fired()
+        for key, summary in made.items():
+            assert f"{key}: {summary}" in said, (key, said)
+        assert other not in said and "could not find" not in said
+
+    digest_holds_the_tickets()
+
+
+PR = st.fixed_dictionaries(
+    {
+        "title": PHRASE,
+        "login": st.from_regex(r"[a-z][a-z0-9-]{2,12}", fullmatch=True),
+        "body": st.one_of(st.just(""), st.tuples(PHRASE, st.sampled_from(["src/retry.py", "docs/api.md", ""]))),
+        "changed_files": st.integers(1, 400),
+        "commits": st.integers(0, 30),
+    }
+)
+
+
+def test_a_pull_requests_delivery_is_summarised_from_its_fields(served: Any) -> None:
+    """pr-summary's answer quotes the delivery's title and author, its counts, its description's sentence and the
+    paths it names, and says what it does not mention; never a document review of delivery.json."""
+    server, token = served
+
+    @ONCE
+    @given(pr=PR)
+    def summarised(pr: dict[str, Any]) -> None:
+        words, path = pr["body"] or ("", "")
+        body = f"{words.capitalize()} in {path}." if path else (f"{words.capitalize()}." if words else "")
+        pull = {"title": pr["title"], "user": {"login": pr["login"]}, "body": body or None, "number": 7}
+        pull |= {"changed_files": pr["changed_files"], "commits": pr["commits"], "id": 991}
+        delivery = {"action": "opened", "pull_request": pull, "sender": {"login": "someone-else"}}
+        before = run_ids(server)
+        sent = act(
+            server.url, "hook", {"workflow": "pr-summary", "event": "pull_request", "body": json.dumps(delivery)}, token
+        )
+        assert sent["sent"]["answer"]["status"] == "queued", sent
+        said = new_answer(server, before, "pr-summary")
+        assert f"“{pr['title']}” by {pr['login']}" in said and f"{pr['changed_files']:,} changed files" in said
+        assert (body in said) if body else "no description" in said
+        assert (f"Look at first: {path}" in said) if path else "names no file" in said
+        assert ("docs" in said.split("Seems missing:")[-1]) is (path != "docs/api.md")
+        assert "Review of" not in said and "someone-else" not in said
+
+    summarised()
+
+
+def pasted_log(first: int, failure: str, errors: int) -> str:
+    """A pasted log: requests that went well, then from line ``first`` on errors saying ``failure`` (the message's
+    line ``first + 1``: its question is line 1)."""
+    lines = ["# pasted from #incidents"]
+    for n in range(2, 160):
+        at = f"2026-11-20T14:{n // 60:02d}:{n % 60:02d}Z"
+        failing = first <= n < first + errors
+        lines.append(
+            f"{at} ERROR api {failure} order=ord-{n:05d}" if failing else f"{at} INFO  api ok order=ord-{n:05d}"
+        )
+    return "\n".join(lines)
+
+
+def test_a_question_with_a_pasted_log_in_a_direct_message_is_answered_from_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """document-feedback's first answer to a direct message holding a question and a pasted log gives the log's
+    first error, its line and how many followed, instead of "I could not read any of the documents"."""
+    prompts = tmp_path / "workflows" / "prompts"
+    prompts.mkdir(parents=True)
+    for path in (REPO / "workflows" / "prompts").iterdir():
+        (prompts / path.name).write_text(path.read_text())
+    workflows = {"document-feedback": (REPO / "workflows" / "document-feedback.yaml").read_text()}
+    with playground(tmp_path, workflows) as server:
+        token = page_token(server.url)
+
+        @ONCE
+        @given(question=PHRASE, first=st.integers(20, 120), failure=PHRASE, errors=st.integers(1, 30))
+        def answered(question: str, first: int, failure: str, errors: int) -> None:
+            before = run_ids(server)
+            text = f"{question.capitalize()}, what went wrong?\n{pasted_log(first, failure, errors)}"
+            act(server.url, "message", {"channel": "D0AGENT", "text": text}, token)
+            said = new_answer(server, before, "document-feedback")
+            assert f"The first error is at line {first + 1}: " in said and f"ERROR api {failure} order=" in said, said
+            assert f"{min(errors, 20)} error line(s)" in said and "could not read" not in said
+
+        answered()

@@ -18,6 +18,12 @@ LINE = {"summary", "title", "subject", "headline"}  # one line of the person's w
 BODY = {"description", "body", "details", "comment", "content"}  # the person's words, quoted
 FOUND = re.compile(r"^\W*([A-Z][A-Z0-9]+-\d+):? (.*)$", re.MULTILINE)  # a search's hit: KEY-1: its summary
 MISSING = (("steps to reproduce", ("steps", "reproduce")), ("versions", ("version",)), ("logs", ("log", "trace")))
+# A query the prompt gives its search tool: quoted after the tool's name, in the same sentence, behind "like",
+# "e.g.", "such as", "query" or the parameter's own name ('jira_search; JQL like "project = PROJ"')
+GIVEN = (
+    r"\b{tool}\b[^.]{{0,80}}?\b(?:like|e\.g\.|such as|query|{param})\b"
+    r'[^"\u201c.]{{0,40}}["\u201c]([^"\u201d\n]+)["\u201d]'
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,20 @@ class Asked:
         if found is None and tool in self.named:
             found = named(name, prop, self.prompt)
         return found
+
+    def given(self, tool: str, param: str) -> str | None:
+        """The query the prompt gives a search tool it names; None: it gives none."""
+        found = re.search(GIVEN.format(tool=re.escape(tool), param=re.escape(param)), self.prompt, re.IGNORECASE)
+        return found.group(1).strip() if found and tool in self.named else None
+
+    def query(self, tool: str, param: str) -> str | None:
+        """What a search asks: the query the prompt gives the tool, else the person's words; None: neither."""
+        if (given := self.given(tool, param)) is not None:
+            return given
+        own = terms(self.report)
+        if not own:
+            return None
+        return " ".join(own[:4]) if param.lower() != "jql" else f'text ~ "{" ".join(own[:3])}"'
 
     def makes(self, spec: dict[str, Any]) -> bool:
         """A named tool given the person's words: what it makes is the request's outcome."""

@@ -122,7 +122,6 @@ def _arguments(
     if not required:
         return [{}]
     args: dict[str, Any] = {}
-    own = _terms(asked.report)
     for name in required:
         lowered = name.lower()
         if lowered in ("id", "url", "page_id", "key", "uri"):
@@ -130,8 +129,8 @@ def _arguments(
             if not found:
                 return []
             return [{name: value} for value in found[:2]]
-        if lowered in SEARCHED and own:  # a search: the person's words
-            args[name] = " ".join(own[:4]) if lowered != "jql" else f'text ~ "{" ".join(own[:3])}"'
+        if lowered in SEARCHED and (query := asked.query(spec["name"], name)):  # the prompt's, else their words
+            args[name] = query
         elif (value := asked.value(spec["name"], name, props.get(name, {}), _tool_texts(request))) is not None:
             args[name] = value
         else:  # never a value the request does not name (a restart of "INFO file-…" was one)

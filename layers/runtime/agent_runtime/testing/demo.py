@@ -16,10 +16,10 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, incident, memory, triage
+from . import assistant, incident, instructed, memory, payload, triage
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
-from .words import ASKED, person_request, score, terms, told
+from .words import ASKED, own_words, person_request, score, terms, told
 
 _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
 _TICKET = re.compile(r"\[virtual file (file-[0-9a-f]+): user message")
@@ -45,8 +45,11 @@ def respond(request: ScriptedRequest) -> Reply:
         return _helper(request)
     if (asked := asked_schema(request)) is not None:  # a script's run.ask(..., schema=...): JSON of that shape
         return shaped_reply(*asked)
+    if (delivery := payload.respond(request, may_call=not _told_to_answer(request))) is not None:
+        return delivery  # a JSON file the prompt names: its fields, as the prompt asks
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
-        reply = triage.respond(request) or incident.respond(request) or assistant.respond(request)
+        reply = triage.respond(request) or incident.respond(request) or instructed.respond(request)
+        reply = reply or assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
             return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
         return reply
@@ -69,6 +72,10 @@ def respond(request: ScriptedRequest) -> Reply:
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     if calls:
         return Reply(text=assistant.thinking(lines), calls=tuple(calls))
+    if "ticket-errors" in notes and not any(key.startswith("doc:") for key in notes):
+        return Reply(
+            text=incident.from_log(own_words(assistant._question(request)), notes)
+        )  # the paste is the document
     return Reply(text=_review(notes, files))
 
 
@@ -127,7 +134,9 @@ def _note_for(
     if file_id == ticket and name == "file_regex":
         return "ticket-errors", {"file": file_id, "lines": rows[:20]}
     if file_id == ticket:
-        return "ticket-excerpt", {"from": rows[0][0] if rows else 0, "errors": [r for r in rows if "ERROR" in r[1]]}
+        return "ticket-excerpt", {"from": rows[0][0] if rows else 0, "errors": [r for r in rows if "ERROR" in r[1]]} | {
+            "before": [r for r in rows if "ERROR" not in r[1]][-3:]  # what led to the first error
+        }
     if name == "subagent":
         rules = [line.split(" :: ", 1) for line in text.splitlines() if line.startswith("RULE ") and " :: " in line]
         return f"summary:{args['files'][0]}", {"rules": [[h[5:], r] for h, r in rules]}

@@ -9,10 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import re
+from typing import Any
 
 from .assistant import FILE_ROW, _file_calls, _question, _unnumbered, _unreadable
 from .steps import Reply, ScriptedCall, ScriptedRequest
-from .words import own_words, told
+from .words import own_words, score, terms, told
 
 ERRORS = r"\b(ERROR|FATAL|CRITICAL|Exception|Traceback)\b"
 _PASTED = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
@@ -65,6 +66,30 @@ def _answer(log: str | None, tables: dict[str, str], read: dict[str, str | None]
     names = {fid: tables.get(fid, "a file kept for this run") for fid in unreadable}
     out += [f"• I could not read {names[fid]}: {told(why, names[fid])}" for fid, why in unreadable.items()]
     return "\n".join(out)
+
+
+def from_log(question: str, notes: dict[str, Any]) -> str:
+    """A question about a pasted log (its errors searched, the lines around the first read: ``demo``'s notes),
+    answered from the log: its first error, how many say the same, and the line before it that bears most on the
+    question (what led to it)."""
+    errors = [(int(n), str(text)) for n, text in notes.get("ticket-errors", {}).get("lines", [])]
+    if not errors:
+        return "I found no error line in the log you pasted (searched for ERROR)."
+    (line, first), many = errors[0], "At least " if len(errors) >= MAX_HITS else ""
+    same = sum(_gist(text) == _gist(first) for _, text in errors)
+    out = ["From the log you pasted:", f"• The first error is at line {line}: `{first.strip()[:240]}`"]
+    out.append(f"• {many}{len(errors)} error line(s) from there, {same} of them the same failure as the first.")
+    before = [(int(n), str(text)) for n, text in notes.get("ticket-excerpt", {}).get("before", []) if int(n) < line]
+    if before:
+        asked = terms(question)
+        n, text = max(reversed(before), key=lambda row: score(row[1], asked))  # the latest line on a tie
+        out.append(f"• Just before it, line {n}: `{text.strip()[:240]}`")
+    return "\n".join(out)
+
+
+def _gist(line: str) -> str:
+    """An error line without its timestamp and its key=value details: what failed, not for which request."""
+    return " ".join(word for word in line.split()[1:] if "=" not in word)
 
 
 def _numbers(name: str, text: str) -> list[str]:
