@@ -28,6 +28,7 @@ from ..stores.ids import check_thread_id
 from ..stores.runs import run_partition, thread_partition
 from ..trace import TraceHook
 from ..workflows import Workflow, load_workflow
+from ..workflows.schema import unpriced_limit
 from .common import (
     EXIT_CODES,
     approver,
@@ -114,12 +115,18 @@ def _turn(
 
 
 def _workflow(args: argparse.Namespace, config: RuntimeConfig, skills: SkillLibrary) -> Workflow:
-    """The workflow named, as deployed, with --max-cost applied; a model without prices is said (unless --quiet)."""
+    """The workflow named, as deployed, with --max-cost applied; a model without prices is said (unless --quiet),
+    or refused when a limit in dollars needs its price (``workflows validate`` says the same)."""
     workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
     if args.max_cost is not None:
         if not (math.isfinite(args.max_cost) and args.max_cost > 0):
             raise ConfigError(f"--max-cost is a positive number of dollars, got {args.max_cost}")
         workflow = replace(workflow, limits=replace(workflow.limits, max_cost=args.max_cost))
+    via = " (AGENT_MODEL)" if config.model_override and config.model_override == workflow.model.name else ""
+    if (unpriced := unpriced_limit(workflow.model, workflow.limits, via=via)) is not None:
+        key, why = unpriced  # refused before anything starts, and said once (no warning of what it refuses)
+        given = " (--max-cost)" if args.max_cost is not None and key == "limits.max_cost" else ""
+        raise ConfigError(f"{workflow.path}: {key}{given}: {why}")
     warning = unpriced_warning(workflow.model.name, workflow.model.prices)
     if warning and not args.quiet:
         print(f"agent-runtime: warning: {warning}", file=sys.stderr)
