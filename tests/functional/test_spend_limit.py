@@ -144,6 +144,7 @@ def test_the_cli_exits_5_and_the_thread_goes_on_when_the_limit_is_raised(tmp_pat
         first = cli("--message", "look everything up")
         assert first.returncode == 5, first.stderr
         assert "stopped at the limit" in first.stdout and "limits.max_cost" in first.stderr
+        assert "run looper --thread T-9 --message 'go on', and --max-cost N" in first.stderr  # its thread, named
         calls_before = len(server.requests)
         again = cli("--message", "go on", "--max-cost", "0.06")
         assert again.returncode == 5 and len(server.requests) > calls_before + 1  # it went on, to the new limit
