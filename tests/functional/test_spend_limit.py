@@ -112,7 +112,8 @@ def test_a_limit_on_a_model_without_a_price_is_refused() -> None:
     priced = parse_workflow({"name": "w", "description": "d", "prompt": "p", "limits": {"max_cost": 1},
                              "model": model}, file="w.yaml")  # fmt: skip
     assert priced.limits.max_cost == 1
-    with ScriptedServer([]) as server, pytest.raises(ConfigError, match="needs the price of model 'qwen3-8b'"):
+    refused = r"limits\.max_cost: model 'qwen3-8b' has no known price"  # as validate says it
+    with ScriptedServer([]) as server, pytest.raises(ConfigError, match=refused):
         build_agent(workflow(max_cost=1), OpenAIChatModel("qwen3-8b", client=server.client()))
     assert prices_for("gpt-4.1") is not None
 
@@ -143,6 +144,7 @@ def test_the_cli_exits_5_and_the_thread_goes_on_when_the_limit_is_raised(tmp_pat
         first = cli("--message", "look everything up")
         assert first.returncode == 5, first.stderr
         assert "stopped at the limit" in first.stdout and "limits.max_cost" in first.stderr
+        assert "run looper --thread T-9 --message 'go on', and --max-cost N" in first.stderr  # its thread, named
         calls_before = len(server.requests)
         again = cli("--message", "go on", "--max-cost", "0.06")
         assert again.returncode == 5 and len(server.requests) > calls_before + 1  # it went on, to the new limit

@@ -31,7 +31,6 @@ from .hooks import Hook
 from .identity import Connections, gated
 from .loop import Agent, RepeatedFailures
 from .models import Model, OpenAIChatModel, RetryPolicy
-from .models.prices import prices_for
 from .run_context import RunContext
 from .sandbox import LocalSandbox, SandboxClient, SandboxUnavailableError, open_sandbox, python_tool
 from .skills import SkillLibrary, skill_content, skill_tools
@@ -44,6 +43,7 @@ from .toolsets import DeclaredTools, ToolEnv, ToolSettings, check_names, declare
 from .toolsets.python import script_function
 from .trace import TraceHook
 from .workflows import Workflow
+from .workflows.schema import unpriced_limit
 
 
 def default_tools(workflow: Workflow | None = None, skills: SkillLibrary | None = None) -> ToolRegistry:
@@ -321,8 +321,8 @@ def spend_limit(
     limits = workflow.limits
     if limits.max_cost is None and limits.max_cost_per_thread_day is None and not scopes:
         return None
-    if prices_for(model.name, workflow.model.prices) is None:
-        raise ConfigError(f"limits.max_cost needs the price of model {model.name!r}: set model.prices in the workflow")
+    if (unpriced := unpriced_limit(replace(workflow.model, name=model.name), limits)) is not None:
+        raise ConfigError(": ".join(unpriced))  # as validate says it (an eval's --model may name another model)
 
     def thread_spent(run_id: str) -> float:
         """Today's spend of the thread's other runs, less what approvers added to today's limit."""

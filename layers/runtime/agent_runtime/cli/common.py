@@ -134,15 +134,22 @@ def save_outputs(files: FileStore, before: set[str], folder: Path) -> None:
 
 
 def print_outcome(
-    record: RunRecord, *, as_json: bool, footer: str | None = None, told: bool = False, answer: bool = True
+    record: RunRecord,
+    *,
+    as_json: bool,
+    footer: str | None = None,
+    told: bool = False,
+    answer: bool = True,
+    thread: str | None = None,
 ) -> None:
     """The answer (inert on a terminal: a tool's result may have steered the model into an escape sequence; as it
     is into a pipe), or the record; why it did not complete on stderr, inert and without the process's secrets —
-    unless ``told`` already (Ctrl-C). Not ``answer``: a failed run's answer stays in its record only."""
+    unless ``told`` already (Ctrl-C). Not ``answer``: a failed run's answer stays in its record only. ``thread``: the
+    thread the run was a turn of (in the JSON, for the next turn's -t)."""
     from ..redaction import scrub, scrubbed
 
     if as_json:
-        print(inert.json_text(scrubbed(record.to_dict())))
+        print(inert.json_text(scrubbed(record.to_dict() | ({"thread_id": thread} if thread else {}))))
     elif answer and record.final_answer is not None:
         shown = record.final_answer + (f"\n\n{footer}" if footer else "")
         print(inert.terminal(shown) if sys.stdout.isatty() else shown)

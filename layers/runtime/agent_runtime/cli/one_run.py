@@ -21,13 +21,15 @@ from ..models.prices import unpriced_warning
 from ..record import RunRecord, RunStatus, new_run_id
 from ..runtime import Services, answer_footer, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
+from ..spend import cli_go_on
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import new_turn, unfinished
 from ..stores.ids import check_thread_id
-from ..stores.runs import run_partition, thread_partition
+from ..stores.runs import thread_partition
 from ..trace import TraceHook
 from ..workflows import Workflow, load_workflow
+from ..workflows.schema import unpriced_limit
 from .common import (
     EXIT_CODES,
     approver,
@@ -49,13 +51,15 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     skills = SkillLibrary(config.skills_dir)
     workflow = _workflow(args, config, skills)
     store = LocalStore(config.state_dir)
-    if not args.thread:
-        return _turn(args, config, workflow, skills, store)
+    run_id = new_run_id()
+    # A run without -t is the first turn of a thread of its own, named by its run id: `run -t RUN_ID` goes on
+    # from it, as from any thread (its answer, `runs show` and `runs list` name the thread).
+    thread = check_thread_id(args.thread) if args.thread else run_id
     # A thread's turns one at a time, as a deployed thread's (its messages are one SQS FIFO group): a second turn
     # waits for the first to end and goes on from it, so no turn is lost to the other's save.
-    waiting = partial(_waiting, ThreadStore(store), check_thread_id(args.thread))
-    with store.one_at_a_time(thread_partition(args.thread), waiting):
-        return _turn(args, config, workflow, skills, store)
+    waiting = partial(_waiting, ThreadStore(store), thread)
+    with store.one_at_a_time(thread_partition(thread), waiting):
+        return _turn(args, config, workflow, skills, store, (run_id, thread))
 
 
 def _waiting(threads: ThreadStore, thread: str) -> None:
@@ -69,25 +73,27 @@ def _waiting(threads: ThreadStore, thread: str) -> None:
 
 
 def _turn(
-    args: argparse.Namespace, config: RuntimeConfig, workflow: Workflow, skills: SkillLibrary, store: LocalStore
+    args: argparse.Namespace,
+    config: RuntimeConfig,
+    workflow: Workflow,
+    skills: SkillLibrary,
+    store: LocalStore,
+    ids: tuple[str, str],
 ) -> int:
-    """One run: on the thread's newest state when it has one (its turn taken: ``run_workflow``)."""
-    threads, runs = ThreadStore(store), RunStore(store)
-    state, version = threads.load(args.thread) if args.thread else (None, None)
+    """One run (``ids``: its id and its thread's) on the thread's newest state when it has one (its turn taken:
+    ``run_workflow``)."""
+    (run_id, thread), threads, runs = ids, ThreadStore(store), RunStore(store)
+    state, version = threads.load(thread)
     if args.thread and state is None:
         _a_run_as_thread(runs, args.thread)
-    run_id = new_run_id()
-    if args.thread:  # a turn killed mid-run is not lost: the thread goes on from its last checkpoint
-        state = unfinished(threads, runs, args.thread) or state
-        threads.mark_active(args.thread, run_id)
+    state = unfinished(threads, runs, thread) or state  # a turn killed mid-run is not lost: from its last checkpoint
+    threads.mark_active(thread, run_id)
     # A thread keeps its files (attachments, virtual files, archives) with it, so ids in its history resolve.
-    files = load_files(
-        args.files, StoreFileStore(store, thread_partition(args.thread) if args.thread else run_partition(run_id))
-    )
+    files = load_files(args.files, StoreFileStore(store, thread_partition(thread)))
     before = {meta.id for meta in files.list()}
     # The trace's last line leaves out why the run stopped: print_outcome says it, once.
     trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
-    hooks: list[Hook] = [Started(runs, args.thread), ActingForYou(), *([] if args.quiet else [trace])]
+    hooks: list[Hook] = [Started(runs, thread), ActingForYou(), *([] if args.quiet else [trace])]
     ctrl_c = CtrlC(stop_check(runs, run_id), login())  # Ctrl-C is a stop, as `runs stop` from elsewhere
     with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=sys.stderr) as sandbox:
         services = Services(
@@ -96,30 +102,37 @@ def _turn(
             runs=runs,
             sandbox=sandbox,
             approver=approver(args.approve),
-            thread_id=args.thread,
+            thread_id=thread,
+            go_on=cli_go_on(f"{program()} run {shlex.quote(args.workflow)}", thread),
             identity=terminal_connections(workflow, config),  # tools acting as you: asked here to connect
         )
         agent = build_agent(workflow, model, services, files=files, hooks=hooks)
         with ctrl_c:
             record = agent.run(args.message, state=new_turn(state, run_id), run_id=run_id, stop=ctrl_c.check)
     telemetry.flush()
-    kept = _kept(args, record, threads, runs, version)  # before the answer: a turn the thread lost is a failed run
+    kept = _kept(thread, record, threads, runs, version)  # before the answer: a turn the thread lost is a failed run
     footer = answer_footer(workflow, config.workflows_url, config.workflows_dir) if args.footer else None
     interrupted = ctrl_c.stopped_it(record)  # its line on stderr was said when Ctrl-C was pressed
-    print_outcome(record, as_json=args.json, footer=footer, told=interrupted, answer=kept)
-    _stored_in(args, config, record)
+    print_outcome(record, as_json=args.json, footer=footer, told=interrupted, answer=kept, thread=thread)
+    _stored_in(args, config, record, thread)
     if args.out_dir:
         save_outputs(files, before, Path(args.out_dir))
     return EXIT_INTERRUPTED if interrupted else EXIT_CODES.get(record.status, 1)
 
 
 def _workflow(args: argparse.Namespace, config: RuntimeConfig, skills: SkillLibrary) -> Workflow:
-    """The workflow named, as deployed, with --max-cost applied; a model without prices is said (unless --quiet)."""
+    """The workflow named, as deployed, with --max-cost applied; a model without prices is said (unless --quiet),
+    or refused when a limit in dollars needs its price (``workflows validate`` says the same)."""
     workflow = deployed(load_workflow(args.workflow, config.workflows_dir, skill_names=skills.names()), config)
     if args.max_cost is not None:
         if not (math.isfinite(args.max_cost) and args.max_cost > 0):
             raise ConfigError(f"--max-cost is a positive number of dollars, got {args.max_cost}")
         workflow = replace(workflow, limits=replace(workflow.limits, max_cost=args.max_cost))
+    via = " (AGENT_MODEL)" if config.model_override and config.model_override == workflow.model.name else ""
+    if (unpriced := unpriced_limit(workflow.model, workflow.limits, via=via)) is not None:
+        key, why = unpriced  # refused before anything starts, and said once (no warning of what it refuses)
+        given = " (--max-cost)" if args.max_cost is not None and key == "limits.max_cost" else ""
+        raise ConfigError(f"{workflow.path}: {key}{given}: {why}")
     warning = unpriced_warning(workflow.model.name, workflow.model.prices)
     if warning and not args.quiet:
         print(f"agent-runtime: warning: {warning}", file=sys.stderr)
@@ -136,37 +149,38 @@ def _a_run_as_thread(runs: RunStore, thread: str) -> None:
     print(f"agent-runtime: note: {thread} is a run, not a thread ({where}); this starts a new thread", file=sys.stderr)
 
 
-def _kept(
-    args: argparse.Namespace, record: RunRecord, threads: ThreadStore, runs: RunStore, version: int | None
-) -> bool:
+def _kept(thread: str, record: RunRecord, threads: ThreadStore, runs: RunStore, version: int | None) -> bool:
     """The thread's state saved for its next turn, over the version it started from. A thread saved meanwhile by
     a writer that did not wait its turn (serve, an eval on this store), or a state the thread would refuse, loses
     this turn: the run is then failed, its record saying so and keeping its answer (``runs show``), not printed
     as if the thread had it. False then."""
-    if not args.thread or record.state is None:
+    if record.state is None:
+        threads.mark_active(thread, None)
         return True
     try:
-        threads.save(args.thread, record.state, expected_version=version)
+        threads.save(thread, record.state, expected_version=version)
     except (VersionConflictError, InvalidStateError) as error:
         why = (
-            f"thread {args.thread!r} was updated by another writer meanwhile"
+            f"thread {thread!r} was updated by another writer meanwhile"
             if isinstance(error, VersionConflictError)
             else str(error)
         )
         record.status = RunStatus.FAILED
         kept = f"its answer is kept in its record: runs show {record.run_id}"
         record.stop_reason = f"this turn is not kept in its thread: {why}; {kept}"
-        runs.save_record(record, thread_id=args.thread)
+        runs.save_record(record, thread_id=thread)
         return False
     finally:
-        threads.mark_active(args.thread, None)
+        threads.mark_active(thread, None)
     return True
 
 
-def _stored_in(args: argparse.Namespace, config: RuntimeConfig, record: RunRecord) -> None:
-    """Where the run is kept, and how to open it from any directory."""
+def _stored_in(args: argparse.Namespace, config: RuntimeConfig, record: RunRecord, thread: str) -> None:
+    """Where the run is kept, how to open it from any directory, and how to take its thread's next turn."""
     if not args.quiet and not args.json:
         where, local = store_location(config), shlex.quote(str(config.state_dir.resolve()))
         show = f"{program()} runs show"
         show = f"AGENT_STATE_DIR={local} {show}" if "AGENT_STATE_DIR" in where else show
         print(f"stored in {where}: {show} {record.run_id}", file=sys.stderr)
+        again = f"{program()} run {shlex.quote(args.workflow)} --thread {shlex.quote(thread)} --message ..."
+        print(f"its thread is {thread}: go on with {again}", file=sys.stderr)

@@ -39,7 +39,11 @@ def add(commands: Commands) -> None:
         "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="attach a file (repeatable)"
     )
     run.add_argument(
-        "-t", "--thread", metavar="ID", help="continue (or start) a conversation thread stored under AGENT_STATE_DIR"
+        "-t",
+        "--thread",
+        metavar="ID",
+        help="continue (or start) a conversation thread stored under AGENT_STATE_DIR; without it, the run starts "
+        "a thread named by its run id (-t RUN_ID goes on with it)",
     )
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")

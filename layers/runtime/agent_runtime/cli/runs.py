@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import shutil
 import subprocess
 import sys
@@ -166,10 +167,12 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if record is None:
         raise no_run(runs, args.run_id, config)
     redact = _redactor(config)  # every way out: the record, its page, its transcript
-    if args.json:  # as stored, whatever it holds
+    row = runs.summary(args.run_id)
+    thread = row.thread_id if row else None
+    if args.json:  # as stored, whatever it holds, and the thread it was a turn of (for the next turn's -t)
         from ..redaction import redacted
 
-        text = inert.json_text(redacted(record, redact))
+        text = inert.json_text(redacted(record | ({"thread_id": thread} if thread else {}), redact))
     elif args.html:
         from ..pages import page_for
 
@@ -178,13 +181,28 @@ def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
         from ..reading.show import transcript
 
         checkpoint = runs.load_checkpoint(args.run_id)
-        text = transcript(_read(args.run_id, record), checkpoint[0].messages if checkpoint else None, redact)
+        history = checkpoint[0].messages if checkpoint else None
+        earlier = _earlier(runs, args.run_id, thread) if thread else []
+        text = transcript(_read(args.run_id, record), history, redact, thread=thread, earlier=earlier)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
         print(f"agent-runtime: wrote {args.output}", file=sys.stderr)
     else:
         print(text)
     return 0
+
+
+def _earlier(runs: RunStore, run_id: str, thread: str) -> list[tuple[str, int]]:
+    """The thread's other runs, each with the first turn its record numbers (where its part of a later turn's
+    history begins: ``reading.show.parts``)."""
+    from ..reading.show import first_turn
+
+    found = []
+    for row in itertools.islice(runs.rows(thread_id=thread), 200):  # a long thread's newest: enough to mark
+        loaded = runs.load_run(row.run_id, feedback=False) if row.run_id != run_id else None
+        if loaded is not None:
+            found.append((row.run_id, first_turn(loaded)))
+    return found
 
 
 def _read(run_id: str, record: dict[str, Any]) -> StoredRun:
@@ -319,19 +337,20 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
     print(f"store: {store_location(config)}" + ("" if rows else " (no runs here)"), file=sys.stderr)
     print(
         f"{'run':<30} {'workflow':<20} {'status':<17} {'calls':>5} {'tokens':>9} {'cost':>8} {'helpers':>8} "
-        f"{'rated':>6}  started"
+        f"{'rated':>6}  {'started':<19}  thread"
     )
     for row, status, good, bad in listed:  # cost: everything the run caused; helpers: its sub-agents' share of it
         cost = "-" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         shared = f"${row.helpers_cost:.4f}" if row.helpers_cost else "-"
         rated = f"+{good}/-{bad}" if good or bad else "-"
         started = inert.terminal(row.started_at[:19].replace("T", " "))
+        thread = inert.terminal((row.thread_id or "-")[:60])  # what `run -t` takes to go on with it
         run_id, workflow, status = (
             inert.terminal(text[:cut]) for text, cut in zip((row.run_id, row.workflow, status), LIST_CUTS, strict=True)
         )
         print(
             f"{run_id:<30} {workflow:<20} {status:<17} {row.model_calls:>5} "
-            f"{row.tokens:>9,} {cost:>8} {shared:>8} {rated:>6}  {started}"
+            f"{row.tokens:>9,} {cost:>8} {shared:>8} {rated:>6}  {started:<19}  {thread}"
         )
     return 0
 

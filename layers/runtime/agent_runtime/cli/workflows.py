@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from .common import EXIT_USAGE, Commands, check_workflow
 
 if TYPE_CHECKING:  # loaded by the commands that read workflows (yaml, jsonschema; validate: the runtime's tools)
     from ..skills import SkillLibrary
+    from ..toolsets.build import Findings
     from ..workflows import Workflow
     from ..workflows.tools import ToolSettings
 
@@ -35,7 +37,9 @@ def add(commands: Commands) -> None:
         help="validate workflows; exit 2 with one line per problem (file: key: why)",
         description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
         "Prints every problem in one pass, one line each (file: key: why) on stderr, and exits 2 if any workflow "
-        "is invalid; then warns (file: warning: key: why) of what this machine lacks — a tools section's "
+        "is invalid, or what a run here would refuse (a misspelt coordinator script, a limit in dollars on "
+        "AGENT_MODEL's model when it has no known price); then warns (file: warning: key: why) of what this "
+        "machine lacks — a tools section's "
         "secrets (a run fails until they are set), a built-in tool's credentials (a run goes without it), the "
         "secrets serve needs for the triggers, a schedule's answer token — without changing the exit code.",
     )
@@ -43,8 +47,9 @@ def add(commands: Commands) -> None:
     wf_validate.add_argument(
         "--offline",
         action="store_true",
-        help="check the files alone: no MCP server reached, no remote OpenAPI document fetched, no secret or "
-        "credential asked for",
+        help="check the files alone (a CI step without the tools' dependencies): the workflow, its prompt file, local "
+        "OpenAPI documents, and the Python tools' and script's source, read but never imported (none of their code "
+        "runs); no MCP server reached, no remote document fetched, no secret, credential or AGENT_MODEL used",
     )
     wf_validate.set_defaults(handler=_cmd_validate)
     wf_token = wf_commands.add_parser(
@@ -115,8 +120,7 @@ def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline: bool) -> bool:
-    from ..runtime import default_tools
-    from ..toolsets import ToolEnv, validate_tools
+    from ..deployment import deployed
     from ..workflows import WorkflowError, load_workflow
 
     try:
@@ -125,21 +129,66 @@ def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline
         print(error, file=sys.stderr)
         if error.tools is not None and error.problems:  # its tools are checked all the same: every problem at once
             stand_in = _stand_in(Path(error.problems[0].file), error.tools)
-            taken = [*default_tools(stand_in, library).names(), "python", "subagent"]
-            for problem in validate_tools(stand_in, ToolEnv.from_env(), taken, offline=offline).errors:
+            for problem in _checked(stand_in, library, offline=offline).errors:
                 print(f"{stand_in.path}: {problem}", file=sys.stderr)
         return False
-    taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
-    findings = validate_tools(workflow, ToolEnv.from_env(), taken, offline=offline)
-    for problem in findings.errors:
+    if not offline:  # as a run here would run it: on AGENT_MODEL's model, when set
+        workflow = deployed(workflow, config)
+    findings = _checked(workflow, library, offline=offline)
+    errors = [*findings.errors, *_unpriced(workflow, config, offline=offline)]
+    for problem in errors:
         print(f"{workflow.path}: {problem}", file=sys.stderr)
-    if not findings.errors:
+    if not errors:
         print(f"ok  {workflow.path}")
     warnings = [*findings.warnings, *_credentials(workflow, config, offline=offline)]
-    warnings += [unpriced] if (unpriced := unpriced_warning(workflow.model.name, workflow.model.prices)) else []
-    for warning in warnings:
+    unpriced = None if errors else unpriced_warning(workflow.model.name, workflow.model.prices)
+    for warning in [*warnings, *([unpriced] if unpriced else [])]:
         print(f"{workflow.path}: warning: {warning}", file=sys.stderr)
-    return not findings.errors
+    return not errors
+
+
+def _checked(workflow: Workflow, library: SkillLibrary, *, offline: bool) -> Findings:
+    """The tools section's problems and the coordinator script's. Offline, the Python tools and the script are
+    read from their source, not imported (``toolsets/python_source.py``: a CI step without their dependencies
+    installed runs none of their code); else imported, as a run imports them."""
+    from ..runtime import default_tools
+    from ..toolsets import ToolEnv, validate_tools
+    from ..toolsets.build import Findings
+
+    env = ToolEnv.from_env()
+    taken = [*default_tools(workflow, library).names(), "python", "subagent"]  # the runtime's own tool names
+    refs = [(ref, f"tools.python {ref!r}", True) for ref in workflow.tools.python if offline]
+    refs += [(workflow.script, f"script {workflow.script!r}", False)] if workflow.script else []
+    if offline:
+        workflow = replace(workflow, tools=replace(workflow.tools, python=()))
+    found = validate_tools(workflow, env, taken, offline=offline)
+    return Findings(
+        [*found.errors, *filter(None, (_ref(*ref, env.tools_path, offline) for ref in refs))], found.warnings
+    )
+
+
+def _ref(ref: str, where: str, tool: bool, path: tuple[str, ...], offline: bool) -> str | None:
+    """A Python reference's problem (the script's, or offline a tool's): from its source, or by importing it."""
+    from ..toolsets.python import script_function
+    from ..toolsets.python_source import source_problem
+
+    if offline:
+        return source_problem(ref, where, path, tool=tool)
+    try:
+        script_function(ref, path)
+    except ConfigError as error:
+        return str(error)
+    return None
+
+
+def _unpriced(workflow: Workflow, config: RuntimeConfig, *, offline: bool) -> list[str]:
+    """What a run here refuses before it starts: a limit in dollars on AGENT_MODEL's model, whose price is not
+    known (the file's own model is checked with the file). Offline: the file alone, AGENT_MODEL aside."""
+    from ..workflows.schema import unpriced_limit
+
+    via = " (AGENT_MODEL)" if config.model_override and not offline else ""
+    found = unpriced_limit(workflow.model, workflow.limits, via=via)
+    return [": ".join(found)] if found else []
 
 
 def _stand_in(path: Path, tools: ToolSettings) -> Workflow:

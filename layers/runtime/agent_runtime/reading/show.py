@@ -86,18 +86,47 @@ class Entry:
     detail: str = ""  # a call's arguments; a turn's cost
 
 
-def entries(run: StoredRun, history: Sequence[msgs.Message] | None, cut: int = CUT) -> list[Entry]:
+def first_turn(run: StoredRun) -> int:
+    """The first turn a run's record numbers (a thread's turns number on across its runs); 0: none."""
+    turns = [call.turn for call in run.model_calls if call.turn > 0]
+    turns += [call.turn for call in run.tool_calls if call.turn > 0]
+    return min(turns, default=0)
+
+
+def parts(run: StoredRun, earlier: Sequence[tuple[str, int]] = ()) -> list[tuple[int, str]]:
+    """Where each run of its thread begins in a later turn's history (which holds the earlier runs' words too):
+    (first turn, whose part). ``earlier``: the thread's runs before this one, each with its first turn; without
+    them the earlier turns are one part. None for a run that is its thread's first."""
+    own = first_turn(run)
+    if own <= 1:
+        return []
+    before = sorted((turn, f"run {run_id}") for run_id, turn in earlier if 0 < turn < own)
+    return [*(before or [(1, "earlier runs of its thread")]), (own, f"this run, {run.run_id}")]
+
+
+def entries(
+    run: StoredRun, history: Sequence[msgs.Message] | None, cut: int = CUT, marks: Sequence[tuple[int, str]] = ()
+) -> list[Entry]:
     """The run's turns in order: what the user said, each turn (its cost) with the engine's events, the model's
-    words, its calls (arguments) and their results; events of no turn last. ``run`` and ``history`` redacted
-    already (``StoredRun.redacted``, ``redaction.redacted``): the texts are cut here."""
+    words, its calls (arguments) and their results; events of no turn last. ``marks`` (:func:`parts`): a ``part``
+    entry where each run of the thread begins, before the message that started it. ``run`` and ``history``
+    redacted already (``StoredRun.redacted``, ``redaction.redacted``): the texts are cut here."""
     found: list[Entry] = []
     costs = _costs_by_turn(run.model_calls)
     events = _events_by_turn(run.events)
     turns = iter(numbered(run, history or []))  # as the record numbers them, across a thread's runs (turns.py)
+    part = ""
     for message in history or []:
         role, text = message["role"], msgs.text_of(message)
         if role == "assistant":
             turn = next(turns)
+            whose = next((label for first, label in reversed(marks) if first <= turn), part)
+            if whose != part:  # before the person's words that started it
+                at = len(found)
+                while at and found[at - 1].kind == "user":
+                    at -= 1
+                found.insert(at, Entry("part", whose))
+                part = whose
             found.append(Entry("turn", f"turn {turn}", costs.get(turn, "")))
             found += [Entry("event", line) for line in events.pop(turn, [])]
             if text:
@@ -110,12 +139,22 @@ def entries(run: StoredRun, history: Sequence[msgs.Message] | None, cut: int = C
     return found + [Entry("event", line) for rest in events.values() for line in rest]
 
 
-def transcript(run: StoredRun, history: Sequence[msgs.Message] | None, redact: Callable[[str], str] = str) -> str:
-    """The run for a terminal: redacted whole by ``redact`` (the declared secrets), then cut, then inert."""
+def transcript(
+    run: StoredRun,
+    history: Sequence[msgs.Message] | None,
+    redact: Callable[[str], str] = str,
+    *,
+    thread: str | None = None,
+    earlier: Sequence[tuple[str, int]] = (),
+) -> str:
+    """The run for a terminal: redacted whole by ``redact`` (the declared secrets), then cut, then inert. A later
+    turn of ``thread`` shows the earlier runs' words too, each run's part marked (``earlier``: :func:`parts`)."""
     run, history = run.redacted(redact), redacted(history, redact)
-    lines = [_header(run)]
-    for entry in entries(run, history):
+    lines = [_header(run, thread)]
+    for entry in entries(run, history, marks=parts(run, earlier)):
         match entry.kind:
+            case "part":
+                lines.append(f"\n== {_plain(clip(entry.text, 300))} ==")
             case "turn":
                 lines.append(f"\n-- {entry.text}{entry.detail}")
             case "event":
@@ -134,14 +173,16 @@ def transcript(run: StoredRun, history: Sequence[msgs.Message] | None, redact: C
     return "\n".join(lines)
 
 
-def _header(run: StoredRun) -> str:
+def _header(run: StoredRun, thread: str | None) -> str:
     helpers = f" (helpers ${run.helpers_cost:.4f})" if run.helpers_cost else ""
     spent = "-" if run.cost_usd is None else f"${run.cost_usd:.4f}{helpers}"
     started, ended = str(run.started_at)[:19], str(run.ended_at)[:19]
     head = f"run {run.run_id} · {run.workflow} · {run.status} · {run.model}"
+    own = " (this run's)" if first_turn(run) > 1 else ""  # the words below hold its thread's earlier runs too
+    in_thread = f" · thread {clip(thread, 200)}" if thread else ""
     return (
-        f"{_plain(clip(head, 300))} · {len(run.model_calls)} model calls · {run.usage.total_tokens:,} tokens · "
-        f"{spent}\n" + inert.terminal(f"started {started} · ended {ended}")
+        f"{_plain(clip(head, 300))} · {len(run.model_calls)} model calls{own} · {run.usage.total_tokens:,} tokens · "
+        f"{spent}\n" + inert.terminal(f"started {started} · ended {ended}{in_thread}")
     )
 
 

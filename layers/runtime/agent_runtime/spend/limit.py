@@ -13,6 +13,7 @@ with the limit raised, goes on where it stopped.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -56,6 +57,16 @@ HOW_TO_GO_ON = GoOn(
     run="each run has its own limit (limits.max_cost): go on with run --thread ID, and --max-cost N for a larger one",
     thread_day="raise limits.max_cost_per_thread_day in the workflow to go on, or wait for the next day (UTC)",
 )
+
+
+def cli_go_on(run: str, thread: str) -> GoOn:
+    """The CLI's words naming the thread the run was in (``run``: the command that runs the workflow; a run
+    without -t is its own thread, named by its run id), so the next command can be copied as it is said."""
+    again = f"{run} --thread {shlex.quote(thread)} --message 'go on'"
+    return GoOn(
+        run=f"each run has its own limit (limits.max_cost): go on with {again}, and --max-cost N for a larger one",
+        thread_day=HOW_TO_GO_ON.thread_day,
+    )
 
 
 @dataclass(frozen=True, slots=True)

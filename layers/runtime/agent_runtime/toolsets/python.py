@@ -9,6 +9,7 @@ import difflib
 import importlib
 import importlib.abc
 import importlib.machinery
+import inspect
 import pkgutil
 import sys
 import traceback
@@ -57,7 +58,9 @@ def script_function(ref: str, path: Sequence[str] = ()) -> Callable[..., Any]:
     module = _import(module_name, f"script {ref!r}")
     found = getattr(module, attribute, None)
     if not callable(found):
-        raise ConfigError(f"script {ref!r}: {module_name} has no function {attribute!r}")
+        functions = [name for name, item in vars(module).items() if inspect.isfunction(item)]
+        said = meant(attribute, functions, "functions")
+        raise ConfigError(f"script {ref!r}: {module_name} has no function {attribute!r}{said}")
     return cast(Callable[..., Any], found)
 
 
@@ -69,9 +72,9 @@ def _import(module_name: str, where: str) -> ModuleType:
     except ModuleNotFoundError as error:
         if not error.name or not _missing(module_name, error.name):
             raise ConfigError(f"{where}: importing {module_name!r} failed: {import_failure(error)}") from None
-        meant = _meant(module_name, _modules(), "modules")
+        hint = meant(module_name, tools_modules(_FINDER.folders), "modules")
         raise ConfigError(
-            f"{where}: cannot import {module_name!r} ({error}){meant or '; is it on AGENT_TOOLS_PATH?'}"
+            f"{where}: cannot import {module_name!r} ({error}){hint or '; is it on AGENT_TOOLS_PATH?'}"
         ) from None
     except (Exception, SystemExit) as error:
         raise ConfigError(f"{where}: importing {module_name!r} failed: {import_failure(error)}") from None
@@ -91,17 +94,17 @@ def import_failure(error: BaseException) -> str:
     return f"{where}: {said[:_SAID]}" + ("..." if len(said) > _SAID else "")
 
 
-def _meant(name: str, known: Sequence[str], what: str) -> str:
+def meant(name: str, known: Sequence[str], what: str) -> str:
     """``; did you mean 'restart_service'?`` for a slip of a known name, else the known names (a few)."""
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if close:
         return f"; did you mean {close[0]!r}?"
-    return f" (its {what}: {', '.join(sorted(known)[:12])})" if known and what == "tools" else ""
+    return f" (its {what}: {', '.join(sorted(known)[:12])})" if known and what in ("tools", "functions") else ""
 
 
-def _modules() -> list[str]:
+def tools_modules(folders: Sequence[str]) -> list[str]:
     """The top-level modules and packages in the tools folders (what a slip of a module's name likely meant)."""
-    return sorted({module.name for module in pkgutil.iter_modules(_FINDER.folders)})
+    return sorted({module.name for module in pkgutil.iter_modules(list(folders))})
 
 
 def _missing(module_name: str, missing: str) -> bool:
@@ -136,7 +139,7 @@ def _load(ref: str) -> Tool:
     found = getattr(module, attribute, None)
     if found is None:
         tools = [name for name, item in vars(module).items() if isinstance(item, Tool)]
-        raise ConfigError(f"{where}: {module_name} has no {attribute!r}{_meant(attribute, tools, 'tools')}")
+        raise ConfigError(f"{where}: {module_name} has no {attribute!r}{meant(attribute, tools, 'tools')}")
     if not isinstance(found, Tool):
         raise ConfigError(f"{where}: {attribute!r} is not a tool; decorate it with @tool")
     return found if found.timeout is not None else dataclasses.replace(found, timeout=PYTHON_TOOL_SECONDS)

@@ -237,15 +237,24 @@ def _limits(check: _Checker, data: Mapping[str, Any], model: ModelSettings) -> L
         dollars("max_cost_per_thread_day"),
         parse_budgets(data, dollars),
     )
-    priced = [key for key in ("max_cost", "max_cost_per_thread_day", *BUDGET_KEYS) if data.get(key) is not None]
-    if priced and model.name and prices_for(model.name, model.prices) is None:
-        key = priced[0]
-        check.add(
-            f"limits.{key}",
-            f"model {model.name!r} has no known price: set model.prices (USD per million "
-            "tokens: input, cached_input, output) or remove the limit",
-        )
+    if (unpriced := unpriced_limit(model, limits)) is not None:
+        check.add(*unpriced)
     return limits
+
+
+def unpriced_limit(model: ModelSettings, limits: Limits, *, via: str = "") -> tuple[str, str] | None:
+    """The first limit in dollars a model without a known price cannot hold, and why (key, why): the one decision
+    of ``validate`` (the file's model, or ``AGENT_MODEL``'s: ``via`` says where the name came from) and ``run``,
+    made before the run starts. None: no such limit, or the model is priced."""
+    dollars = [("max_cost", limits.max_cost), ("max_cost_per_thread_day", limits.max_cost_per_thread_day)]
+    named = [key for key, value in dollars if value is not None] + [budget.key for budget in limits.budgets.each]
+    if not named or not model.name or prices_for(model.name, model.prices) is not None:
+        return None
+    return (
+        f"limits.{named[0]}",
+        f"model {model.name!r}{via} has no known price, so a limit in dollars cannot be held: set model.prices "
+        "(USD per million tokens: input, cached_input, output; 0 for a self-hosted model) or remove the limit",
+    )
 
 
 def _prompt(check: _Checker, data: Mapping[str, Any], base_dir: Path | None) -> str:
