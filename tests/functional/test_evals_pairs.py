@@ -148,7 +148,7 @@ cases:
     stubs:
       runbook_restart: "restarted (the stub)"
       ops_drain: "drained (the stub)"
-      ops_status: "healthy (the stub)"
+      ops_status: {{returns: "healthy (the stub)"{hint}}}
 """
 
 
@@ -160,18 +160,20 @@ def using_the_named_tool(request: ScriptedRequest) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("tool", "approve", "ran"),
-    [("runbook_restart", "none", False), ("runbook_restart", "all", True), ("ops_drain", "none", False),
-     ("ops_drain", "all", True), ("ops_status", "none", True)],
+    ("tool", "approve", "hint", "ran"),
+    [("runbook_restart", "none", "", False), ("runbook_restart", "all", "", True), ("ops_drain", "none", "", False),
+     ("ops_drain", "all", "", True), ("ops_status", "none", ", mutating: false", True),
+     ("ops_status", "none", "", False)],
 )  # fmt: skip
 def test_a_stub_keeps_its_sources_approval_rule(
-    folders: Path, monkeypatch: pytest.MonkeyPatch, tool: str, approve: str, ran: bool
+    folders: Path, monkeypatch: pytest.MonkeyPatch, tool: str, approve: str, hint: str, ran: bool
 ) -> None:
     """Evals x approvals: a stub of an MCP tool whose server says ``approval: always`` (or lists it as mutating)
     asks, as the real tool would in a run: ``approve: none`` denies it, ``all`` runs it; a tool its source says
-    nothing of runs unasked (was: every stub ran, whatever its source's rule)."""
+    nothing of asks as a server's tool without a read-only hint does, unless the stub gives that hint
+    (``mutating: false``) (was: every stub ran, whatever its source's rule)."""
     (folders / "workflows" / "runbook.yaml").write_text(RUNBOOK)
-    (folders / "evals" / "runbook.yaml").write_text(RUNBOOK_SUITE.format(tool=tool, approve=approve))
+    (folders / "evals" / "runbook.yaml").write_text(RUNBOOK_SUITE.format(tool=tool, approve=approve, hint=hint))
     with ScriptedServer([using_the_named_tool] * 2) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test")

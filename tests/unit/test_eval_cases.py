@@ -28,10 +28,11 @@ from agent_runtime.evals import (
     junit,
     load_cases,
 )
+from agent_runtime.evals.approve import CaseApprover
 from agent_runtime.evals.cases import argument_text
 from agent_runtime.evals.checks import parse_verdict
 from agent_runtime.evals.generate import check_generator, generate
-from agent_runtime.evals.stubs import answer, stub_tools, without_stubbed
+from agent_runtime.evals.stubs import answer, known_tools, stub_problems, stub_tools, without_stubbed
 from agent_runtime.workflows import WorkflowError, apply_overrides, load_workflow
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -171,6 +172,48 @@ def test_stubs_keep_a_builtin_tools_schema_and_replace_whole_sources() -> None:
     assert "jql" in tool.parameters["properties"] and "JQL" in tool.description
     assert tool.invoke({"jql": "project = PAY"}) == "PAY-1: a"
     assert without_stubbed(triage, [Stub("jira_search", (StubRule("x"),))]).tools.builtin == ("jira_issue",)
+
+
+def test_a_stub_takes_its_tools_definition_and_a_stub_of_nothing_is_said() -> None:
+    triage = load_workflow("jira-triage", REPO / "workflows")
+    known = known_tools(triage)
+    said = stub_problems(triage, [
+        Stub("jira_issue", (StubRule("x"),), description="mine"), Stub("jira_serch", (StubRule("x"),)),
+        Stub("jira_search", (StubRule("x"),), extra=True), Stub("read_page", (StubRule("x"),), extra=True),
+    ], known)  # fmt: skip
+    assert said == {
+        "jira_issue": "description: a stub keeps the built-in tool's own (the model sees what it sees in a run); "
+        "remove it",
+        "jira_serch": "the workflow has no tool 'jira_serch'; did you mean 'jira_search'? (a tool only this case "
+        "has: extra: true)",
+        "jira_search": "extra: the workflow has this tool (built-in): a stub of it takes its definition",
+    }
+    answers = load_workflow("knowledge-answers", REPO / "workflows")  # read_only: [search, fetch]
+    [fetch] = stub_tools(answers, [Stub("notion_fetch", (StubRule("y"),), mutating=True)])
+    assert not fetch.mutating and not fetch.needs_approval()  # the source's lists win over the stub's hint
+
+
+@pytest.mark.parametrize(
+    ("approve", "why"),
+    [("some", "must be none, all, or a list"), ([{"tool": "t", "decision": "ok"}], "approve[0].decision: must be"),
+     ([{"decision": "approved"}], "approve[0]: must be a mapping with tool"),
+     ([{"tool": "t", "decision": "denied", "when": {"a": "("}}], "approve[0].when: '(' is not a regular")],
+)  # fmt: skip
+def test_a_bad_approve_is_said(tmp_path: Path, approve: Any, why: str) -> None:
+    found = problems(tmp_path, [{"name": "a", "message": "hi", "approve": approve}])
+    assert any(why in problem for problem in found), found
+
+
+def test_approve_rules_decide_call_by_call() -> None:
+    from agent_runtime.approvals import ApprovalRequest, Decision
+    from agent_runtime.evals.approve import ApproveRule
+
+    rules = CaseApprover((ApproveRule("mark", "denied", {"pr": "^#12$"}), ApproveRule("mark", "approved")))
+    asked = [ApprovalRequest("r", "c", tool, json.dumps(args), "h", 0.0) for tool, args in
+             [("mark", {"pr": "#12"}), ("mark", {"pr": "#14"}), ("other", {})]]  # fmt: skip
+    assert [rules.decide(request) for request in asked] == [
+        (Decision.DENIED, "the eval case (approve[0])"), (Decision.APPROVED, "the eval case (approve[1])"),
+        (Decision.DENIED, "the eval case (no approve rule for this call)")]  # fmt: skip
 
 
 def test_overrides_set_remove_and_swap_the_prompt() -> None:

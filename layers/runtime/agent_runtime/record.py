@@ -16,8 +16,11 @@ from .spend.ledger import BAD_USAGE, CUT_SHORT, Ledger, usage_problem
 E = TypeVar("E", bound=RunEvent)
 
 
-def new_run_id() -> str:
-    return f"run-{uuid.uuid4().hex[:16]}"
+EVAL_RUN_PREFIX = "eval-"  # an eval case's runs (evals/runner.py): runs stats leaves them out unless asked
+
+
+def new_run_id(prefix: str = "run-") -> str:
+    return f"{prefix}{uuid.uuid4().hex[:16]}"
 
 
 class RunStatus(StrEnum):

@@ -87,9 +87,9 @@ def _add_list(runs_commands: Commands) -> None:
     runs_list = runs_commands.add_parser(
         "list",
         help="list stored runs, newest first",
-        description="List stored runs, newest first: id, workflow, status, model calls, tokens, cost estimate (all "
-        "the run caused: its calls, compaction summaries and helpers), the helpers' share of it, "
-        "started. A run at work says running (a CLI run from its start); one whose process is gone without "
+        description="List stored runs, newest first: id (eval-… for an eval case's), workflow, status, model calls, "
+        "tokens, cost estimate (all the run caused: its calls, compaction summaries and helpers), the helpers' share "
+        "of it, started. A run at work says running (a CLI run from its start); one whose process is gone without "
         "ending it (killed, a second Ctrl-C) says interrupted. Reads the local store, or S3 + DynamoDB when "
         "AGENT_TABLE and AGENT_BUCKET are set.",
     )
@@ -107,22 +107,21 @@ def _add_stats(runs_commands: Commands) -> None:
         description="Add up the stored runs of a period, per workflow and trigger: runs, failures (a run that did "
         "not complete: failed, at a limit, suspended or waiting) and the runs a person stopped (`stopped`, counted "
         "apart: a stop is no failure), cost, tokens and the cached share, time to the first token and duration "
-        "(medians), tool calls, approvals and their "
-        "wait, ratings; then failures by reason, tool calls by tool and skill loads by skill — the figures the "
-        "stack's metrics and dashboard carry. Reads every run of the period from the store `runs list` reads; a "
-        "run whose record cannot be read is skipped and counted.",
+        "(medians), tool calls, approvals and their wait, ratings; then failures by reason, tool calls by tool and "
+        "skill loads by skill — the figures the stack's metrics and dashboard carry. Reads every run of the period "
+        "from the store `runs list` reads; a run whose record cannot be read is skipped and counted, and so are "
+        "eval cases' runs (tests, some failing on purpose: --evals counts them, as trigger eval).",
     )
     runs_stats.add_argument("--since", default="7d", metavar="WHEN", help="a span (7d, 24h, 30m, 2w) or a date")
     runs_stats.add_argument("--workflow", metavar="NAME", help="only this workflow's runs")
-    runs_stats.add_argument(
-        "--limit", type=int, metavar="N", help="only the newest N runs of the period, said so (default: every run)"
-    )
+    runs_stats.add_argument("--limit", type=int, metavar="N", help="only the newest N runs of the period, said so")
     runs_stats.add_argument(
         "--by",
         choices=("person", "team", "workflow"),
         help="one row per requester (their runs add up to the total), access group (a run counts in each of its "
         "requester's groups) or workflow, instead of per workflow and trigger",
     )
+    runs_stats.add_argument("--evals", action="store_true", help="count eval cases' runs too (as trigger eval)")
     runs_stats.add_argument("--json", action="store_true", help="the figures as JSON")
     runs_stats.set_defaults(handler=_cmd_stats)
 
@@ -240,7 +239,7 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
     start = since(args.since, datetime.now(UTC))
-    read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit)
+    read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit, evals=args.evals)
     if args.workflow and not read.runs:
         check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
     report = {
@@ -249,15 +248,14 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
         **add_up(read.runs, args.by),
         "unreadable": read.unreadable,
         "limited_to": args.limit if read.limited else None,
+        "evals_left_out": read.evals_left_out,
     }
     if args.json:
         print(inert.json_text(report))
         return 0
     print(f"{report['runs']} run(s) since {report['since']} in {report['store']}")
-    if read.limited:
-        print(f"only the newest {args.limit} (--limit): the period has more")
-    if read.unreadable:
-        print(f"{read.unreadable} run(s) could not be read (their records are damaged or gone): not counted")
+    for line in read.notes(args.limit):
+        print(line)
     print(table(report) if read.runs else "(none)")
     return 0
 

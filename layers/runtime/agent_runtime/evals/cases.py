@@ -18,11 +18,13 @@ from typing import Any
 
 import yaml
 
-from ..sections import Report, check_keys, choice, integer, text
+from ..sections import Report, check_keys, integer, text
+from .approve import Approve, ApproveRule, parse_approve
 from .exceptions import Problem, SuiteError
-from .expect import Expect, Judge, ToolExpect, parse_expect, search, strings, vetted
+from .expect import Expect, Judge, ToolExpect, parse_expect, search, strings
+from .stub_spec import Stub, StubRule, parse_stubs
 
-__all__ = ["Case", "Expect", "Judge", "Stub", "StubRule", "ToolExpect", "search"]
+__all__ = ["ApproveRule", "Case", "Expect", "Judge", "Stub", "StubRule", "ToolExpect", "search"]
 
 CASE_KEYS = (
     "name",
@@ -50,27 +52,6 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 
 
 @dataclass(frozen=True)
-class StubRule:
-    """One canned answer: used when every ``when`` regex matches its argument (as JSON text)."""
-
-    returns: str
-    when: Mapping[str, str] = field(default_factory=dict)
-    error: bool = False
-    pad_tokens: int = 0  # filler text after the answer: a tool that returns a lot (a long tool loop's pages)
-
-
-@dataclass(frozen=True)
-class Stub:
-    """Stands in for a declared tool of the same name (MCP, OpenAPI, built-in), or adds one."""
-
-    name: str
-    rules: tuple[StubRule, ...]
-    description: str | None = None
-    parameters: Mapping[str, Any] | None = None  # None: the built-in's own, else any JSON object
-    mutating: bool = False
-
-
-@dataclass(frozen=True)
 class FileSpec:
     """An attachment: a file beside the suite (``path``), or one made for the case (``generate``)."""
 
@@ -91,9 +72,10 @@ class Case:
     repeat: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
     stubs: tuple[Stub, ...] = ()
-    approve: str = "none"
+    approve: Approve = "none"  # none, all, or the decisions call by call
     tags: tuple[str, ...] = ()
     variant: str = ""  # the matrix cell, such as "context.context_budget=8000"
+    at: str = ""  # where it is in its suite file, such as "cases[2] (deploy-window)"
 
     @property
     def id(self) -> str:
@@ -162,7 +144,7 @@ def _load_file(path: Path, workflow: str, problems: list[Problem]) -> list[Case]
 
         case = parse_case(merged, path, _workflow_ref(data.get("workflow"), path, workflow), report)
         if case is not None:
-            out += expand_matrix(case, merged.get("matrix"), report)
+            out += expand_matrix(replace(case, at=where), merged.get("matrix"), report)
     return out
 
 
@@ -237,8 +219,8 @@ def parse_case(data: Mapping[str, Any], suite: Path, workflow: str, report: Repo
         origin=_origin(data.get("origin", "cli"), before),
         repeat=integer("", data, "repeat", 1, before, low=1, high=100),
         settings=_settings(data.get("set") or {}, "set", before),
-        stubs=tuple(_stubs(data.get("stubs") or {}, before)),
-        approve=choice("", data, "approve", ("none", "all"), "none", before) or "none",
+        stubs=tuple(parse_stubs(data.get("stubs") or {}, before)),
+        approve=parse_approve(data.get("approve"), before),
         tags=tuple(strings(data.get("tags") or [], "tags", before)),
     )
     return None if before.count else case
@@ -360,49 +342,3 @@ def _files(value: Any, suite: Path, report: Report) -> list[FileSpec]:
         else:
             report(where, "must be a path, or a mapping with name and generate")
     return specs
-
-
-def _stubs(value: Any, report: Report) -> list[Stub]:
-    if not isinstance(value, Mapping):
-        report("stubs", "must map tool names to what they return")
-        return []
-    return [stub for name, spec in value.items() if (stub := _stub(str(name), spec, report)) is not None]
-
-
-def _stub(name: str, spec: Any, report: Report) -> Stub | None:
-    where = f"stubs.{name}"
-    if isinstance(spec, str):
-        return Stub(name, (StubRule(spec),))
-    if isinstance(spec, list):
-        spec = {"rules": spec}
-    if not isinstance(spec, Mapping):
-        report(where, "must be the text it returns, a list of rules, or {returns | rules, description, parameters}")
-        return None
-    check_keys(where, spec, ("returns", "error", "rules", "description", "parameters", "mutating"), report)
-    raw_rules = spec.get("rules") or (
-        [{"returns": spec["returns"], "error": spec.get("error", False)}] if "returns" in spec else []
-    )
-    rules = [rule for i, r in enumerate(raw_rules) if (rule := _rule(r, f"{where}.rules[{i}]", report)) is not None]
-    if not rules:
-        report(where, "needs returns, or rules with returns")
-        return None
-    parameters = spec.get("parameters")
-    if parameters is not None and not (isinstance(parameters, Mapping) and parameters.get("type") == "object"):
-        report(f"{where}.parameters", "must be a JSON Schema of type object")
-        parameters = None
-    description = spec.get("description")
-    return Stub(name, tuple(rules), str(description) if description else None, parameters, spec.get("mutating") is True)
-
-
-def _rule(value: Any, where: str, report: Report) -> StubRule | None:
-    if not isinstance(value, Mapping) or not isinstance(value.get("returns"), str):
-        report(where, "must be a mapping with returns (text), and optional when: {argument: regex} and error")
-        return None
-    check_keys(where, value, ("returns", "when", "error", "pad_tokens"), report)
-    pad = integer(where, value, "pad_tokens", 0, report, low=0, high=200_000)
-    when = value.get("when") or {}
-    if not isinstance(when, Mapping):
-        report(f"{where}.when", "must map argument names to regular expressions")
-        return None
-    patterns = {str(k): p for k, v in when.items() for p in vetted(str(v), f"{where}.when", report)}
-    return StubRule(value["returns"], patterns, value.get("error") is True, pad)

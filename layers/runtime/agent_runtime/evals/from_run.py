@@ -24,7 +24,9 @@ from ..stores import RunStore, StoreFileStore
 from ..stores.runs import run_partition, thread_partition
 from ..views.run import StoredRun
 from ..workflows import load_workflow
+from .approve import approve_setting, decisions
 from .cases import argument_text
+from .stubs import Known, known_tools, source_of
 
 POINTER = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
 KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
@@ -56,10 +58,13 @@ def case_from_run(
     attached = _attachments(record, files, folder / "files" / name)
     if attached:
         case["files"] = [str(path.relative_to(folder)) for path in attached]
-    own = _runtime_tools(workflow, config)
-    stubs = _stubs(messages, own)
+    own, known = _runtime_tools(workflow, config)
+    decided = decisions(messages, checkpoint[0].context)
+    stubs = _stubs(messages, own, decided, known, _mutating(runs, record, thread))
     if stubs:
         case["stubs"] = stubs
+    if decided:
+        case["approve"] = approve_setting(decided)
     case["expect"] = _expect(record, case, own, messages)
     folder.mkdir(parents=True, exist_ok=True)
     target.write_text(_header(record, run_id) + _dump({"cases": [case]}), encoding="utf-8")
@@ -97,14 +102,27 @@ def _attachments(record: StoredRun, files: FileStore, folder: Path) -> list[Path
     return written
 
 
-def _runtime_tools(workflow: str, config: RuntimeConfig) -> set[str]:
+def _runtime_tools(workflow: str, config: RuntimeConfig) -> tuple[set[str], Known]:
+    """The runtime's own tool names (never stubbed), and the workflow's tools as a stub finds them."""
     library = SkillLibrary(config.skills_dir)
     loaded = load_workflow(workflow, config.workflows_dir, skill_names=library.names())
-    return {*default_tools(loaded, library).names(), "python", "subagent"}
+    return {*default_tools(loaded, library).names(), "python", "subagent"}, known_tools(loaded, skills=library)
 
 
-def _stubs(messages: list[Any], own: set[str]) -> dict[str, Any]:
-    """Each external tool's answers in this run, keyed by its exact arguments."""
+def _mutating(runs: RunStore, record: StoredRun, thread: str | None) -> dict[str, bool]:
+    """Whether each tool called in the thread's runs was mutating, as the run saw it (a server's hint)."""
+    records = [record] + [
+        found for row in (runs.list_runs(thread_id=thread) if thread else []) if (found := runs.load_run(row.run_id))
+    ]
+    return {call.name: call.mutating for stored in records for call in stored.tool_calls if call.executed}
+
+
+def _stubs(
+    messages: list[Any], own: set[str], decided: dict[str, Any], known: Known, mutating: dict[str, bool]
+) -> dict[str, Any]:
+    """Each external tool's answers in this run, keyed by its exact arguments (a call that never ran, denied or
+    expired, has none). A tool the workflow defines is stubbed by its answers alone; a source's (an MCP
+    server's) gets the parameters and ``mutating`` the run saw; one the workflow no longer has is ``extra``."""
     results = {m.get("tool_call_id"): text_of(m) for m in messages if m["role"] == "tool"}
     stubs: dict[str, Any] = {}
     for message in messages:
@@ -116,12 +134,25 @@ def _stubs(messages: list[Any], own: set[str]) -> dict[str, Any]:
                 args = json.loads(call["function"]["arguments"] or "{}")
             except ValueError:
                 continue
+            stub = stubs.setdefault(name, _defined(name, known, mutating))
+            if "parameters" in stub:
+                stub["parameters"]["properties"].update({k: {"type": _json_type(v)} for k, v in args.items()})
+            if decided.get(call["id"], {}).get("decision", "approved") != "approved":
+                continue
             when = {k: f"^{re.escape(argument_text(v))}$" for k, v in args.items()}
-            stub = stubs.setdefault(name, {"parameters": {"type": "object", "properties": {}}, "rules": []})
-            stub["parameters"]["properties"].update({k: {"type": _json_type(v)} for k, v in args.items()})
-            rules = stub["rules"]
-            rules.append({"when": when, "returns": results[call["id"]]} if when else {"returns": results[call["id"]]})
+            rule = {"when": when, "returns": results[call["id"]]} if when else {"returns": results[call["id"]]}
+            stub["rules"].append(rule)
+    for stub in stubs.values():  # every call of it was refused: it answers none (the approve rules refuse them)
+        stub["rules"] = stub["rules"] or [{"returns": "the run this case came from never ran this call", "error": True}]
     return stubs
+
+
+def _defined(name: str, known: Known, mutating: dict[str, bool]) -> dict[str, Any]:
+    if name in known.tools or name in known.made_in_run:
+        return {"rules": []}
+    schema = {"parameters": {"type": "object", "properties": {}}}
+    extra = {} if source_of(known.sources, name) else {"extra": True}
+    return {**extra, **schema, **({"mutating": mutating[name]} if name in mutating else {}), "rules": []}
 
 
 def _json_type(value: Any) -> str:

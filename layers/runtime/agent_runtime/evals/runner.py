@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ..approvals.approvers import FixedApprover
 from ..config import RuntimeConfig
 from ..context.counter import estimate_usage
 from ..errors import AgentRuntimeError, ConfigError
@@ -29,7 +28,7 @@ from ..hooks import Hook
 from ..messages import Message
 from ..models import ModelRequest, ModelResponse
 from ..models.prices import Prices, prices_for
-from ..record import RunRecord, RunState, new_run_id
+from ..record import EVAL_RUN_PREFIX, RunRecord, RunState, new_run_id
 from ..runtime import Services, build_agent, deployed, open_model, workflow_sandbox
 from ..skills import SkillLibrary
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore
@@ -38,10 +37,12 @@ from ..stores.runs import run_partition, thread_partition
 from ..tools import Tool, ToolOutcome
 from ..toolsets import ToolEnv
 from ..workflows import Workflow, load_workflow
+from .approve import CaseApprover
 from .cases import MAX_JOBS, Case, Judge
 from .checks import CheckResult, Observed, evaluate, judge_messages, parse_verdict
+from .exceptions import Problem, SuiteError
 from .generate import generate
-from .stubs import stub_tools, without_stubbed
+from .stubs import known_tools, stub_problems, stub_tools, without_stubbed
 
 MAX_PARALLEL = 64  # attempts at once (each holds a model connection and a run's memory)
 
@@ -163,9 +164,26 @@ class Runner:
             raise ConfigError(f"{total:,} attempts ({len(cases):,} cases with their repeats); at most {MAX_JOBS:,}")
         if not 1 <= self.options.parallel <= MAX_PARALLEL:
             raise ConfigError(f"--parallel is 1 to {MAX_PARALLEL}")
+        self.check_stubs(cases)
         jobs = ((case, i) for case in cases for i in range(self.options.repeat or case.repeat))
         with ThreadPoolExecutor(max_workers=self.options.parallel) as pool:
             return list(pool.map(lambda job: self._attempt(*job), jobs))
+
+    def check_stubs(self, cases: Sequence[Case]) -> None:
+        """Before anything runs: every stub names a tool of its case's workflow (else a SuiteError naming the one
+        meant). A case whose workflow cannot be loaded is left to its attempt, which says why it cannot run."""
+        problems: dict[str, Problem] = {}
+        for case in cases:
+            try:
+                workflow = self._workflow(case)
+                known = known_tools(workflow, ToolEnv.from_env(origin=case.origin), self.skills)
+            except AgentRuntimeError:
+                continue
+            for name, why in stub_problems(workflow, case.stubs, known).items():
+                problem = Problem(str(case.suite), f"{case.at or case.name}.stubs.{name}", why)
+                problems.setdefault(str(problem), problem)  # a matrix's cells say it once
+        if problems:
+            raise SuiteError(list(problems.values()))
 
     def _attempt(self, case: Case, index: int) -> Attempt:
         attempt = Attempt(case, index)
@@ -190,18 +208,19 @@ class Runner:
         loaded = load_workflow(
             case.workflow, self.config.workflows_dir, skill_names=self.skills.names(), overrides=settings
         )
-        return without_stubbed(deployed(loaded, self.config), case.stubs)
+        return deployed(loaded, self.config)
 
     def _turns(self, case: Case, workflow: Workflow, attempt: Attempt) -> None:
         threads = ThreadStore(self.store)
         thread = f"eval-{_slug(case.id)}-{attempt.index}-{uuid.uuid4().hex[:8]}" if len(case.turns) > 1 else None
-        first = new_run_id()
+        first = new_run_id(EVAL_RUN_PREFIX)
         files = StoreFileStore(self.store, thread_partition(thread) if thread else run_partition(first))
         self._attach(case, files)
-        tools = stub_tools(workflow, case.stubs)
         env = ToolEnv.from_env(origin=case.origin)
+        tools = stub_tools(workflow, case.stubs, env=env, skills=self.skills)
+        workflow = without_stubbed(workflow, case.stubs)  # the sources the stubs cover are never connected
         for number, message in enumerate(case.turns):
-            run_id = first if number == 0 else new_run_id()
+            run_id = first if number == 0 else new_run_id(EVAL_RUN_PREFIX)
             state, version = threads.load(thread) if thread else (None, None)
             record = self._one_run(workflow, message, files, state, run_id, thread, tools, env, attempt)
             attempt.add(record)
@@ -220,8 +239,7 @@ class Runner:
         env: ToolEnv,
         attempt: Attempt,
     ) -> RunRecord:
-        approve = attempt.case.approve
-        approver = FixedApprover(approve == "all", f"the eval case (approve: {approve})")
+        approver = CaseApprover(attempt.case.approve)
         with (
             open_model(workflow, self.config, notice=io.StringIO()) as model,
             workflow_sandbox(workflow, self.config) as sandbox,

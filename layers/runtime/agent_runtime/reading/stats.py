@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import inert
 from ..errors import ConfigError
+from ..record import EVAL_RUN_PREFIX
 from ..stores import RunStore
 from ..stores.exceptions import StoreError
 from ..views.parsing import Unreadable
@@ -64,25 +65,44 @@ class Gathered:
     runs: list[tuple[Figures, tuple[Rating, ...]]]
     unreadable: int = 0
     limited: bool = False
+    evals_left_out: int = 0  # an eval's runs of the period, not counted (``evals``: counted, as trigger eval)
+
+    def notes(self, limit: int | None) -> list[str]:
+        """What the figures leave out, a line each: runs past ``limit``, unreadable records, eval cases' runs."""
+        said = [
+            (self.limited, f"only the newest {limit} (--limit): the period has more"),
+            (
+                self.unreadable,
+                f"{self.unreadable} run(s) could not be read (their records are damaged or gone): not counted",
+            ),
+            (self.evals_left_out, f"{self.evals_left_out} run(s) of eval cases left out (--evals counts them)"),
+        ]
+        return [line for due, line in said if due]
 
 
-def gather(runs: RunStore, start: datetime, *, workflow: str | None = None, limit: int | None = None) -> Gathered:
+def gather(
+    runs: RunStore, start: datetime, *, workflow: str | None = None, limit: int | None = None, evals: bool = False
+) -> Gathered:
     """Every run that started since ``start``, newest first, to the period's first (``limit``: the newest N only,
-    and said). A run whose record cannot be read is counted as such, and the report goes on."""
+    and said). A run whose record cannot be read is counted as such, and the report goes on. An eval's runs are
+    tests, not the workflows' work (their failures are often meant): left out and counted, unless ``evals``."""
     found: list[tuple[Figures, tuple[Rating, ...]]] = []
-    unreadable = 0
+    unreadable = left_out = 0
     for run_id, when in runs.started():
         if started(when) < start:
             break
+        if run_id.startswith(EVAL_RUN_PREFIX) and not evals:
+            left_out += 1
+            continue
         try:
             run = _read(runs, run_id, workflow)
         except (StoreError, Unreadable):  # the item unreadable, or a record that does not read as a run
             unreadable += 1
             continue
         if run is not None and limit is not None and len(found) >= limit:  # one more of the period: say so
-            return Gathered(found, unreadable, limited=True)
+            return Gathered(found, unreadable, limited=True, evals_left_out=left_out)
         found += [run] if run is not None else []
-    return Gathered(found, unreadable)
+    return Gathered(found, unreadable, evals_left_out=left_out)
 
 
 def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, tuple[Rating, ...]] | None:
@@ -94,7 +114,7 @@ def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, t
         return None
     event = runs.load_event(run_id)
     if event is None:
-        return figures(run, "cli"), run.feedback
+        return figures(run, "eval" if run_id.startswith(EVAL_RUN_PREFIX) else "cli"), run.feedback
     return figures(run, event.source, requester_of(event.source, event.user)), run.feedback
 
 

@@ -65,9 +65,13 @@ class ToolRegistry:
         self._tools[item.name] = item
 
     def replace(self, item: Tool) -> None:
-        """Put ``item`` in place of the tool of its name (an eval's stub), or add it. A stand-in for a deferred tool
-        stays deferred: it is found as the tool it replaces would be."""
+        """Put ``item`` in place of the tool of its name, or add it. A stand-in for a deferred tool stays deferred.
+        An eval's stub is offered and asked for as the tool it replaces (its description, schema, ``mutating`` and
+        approval: an MCP server's tool is known only once connected); only what it returns is its own."""
         old = self._tools.get(item.name)
+        if old is not None and item.stub and not old.stub:
+            kept = ("description", "parameters", "mutating", "approval")
+            item = dataclasses.replace(item, **{key: getattr(old, key) for key in kept})
         self._tools[item.name] = dataclasses.replace(item, deferred=True) if old and old.deferred else item
 
     def get(self, name: str) -> Tool | None:
