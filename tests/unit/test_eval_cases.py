@@ -29,8 +29,8 @@ from agent_runtime.evals import (
     load_cases,
 )
 from agent_runtime.evals.approve import CaseApprover
-from agent_runtime.evals.cases import argument_text
 from agent_runtime.evals.checks import parse_verdict
+from agent_runtime.evals.expect import argument_text
 from agent_runtime.evals.generate import check_generator, generate
 from agent_runtime.evals.stubs import answer, known_tools, stub_problems, stub_tools, without_stubbed
 from agent_runtime.workflows import WorkflowError, apply_overrides, load_workflow

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..approvals.gate import ApprovalRequest, Decision
 from ..sections import Report, check_keys
-from .expect import search, vetted
+from .expect import argument_text, search, vetted
 
 DECISIONS = ("approved", "denied", "expired")
 
@@ -83,21 +83,28 @@ def _arguments(summary: str) -> dict[str, Any]:
 
 
 def _matches(when: Mapping[str, str], arguments: Mapping[str, Any]) -> bool:
-    from .cases import argument_text
-
     try:
         return all(search(pattern, argument_text(arguments.get(key))) for key, pattern in when.items())
     except TimeoutError:  # a pattern that backtracks decides nothing: the call is denied
         return False
 
 
-def decisions(messages: list[Any], context: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class Decided:
+    """A call a person decided: its tool, its arguments (None when they are not JSON) and the decision."""
+
+    tool: str
+    arguments: Any
+    decision: str  # approved | denied | expired
+
+
+def decisions(messages: list[Any], context: Mapping[str, Any]) -> dict[str, Decided]:
     """Each call of a stored thread a person decided (approved, denied, or let expire), by call id: its tool,
     its arguments (as parsed; None when they are not JSON) and the decision."""
     from ..approvals.gate import APPROVALS
 
     entries = APPROVALS.get(context)
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Decided] = {}
     for message in messages:
         for call in message.get("tool_calls") or []:
             entry, name = entries.get(call["id"]), call["function"]["name"]
@@ -107,25 +114,24 @@ def decisions(messages: list[Any], context: Mapping[str, Any]) -> dict[str, dict
                 arguments = json.loads(call["function"]["arguments"] or "{}")
             except ValueError:
                 arguments = None
-            found[call["id"]] = {"tool": name, "arguments": arguments, "decision": entry["status"]}
+            found[call["id"]] = Decided(name, arguments, entry["status"])
     return found
 
 
-def approve_setting(decided: Mapping[str, Mapping[str, Any]]) -> Any:
+def approve_setting(decided: Mapping[str, Decided]) -> Any:
     """The ``approve`` that replays these decisions: ``all`` or ``none`` when they agree, else a rule per call,
     keyed by its exact arguments (a secret-looking one is left out: the approver is shown it as ***)."""
     import re
 
     from ..approvals.gate import SECRET_KEYS
-    from .cases import argument_text
 
-    said = {entry["decision"] for entry in decided.values()}
+    said = {entry.decision for entry in decided.values()}
     if said in ({"approved"}, {"denied"}):
         return "all" if said == {"approved"} else "none"
     rules = []
     for entry in decided.values():
-        arguments = entry["arguments"] if isinstance(entry["arguments"], dict) else {}
+        arguments = entry.arguments if isinstance(entry.arguments, dict) else {}
         shown = {k: v for k, v in arguments.items() if not any(word in k.lower() for word in SECRET_KEYS)}
         when = {k: f"^{re.escape(argument_text(v))}$" for k, v in shown.items()}
-        rules.append({"tool": entry["tool"], **({"when": when} if when else {}), "decision": entry["decision"]})
+        rules.append({"tool": entry.tool, **({"when": when} if when else {}), "decision": entry.decision})
     return rules

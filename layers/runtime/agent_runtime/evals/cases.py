@@ -8,7 +8,6 @@ workflow's external tools, settings (``set``, ``matrix``), ``repeat``, and what 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -80,11 +79,6 @@ class Case:
     @property
     def id(self) -> str:
         return f"{self.name}[{self.variant}]" if self.variant else self.name
-
-
-def argument_text(value: Any) -> str:
-    """A tool argument as the text ``when`` and ``args`` patterns match: strings as they are, the rest as JSON."""
-    return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def suite_files(workflow: str, evals_dir: Path) -> list[Path]:

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Message, system, user
-from .cases import argument_text
-from .expect import Expect, Judge, ToolExpect, search
+from .expect import Expect, Judge, ToolExpect, argument_text, search
 
 JUDGE_PROMPT = """\
 You are grading an assistant's answer for an automated evaluation. Read the rubric, the request and the answer.

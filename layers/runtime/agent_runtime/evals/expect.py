@@ -3,6 +3,7 @@ patterns they (and stubs' ``when``) use, bounded in how long one may take on one
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,3 +181,8 @@ def _judge(value: Any, report: Report) -> Judge | None:
     rubric = text("expect.judge", value, "rubric", report)
     model = text("expect.judge", value, "model", report, required=False)
     return Judge(rubric, model) if rubric else None
+
+
+def argument_text(value: Any) -> str:
+    """A tool argument as the text ``when`` and ``args`` patterns match: strings as they are, the rest as JSON."""
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

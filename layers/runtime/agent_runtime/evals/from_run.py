@@ -24,8 +24,8 @@ from ..stores import RunStore, StoreFileStore
 from ..stores.runs import run_partition, thread_partition
 from ..views.run import StoredRun
 from ..workflows import load_workflow
-from .approve import approve_setting, decisions
-from .cases import argument_text
+from .approve import Decided, approve_setting, decisions
+from .expect import argument_text
 from .stubs import Known, known_tools, source_of
 
 POINTER = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
@@ -118,7 +118,7 @@ def _mutating(runs: RunStore, record: StoredRun, thread: str | None) -> dict[str
 
 
 def _stubs(
-    messages: list[Any], own: set[str], decided: dict[str, Any], known: Known, mutating: dict[str, bool]
+    messages: list[Any], own: set[str], decided: dict[str, Decided], known: Known, mutating: dict[str, bool]
 ) -> dict[str, Any]:
     """Each external tool's answers in this run, keyed by its exact arguments (a call that never ran, denied or
     expired, has none). A tool the workflow defines is stubbed by its answers alone; a source's (an MCP
@@ -137,7 +137,7 @@ def _stubs(
             stub = stubs.setdefault(name, _defined(name, known, mutating))
             if "parameters" in stub:
                 stub["parameters"]["properties"].update({k: {"type": _json_type(v)} for k, v in args.items()})
-            if decided.get(call["id"], {}).get("decision", "approved") != "approved":
+            if call["id"] in decided and decided[call["id"]].decision != "approved":
                 continue
             when = {k: f"^{re.escape(argument_text(v))}$" for k, v in args.items()}
             rule = {"when": when, "returns": results[call["id"]]} if when else {"returns": results[call["id"]]}

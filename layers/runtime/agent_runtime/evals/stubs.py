@@ -27,7 +27,8 @@ from ..tools.decorator import external_tool
 from ..toolsets import ToolEnv
 from ..workflows import Workflow
 from ..workflows.tools import McpServerSettings, OpenApiSettings
-from .cases import Stub, argument_text, search
+from .cases import Stub, search
+from .expect import argument_text
 
 Source = McpServerSettings | OpenApiSettings
 
