@@ -66,8 +66,8 @@ def test_a_cli_person_is_local_login_and_a_stop_recorded_as_cli_login_still_read
     as the run acts for and is counted for; a record written when stops said ``cli:<login>`` reads as written."""
     import getpass
 
+    from agent_runtime.cli.common import login
     from agent_runtime.cli.oauth import me
-    from agent_runtime.cli.running import login
     from agent_runtime.reading.figures import figures
     from agent_runtime.reading.show import transcript
     from agent_runtime.reading.stats import add_up

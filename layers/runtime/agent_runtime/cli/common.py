@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -205,3 +206,13 @@ def check_workflow(name: str, config: RuntimeConfig, *, strict: bool = True) -> 
         resolve_workflow_path(name, config.workflows_dir)
     elif meant_workflow(name, config.workflows_dir) is not None:
         raise ConfigError(unknown_workflow(name, config.workflows_dir))
+
+
+def login() -> str:
+    """You, as a person: ``local:<login>`` — who a stop from here (``runs stop``, Ctrl-C) is by, whom a CLI run acts
+    for (its connections) and is counted for (``runs stats --by person``); one name for all of them. Records
+    written before say ``cli:<login>`` for a stop: shown as they were written."""
+    try:
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name for this uid (a container): still someone
+        return "local:someone"

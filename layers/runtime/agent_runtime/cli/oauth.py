@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import RuntimeConfig
 from ..events import ActsFor
 from ..hooks import Hook
-from .common import Commands
-from .running import login
+from .common import Commands, login
 
 if TYPE_CHECKING:
     from ..identity import Asked, Connections, Need
@@ -58,7 +57,7 @@ def add(commands: Commands) -> None:
     revoke.set_defaults(handler=run_revoke)
 
 
-me = login  # you, as a person: ``local:<login>`` (one name for a CLI person: running.login)
+me = login  # you, as a person: ``local:<login>`` (one name for a CLI person: common.login)
 
 
 class ActingForYou(Hook):

@@ -34,6 +34,7 @@ from .common import (
     EXIT_CODES,
     approver,
     load_files,
+    login,
     message_text,
     print_outcome,
     program,
@@ -41,7 +42,7 @@ from .common import (
     store_location,
 )
 from .oauth import ActingForYou, terminal_connections
-from .running import EXIT_INTERRUPTED, CtrlC, Started, login, stop_check
+from .running import EXIT_INTERRUPTED, CtrlC, Started, stop_check
 
 
 def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:

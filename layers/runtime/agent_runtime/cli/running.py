@@ -11,7 +11,6 @@ A run whose process is gone without ending it (killed, or that second Ctrl-C) re
 from __future__ import annotations
 
 import dataclasses
-import getpass
 import os
 import signal
 import threading
@@ -23,7 +22,6 @@ from .. import events as ev
 from ..events import now_iso
 from ..record import RunRecord, RunState, RunStatus, with_earlier
 from ..stopping import StopCheck, StopRequest
-from ..stores.hook import kept_so_far
 from ..stores.running import Process, Started, gone
 
 __all__ = [
@@ -37,7 +35,6 @@ __all__ = [
     "cut_off",
     "gone",
     "interrupted",
-    "login",
     "so_far",
     "stop_check",
 ]
@@ -56,16 +53,6 @@ QUIT = "agent-runtime: quit mid-step: `runs list` shows the run interrupted; its
 def stop_check(runs: RunStore, run_id: str) -> StopCheck:
     """The run's stop check, as a deployed run's (``service/worker.py``), read more often: a local file."""
     return StopCheck(lambda: runs.stop_request(run_id), interval=CHECK_SECONDS)
-
-
-def login() -> str:
-    """You, as a person: ``local:<login>`` — who a stop from here (``runs stop``, Ctrl-C) is by, whom a CLI run acts
-    for (its connections) and is counted for (``runs stats --by person``); one name for all of them. Records
-    written before say ``cli:<login>`` for a stop: shown as they were written."""
-    try:
-        return f"local:{getpass.getuser()}"
-    except (KeyError, OSError):  # no login name for this uid (a container): still someone
-        return "local:someone"
 
 
 class CtrlC:
@@ -112,6 +99,8 @@ def so_far(runs: RunStore, row: RunRow) -> tuple[RunRecord, RunState | None]:
     record.started_at = row.started_at
     checkpoint = runs.load_checkpoint(record.run_id)
     if checkpoint is not None:
+        from ..stores.hook import kept_so_far  # the agent's hook (its tools: pydantic), not for every command
+
         kept_so_far(record, checkpoint[0])
     return record, checkpoint[0] if checkpoint else None
 

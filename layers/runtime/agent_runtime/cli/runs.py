@@ -17,8 +17,8 @@ from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
-from .common import Commands, check_workflow, runs_store, store_location
-from .running import as_listed, close, gone, interrupted, login
+from .common import Commands, check_workflow, login, runs_store, store_location
+from .running import as_listed, close, gone, interrupted
 
 if TYPE_CHECKING:
     from ..stores import RunStore
