@@ -42,11 +42,17 @@ def percentile(values: list[float], q: float) -> float:
 
 
 FLOOR = "import boto3; boto3.client('sqs')"
-# label, function, what is imported, target (x the floor, issue 49). The worker leaves the agent (openai, the context
-# engine, the tools) to its first run: SnapStart's priming loads it before the snapshot, an on-demand start pays it
-# in its first run; the last row is that sum.
+# label, function, what is imported, target (x the floor, issue 49). The webhook leaves the workflows (their YAML, the
+# loader, the workflow model) to its first request, and the worker the agent (openai, the context engine, the tools)
+# to its first run: SnapStart's priming loads them before the snapshot, an on-demand start pays them then; the
+# "+" rows are those sums.
+WORKFLOWS = (
+    "from agent_runtime.config import RuntimeConfig; from agent_runtime.triggers.config import WorkflowsWhenUsed; "
+    "assert len(WorkflowsWhenUsed(RuntimeConfig.from_env()))"
+)
 ROWS = (
     ("webhook", "WebhookFunction", "import app", 1.5),
+    ("+ flows", "WebhookFunction", f"import app; {WORKFLOWS}", None),
     ("worker", "WorkerFunction", "import app", 3.0),
     ("+ agent", "WorkerFunction", "import app; import agent_runtime.runtime", None),
 )

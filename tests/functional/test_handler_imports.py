@@ -65,12 +65,13 @@ def test_the_webhook_init_loads_no_run_record_slack_client_or_agent() -> None:
     # Nor Powertools' event handler: its package imports every resolver it has (AppSync, Bedrock, asyncio); the
     # webhook's routes are service/_http.py's, and no request loads it later either.
     assert among(modules, ("aws_lambda_powertools.event_handler", "asyncio")) == []
-    # Nor the workflows' YAML and loader (read by the first request; before the snapshot under SnapStart), nor the
-    # access rules' tool hook and budgets (admission needs the rules alone).
+    # Nor the workflows' YAML, loader and model (read by the first request; before the snapshot under SnapStart),
+    # nor the access rules' tool hook and budgets (admission needs the rules alone).
     # Nor the OAuth flow and its HTTP client (loaded by the first link a person follows).
     late = (
         "yaml",
         "agent_runtime.workflows.loader",
+        "agent_runtime.workflows.schema",  # the workflow model: the routes name it in annotations only
         "agent_runtime.access.hook",
         "agent_runtime.identity.flow",
         "httpx2",

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
-from ..workflows import Workflow
 from .principal import Directory, DirectoryError, NoDirectory, Requester, looked_up, statically_in
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,12 +37,12 @@ from ..triggers.payload import raw_body
 from ..triggers.queue import EventQueue, SqsQueue
 from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
 from ..triggers.signed import Delivery
-from ..workflows import Workflow
 from ._http import Response, Router, json_response
 from .oauth import OAuthRoutes
 
 if TYPE_CHECKING:
     from ..identity.flow import ConnectFlow
+    from ..workflows import Workflow
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
 DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too

@@ -3,11 +3,15 @@ answers nowhere: the caller reads the run's record."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..access import Requester
 from ..inbound import TriggerEvent
 from ..triggers import api
-from ..workflows import Workflow
 from .base import Intake, Request, Source
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 
 class Api(Source):

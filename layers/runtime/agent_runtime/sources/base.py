@@ -29,11 +29,11 @@ from ..triggers.exceptions import RejectedRequest
 from ..triggers.payload import raw_body
 from ..triggers.queued import StopMessage
 from ..triggers.signed import Delivery
-from ..workflows import Workflow
 
 if TYPE_CHECKING:
     from ..chat.channels import Channel
     from ..chat.replies import JiraReplier, SlackReplier
+    from ..workflows import Workflow
 
 
 class Routed(Protocol):

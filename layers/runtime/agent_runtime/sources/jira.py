@@ -12,11 +12,11 @@ from ..access import Requester
 from ..inbound import TriggerEvent
 from ..triggers import jira
 from ..triggers.queued import DECISIONS
-from ..workflows import Workflow
 from .base import Chat, Intake, Request, Routed, Source, safe
 
 if TYPE_CHECKING:
     from ..chat.channels import Channel
+    from ..workflows import Workflow
 
 DECISION = re.compile(r"^\s*(approve|approved|deny|denied)(?:\s+([0-9a-f]{6}))?\s*[.!]?\s*$", re.IGNORECASE)
 

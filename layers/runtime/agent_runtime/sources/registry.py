@@ -4,10 +4,13 @@ webhook's ``create_app``): the one that owns an event, and the first workflow it
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..workflows import Workflow
 from .base import Routed, Source, first_match
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 UNKNOWN = Source()  # an event of no registered source (stored by a deployment that had it): the defaults
 

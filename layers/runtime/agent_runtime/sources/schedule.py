@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from ..access import Requester
 from ..inbound import TriggerEvent
-from ..workflows import Workflow
 from .base import Chat, Source
 
 if TYPE_CHECKING:
     from ..chat.channels import Channel
+    from ..workflows import Workflow
 
 
 class Schedule(Source):

@@ -5,14 +5,18 @@ the runs channel say what it did."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..access import Requester
 from ..inbound import Ignored, TriggerEvent
 from ..triggers import signed
 from ..triggers.config import TriggerConfig
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.handshakes import Handshakes
-from ..workflows import Workflow
 from .base import Intake, Request, Source, safe
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 
 class SignedWebhook(Source):

@@ -16,11 +16,11 @@ from ..inbound import Ignored, PaneEvent, TriggerEvent
 from ..triggers import slack
 from ..triggers.exceptions import RejectedRequest
 from ..triggers.queued import DisconnectMessage, PaneMessage, StopMessage
-from ..workflows import Workflow
 from .base import Chat, Intake, Queued, Request, Routed, Source, first_match, safe
 
 if TYPE_CHECKING:
     from ..chat.channels import Channel
+    from ..workflows import Workflow
 
 
 class SlackMention(Source):

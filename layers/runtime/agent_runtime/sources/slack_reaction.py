@@ -8,13 +8,16 @@ message, its files, and its thread, where the answer goes as a mention's would a
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..inbound import TriggerEvent
 from ..triggers import slack
 from ..triggers.queued import StopMessage
-from ..workflows import Workflow
 from .base import Chat, Routed
 from .slack_mention import SlackMention, in_channel, names_channel
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 
 class SlackReaction(SlackMention):

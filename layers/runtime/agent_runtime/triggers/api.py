@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import secrets as token_source
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..inbound import TriggerEvent
 from ..stores.ids import check_thread_id
-from ..workflows import Workflow
 from . import fields
 from .config import TriggerConfig
 from .exceptions import RejectedRequest
 from .payload import parse_json, raw_body
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 
 def caller(raw: Mapping[str, Any], config: TriggerConfig) -> str:

@@ -14,11 +14,13 @@ import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..inbound import TriggerEvent
-from ..workflows import Workflow
 from .queued import TickMessage
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
 
 log = logging.getLogger(__name__)
 PREFIX = "wf-"  # the schedules sync owns in its group

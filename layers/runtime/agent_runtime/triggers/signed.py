@@ -20,15 +20,17 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..inbound import Attachment, Ignored, TriggerEvent
-from ..workflows import Workflow
-from ..workflows.triggers import WebhookTrigger
 from . import fields
 from .exceptions import RejectedRequest
 from .handshakes import handshake_token
 from .payload import parse_json
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow
+    from ..workflows.triggers import WebhookTrigger
 
 MAX_BODY_BYTES = 1024 * 1024  # a GitHub delivery is at most 25 MB, but a pull request's is ~30 KB
 MAX_SKEW_SECONDS = 300
