@@ -14,7 +14,7 @@ from agent_runtime.runtime import build_agent
 from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.demo import demo_script
 from agent_runtime.workflows import load_workflow
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO, make_workflow, model_for
@@ -49,6 +49,14 @@ def leaks(answer: str, files: InMemoryFileStore) -> list[str]:
 
 
 @settings(max_examples=12, deadline=None)
+@example(  # a clean clone's CI: a tool's error quoted as evidence named the file's id and type
+    words=[],
+    pasted=True,
+    attachments=[("design.md", bytes(range(256)) * 3)],
+    later=[],
+    second="go on",
+    which="slack-helper",
+)
 @given(
     words=st.lists(st.sampled_from(WORDS), max_size=10),
     pasted=st.booleans(),

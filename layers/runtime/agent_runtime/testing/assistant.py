@@ -292,7 +292,7 @@ def _compose(request: ScriptedRequest, evidence: list[dict[str, Any]], terms: li
             [f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])}).", *unread]
         )
     top = list(dict.fromkeys((source, line) for _, source, line in ranked))[:4]
-    out = ["Here is what I found:"] + [f"• {line} (from {source})" for source, line in top] + unread
+    out = ["Here is what I found:"] + [f"• {told(line)} (from {source})" for source, line in top] + unread
     if "cite" in request.system_text().lower():
         titles = _titles(request) or sorted({source for source, _ in top})
         out.append("Sources: " + "; ".join(titles[:3]))
