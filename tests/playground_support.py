@@ -264,25 +264,32 @@ def act(url: str, name: str, body: dict[str, Any], token: str) -> dict[str, Any]
 def playground(folder: Path, workflows: dict[str, str], *, demo: bool = True) -> Iterator[LocalServer]:
     """``serve`` with the playground on ``workflows`` (name → YAML), its store in ``folder``. ``demo``: the
     embedded model; else the model at OPENAI_BASE_URL (the caller sets it)."""
-    from agent_runtime.config import RuntimeConfig
     from agent_runtime.service.serve import LocalServer
     from agent_runtime.triggers.config import TriggerConfig
+
+    runtime = playground_runtime(folder, workflows, demo=demo)
+    server = LocalServer(runtime, TriggerConfig.from_env({}), port=0, playground=True).start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def playground_runtime(folder: Path, workflows: dict[str, str], *, demo: bool = True) -> Any:
+    """The settings serve's playground runs ``workflows`` (name → YAML) with, written to ``folder``: its state
+    there, the sandbox off, the embedded model or (``demo`` false) the one at OPENAI_BASE_URL."""
+    from agent_runtime.config import RuntimeConfig
 
     (folder / "workflows").mkdir(parents=True, exist_ok=True)
     for name, text in workflows.items():
         (folder / "workflows" / f"{name}.yaml").write_text(text)
-    runtime = RuntimeConfig(
+    return RuntimeConfig(
         workflows_dir=folder / "workflows",
         state_dir=folder / "state",
         skills_dir=REPO / "skills",
         use_demo_model=demo,
         sandbox_mode="off",
     )
-    server = LocalServer(runtime, TriggerConfig.from_env({}), port=0, playground=True).start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 def until(check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:

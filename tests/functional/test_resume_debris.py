@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
 from agent_runtime.record import RunRecord
 from agent_runtime.service.resumed import resume_interrupted
@@ -32,8 +31,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from slack_sdk import WebClient
 
-from tests.conftest import REPO
-from tests.playground_support import HELPER, act, page_token, until
+from tests.playground_support import HELPER, act, page_token, playground_runtime, until
 
 CUT_AT = ["chat.startStream", "chat.update", "chat.appendStream", "chat.stopStream", "chat.delete"]
 
@@ -81,20 +79,12 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("debris")
-    (folder / "workflows").mkdir()
-    (folder / "workflows" / "helper.yaml").write_text(HELPER)
+    runtime = playground_runtime(folder, {"helper": HELPER}, demo=False)
     answer = [""]
 
     def answering(request: ScriptedRequest) -> Reply:
         return Reply(text=answer[0])
 
-    runtime = RuntimeConfig(
-        workflows_dir=folder / "workflows",
-        state_dir=folder / "state",
-        skills_dir=REPO / "skills",
-        use_demo_model=False,
-        sandbox_mode="off",
-    )
     with ScriptedServer([], intercept=answering) as model:
         server = LocalServer(runtime, TriggerConfig.from_env({}), port=0, playground=True)
         threading.Thread(target=server.http.serve_forever, daemon=True).start()  # the worker is the test's

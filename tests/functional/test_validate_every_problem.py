@@ -14,6 +14,8 @@ from agent_runtime.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.slips_support import slips
+
 TOOLS = '''\
 from agent_runtime import tool
 
@@ -38,20 +40,6 @@ def read_metrics(service: str) -> str:
     return service
 '''
 _FILES = itertools.count()
-
-
-@st.composite
-def slips(draw: st.DrawFn, word: str) -> str:
-    """One slip of the keyboard in ``word`` (a letter dropped, doubled, swapped or replaced), still like it."""
-    at = draw(st.integers(0, len(word) - 2))
-    kind = draw(st.sampled_from(["drop", "double", "swap", "replace"]))
-    slipped = {
-        "drop": word[:at] + word[at + 1 :],
-        "double": word[:at] + word[at] + word[at:],
-        "swap": word[:at] + word[at + 1] + word[at] + word[at + 2 :],
-        "replace": word[:at] + draw(st.sampled_from("xqz")) + word[at + 1 :],
-    }[kind]
-    return word + "x" if slipped == word else slipped
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

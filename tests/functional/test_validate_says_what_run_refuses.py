@@ -17,6 +17,8 @@ from agent_runtime.testing import ScriptedServer, reply
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.slips_support import slips
+
 JOB = '''\
 from agent_runtime import tool
 
@@ -39,15 +41,6 @@ def restart_service(service: str) -> str:
     return service
 '''
 _N = itertools.count()
-
-
-@st.composite
-def slips(draw: st.DrawFn, word: str) -> str:
-    """``word`` with one letter dropped, doubled or swapped: a slip still like it."""
-    at = draw(st.integers(0, len(word) - 2))
-    slipped = draw(st.sampled_from([word[:at] + word[at + 1 :], word[:at] + word[at] + word[at:],
-                                    word[:at] + word[at + 1] + word[at] + word[at + 2 :]]))  # fmt: skip
-    return word + "x" if slipped == word else slipped
 
 
 def said(argv: list[str]) -> tuple[int, str, str]:
