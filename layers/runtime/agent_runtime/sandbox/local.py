@@ -1,36 +1,50 @@
-"""The sandbox on this machine: one long-lived ``node functions/sandbox/local.mjs`` per client.
+"""The sandbox on this machine: one long-lived ``node functions/sandbox/local.mjs`` per client, shared by callers.
 
 It runs the same code as the Lambda function (each request still gets a fresh Deno child), so local runs and tests
-exercise the real boundary. The process is started on first use and restarted if it dies.
+exercise the real boundary. Calls run side by side (serve's lanes, a run's parallel tool calls): each request is one
+JSON line tagged with an id, and a reader thread hands each reply to the caller waiting on that id, so a slow script
+in one thread does not hold up a quick one in another. The process is started on first use and restarted if it dies.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
-import queue
 import shutil
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
 from .client import SandboxClient
 from .exceptions import SandboxError, SandboxUnavailableError
 
+# Calls under way at once per client, as serve's four lanes: each is a Deno child (~150 MB resident, up to its
+# memory_mb), and more would only queue for the same two or four cores. Callers past it wait for a slot.
+CONCURRENCY = 4
+STDERR_SETTLE_SECONDS = 1.0  # after stdout ends, how long the stderr reader may take to catch the last lines
+
 
 class LocalSandbox(SandboxClient):
-    def __init__(self, directory: Path, *, node: str | None = None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        node: str | None = None,
+        env: Mapping[str, str] | None = None,
+        concurrency: int = CONCURRENCY,
+    ) -> None:
         self.directory = Path(directory)
         self.env = dict(env) if env is not None else None  # the Node process's environment (default: inherited)
         self.node = node or shutil.which("node") or "node"
-        self._process: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self._process: _NodeProcess | None = None
         self._ids = itertools.count(1)
-        self._lock = threading.Lock()  # one request at a time per process: replies come back in order
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._starting = threading.Lock()  # one process start at a time; never held during a call
 
     def check(self) -> None:
         """Raise :class:`SandboxUnavailableError` with the fix when the sandbox cannot start here."""
@@ -43,83 +57,121 @@ class LocalSandbox(SandboxClient):
                 f"the sandbox's packages are not installed: run `make sandbox` (npm ci in {self.directory})"
             )
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        self.check()
-        process = subprocess.Popen(
-            [self.node, "local.mjs"],
-            cwd=self.directory,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self.env,
-        )
-        self._lines = queue.Queue()
-        threading.Thread(target=_pump, args=(process.stdout, self._lines.put), daemon=True).start()
-        threading.Thread(target=_pump, args=(process.stderr, self._note), daemon=True).start()
-        return process
-
-    def _note(self, line: bytes | None) -> None:
-        if line:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+    def _current(self) -> _NodeProcess:
+        with self._starting:
+            if self._process is None or not self._process.alive():
+                self.check()
+                self._process = _NodeProcess([self.node, "local.mjs"], self.directory, self.env)
+            return self._process
 
     def _invoke(self, event: dict[str, Any], timeout: float) -> Any:
-        with self._lock:
-            if self._process is None or self._process.poll() is not None:
-                self._process = self._start()
-            request_id = next(self._ids)
-            assert self._process.stdin is not None
-            try:
-                self._process.stdin.write(json.dumps({"id": request_id, "event": event}).encode() + b"\n")
-                self._process.stdin.flush()
-            except (OSError, ValueError) as error:  # ValueError: closed under it (serve stopping)
-                self._reset()
-                raise SandboxError(f"the local sandbox is not accepting requests: {error}; {self._tail()}") from None
-            return self._reply(request_id, timeout)
+        with self._slots:
+            process = self._current()
+            return process.call(next(self._ids), event, timeout)
 
-    def _reply(self, request_id: int, timeout: float) -> Any:
-        while True:
-            try:
-                line = self._lines.get(timeout=timeout)
-            except queue.Empty:
-                self._reset()
-                raise SandboxError(f"the local sandbox did not answer within {timeout:.0f} s") from None
-            if line is None:
-                self._reset()
-                raise SandboxError(f"the local sandbox stopped: {self._tail()}")
+    def close(self) -> None:
+        # Without the start lock or a slot: calls under way hold their slots until they end (their time limit), and
+        # a close (serve's Ctrl-C) must not wait for them; they hear the process stop and say so.
+        process, self._process = self._process, None
+        if process is not None:
+            process.stop()
+
+
+class _NodeProcess:
+    """One ``node local.mjs``: requests written one line at a time, replies routed to their callers by id."""
+
+    def __init__(self, command: list[str], directory: Path, env: dict[str, str] | None) -> None:
+        self.popen = subprocess.Popen(
+            command, cwd=directory, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        self.stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self.waiting: dict[int, Future[Any]] = {}
+        self.ended = False  # stdout closed: every waiter has been failed, nobody may register
+        self._routes = threading.Lock()  # guards waiting and ended together
+        self._writing = threading.Lock()  # one request line at a time on stdin
+        self._stderr_done = threading.Event()
+        threading.Thread(target=self._read_replies, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def alive(self) -> bool:
+        return not self.ended and self.popen.poll() is None
+
+    def call(self, request_id: int, event: dict[str, Any], timeout: float) -> Any:
+        future: Future[Any] = Future()
+        line = json.dumps({"id": request_id, "event": event}).encode() + b"\n"
+        with self._routes:
+            if self.ended:
+                raise SandboxError(self._stopped())
+            self.waiting[request_id] = future
+        try:
+            with self._writing:
+                assert self.popen.stdin is not None
+                self.popen.stdin.write(line)
+                self.popen.stdin.flush()
+        except (OSError, ValueError) as error:  # ValueError: closed under it (serve stopping)
+            self._forget(request_id)
+            self.popen.kill()  # a process that takes no requests is of no use to the next caller either
+            raise SandboxError(f"the local sandbox is not accepting requests: {error}; {self._tail()}") from None
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            # Only this call is given up: the process and its neighbours go on; a late reply finds no one.
+            if self._forget(request_id) is None and future.done():
+                return future.result()  # it came in just now
+            raise SandboxError(f"the local sandbox did not answer within {timeout:.0f} s") from None
+
+    def _forget(self, request_id: int) -> Future[Any] | None:
+        with self._routes:
+            return self.waiting.pop(request_id, None)
+
+    def _read_replies(self) -> None:
+        for line in _lines(self.popen.stdout):
             try:
                 message = json.loads(line)
             except ValueError:
                 continue  # not ours (a stray line): replies are always JSON
-            if isinstance(message, dict) and message.get("id") == request_id:
-                return message.get("reply")
+            if isinstance(message, dict) and isinstance(message.get("id"), int):
+                future = self._forget(message["id"])
+                if future is not None:
+                    future.set_result(message.get("reply"))
+        self._fail_everyone()
+
+    def _fail_everyone(self) -> None:
+        self._stderr_done.wait(STDERR_SETTLE_SECONDS)  # so the error carries the process's last words
+        with self._routes:
+            self.ended = True
+            waiting, self.waiting = self.waiting, {}
+        for future in waiting.values():
+            future.set_exception(SandboxError(self._stopped()))
+
+    def _read_stderr(self) -> None:
+        for line in _lines(self.popen.stderr):
+            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+        self._stderr_done.set()
+
+    def _stopped(self) -> str:
+        try:
+            code = self.popen.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return f"the local sandbox stopped: {self._tail()}"
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return f"the local sandbox stopped ({how}): {self._tail()}"
 
     def _tail(self) -> str:
-        return " | ".join(list(self._stderr)[-3:]) or "no output"
+        return " | ".join(list(self.stderr)[-3:]) or "no output"
 
-    def _reset(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.kill()
-            process.wait(timeout=5)
-
-    def close(self) -> None:
-        # Not under the lock: a call under way holds it until it ends (its time limit, Pyodide loading), and a
-        # close (serve's Ctrl-C) must not wait for it; that call then hears the process stop and says so.
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if process.stdin:
-            process.stdin.close()  # local.mjs kills its spare child and exits when stdin closes
+    def stop(self) -> None:
+        if self.popen.stdin:
+            # local.mjs kills its Deno children and exits when stdin closes (OSError: a line half-written to a
+            # process that is gone)
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
         try:
-            process.wait(timeout=5)
+            self.popen.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+            self.popen.kill()
+            self.popen.wait(timeout=5)
 
 
-def _pump(stream: IO[bytes] | None, sink: Any) -> None:
-    if stream is None:
-        return
-    for line in iter(stream.readline, b""):
-        sink(line)
-    sink(None)
+def _lines(stream: IO[bytes] | None) -> Iterator[bytes]:
+    return iter(stream.readline, b"") if stream is not None else iter(())
