@@ -1,5 +1,6 @@
 // The same sandbox for local runs: JSON lines on stdin ({"id", "event"}) and stdout ({"id", "reply"}). The Python
-// tool keeps one of these per process; each request still gets its own fresh Deno child.
+// tool keeps one of these per process and sends requests side by side: each runs as it arrives, in its own fresh
+// Deno child, and its reply goes out when it ends (not in request order: the id says whose it is).
 import { createInterface } from "node:readline";
 import { Sandbox } from "./lib/sandbox.mjs";
 
