@@ -6,14 +6,12 @@ The real Node + Deno + Pyodide; the slow calls sleep with asyncio (no CPU burnt 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,30 +111,12 @@ def test_a_dead_node_process_fails_every_waiter_at_once_and_the_next_call_starts
     until(lambda: waiting(local) == 3, "three calls sent")
     node = local._process
     assert node is not None
-    deno = _children(node.popen.pid)
-    killed = time.monotonic()
+    killed = time.monotonic()  # its Deno children end by themselves: their pipes to it are gone
     os.kill(node.popen.pid, signal.SIGKILL)
     for thread in calls:
         thread.join(timeout=10)
     failed_within = time.monotonic() - killed
-    for pid in _children(node.popen.pid) + deno:  # orphans now: they would run out their three seconds
-        _kill(pid)
     assert errors == ["the local sandbox stopped (signal 9): no output"] * 3
     assert failed_within < 2.5  # the settle wait for stderr is 1 s; their code still had three to go
     assert local.run("'again'").result == "again"
     assert local._process is not node
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(child) for child in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
