@@ -52,6 +52,7 @@ def waiting(client: LocalSandbox) -> int:
     return len(process.waiting) if process is not None else 0
 
 
+@pytest.mark.timed  # two calls racing: beside another worker a cold Deno child can take most of the slow call's span
 def test_a_quick_call_does_not_wait_for_a_slow_one(local: LocalSandbox) -> None:
     with ThreadPoolExecutor(2) as pool:
         started = time.monotonic()
@@ -94,6 +95,7 @@ def test_a_call_that_times_out_leaves_its_neighbours_alone(local: LocalSandbox) 
     assert local._process is node  # the process went on serving
 
 
+@pytest.mark.timed  # a wall-time bound: run alone
 def test_a_dead_node_process_fails_every_waiter_at_once_and_the_next_call_starts_another(
     local: LocalSandbox,
 ) -> None:
