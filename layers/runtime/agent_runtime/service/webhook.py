@@ -248,13 +248,17 @@ _json = json_response
 def webhook_from_env(logger: Logger) -> Webhook:
     """The webhook function's app: SQS, the idempotency records in the runtime's table, the workflows."""
     import boto3
+    from botocore.config import Config
 
     triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
     if not (triggers.table and triggers.queue_url):
         raise RuntimeError("the webhook function needs AGENT_TABLE and AGENT_QUEUE_URL")
     snapstart.install()  # after a restore: its own random state, no cached secret (read per request)
     session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
-    sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
+    # An outage answered (503) before the function's 10 s timeout, not after botocore's 60 s connect timeout and
+    # its legacy mode's four retries: short timeouts, one retry (a send takes tens of milliseconds).
+    quick = Config(connect_timeout=1, read_timeout=2, retries={"mode": "standard", "max_attempts": 2})
+    sqs, dynamodb = session.client("sqs", config=quick), session.client("dynamodb", config=quick)
     store = functools.cache(  # S3 + DynamoDB clients only when a large body or a handshake needs them
         lambda: open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
     )
