@@ -257,7 +257,7 @@ def webhook_from_env(logger: Logger) -> Webhook:
     session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
     # An outage answered (503) before the function's 10 s timeout, not after botocore's 60 s connect timeout and
     # its legacy mode's four retries: short timeouts, one retry (a send takes tens of milliseconds).
-    quick = Config(connect_timeout=1, read_timeout=2, retries={"mode": "standard", "max_attempts": 2})
+    quick = Config(connect_timeout=1, read_timeout=3, retries={"mode": "standard", "max_attempts": 2})
     sqs, dynamodb = session.client("sqs", config=quick), session.client("dynamodb", config=quick)
     store = functools.cache(  # S3 + DynamoDB clients only when a large body or a handshake needs them
         lambda: open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
