@@ -116,7 +116,9 @@ def taken(sent: Sent) -> None:
         assert RUN_ID.fullmatch(message.run_id), message
 
 
-def surface(moto: dict[str, Any], name: str, tmp: Path, *, connect: bool = False) -> Surface:
+def surface(
+    moto: dict[str, Any], name: str, tmp: Path, *, connect: bool = False, workflows: list[Any] | None = None
+) -> Surface:
     create_state_table(moto["dynamodb"], name)
     url = moto["sqs"].create_queue(QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     store = LocalStore(tmp / "state")
@@ -125,7 +127,7 @@ def surface(moto: dict[str, Any], name: str, tmp: Path, *, connect: bool = False
         TriggerConfig.from_env(SECRETS),
         queue=SqsQueue(moto["sqs"], url, store=store),  # bodies over SQS's limit are claim-checked, as deployed
         persistence=dynamodb_layer(name, client=moto["dynamodb"]),
-        workflows=WORKFLOWS,
+        workflows=WORKFLOWS if workflows is None else workflows,
         store=lambda: store,
         connect=(lambda: flow) if flow is not None else None,
     )

@@ -1,13 +1,15 @@
 """The webhook routes: each source's (``sources``: its parser verifies), deduplicate (Powertools idempotency),
 route, enqueue, answer fast; and the routes every source shares (a click, a stop by the API, a run's page).
 
-Nothing here runs the agent. Every refusal says why in the log and in a short JSON body; nothing is enqueued.
+Nothing here runs the agent. Every refusal says why in the log and in a short JSON body; nothing is enqueued. When
+the queue or the idempotency records are down, the answer is 503 with ``Retry-After``: nothing is enqueued, nor
+recorded, so the sender's retry is taken.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
+import json
 import secrets as token_source
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -15,8 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
-from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
 from .. import snapstart, telemetry
@@ -31,8 +31,8 @@ from ..stores.ids import RUN_ID, check_thread_id
 from ..stores.opening import open_store
 from ..triggers import api, fields, slack
 from ..triggers.config import TriggerConfig, WorkflowsWhenUsed
-from ..triggers.exceptions import RejectedRequest
-from ..triggers.idempotency import dynamodb_layer
+from ..triggers.exceptions import RejectedRequest, Unavailable
+from ..triggers.idempotency import Once, dynamodb_layer
 from ..triggers.payload import raw_body
 from ..triggers.queue import EventQueue, SqsQueue
 from ..triggers.queued import EventMessage, RefusedMessage, StopMessage
@@ -45,19 +45,25 @@ if TYPE_CHECKING:
     from ..workflows import Workflow
 
 PAGE_KEY = "run_page_key"  # pages.KEY: the integrations secret's key that signs run pages' links
-DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
+RETRY_AFTER = "60"  # seconds: Slack's second retry comes about a minute after its first
 
 
 @dataclass(frozen=True)
 class Webhook:
-    """The routes and the idempotency config whose in-progress records must expire with each invocation."""
+    """The routes, and what is queued once per delivery (its in-progress records expire with each invocation)."""
 
     app: Router
-    idempotency: IdempotencyConfig
+    once: Once
+    log: Logger
 
     def handle(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
-        self.idempotency.register_lambda_context(context)  # a crashed invocation's record then expires with it
-        return self.app.resolve(event)
+        self.once.config.register_lambda_context(context)  # a crashed invocation's record then expires with it
+        try:
+            return self.app.resolve(event)
+        except Unavailable as down:  # an outage, not a bug: the sender is asked to come back (a 500 is a bug's)
+            self.log.warning("unavailable", extra={"reason": down.reason, "error": repr(down.__cause__)[:200]})
+            body = json.dumps({"error": f"{down.reason}; retry later"})
+            return Response(503, "application/json", body, {"Retry-After": RETRY_AFTER}).proxy()
 
 
 def create_app(
@@ -76,9 +82,9 @@ def create_app(
     mounts its route (``POST``), parses what comes to it and routes its events. ``connect``: people's connections
     to OAuth providers (the authorisation routes; made on first use)."""
     app = Router()
-    enqueue, idempotency = _idempotent_enqueue(queue, persistence)
     log = logger or Logger(service="agent-runtime-webhook")
-    routes = _Routes(config, queue, enqueue, workflows, log, clock, sources, store)
+    once = Once(queue, persistence, log)
+    routes = _Routes(config, queue, once, workflows, log, clock, sources, store)
     for source in sources.routed():
         app.add("POST", str(source.route), _taking(routes, source))
     app.add("POST", "/slack/interactivity", routes.interactivity)
@@ -87,7 +93,7 @@ def create_app(
     oauth = OAuthRoutes(connect, queue, log)
     app.add("GET", "/oauth/<provider>/start", oauth.start)
     app.add("GET", "/oauth/<provider>/callback", oauth.callback)
-    return Webhook(app, idempotency)
+    return Webhook(app, once, log)
 
 
 def _taking(routes: _Routes, source: Source) -> Callable[..., Response]:
@@ -101,7 +107,7 @@ class _Routes:
 
     config: TriggerConfig
     queue: EventQueue
-    enqueue: Callable[..., dict[str, Any]]
+    once: Once  # what Slack may deliver again after SQS's 5-minute deduplication window: queued once a day
     workflows: Sequence[Workflow]
     log: Logger
     clock: Callable[[], float]
@@ -127,7 +133,8 @@ class _Routes:
         if isinstance(result, Challenge):
             return Response(200, "text/plain", result.challenge)
         if isinstance(result, Queued):  # no run: sent as it is
-            self.queue.send(result.body, group=result.group, dedup=result.dedup)
+            if not self.once.send(result.body, group=result.group, dedup=result.dedup):
+                return _json(200, {**result.answer, "status": "duplicate"})
             self.log.info(result.said, extra=dict(result.extra))
             return _json(200, dict(result.answer))
         if isinstance(result, Ignored):
@@ -140,7 +147,9 @@ class _Routes:
             return self.refused(RejectedRequest(400, "the event's thread id is not one a run can keep"))
         stop = self.sources.of(result).stop(result)
         if stop is not None:  # in a group of its own: the run it stops holds the thread's
-            self.queue.send(stop.body(), group=f"stop:{result.thread_id}", dedup=result.dedup_key)
+            # Once: replayed late, it would stop the thread's run of the moment, or say nothing works there.
+            if not self.once.send(stop.body(), group=f"stop:{result.thread_id}", dedup=result.dedup_key):
+                return _json(200, {"status": "duplicate"})
             self.log.info("stop queued", extra={"via": "message"})
             return _json(200, {"status": "stop requested"})
         name = result.workflow or self.sources.route(result, self.workflows)
@@ -154,7 +163,7 @@ class _Routes:
         with telemetry.span(
             f"receive {event.source}", {"agent_runtime.workflow": name, "agent_runtime.kind": event.kind}
         ):
-            status = _send(self.enqueue, event, signed_key)
+            status = _send(self.once, event, signed_key)
         self.log.info("accepted", extra={"status": status, "workflow": name, "source": event.source})
         return _json(200, {"status": status, "workflow": name})
 
@@ -173,8 +182,8 @@ class _Routes:
         if source.answers_caller:
             return _json(403, {"error": f"not started: {verdict.reason}"})
         message = RefusedMessage(event, verdict.reason).body()
-        self.queue.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:refused")
-        return _json(200, {"status": "refused", "workflow": workflow.name})
+        once = self.once.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:refused")  # told once
+        return _json(200, {"status": "refused" if once else "duplicate", "workflow": workflow.name})
 
     def stop(self, raw: dict[str, Any], run_id: str) -> Response:
         """``POST /runs/{run_id}/stop``, authenticated as ``POST /runs`` is: the worker writes the request."""
@@ -215,55 +224,22 @@ class _Routes:
             return self.refused(error)
         if isinstance(action, Ignored):
             return _json(200, {"status": "ignored", "reason": action.reason})
-        self.queue.send(action.message, group=action.thread_id, dedup=action.dedup_key)
+        if not action.once:  # the worker's write is conditional (the first wins): SQS's window is enough
+            self.queue.send(action.message, group=action.thread_id, dedup=action.dedup_key)
+        elif not self.once.send(action.message, group=action.thread_id, dedup=action.dedup_key):
+            return Response(200, "text/plain", "")  # a duplicate
         self.log.info("click queued", extra={"kind": action.message["type"]})
         return Response(200, "text/plain", "")  # acknowledged within Slack's 3 s; the worker updates the message
 
 
-def _send(enqueue: Callable[..., dict[str, Any]], event: TriggerEvent, signed_key: str | None = None) -> str:
+def _send(once: Once, event: TriggerEvent, signed_key: str | None = None) -> str:
     """``signed_key``: what the sender signed, when the event's own key is not (a second record: either one
     already there makes the delivery a duplicate)."""
-    nonce = token_source.token_hex(8)
     carrier: dict[str, str] = {}
     telemetry.inject(carrier)  # the run's trace continues the webhook's (one trace per Slack event)
-    try:
-        message = {"dedup_key": event.dedup_key, "nonce": nonce, "event": event.to_dict(), "trace": carrier}
-        result = enqueue(message, signed_key)
-    except IdempotencyAlreadyInProgressError:
-        return "duplicate"  # the same event is being enqueued by a concurrent delivery
-    return "queued" if result.get("nonce") == nonce else "duplicate"
-
-
-def _idempotent_enqueue(
-    queue: EventQueue, persistence: BasePersistenceLayer
-) -> tuple[Callable[..., dict[str, Any]], IdempotencyConfig]:
-    config = IdempotencyConfig(
-        event_key_jmespath="dedup_key", expires_after_seconds=DEDUP_SECONDS, raise_on_no_idempotency_key=True
-    )
-
-    @idempotent_function(  # type: ignore[untyped-decorator]
-        data_keyword_argument="message", persistence_store=persistence, config=config
-    )
-    def enqueue(message: dict[str, Any]) -> dict[str, Any]:
-        event = TriggerEvent.from_dict(message["event"])
-        body = EventMessage(event, message.get("trace") or None).body()
-        message_id = queue.send(body, group=event.thread_id, dedup=message["dedup_key"])
-        return {"nonce": message["nonce"], "message_id": message_id}
-
-    # A delivery keyed twice (by what was signed, then by its own id) is this record around that one. Powertools
-    # configures a persistence layer once, for one function: the outer record needs a layer of its own.
-    @idempotent_function(  # type: ignore[untyped-decorator]
-        data_keyword_argument="message", persistence_store=copy.copy(persistence), config=config
-    )
-    def enqueue_signed(message: dict[str, Any]) -> dict[str, Any]:
-        return enqueue(message=message["delivery"])  # type: ignore[no-any-return]
-
-    def send(message: dict[str, Any], signed_key: str | None) -> dict[str, Any]:
-        if signed_key is None:
-            return enqueue(message=message)  # type: ignore[no-any-return]
-        return enqueue_signed(message={"dedup_key": signed_key, "delivery": message})  # type: ignore[no-any-return]
-
-    return send, config
+    body = EventMessage(event, carrier or None).body()
+    queued = once.send(body, group=event.thread_id, dedup=event.dedup_key, signed=signed_key)
+    return "queued" if queued else "duplicate"
 
 
 _json = json_response
@@ -272,13 +248,17 @@ _json = json_response
 def webhook_from_env(logger: Logger) -> Webhook:
     """The webhook function's app: SQS, the idempotency records in the runtime's table, the workflows."""
     import boto3
+    from botocore.config import Config
 
     triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
     if not (triggers.table and triggers.queue_url):
         raise RuntimeError("the webhook function needs AGENT_TABLE and AGENT_QUEUE_URL")
     snapstart.install()  # after a restore: its own random state, no cached secret (read per request)
     session = boto3.session.Session()  # one session: the second client reuses its loaded endpoint data
-    sqs, dynamodb = session.client("sqs"), session.client("dynamodb")
+    # An outage answered (503) before the function's 10 s timeout, not after botocore's 60 s connect timeout and
+    # its legacy mode's four retries: short timeouts, one retry (a send takes tens of milliseconds).
+    quick = Config(connect_timeout=1, read_timeout=3, retries={"mode": "standard", "max_attempts": 2})
+    sqs, dynamodb = session.client("sqs", config=quick), session.client("dynamodb", config=quick)
     store = functools.cache(  # S3 + DynamoDB clients only when a large body or a handshake needs them
         lambda: open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
     )

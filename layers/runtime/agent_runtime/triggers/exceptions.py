@@ -1,4 +1,5 @@
-"""Trigger errors: a request that is refused (and why), a queue message the worker cannot act on."""
+"""Trigger errors: a request that is refused (and why), a service the webhook needs that is down, a queue message
+the worker cannot act on."""
 
 from __future__ import annotations
 
@@ -11,6 +12,16 @@ class RejectedRequest(AgentRuntimeError):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status, self.reason = status, reason
+
+
+class Unavailable(AgentRuntimeError):
+    """Not now: the queue or the store did not answer (refused, timed out, throttled, a 5xx), or the same delivery
+    is being queued by another request. Nothing was enqueued and no record says it was: the sender's retry is
+    taken. ``reason``: what the answer says."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class InvalidMessageError(ConfigError):

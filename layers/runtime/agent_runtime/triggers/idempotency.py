@@ -1,22 +1,84 @@
-"""Powertools idempotency for webhooks: DynamoDB in AWS (the runtime's table), any runtime store locally."""
+"""Powertools idempotency for webhooks: what is queued once per delivery (``Once``), its records in DynamoDB in
+AWS (the runtime's table), in any runtime store locally."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import time
 from typing import Any
 
-from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
     IdempotencyItemAlreadyExistsError,
     IdempotencyItemNotFoundError,
+    IdempotencyPersistenceLayerError,
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 
 from ..stores import Store, VersionConflictError
+from .exceptions import Unavailable
+from .queue import EventQueue, passing
 
 PARTITION = "idempotency"
+DEDUP_SECONDS = 24 * 3600  # Slack retries for ~5 minutes, JIRA for ~30; a day covers late replays too
+
+
+class Once:
+    """Messages queued once per key: a record per key, kept a day, where SQS FIFO's deduplication forgets a key after
+    5 minutes (and Slack's last retry comes about 5 minutes after its first). ``config``'s in-progress records
+    expire with the invocation that made them (``register_lambda_context``)."""
+
+    def __init__(self, queue: EventQueue, persistence: BasePersistenceLayer, log: Logger) -> None:
+        self.queue, self.log = queue, log
+        self.config = IdempotencyConfig(
+            event_key_jmespath="dedup_key", expires_after_seconds=DEDUP_SECONDS, raise_on_no_idempotency_key=True
+        )
+        once = idempotent_function(data_keyword_argument="record", persistence_store=persistence, config=self.config)
+        self._once = once(self._send)
+        # A delivery keyed twice (by what was signed, then by its own key) is this record around that one.
+        # Powertools configures a persistence layer once, for one function: the outer record needs its own.
+        twice = idempotent_function(
+            data_keyword_argument="record", persistence_store=copy.copy(persistence), config=self.config
+        )
+        self._twice = twice(self._signed)
+
+    def send(self, body: dict[str, Any], *, group: str, dedup: str, signed: str | None = None) -> bool:
+        """Whether ``body`` was queued now (False: it was before). ``signed``: what the sender signed, when ``dedup``
+        is not (either record already there makes it a duplicate). :class:`Unavailable` when the queue or the
+        records are down, or the same key is being queued by another request: nothing is queued, nor recorded."""
+        sent: list[str] = []
+        try:
+            if signed is None:
+                self._once(record={"dedup_key": dedup}, body=body, group=group, sent=sent)
+            else:
+                self._twice(record={"dedup_key": signed}, body=body, group=group, sent=sent, dedup=dedup)
+        except IdempotencyAlreadyInProgressError:  # its answer is not known yet: "duplicate" would lose it if it fails
+            raise Unavailable("the same delivery is being queued now") from None
+        except IdempotencyPersistenceLayerError as error:
+            if sent:  # queued: only its record is not completed (it expires as in progress; SQS drops a retry)
+                self.log.warning("queued, but its record was not completed", extra={"error": str(error)})
+                return True
+            if not passing(error.__cause__ or error):
+                raise
+            raise Unavailable("the idempotency store is unavailable") from error
+        return bool(sent)
+
+    def _send(self, record: dict[str, str], body: dict[str, Any], group: str, sent: list[str]) -> dict[str, str]:
+        sent.append(self.queue.send(body, group=group, dedup=record["dedup_key"]))
+        return {"message_id": sent[-1]}
+
+    def _signed(
+        self, record: dict[str, str], body: dict[str, Any], group: str, sent: list[str], dedup: str
+    ) -> dict[str, str]:
+        return self._once(record={"dedup_key": dedup}, body=body, group=group, sent=sent)  # type: ignore[no-any-return]
 
 
 def dynamodb_layer(table: str, client: Any = None) -> DynamoDBPersistenceLayer:

@@ -10,11 +10,14 @@ import hashlib
 import json
 import queue as stdlib_queue
 import re
+import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..stores import Store
+from .exceptions import Unavailable
 
 CLAIM_CHECK_BYTES = 200 * 1024
 CLAIMS = "claims"  # store partition of claim-checked bodies
@@ -39,14 +42,17 @@ class EventQueue(ABC):
         self._store = value
 
     def send(self, message: dict[str, Any], *, group: str, dedup: str) -> str:
-        """Enqueue ``message``; ``group`` orders messages (one thread at a time), ``dedup`` drops repeats."""
+        """Enqueue ``message``; ``group`` orders messages (one thread at a time), ``dedup`` drops repeats.
+        :class:`Unavailable` when the queue (or the store of a claim-checked body) is down: nothing was sent."""
         body = json.dumps(message, ensure_ascii=False)
         store = self.store if len(body.encode()) > CLAIM_CHECK_BYTES else None
         if store is not None:
             key = hashlib.sha256(body.encode()).hexdigest()
-            store.put_blob(CLAIMS, key, body.encode())
+            with down_as("the store"):
+                store.put_blob(CLAIMS, key, body.encode())
             body = json.dumps({"type": "claim", "key": key})
-        return self._send(body, group=group, dedup=dedup)
+        with down_as("the queue"):
+            return self._send(body, group=group, dedup=dedup)
 
     @abstractmethod
     def _send(self, body: str, *, group: str, dedup: str) -> str: ...
@@ -110,6 +116,38 @@ class LocalQueue(EventQueue):
         self._seen.add(dedup)
         (self.beside if self.apart and group.startswith(self.apart) else self.messages).put(Queued(body, group))
         return _dedup_id(dedup)
+
+
+@contextmanager
+def down_as(what: str) -> Iterator[None]:
+    """An outage of ``what`` raised as :class:`Unavailable` (the sender retries); any other error as it is: a bug or
+    a misconfiguration (access denied, no such queue) is Lambda's 500, which the function's error alarm counts."""
+    try:
+        yield
+    except Unavailable:
+        raise
+    except Exception as error:
+        if not passing(error):
+            raise
+        raise Unavailable(f"{what} is unavailable") from error
+
+
+def passing(error: BaseException) -> bool:
+    """An outage a later retry may not meet: the connection refused or timed out, throttled, a 5xx — what botocore's
+    standard retry mode retries (its own retries ran out by now), or a socket's error (a local queue or store)."""
+    if isinstance(error, ConnectionError | TimeoutError):
+        return True
+    if "botocore" not in sys.modules:  # no AWS client made: no botocore error either
+        return False
+    from botocore.exceptions import ClientError
+    from botocore.retries import standard
+
+    answered = error.response if isinstance(error, ClientError) else None
+    if ((answered or {}).get("ResponseMetadata") or {}).get("HTTPStatusCode", 0) >= 500:
+        return True
+    context = standard.RetryContext(1, parsed_response=answered, caught_exception=None if answered else error)
+    checks = (standard.TransientRetryableChecker(), standard.ThrottledRetryableChecker())
+    return any(check.is_retryable(context) for check in checks)
 
 
 def group_id(group: str) -> str:

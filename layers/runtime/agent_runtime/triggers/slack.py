@@ -234,11 +234,13 @@ def _mapping(value: Any) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class Action:
     """A click on a button: the message for the worker, the FIFO group it goes in (the thread; a stop: its own) and a
-    dedup key (Slack retries a request it got no answer to; a replay within SQS's window is dropped)."""
+    dedup key (a replay within SQS's window is dropped). ``once``: kept out by an idempotency record for a day too
+    (a rating replayed late would undo the person's later one; a decision's and a stop's writes are first-wins)."""
 
     message: dict[str, Any]
     thread_id: str
     dedup_key: str
+    once: bool = False
 
 
 def parse_action(body: bytes) -> Action | Ignored:
@@ -307,7 +309,7 @@ def _feedback(payload: dict[str, Any], action: dict[str, Any]) -> Action:
     (run_id, thread_id, verdict), user, dedup = _clicked(payload, action, 3, "feedback")
     if verdict not in VERDICTS:
         raise RejectedRequest(400, "malformed feedback button (value or user missing)")
-    return Action(FeedbackMessage(run_id, verdict, user, _name(payload)).body(), thread_id, dedup)
+    return Action(FeedbackMessage(run_id, verdict, user, _name(payload)).body(), thread_id, dedup, once=True)
 
 
 def _name(payload: dict[str, Any]) -> str:
