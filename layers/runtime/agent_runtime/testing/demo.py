@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, incident, instructed, memory, payload, triage
+from . import assistant, direct, incident, instructed, memory, payload, triage
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 from .words import ASKED, own_words, person_request, score, terms, told
@@ -49,7 +49,7 @@ def respond(request: ScriptedRequest) -> Reply:
         return delivery  # a JSON file the prompt names: its fields, as the prompt asks
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
         reply = triage.respond(request) or incident.respond(request) or instructed.respond(request)
-        reply = reply or assistant.respond(request)
+        reply = reply or direct.respond(request) or assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
             return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
         return reply
