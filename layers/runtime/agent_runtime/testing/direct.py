@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from .acting import BODY, LINE, _line, outcome
-from .assistant import RUNTIME_TOOLS, SEARCHED, _question
+from .assistant import RANGE, RUNTIME_TOOLS, SEARCHED, _question
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import own_words, spoken
 
@@ -34,6 +34,8 @@ ASK = "I did not call {tool}: your message does not give its {what}. Ask again w
 def respond(request: ScriptedRequest) -> Reply | None:
     """The next call to a tool the person names, or the answer once each has run; None: they name none."""
     words = spoken(own_words(_question(request)))
+    if RANGE.search(words):
+        return None  # "pages 1 to 30 with read_page": every page of the range, one call each (``assistant``)
     specs = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
     named = [name for name in _named(words, specs) if _direct(specs[name], words)]
     if not named:
