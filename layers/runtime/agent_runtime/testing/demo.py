@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, incident, instructed, memory, payload, triage
+from . import assistant, direct, incident, instructed, memory, payload, triage
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 from .words import ASKED, own_words, person_request, score, terms, told
@@ -49,7 +49,7 @@ def respond(request: ScriptedRequest) -> Reply:
         return delivery  # a JSON file the prompt names: its fields, as the prompt asks
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
         reply = triage.respond(request) or incident.respond(request) or instructed.respond(request)
-        reply = reply or assistant.respond(request)
+        reply = reply or direct.respond(request) or assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
             return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
         return reply
@@ -72,6 +72,8 @@ def respond(request: ScriptedRequest) -> Reply:
     lines = "\n".join(f"NOTES {key} {json.dumps(value)}" for key, value in fresh)
     if calls:
         return Reply(text=assistant.thinking(lines), calls=tuple(calls))
+    if ticket and not files and f"doc:{ticket.group(1)}" in notes:
+        return Reply(text=_review(notes, [(ticket.group(1), "", 0)]))  # the paste is a document, not a log
     if "ticket-errors" in notes and not any(key.startswith("doc:") for key in notes):
         return Reply(
             text=incident.from_log(own_words(assistant._question(request)), notes)
@@ -133,6 +135,9 @@ def _note_for(
     file_id = args.get("id", "")
     if file_id == ticket and name == "file_regex":
         return "ticket-errors", {"file": file_id, "lines": rows[:20]}
+    if file_id == ticket and "start_line" not in args:  # read whole: it had no error line
+        note = pasted_note(rows)
+        return ("ticket-log" if note["log"] else f"doc:{file_id}"), note
     if file_id == ticket:
         return "ticket-excerpt", {"from": rows[0][0] if rows else 0, "errors": [r for r in rows if "ERROR" in r[1]]} | {
             "before": [r for r in rows if "ERROR" not in r[1]][-3:]  # what led to the first error
@@ -151,6 +156,18 @@ def _note_for(
             "rules": found,
         }
     return f"doc:{file_id}", _doc_note(names.get(file_id, file_id), rows)
+
+
+LOG_LINE = re.compile(r"^\s*(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARN(?:ING)?|ERROR)\b)")
+
+
+def pasted_note(rows: list[tuple[int, str]]) -> dict[str, Any]:
+    """A pasted text read whole: a document (reviewed as an attachment is) unless most of its lines are a log's
+    (a timestamp or a level first)."""
+    said = [text for _, text in rows if text.strip()]
+    title = next((text.lstrip("# ").strip() for text in said if re.match(r"#{1,2} ", text)), "")
+    name = f"“{title[:80]}” (the document you pasted)" if title else "the document you pasted"
+    return _doc_note(name, rows) | {"log": sum(map(bool, map(LOG_LINE.match, said))) * 2 > len(said)}
 
 
 def _doc_note(name: str, rows: list[tuple[int, str]]) -> dict[str, Any]:
@@ -179,6 +196,10 @@ def _next_calls(
     if ticket and "ticket-excerpt" not in notes and notes["ticket-errors"]["lines"]:
         first = notes["ticket-errors"]["lines"][0][0]
         return [ScriptedCall("file_read", {"id": ticket, "start_line": max(1, first - 3), "end_line": first + 5})]
+    if ticket and not files and not notes["ticket-errors"]["lines"] and not {f"doc:{ticket}", "ticket-log"} & {*notes}:
+        return [ScriptedCall("file_read", {"id": ticket})]  # no error line: a document, or a log that went well?
+    if ticket and f"doc:{ticket}" in notes:
+        return []  # a pasted document: reviewed as it is, nothing in it to compute
     if ticket and "python" in tools and "ticket-stats" not in notes:  # numbers are computed, never guessed
         return [ScriptedCall("python", {"code": LOG_STATS, "files": [ticket]})]
     small = [

@@ -1,0 +1,168 @@
+"""The demo model calling a tool the person names by its name in their own words, with the values those words
+give its parameters, as a model does: "post_comment on PAY-812: the fix is in", "use post_comment for PAY-812:
+…", "call post_comment with ticket PAY-812 and text "the fix is in"" (``ticket=…``, ``text: …`` too). A required
+value the words do not give is asked for in the answer instead of a call: never a value nothing names. Once the
+calls ran (or were denied), the answer says what each did.
+
+A workflow's own mutating tool had never been called ("I could not find an answer to that"): its parameters were
+neither a search's nor a value the words put beside their names, so approvals could not be tried offline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .acting import BODY, LINE, _line, outcome
+from .assistant import RANGE, RUNTIME_TOOLS, SEARCHED, _question
+from .steps import Reply, ScriptedCall, ScriptedRequest
+from .words import own_words, spoken
+
+PROSE = LINE | BODY | {"text", "message", "note", "reply", "comment", "content"}  # the person's sentence goes here
+QUOTED = r"\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|'([^'\n]+)'|`([^`\n]+)`"
+TOKEN = r"[A-Za-z0-9][\w.#/@-]*"  # one value that is not a sentence: a key, an id, a name, a number
+# After the tool's name: "on / for / to …" (and a parameter's name), a value, then a text after a colon or quoted.
+POSITIONAL = (
+    r"(?<![\w-]){tool}(?![\w-])(\s+(?:on|for|to|in|at|about))?(?:\s+(?:the\s+)?(?:{labels}))?(?:\s+({token}))?"
+    r"(?:\s*:\s*(.+)|\s+(?:{quoted})|(?=[\s,.!?;]|$))"
+)
+KEYLIKE = re.compile(r".*(?:\d|[A-Z]|[-_.#/@]).*")  # a value by its shape, where no "on"/"for" says it is one
+ASK = "I did not call {tool}: your message does not give its {what}. Ask again with {which} and I will call it."
+
+
+def respond(request: ScriptedRequest) -> Reply | None:
+    """The next call to a tool the person names, or the answer once each has run; None: they name none."""
+    words = spoken(own_words(_question(request)))
+    if RANGE.search(words):
+        return None  # "pages 1 to 30 with read_page": every page of the range, one call each (``assistant``)
+    specs = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
+    named = [name for name in _named(words, specs) if _direct(specs[name], words)]
+    if not named:
+        return None
+    made = _made(request)
+    done, asks = [], []
+    for name in named:
+        args, missing = arguments(specs[name], words)
+        if missing:
+            asks.append(_ask(name, missing, specs[name]))
+        elif (key := (name, json.dumps(args, sort_keys=True))) not in made:
+            return Reply(calls=(ScriptedCall(name, args),))
+        else:
+            done.append(outcome(name, made[key] or ""))
+    return Reply(text="\n".join([*done, *asks]))
+
+
+def _named(words: str, specs: dict[str, dict[str, Any]]) -> list[str]:
+    """The workflow's own tools the words name by name, in the order they name them."""
+    places = {
+        name: found.start()
+        for name in specs
+        if name not in RUNTIME_TOOLS and (found := re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", words))
+    }
+    return sorted(places, key=places.__getitem__)
+
+
+def _direct(spec: dict[str, Any], words: str) -> bool:
+    """Whether the words ask this call: a search named with only its terms stays a search (``assistant``)."""
+    required = _required(spec)
+    if not all(p.lower() in SEARCHED for p in required) or not required:
+        return True
+    return any(_labelled(p, words, spec) is not None for p in _properties(spec))
+
+
+def arguments(spec: dict[str, Any], words: str) -> tuple[dict[str, Any], list[str]]:
+    """The values the words give the tool's parameters (by their names, then by place: the value after the
+    tool's name and the text after it), and the required parameters they give none."""
+    props = _properties(spec)
+    given = {p: v for p in props if (v := _labelled(p, words, spec)) is not None}
+    slots = [p for p in _required(spec) if p not in given]
+    target, text = _positional(spec["name"], list(props), words)
+    prose = [p for p in slots if p.lower() in PROSE]
+    if text is not None and not prose and len(slots) == 1 + (target is not None):
+        prose = slots[-1:]  # the text goes to the one parameter the target leaves
+    for p in prose:
+        if text is not None:
+            given[p] = _typed(_line(text) if p.lower() in LINE else text, props[p])
+    rest = [p for p in slots if p not in given]
+    rest = rest if len(rest) == 1 else [p for p in rest if p.lower() not in PROSE]
+    if target is not None and len(rest) == 1:
+        given[rest[0]] = _typed(target, props[rest[0]])
+    kept = {p: v for p, v in given.items() if v is not None}
+    return kept, [p for p in _required(spec) if p not in kept]
+
+
+def _labelled(param: str, words: str, spec: dict[str, Any]) -> Any:
+    """The value the words put after the parameter's name: quoted, after ``:`` or ``=`` up to a comma, "and"
+    or the line's end, or one key-like value ("ticket PAY-812")."""
+    label = rf"(?<![\w-]){'[ _]'.join(map(re.escape, param.split('_')))}(?![\w-])"
+    others = "|".join(re.escape(p) for p in _properties(spec) if p != param) or "(?!)"
+    patterns = (
+        rf"{label}\s*[:=]?\s*(?:{QUOTED})",
+        rf"{label}\s*[:=]\s*(.+?)\s*(?:,|;|\band\s+(?:{others})\b|$)",
+        rf"{label}\s+([A-Z][A-Z0-9]*-\d+|\d+)(?![\w-])",
+    )
+    for pattern in patterns:
+        for found in re.finditer(pattern, words, re.IGNORECASE | re.MULTILINE):
+            value = next((g for g in found.groups() if g), None)
+            if value is not None and (typed := _typed(value.strip(), _properties(spec)[param])) is not None:
+                return typed
+    return None
+
+
+def _positional(tool: str, params: list[str], words: str) -> tuple[str | None, str | None]:
+    """What follows the tool's name: a value ("on PAY-812", or one shaped like a key), then a text after a colon
+    or in quotes."""
+    labels = "|".join("[ _]".join(map(re.escape, p.split("_"))) for p in params) or "(?!)"
+    pattern = POSITIONAL.format(tool=re.escape(tool), labels=labels, token=TOKEN, quoted=QUOTED)
+    found = re.search(pattern, words, re.IGNORECASE | re.MULTILINE)
+    if found is None:
+        return None, None
+    preposition, target, *texts = found.groups()
+    target = target.rstrip(".") if target else None
+    text = next((t.strip() for t in texts if t and t.strip()), None)
+    if target and not preposition and not KEYLIKE.fullmatch(target):
+        target = None  # "call X with …", "X please": no value
+    return target, text
+
+
+def _typed(value: str, prop: dict[str, Any]) -> Any:
+    """The value as the parameter takes it; None: it cannot take it (a word for a number, a value off its enum)."""
+    if prop.get("enum") and value not in [str(v) for v in prop["enum"]]:
+        return None
+    if prop.get("type") == "integer":
+        return int(value) if re.fullmatch(r"-?\d+", value) else None
+    if prop.get("type") == "number":
+        return float(value) if re.fullmatch(r"-?\d+(?:\.\d+)?", value) else None
+    return value if prop.get("type", "string") == "string" and value else None
+
+
+def _ask(tool: str, missing: list[str], spec: dict[str, Any]) -> str:
+    described = [
+        f"{p} ({d.rstrip('.')})" if (d := str(_properties(spec)[p].get("description", "")).strip()) else p
+        for p in missing
+    ]
+    what = " and ".join(described)
+    return ASK.format(tool=tool, what=what, which=" and ".join(f"`{p}: …`" for p in missing))
+
+
+def _made(request: ScriptedRequest) -> dict[tuple[str, str], str | None]:
+    """Its calls so far and their results (None: not shown)."""
+    results = request.tool_results()
+    made: dict[tuple[str, str], str | None] = {}
+    for message in request.messages:
+        for call in message.get("tool_calls", []):
+            try:
+                args = json.loads(call["function"]["arguments"] or "{}")
+            except ValueError:
+                continue
+            made[(call["function"]["name"], json.dumps(args, sort_keys=True))] = results.get(call["id"])
+    return made
+
+
+def _properties(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return dict(spec.get("parameters", {}).get("properties", {}))
+
+
+def _required(spec: dict[str, Any]) -> list[str]:
+    return [p for p in spec.get("parameters", {}).get("required", []) if p in _properties(spec)]

@@ -1,0 +1,88 @@
+"""A direct message whose pasted text is a document (a design doc, meeting notes), not a log, was answered "I
+found no error line in the log you pasted". The promise, over drawn documents pasted into a direct message to
+document-feedback in the playground (and through the CLI): the answer is a review of that document, as an
+attachment's is (its title, each TODO line and each open question with its line in the message), and a pasted log
+with no error line is still said to have none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.cli_support import run_cli
+from tests.conftest import REPO
+from tests.functional.test_playground_examples import new_answer, run_ids
+from tests.playground_support import act, page_token, playground
+
+ONCE = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+WORD = st.sampled_from(["ledger", "export", "settlement", "warehouse", "retry", "owner", "nightly", "schema", "feed"])
+TITLE = st.lists(WORD, min_size=1, max_size=4).map(lambda words: " ".join(words).capitalize())
+FILLER = "The {} job writes settlement rows to the warehouse every night and reconciles them with the bank's file."
+
+
+def document(title: str, todo: str, questions: list[str], notes: bool) -> tuple[str, int, list[int]]:
+    """A pasted document after the person's one line, and the message's lines of its TODO and its questions."""
+    lines = ["Could you look at this before Friday?", f"# {title}", "", "## Attendees" if notes else "## Context"]
+    lines += [FILLER.format(n) for n in range(50)]
+    lines += ["", "## Decisions", f"We keep the nightly batch. TODO: {todo}", ""]
+    todo_at = len(lines) - 1
+    lines += ["## Open questions", ""]
+    asked = []
+    for question in questions:
+        lines.append(f"- {question.capitalize()}?")
+        asked.append(len(lines))
+    lines += ["", "## Rollout", *(FILLER.format(n) for n in range(50, 100))]
+    return "\n".join(lines), todo_at, asked
+
+
+def reviewed(said: str, title: str, todo: str, todo_at: int, questions: list[str], asked: list[int]) -> None:
+    assert said.startswith(f"*Review of “{title}” (the document you pasted)*"), said
+    assert f"line {todo_at}: We keep the nightly batch. TODO: {todo}" in said, said
+    for question, line in zip(questions, asked, strict=True):
+        assert f"line {line}: {question.capitalize()}?" in said, said
+    assert "error line" not in said and "could not read" not in said
+
+
+def test_a_document_pasted_in_a_direct_message_is_reviewed(tmp_path: Path) -> None:
+    prompts = tmp_path / "workflows" / "prompts"
+    prompts.mkdir(parents=True)
+    for path in (REPO / "workflows" / "prompts").iterdir():
+        (prompts / path.name).write_text(path.read_text())
+    workflows = {"document-feedback": (REPO / "workflows" / "document-feedback.yaml").read_text()}
+    with playground(tmp_path, workflows) as server:
+        token = page_token(server.url)
+
+        @ONCE
+        @given(
+            title=TITLE,
+            todo=st.lists(WORD, min_size=1, max_size=4).map(" ".join),
+            questions=st.lists(st.lists(WORD, min_size=2, max_size=5).map(" ".join), max_size=3, unique=True),
+            notes=st.booleans(),
+        )
+        def review(title: str, todo: str, questions: list[str], notes: bool) -> None:
+            text, todo_at, asked = document(title, todo, questions, notes)
+            before = run_ids(server)
+            act(server.url, "message", {"channel": "D0AGENT", "text": text}, token)
+            reviewed(new_answer(server, before, "document-feedback"), title, todo, todo_at, questions, asked)
+
+        review()
+
+
+@pytest.mark.parametrize("pasted", ["document", "log"])
+def test_the_cli_reviews_a_pasted_document_and_says_a_clean_log_has_no_error(tmp_path: Path, pasted: str) -> None:
+    if pasted == "document":
+        text, todo_at, asked = document("Ledger export design", "pick the schema owner", ["who owns retries"], False)
+    else:
+        rows = [f"2026-11-20T14:{n // 60:02d}:{n % 60:02d}Z INFO  api ok order=ord-{n:05d}" for n in range(300)]
+        text = "\n".join(["Anything odd in this?", *rows])
+    (tmp_path / "message.txt").write_text(text)
+    env = {"AGENT_STATE_DIR": str(tmp_path / "state")}
+    result = run_cli("run", "document-feedback", "-q", "-m", f"@{tmp_path / 'message.txt'}", env=env)
+    assert result.returncode == 0, result.stderr
+    if pasted == "document":
+        reviewed(result.stdout, "Ledger export design", "pick the schema owner", todo_at, ["who owns retries"], asked)
+    else:
+        assert result.stdout.startswith("I found no error line in the log you pasted"), result.stdout
