@@ -137,7 +137,8 @@ def open_model(
             ""
             if workflow.name == DEMO_WORKFLOW
             else (
-                f": its answers are CANNED (it is scripted for {DEMO_WORKFLOW} only), not a model's — set "
+                ": its answers are CANNED (scripted for this repository's example workflows; it calls a tool you "
+                "name with the values your message gives), not a model's — set "
                 "OPENAI_BASE_URL (and OPENAI_API_KEY) for real answers, or see docs/local-models.md"
             )
         )
