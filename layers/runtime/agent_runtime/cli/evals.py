@@ -76,7 +76,7 @@ def add(commands: Commands) -> None:
     cmd.add_argument("--list", action="store_true", help="list the cases and exit")
     cmd.add_argument("--from-run", metavar="RUN_ID", help="with 'add': the stored run to turn into a case")
     cmd.add_argument("--name", metavar="NAME", help="with 'add': the new case's name (default: from the run id)")
-    cmd.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    cmd.add_argument("-q", "--quiet", action="store_true", help="no progress lines or warnings on stderr")
     cmd.set_defaults(handler=_cmd_eval)
 
 
