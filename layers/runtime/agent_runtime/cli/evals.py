@@ -24,7 +24,7 @@ examples:
   agent-runtime eval jira-triage duplicate-* --repeat 3 --json before.json
   agent-runtime eval document-feedback --set context.context_budget=8000 --json after.json --compare before.json
   agent-runtime eval knowledge-answers --model gpt-4.1 --junit report.xml --threshold 0.9
-  agent-runtime eval add document-feedback --from-run run-3f2a9c1d0e4b5a6f
+  agent-runtime eval add document-feedback --from-run run-3f2a9c1d0e4b5a6f7c8d9e0f
 
 Cases live in evals/<workflow>.yaml or evals/<workflow>/*.yaml (AGENT_EVALS_DIR). Each case is a normal run
 in the local store: 'agent-runtime runs show RUN_ID' and 'runs chart' work on the run ids the report lists.
