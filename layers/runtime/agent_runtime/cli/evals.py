@@ -188,13 +188,17 @@ def _write(args: argparse.Namespace, report: dict[str, Any]) -> None:
         print(f"agent-runtime: wrote {args.junit}", file=sys.stderr)
 
 
+def _warn(text: str) -> None:
+    print(f"agent-runtime: warning: {text}", file=sys.stderr)
+
+
 def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..evals.from_run import case_from_run
 
     if len(args.cases) != 1 or not args.from_run:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
     check_workflow(args.cases[0], config)
-    path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name)
+    path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name, warn=_warn)
     print(
         f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",
         file=sys.stderr,
