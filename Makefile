@@ -32,8 +32,10 @@ SANDBOX_STAMP := $(SANDBOX)/node_modules/.installed
 .DEFAULT_GOAL := help
 
 .PHONY: help
+# Two passes: the names column is as wide as the longest target's name, so every description starts in one column.
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {name[++n] = $$1; said[n] = $$2; if (length($$1) > w) w = length($$1)} \
+		END {for (i = 1; i <= n; i++) printf "  \033[36m%-" w "s\033[0m  %s\n", name[i], said[i]}' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml $(REQS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'

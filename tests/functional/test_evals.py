@@ -152,7 +152,7 @@ def test_eval_add_turns_a_stored_run_and_its_feedback_into_a_case_that_replays_o
     run_id = report_of(first)["cases"][0]["runs"][0]["run_ids"][0]
     RunStore(LocalStore(state)).save_feedback(run_id, "U0REVIEWER", "bad", 1_764_000_000.0)
     added = run_cli("eval", "add", "jira-triage", "--from-run", run_id, "--dir", str(evals), state=state)
-    assert added.returncode == 0, added.stderr
+    assert added.returncode == 0 and "warning" not in added.stderr, added.stderr  # it checks the tools called
     path = evals / "jira-triage" / f"from-{run_id}.yaml"
     text = path.read_text()
     assert "Feedback on its answer: bad by U0REVIEWER" in text and "#   *Triage of PAY-812*" in text
@@ -184,12 +184,17 @@ def test_eval_add_keeps_a_threads_turns_and_its_attachments(tmp_path: Path) -> N
     added = run_cli("eval", "add", "document-feedback", "--from-run", latest, "--name", "on-call",
                     "--dir", str(evals), state=state)  # fmt: skip
     assert added.returncode == 0, added.stderr
+    # Its runtime's own tools only, no issue key: nothing but the status to derive, and said where it is written.
+    assert "on-call.yaml: its expect checks only that the run completes" in added.stderr
+    assert "# Until then its expect checks only" in (evals / "document-feedback" / "on-call.yaml").read_text()
     case = yaml.safe_load((evals / "document-feedback" / "on-call.yaml").read_text())["cases"][0]
+    assert case["expect"] == {"status": "completed"}
     assert case["turns"] == said and case["files"] == ["files/on-call/worker.log"]
     assert (evals / "document-feedback" / "files" / "on-call" / "worker.log").read_bytes() == log.read_bytes()
     replay = tmp_path / "replay.json"
     ran = run_cli("eval", "document-feedback", "--dir", str(evals), "--json", str(replay), state=tmp_path / "b")
     assert ran.returncode == 0 and "77aa" in report_of(replay)["cases"][0]["runs"][0]["answer"]
+    assert "UNCHECKED on-call: checks only the run's status" in ran.stdout  # its pass says nothing of the answer
 
 
 def test_the_context_fidelity_suite_holds_on_the_demo_model_at_every_window(tmp_path: Path) -> None:

@@ -171,3 +171,19 @@ def test_one_slip_of_the_keyboard_points_back_to_the_name_meant(name: str, at: i
     assert closest(name, NAMES) is None
     if typo not in NAMES:
         assert closest(typo, NAMES) == name
+
+
+def test_validate_says_whose_direct_messages_the_readmes_workflow_does_not_get(tmp_path: Path) -> None:
+    """In a clone, the README's incident-helper sits beside document-feedback, which takes direct messages first."""
+    validate, _ = readme_first_workflow(tmp_path)
+    shutil.copy(REPO / "workflows" / "document-feedback.yaml", tmp_path / "workflows")
+    shutil.copytree(REPO / "workflows" / "prompts", tmp_path / "workflows" / "prompts")
+    checked = cli(*validate, cwd=tmp_path, env=bare_env(AGENT_WORKFLOWS_DIR=str(tmp_path / "workflows")))
+    assert checked.returncode == 0, checked.stderr  # a warning, not an error
+    [shadowed] = [line for line in checked.stderr.splitlines() if "direct_messages:" in line]
+    assert shadowed.startswith(f"{tmp_path / 'workflows' / 'incident-helper.yaml'}: warning: triggers.slack.")
+    assert "go to 'document-feedback', the first by name" in shadowed
+    assert "direct_messages and suggested_prompts are never used" in shadowed
+    alone = cli("workflows", "validate", "document-feedback", cwd=tmp_path, env=bare_env(AGENT_WORKFLOWS_DIR=str(
+        tmp_path / "workflows")))  # fmt: skip
+    assert "direct_messages:" not in alone.stderr  # the one that gets them is not warned

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
+
+from .stores.ids import event_run_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,4 +100,4 @@ class Challenge:
 
 def run_id_for(event: TriggerEvent) -> str:
     """A run's id comes from the event's dedup key: a redelivery finds its run (to resume, or answered)."""
-    return "run-" + hashlib.sha256(event.dedup_key.encode()).hexdigest()[:24]
+    return event_run_id(event.dedup_key)

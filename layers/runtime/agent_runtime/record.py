@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -12,15 +11,12 @@ from .events import Custom, RunEvent, now_iso
 from .messages import Message
 from .models.prices import Prices
 from .spend.ledger import BAD_USAGE, CUT_SHORT, Ledger, usage_problem
+from .stores.ids import new_run_id as new_run_id  # one run id format for all (stores/ids.py), here for its users
 
 E = TypeVar("E", bound=RunEvent)
 
 
 EVAL_RUN_PREFIX = "eval-"  # an eval case's runs (evals/runner.py): runs stats leaves them out unless asked
-
-
-def new_run_id(prefix: str = "run-") -> str:
-    return f"{prefix}{uuid.uuid4().hex[:16]}"
 
 
 class RunStatus(StrEnum):

@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     Parser.given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    logging.basicConfig(level=_log_level(args), format="%(levelname)s %(message)s")
     try:
         config = RuntimeConfig.from_env()
         code = int(args.handler(args, config))
@@ -90,6 +90,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `agent-runtime runs list | head -3`: the reader has what it wanted (as git, grep)
         _quiet_stdout()
         return 0
+
+
+def _log_level(args: argparse.Namespace) -> int:
+    """-v shows debug details; a command's -q (run, eval) its answer and errors only, so no logged warning either
+    (what a run here goes without, such as a built-in tool lacking credentials, ``workflows validate`` says)."""
+    if args.verbose:
+        return logging.DEBUG
+    return logging.ERROR if getattr(args, "quiet", False) else logging.WARNING
 
 
 def _quiet_stdout() -> None:

@@ -24,7 +24,7 @@ examples:
   agent-runtime eval jira-triage duplicate-* --repeat 3 --json before.json
   agent-runtime eval document-feedback --set context.context_budget=8000 --json after.json --compare before.json
   agent-runtime eval knowledge-answers --model gpt-4.1 --junit report.xml --threshold 0.9
-  agent-runtime eval add document-feedback --from-run run-3f2a9c1d0e4b5a6f
+  agent-runtime eval add document-feedback --from-run run-3f2a9c1d0e4b5a6f7c8d9e0f
 
 Cases live in evals/<workflow>.yaml or evals/<workflow>/*.yaml (AGENT_EVALS_DIR). Each case is a normal run
 in the local store: 'agent-runtime runs show RUN_ID' and 'runs chart' work on the run ids the report lists.
@@ -76,7 +76,7 @@ def add(commands: Commands) -> None:
     cmd.add_argument("--list", action="store_true", help="list the cases and exit")
     cmd.add_argument("--from-run", metavar="RUN_ID", help="with 'add': the stored run to turn into a case")
     cmd.add_argument("--name", metavar="NAME", help="with 'add': the new case's name (default: from the run id)")
-    cmd.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    cmd.add_argument("-q", "--quiet", action="store_true", help="no progress lines or warnings on stderr")
     cmd.set_defaults(handler=_cmd_eval)
 
 
@@ -188,13 +188,17 @@ def _write(args: argparse.Namespace, report: dict[str, Any]) -> None:
         print(f"agent-runtime: wrote {args.junit}", file=sys.stderr)
 
 
+def _warn(text: str) -> None:
+    print(f"agent-runtime: warning: {text}", file=sys.stderr)
+
+
 def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..evals.from_run import case_from_run
 
     if len(args.cases) != 1 or not args.from_run:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
     check_workflow(args.cases[0], config)
-    path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name)
+    path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name, warn=_warn)
     print(
         f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",
         file=sys.stderr,

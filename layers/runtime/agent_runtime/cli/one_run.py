@@ -12,6 +12,7 @@ import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import TextIO
 
 from .. import telemetry
 from ..config import RuntimeConfig
@@ -63,6 +64,12 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
         return _turn(args, config, workflow, skills, store, (run_id, thread))
 
 
+def _notes(args: argparse.Namespace) -> TextIO | None:
+    """Where a run's warnings go: stderr, or nowhere with --quiet (see its help: what stays is what changes the
+    answer, such as the embedded demo model's one line: its answers are canned)."""
+    return None if args.quiet else sys.stderr
+
+
 def _waiting(threads: ThreadStore, thread: str) -> None:
     run = threads.active(thread)
     under_way = f"a turn under way ({run})" if run else "a turn under way"
@@ -85,7 +92,7 @@ def _turn(
     ``run_workflow``)."""
     (run_id, thread), threads, runs = ids, ThreadStore(store), RunStore(store)
     state, version = threads.load(thread)
-    if args.thread and state is None:
+    if args.thread and state is None and not args.quiet:
         _a_run_as_thread(runs, args.thread)
     state = unfinished(threads, runs, thread) or state  # a turn killed mid-run is not lost: from its last checkpoint
     threads.mark_active(thread, run_id)
@@ -96,7 +103,7 @@ def _turn(
     trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
     hooks: list[Hook] = [Started(runs, thread), ActingForYou(), *([] if args.quiet else [trace])]
     ctrl_c = CtrlC(stop_check(runs, run_id), login())  # Ctrl-C is a stop, as `runs stop` from elsewhere
-    with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=sys.stderr) as sandbox:
+    with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=_notes(args)) as sandbox:
         services = Services(
             skills=skills,
             config=config,

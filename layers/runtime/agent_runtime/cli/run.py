@@ -47,7 +47,14 @@ def add(commands: Commands) -> None:
     )
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")
-    run.add_argument("-q", "--quiet", action="store_true", help="no live trace on stderr")
+    run.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="the answer and errors only: no live trace, warnings or notes on stderr but the embedded demo "
+        "model's (its answers are canned) and a wait for the thread's turn under way; the tools a run here goes "
+        "without, workflows validate says",
+    )
     run.add_argument(
         "--footer",
         action="store_true",

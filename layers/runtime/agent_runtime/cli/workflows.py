@@ -41,7 +41,8 @@ def add(commands: Commands) -> None:
         "AGENT_MODEL's model when it has no known price); then warns (file: warning: key: why) of what this "
         "machine lacks — a tools section's "
         "secrets (a run fails until they are set), a built-in tool's credentials (a run goes without it), the "
-        "secrets serve needs for the triggers, a schedule's answer token — without changing the exit code.",
+        "secrets serve needs for the triggers, a schedule's answer token — and when another workflow of the folder "
+        "takes the app's direct messages first (naming it), without changing the exit code.",
     )
     wf_validate.add_argument("refs", nargs="*", metavar="WORKFLOW", help="workflow names or YAML paths")
     wf_validate.add_argument(
@@ -115,13 +116,29 @@ def _cmd_validate(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if not refs:
         raise ConfigError(f"no workflows found in {config.workflows_dir}")
     library = SkillLibrary(config.skills_dir)
-    failed = sum(not _validate(ref, config, library, offline=args.offline) for ref in refs)
+    folder = _deployed_beside(config, library)
+    failed = sum(not _validate(ref, config, library, folder, offline=args.offline) for ref in refs)
     return EXIT_USAGE if failed else 0
 
 
-def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline: bool) -> bool:
+def _deployed_beside(config: RuntimeConfig, library: SkillLibrary) -> list[Workflow]:
+    """The workflows folder's valid workflows, which a deployment routes events among (an invalid one is said
+    where it is validated)."""
+    from ..workflows import WorkflowError, available_workflows, load_workflow
+
+    found = []
+    for name in available_workflows(config.workflows_dir):
+        try:
+            found.append(load_workflow(name, config.workflows_dir, skill_names=library.names()))
+        except WorkflowError:
+            continue
+    return found
+
+
+def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, folder: list[Workflow], *, offline: bool) -> bool:
     from ..deployment import deployed
     from ..workflows import WorkflowError, load_workflow
+    from ..workflows.shadowing import direct_messages_shadowed
 
     try:
         workflow = load_workflow(ref, config.workflows_dir, skill_names=library.names())
@@ -141,6 +158,7 @@ def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, *, offline
     if not errors:
         print(f"ok  {workflow.path}")
     warnings = [*findings.warnings, *_credentials(workflow, config, offline=offline)]
+    warnings += direct_messages_shadowed(workflow, folder)
     unpriced = None if errors else unpriced_warning(workflow.model.name, workflow.model.prices)
     for warning in [*warnings, *([unpriced] if unpriced else [])]:
         print(f"{workflow.path}: warning: {warning}", file=sys.stderr)

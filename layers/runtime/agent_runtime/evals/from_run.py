@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,23 @@ POINTER = re.compile(r"^\[virtual file (file-[0-9a-f]+): user message")
 KEY = re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b")
 
 
+ONLY_STATUS = (
+    "its expect checks only that the run completes (the run called none of the workflow's declared tools and "
+    "its answer names no issue key of the request): it passes whatever the answer says until you add what a "
+    "good answer holds (contains, identifiers, matches) or a judge rubric"
+)
+
+
 def case_from_run(
-    workflow: str, run_id: str, evals_dir: Path, config: RuntimeConfig, *, name: str | None = None
+    workflow: str,
+    run_id: str,
+    evals_dir: Path,
+    config: RuntimeConfig,
+    *,
+    name: str | None = None,
+    warn: Callable[[str], None] = lambda _: None,
 ) -> Path:
+    """The case written (``warn``: told when the checks it could derive from the run hold nothing of its answer)."""
     from ..stores.opening import open_store  # the local store, or S3 + DynamoDB when configured
     from ..triggers.config import TriggerConfig
 
@@ -66,8 +82,11 @@ def case_from_run(
     if decided:
         case["approve"] = approve_setting(decided)
     case["expect"] = _expect(record, case, own, messages)
+    only_status = set(case["expect"]) == {"status"}
     folder.mkdir(parents=True, exist_ok=True)
-    target.write_text(_header(record, run_id) + _dump({"cases": [case]}), encoding="utf-8")
+    target.write_text(_header(record, run_id, only_status) + _dump({"cases": [case]}), encoding="utf-8")
+    if only_status:
+        warn(f"{target}: {ONLY_STATUS}")
     return target
 
 
@@ -177,7 +196,7 @@ def _expect(record: StoredRun, case: dict[str, Any], own: set[str], messages: li
     return expect
 
 
-def _header(record: StoredRun, run_id: str) -> str:
+def _header(record: StoredRun, run_id: str, only_status: bool) -> str:
     verdicts = ", ".join(f"{rating.verdict} by {rating.by}" for rating in record.feedback) or "none"
     answer = (record.final_answer or "(no answer)").splitlines()
     lines = [
@@ -186,6 +205,7 @@ def _header(record: StoredRun, run_id: str) -> str:
     ]
     lines += [f"#   {line}" for line in answer[:60]] + (["#   […]"] if len(answer) > 60 else [])
     lines += ["# Edit expect: what a good answer contains (contains, matches, identifiers) or a judge rubric."]
+    lines += textwrap.wrap(f"Until then {ONLY_STATUS}.", 108, initial_indent="# ", subsequent_indent="# ") * only_status
     return "\n".join(lines) + "\n"
 
 

@@ -57,6 +57,7 @@ def _case_row(group: Sequence[Attempt]) -> dict[str, Any]:
         "variant": first.case.variant,
         "settings": dict(first.case.settings),
         "tags": list(first.case.tags),
+        "checks_only_status": first.case.expect.only_status(),  # passes whatever the answer says: the table says so
         "attempts": len(group),
         "passed": sum(a.passed for a in group),
         "pass_rate": round(sum(a.passed for a in group) / len(group), 4),
@@ -92,7 +93,17 @@ def table(report: Mapping[str, Any]) -> str:
     )
     lines += _by_setting(report)
     lines += _failures(report)
+    lines += _only_status(report)
     return "\n".join(lines)
+
+
+def _only_status(report: Mapping[str, Any]) -> list[str]:
+    """The cases whose expect names nothing but a status: a pass of theirs says nothing of the answer."""
+    cases = [row["case"] for row in report["cases"] if row.get("checks_only_status")]
+    if not cases:
+        return []
+    said = "checks only the run's status (its expect names nothing else): it passes whatever the answer says"
+    return ["", *(f"UNCHECKED {case}: {said}" for case in cases)]
 
 
 def _ran_on(report: Mapping[str, Any]) -> list[str]:

@@ -5,12 +5,28 @@ Apart from ``runs.py`` so that the webhook checks an id without loading the run 
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 
 from ..errors import ConfigError
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: what a route may take as one
+RUN_PREFIX = "run-"
+# The hex digits of a run id minted here, by the CLI (random) as by serve and the worker (an event's digest): one
+# format whoever minted it. Ids of other shapes (the CLI's 16 digits before) still read: RUN_ID takes them.
+RUN_ID_HEX = 24
+
+
+def new_run_id(prefix: str = RUN_PREFIX) -> str:
+    """A fresh run's id: ``prefix`` and RUN_ID_HEX random hex digits."""
+    return prefix + os.urandom(RUN_ID_HEX // 2).hex()
+
+
+def event_run_id(key: str) -> str:
+    """The id of the run an event starts, from its dedup key: a redelivery finds its run (to resume, or answered)."""
+    return RUN_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:RUN_ID_HEX]
 
 
 def check_thread_id(thread_id: str) -> str:
