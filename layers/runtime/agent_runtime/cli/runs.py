@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import shutil
 import subprocess
@@ -109,7 +110,9 @@ def _add_stats(runs_commands: Commands) -> None:
         "apart: a stop is no failure), cost, tokens and the cached share, time to the first token and duration "
         "(medians), tool calls, approvals and their wait, ratings; then failures by reason, tool calls by tool and "
         "skill loads by skill — the figures the stack's metrics and dashboard carry. Reads every run of the period "
-        "from the store `runs list` reads; a run whose record cannot be read is skipped and counted, and so are "
+        "from the store `runs list` reads; a run killed mid-run counts as `runs list` shows it (interrupted, a "
+        "failure of that reason, with what it did by its last step), one at work is left out until it ends, a run "
+        "whose record cannot be read is skipped and counted, and so are "
         "eval cases' runs (tests, some failing on purpose: --evals counts them, as trigger eval).",
     )
     runs_stats.add_argument("--since", default="7d", metavar="WHEN", help="a span (7d, 24h, 30m, 2w) or a date")
@@ -239,7 +242,9 @@ def _cmd_stats(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit {args.limit}: give a number of runs, 1 or more")
     start = since(args.since, datetime.now(UTC))
-    read = gather(runs_store(config), start, workflow=args.workflow, limit=args.limit, evals=args.evals)
+    runs = runs_store(config)
+    unended = functools.partial(interrupted, runs, earlier=None)  # a killed run counts as `runs list` shows it
+    read = gather(runs, start, workflow=args.workflow, limit=args.limit, evals=args.evals, unended=unended)
     if args.workflow and not read.runs:
         check_workflow(args.workflow, config, strict=False)  # no runs of a typo: say it is one
     report = {

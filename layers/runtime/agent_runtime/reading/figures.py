@@ -20,6 +20,7 @@ from ..record import RunStatus
 from ..views.run import StoredRun, seconds
 
 ENDED_WELL = ("completed",)
+INTERRUPTED = "interrupted"  # a run whose process ended mid-run, as `runs list` shows it (cli/running.py)
 OTHER = "other"  # every name the run did not declare: an invented tool, an unreadable reason
 _ERROR_CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # what type(error).__name__ gives (the code's, not a model's)
 
@@ -96,7 +97,7 @@ def _reason(status: str, failed: str | None) -> str | None:
     """Why the run did not complete: its status, with the error's class for a failure (None: it completed)."""
     if status in ENDED_WELL:
         return None
-    if status not in RunStatus.__members__.values():
+    if status not in RunStatus.__members__.values() and status != INTERRUPTED:
         return OTHER
     return status if not failed else f"{status}:{failed if _ERROR_CLASS.fullmatch(failed) else OTHER}"
 

@@ -7,20 +7,22 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .. import inert
 from ..errors import ConfigError
-from ..record import EVAL_RUN_PREFIX
+from ..record import EVAL_RUN_PREFIX, RunStatus
 from ..stores import RunStore
 from ..stores.exceptions import StoreError
+from ..views import read_run
 from ..views.parsing import Unreadable
 from ..views.rows import Rating
 from .figures import Figures, figures, requester_of
 
+Unended = Callable[[str], dict[str, Any] | None]  # a run with no record yet, as `runs list` shows it (None: at work)
 _SPAN = re.compile(r"([0-9]+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -81,11 +83,19 @@ class Gathered:
 
 
 def gather(
-    runs: RunStore, start: datetime, *, workflow: str | None = None, limit: int | None = None, evals: bool = False
+    runs: RunStore,
+    start: datetime,
+    *,
+    workflow: str | None = None,
+    limit: int | None = None,
+    evals: bool = False,
+    unended: Unended = lambda run_id: None,
 ) -> Gathered:
     """Every run that started since ``start``, newest first, to the period's first (``limit``: the newest N only,
     and said). A run whose record cannot be read is counted as such, and the report goes on. An eval's runs are
-    tests, not the workflows' work (their failures are often meant): left out and counted, unless ``evals``."""
+    tests, not the workflows' work (their failures are often meant): left out and counted, unless ``evals``. A run
+    with no record yet is counted as ``unended`` reads it (a process killed mid-run: interrupted, with what it did
+    by its last checkpoint), or left out while it works: neither is damaged."""
     found: list[tuple[Figures, tuple[Rating, ...]]] = []
     unreadable = left_out = 0
     for run_id, when in runs.started():
@@ -95,7 +105,7 @@ def gather(
             left_out += 1
             continue
         try:
-            run = _read(runs, run_id, workflow)
+            run = _read(runs, run_id, workflow, unended)
         except (StoreError, Unreadable):  # the item unreadable, or a record that does not read as a run
             unreadable += 1
             continue
@@ -105,9 +115,16 @@ def gather(
     return Gathered(found, unreadable, evals_left_out=left_out)
 
 
-def _read(runs: RunStore, run_id: str, workflow: str | None) -> tuple[Figures, tuple[Rating, ...]] | None:
-    """A run's figures and ratings (None: another workflow's); ``StoreError`` for a record that cannot be read."""
+def _read(
+    runs: RunStore, run_id: str, workflow: str | None, unended: Unended
+) -> tuple[Figures, tuple[Rating, ...]] | None:
+    """A run's figures and ratings (None: another workflow's, or one at work); ``StoreError`` for a record that
+    cannot be read."""
     run = runs.load_run(run_id)
+    if run is None and (so_far := unended(run_id)) is not None:
+        run = read_run(so_far)
+    elif run is None and (row := runs.summary(run_id)) is not None and row.status == RunStatus.RUNNING:
+        return None  # at work: its figures come with its record
     if run is None:  # listed, but its record gone: unreadable too (they are written and expire together)
         raise StoreError(f"run {run_id}: no record")
     if workflow and run.workflow != workflow:
