@@ -6,6 +6,7 @@ message with a pasted log can pass SQS's size limit.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import queue as stdlib_queue
@@ -20,6 +21,7 @@ from ..stores import Store
 from .exceptions import Unavailable
 
 CLAIM_CHECK_BYTES = 200 * 1024
+DISK_OUTAGES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})  # the local store's: a later retry may pass
 CLAIMS = "claims"  # store partition of claim-checked bodies
 _GROUP = re.compile(r"[\x21-\x7e]{1,128}")  # SQS: a MessageGroupId is alphanumeric and punctuation
 _UNSAFE = re.compile(r"[^\x21-\x7e]")
@@ -134,8 +136,11 @@ def down_as(what: str) -> Iterator[None]:
 
 def passing(error: BaseException) -> bool:
     """An outage a later retry may not meet: the connection refused or timed out, throttled, a 5xx — what botocore's
-    standard retry mode retries (its own retries ran out by now), or a socket's error (a local queue or store)."""
+    standard retry mode retries (its own retries ran out by now), or a socket's error; for serve's local store, a
+    disk that is full or failing (a bug's errors, a path that is no directory, stay errors)."""
     if isinstance(error, ConnectionError | TimeoutError):
+        return True
+    if isinstance(error, OSError) and error.errno in DISK_OUTAGES:
         return True
     if "botocore" not in sys.modules:  # no AWS client made: no botocore error either
         return False
