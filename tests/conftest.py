@@ -29,6 +29,7 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENT_STATE_DIR", str(tmp_path / "state"))
     # What a warm process learned about an endpoint is keyed by its URL: a scripted server on a reused port is
     # another server, so no test inherits another's calibration.
+    from agent_runtime import telemetry
     from agent_runtime.chat import pane, stream
     from agent_runtime.context import budget
     from agent_runtime.models import dialect, probe
@@ -38,6 +39,9 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     probe.forget()
     stream.forget()
     pane.forget()
+    # An earlier test's OTLP collector is gone: its exporter would go on retrying it in threads of its own, drawing
+    # retry jitter from `random` while a later test's hypothesis draws (HypothesisDeprecationWarning).
+    telemetry.forget()
 
 
 @pytest.fixture

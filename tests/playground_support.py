@@ -260,6 +260,9 @@ def act(url: str, name: str, body: dict[str, Any], token: str) -> dict[str, Any]
         return dict(json.loads(response.read()))
 
 
+DRAIN_SECONDS = 10.0
+
+
 @contextmanager
 def playground(folder: Path, workflows: dict[str, str], *, demo: bool = True) -> Iterator[LocalServer]:
     """``serve`` with the playground on ``workflows`` (name → YAML), its store in ``folder``. ``demo``: the
@@ -272,6 +275,9 @@ def playground(folder: Path, workflows: dict[str, str], *, demo: bool = True) ->
     try:
         yield server
     finally:
+        # The runs a test started end here, while their playground answers (in a few ms with the embedded model),
+        # not in later tests' time, retrying a Slack that is gone (with `random`'s jitter, under their hypothesis).
+        server.drain(DRAIN_SECONDS)
         server.close()
 
 

@@ -89,6 +89,30 @@ def test_a_compaction_is_an_event_with_its_numbers(receiver: tuple[str, list[Any
     assert len([s for s in spans if s.name == "execute_tool fetch"]) == 5
 
 
+def test_forget_leaves_no_exporter_at_work_even_for_a_collector_that_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each test starts with (conftest): an exporter left to a gone collector retried it in threads of its own
+    (drawing `random`'s jitter under a later test's hypothesis); forget ends them at once, not at their timeout."""
+    import socket
+    import threading
+    import time
+
+    from agent_runtime import telemetry
+
+    with socket.socket() as gone:
+        gone.bind(("127.0.0.1", 0))
+        port = gone.getsockname()[1]  # closed: the collector refuses
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    before = set(threading.enumerate())
+    with telemetry.tracer().start_as_current_span("receive slack"):
+        pass
+    telemetry.flush(0.1)  # returns; its export goes on retrying
+    started = time.monotonic()
+    telemetry.forget()
+    assert time.monotonic() - started < 3.0  # the export's timeout is 5 s
+    time.sleep(0.3)  # a thread told to end has ended by now
+    assert [t.name for t in set(threading.enumerate()) - before] == []
+
+
 def test_nothing_of_opentelemetry_is_imported_without_an_endpoint() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     code = ("import sys, agent_runtime.runtime, agent_runtime.service.worker, agent_runtime.service.webhook; "

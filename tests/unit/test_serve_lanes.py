@@ -57,12 +57,14 @@ class Record:
 @contextmanager
 def lanes(width: int, record: Record) -> Iterator[LocalQueue]:
     queue, stop = LocalQueue(), threading.Event()
-    Lanes(queue.messages, [record.handle] * width, stop).start("test-lane")
+    started = Lanes(queue.messages, [record.handle] * width, stop).start("test-lane")
     try:
         yield queue
     finally:
         record.release.set()
         stop.set()
+        ended = started.join(5)  # no lane left polling into the next test
+    assert ended, "every lane ends its message under way and stops"
 
 
 @settings(max_examples=30, deadline=None)

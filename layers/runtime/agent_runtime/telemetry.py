@@ -31,6 +31,7 @@ EXPORT_SECONDS = 5.0  # one export, retries included (OTEL_EXPORTER_OTLP_TIMEOUT
 EVENT_KINDS = ("compaction", "masking", "folding", "virtual_file", "approval_requested", "approval_decided", "subagent")
 _LOCK = threading.Lock()
 _PROVIDERS: dict[str, Any] = {}
+_EXPORTERS: list[Any] = []  # the providers' exporters, for forget()
 _OPEN: dict[tuple[str, str], Any] = {}  # (run id, call id) → a running subagent call's span (its helper's parent)
 
 
@@ -52,8 +53,10 @@ def tracer() -> Any:
             name = os.environ.get("OTEL_SERVICE_NAME") or "agent-runtime"
             provider = TracerProvider(resource=Resource.create({"service.name": name}))
             timeout = float(os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") or EXPORT_SECONDS)  # the SDK's: 10
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(timeout=timeout)))
+            exporter = OTLPSpanExporter(timeout=timeout)
+            provider.add_span_processor(BatchSpanProcessor(exporter))
             _PROVIDERS[endpoint] = provider
+            _EXPORTERS.append(exporter)
         return _PROVIDERS[endpoint].get_tracer("agent_runtime")
 
 
@@ -76,6 +79,20 @@ def flush(seconds: float = FLUSH_SECONDS) -> None:
 
     threading.Thread(target=export, name="otel-flush", daemon=True).start()
     done.wait(seconds)
+
+
+def forget() -> None:
+    """Stop every provider and drop it, for tests, whose collectors come and go: one left to a gone collector goes
+    on exporting to it, retrying with ``random``'s jitter, in threads of its own (and flush() would wait on it).
+    A Lambda environment has one endpoint for its life and never calls this."""
+    with _LOCK:
+        providers, exporters = list(_PROVIDERS.values()), list(_EXPORTERS)
+        _PROVIDERS.clear()
+        _EXPORTERS.clear()
+    for exporter in exporters:
+        exporter.shutdown()  # first: a retry under way stops now, not at the export's timeout
+    for provider in providers:
+        provider.shutdown()
 
 
 def inject(carrier: MutableMapping[str, str]) -> None:

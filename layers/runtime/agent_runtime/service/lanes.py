@@ -9,6 +9,7 @@ another group's run while a lane is free.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from queue import Empty, Queue
@@ -34,12 +35,24 @@ class Lanes:
         self._waiting: dict[str, deque[str]] = {}  # group → its messages not taken yet, in the order sent
         self._ready: deque[str] = deque()  # groups with a message waiting and none under way, oldest first
         self._busy: set[str] = set()  # groups with a message under way
+        self._threads: list[threading.Thread] = []
 
     def start(self, name: str = "serve-lane") -> Lanes:
-        threading.Thread(target=self._feed, name=f"{name}-queue", daemon=True).start()
+        self._threads.append(threading.Thread(target=self._feed, name=f"{name}-queue", daemon=True))
         for number, handle in enumerate(self.lanes, 1):
-            threading.Thread(target=self._lane, args=(handle,), name=f"{name}-{number}", daemon=True).start()
+            lane = threading.Thread(target=self._lane, args=(handle,), name=f"{name}-{number}", daemon=True)
+            self._threads.append(lane)
+        for thread in self._threads:
+            thread.start()
         return self
+
+    def join(self, seconds: float) -> bool:
+        """Waits, after stop, for every lane to end its message under way, at most ``seconds`` in all; True if
+        they all have."""
+        until = time.monotonic() + seconds
+        for thread in self._threads:
+            thread.join(max(until - time.monotonic(), 0.0))
+        return not any(thread.is_alive() for thread in self._threads)
 
     def _feed(self) -> None:
         while not self.stop.is_set():

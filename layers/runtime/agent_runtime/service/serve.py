@@ -65,6 +65,7 @@ class _Server(ThreadingHTTPServer):
 class LocalServer:
     read_timeout = READ_TIMEOUT
     tick_every = TICK_SECONDS
+    lanes: tuple[Lanes, ...] = ()  # the runs' and the stops', once started
 
     def __init__(
         self,
@@ -156,8 +157,10 @@ class LocalServer:
     def start(self) -> LocalServer:
         resume_interrupted(RunStore(self.store), self.queue, self.worker_log)  # what a stop mid-run left under way
         threading.Thread(target=self.http.serve_forever, args=(POLL_SECONDS,), daemon=True).start()
-        Lanes(self.queue.messages, [functools.partial(self._handle, w) for w in self.workers], self._stop).start()
-        Lanes(self.queue.beside, [functools.partial(self._handle, self.stopper)], self._stop).start("serve-stops")
+        self.lanes = (
+            Lanes(self.queue.messages, [functools.partial(self._handle, w) for w in self.workers], self._stop).start(),
+            Lanes(self.queue.beside, [functools.partial(self._handle, self.stopper)], self._stop).start("serve-stops"),
+        )
         threading.Thread(target=self._tick, args=(self.tick_every,), daemon=True).start()
         return self
 
@@ -199,6 +202,16 @@ class LocalServer:
             outcome = "error"
         said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
         self.outcomes.append(outcome)
+
+    def drain(self, seconds: float) -> bool:
+        """Takes no more messages and waits for the runs under way to end, at most ``seconds``, before a close:
+        what a test does, whose next test must not share the process with a run left streaming to a playground
+        that is gone (close alone leaves them to end by themselves, as Ctrl-C must not wait). True if they all
+        have."""
+        self._stop.set()
+        until = time.monotonic() + seconds
+        ended = [lanes.join(max(until - time.monotonic(), 0.0)) for lanes in self.lanes]
+        return all(ended)
 
     def close(self) -> None:
         self._stop.set()
