@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
-from tests.conftest import REPO
 from tests.functional.test_playground_examples import new_answer, run_ids
-from tests.playground_support import act, page_token, playground
+from tests.playground_support import act, page_token, playground, repo_workflows
 
 ONCE = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 WORD = st.sampled_from(["ledger", "export", "settlement", "warehouse", "retry", "owner", "nightly", "schema", "feed"])
@@ -47,12 +46,7 @@ def reviewed(said: str, title: str, todo: str, todo_at: int, questions: list[str
 
 
 def test_a_document_pasted_in_a_direct_message_is_reviewed(tmp_path: Path) -> None:
-    prompts = tmp_path / "workflows" / "prompts"
-    prompts.mkdir(parents=True)
-    for path in (REPO / "workflows" / "prompts").iterdir():
-        (prompts / path.name).write_text(path.read_text())
-    workflows = {"document-feedback": (REPO / "workflows" / "document-feedback.yaml").read_text()}
-    with playground(tmp_path, workflows) as server:
+    with playground(tmp_path, repo_workflows(tmp_path, "document-feedback")) as server:
         token = page_token(server.url)
 
         @ONCE
