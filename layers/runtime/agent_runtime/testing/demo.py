@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, direct, incident, instructed, memory, payload, triage
+from . import assistant, direct, incident, instructed, memory, payload, reading, triage
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 from .words import ASKED, own_words, person_request, score, terms, told
@@ -75,9 +75,7 @@ def respond(request: ScriptedRequest) -> Reply:
     if ticket and not files and f"doc:{ticket.group(1)}" in notes:
         return Reply(text=_review(notes, [(ticket.group(1), "", 0)]))  # the paste is a document, not a log
     if "ticket-errors" in notes and not any(key.startswith("doc:") for key in notes):
-        return Reply(
-            text=incident.from_log(own_words(assistant._question(request)), notes)
-        )  # the paste is the document
+        return Reply(text=incident.from_log(own_words(reading._question(request)), notes))  # the paste is the document
     return Reply(text=_review(notes, files))
 
 
