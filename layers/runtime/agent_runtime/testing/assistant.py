@@ -19,6 +19,7 @@ from ..messages import text_of
 from .acting import Asked
 from .evidence import _compose, _fresh_evidence, _noted, _thread_evidence
 from .memory import furthest_call
+from .pasted import inline_notes
 from .reading import (
     FILE_ROW,
     REQUEST,
@@ -55,7 +56,14 @@ def handles(request: ScriptedRequest) -> bool:
     question = _question(request)
     if re.search(r"\breview", question, re.IGNORECASE) and not declared:
         return False  # a review of documents (demo.py)
-    return bool(declared) or question.rstrip().endswith("?") or len(_turns(request)) > 1
+    asks = question.rstrip().endswith("?") and not _pasted_alone(request, question)
+    return bool(declared) or asks or len(_turns(request)) > 1
+
+
+def _pasted_alone(request: ScriptedRequest, question: str) -> bool:
+    """A paste in the message with nothing attached (a document's open questions end it): reviewed (``demo``),
+    not taken for a question because its last line asks one."""
+    return not FILE_ROW.search(request.system_text()) and bool(inline_notes(question))
 
 
 def respond(request: ScriptedRequest) -> Reply:
