@@ -281,6 +281,13 @@ def playground(folder: Path, workflows: dict[str, str], *, demo: bool = True) ->
         server.close()
 
 
+def repo_workflows(folder: Path, *names: str) -> dict[str, str]:
+    """The repository's workflows ``names`` (name → YAML) for ``playground(folder, …)``, the prompts they name
+    copied into ``folder``'s workflows folder (a ``prompt_file`` is read beside the YAML)."""
+    shutil.copytree(REPO / "workflows" / "prompts", folder / "workflows" / "prompts")
+    return {name: (REPO / "workflows" / f"{name}.yaml").read_text() for name in names}
+
+
 def playground_runtime(folder: Path, workflows: dict[str, str], *, demo: bool = True) -> Any:
     """The settings serve's playground runs ``workflows`` (name → YAML) with, written to ``folder``: its state
     there, the sandbox off, the embedded model or (``demo`` false) the one at OPENAI_BASE_URL."""

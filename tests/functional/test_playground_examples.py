@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from tests.playground_support import act, page_token, playground, until
+from tests.playground_support import act, page_token, playground, repo_workflows, until
 
 REPORT = "The export button is broken: clicking Export on the billing page does nothing since Monday."
 WORD = st.sampled_from(["export", "billing", "retry", "Webhook", "queue", "login", "timeout", "cache", "v2", "slow"])
@@ -217,12 +217,7 @@ def test_a_question_with_a_pasted_log_in_a_direct_message_is_answered_from_the_l
 ) -> None:
     """document-feedback's first answer to a direct message holding a question and a pasted log gives the log's
     first error, its line and how many followed, instead of "I could not read any of the documents"."""
-    prompts = tmp_path / "workflows" / "prompts"
-    prompts.mkdir(parents=True)
-    for path in (REPO / "workflows" / "prompts").iterdir():
-        (prompts / path.name).write_text(path.read_text())
-    workflows = {"document-feedback": (REPO / "workflows" / "document-feedback.yaml").read_text()}
-    with playground(tmp_path, workflows) as server:
+    with playground(tmp_path, repo_workflows(tmp_path, "document-feedback")) as server:
         token = page_token(server.url)
 
         @ONCE

@@ -4,7 +4,8 @@ changes), and it follows the two prompt instructions evals probe: cite sources, 
 
 Like a careful model under a tight budget, it keeps what it found in ``NOTES`` lines of its own messages, so the
 evidence survives masking and compaction; when a detail is not in view it searches the run's files (attachments,
-masked outputs and compaction archives) for it.
+masked outputs and compaction archives) for it. This module decides the next call; the request as read is
+``reading``'s, the answer from the evidence ``evidence``'s.
 """
 
 from __future__ import annotations
@@ -14,29 +15,37 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..context.history import FOLD_MARK, STATUS_MARK, SUMMARY_MARK
-from ..messages import text_of, tool_names
-from .acting import Asked, outcome
-from .memory import continuation, furthest_call
+from ..messages import text_of
+from .acting import Asked
+from .evidence import _compose, _fresh_evidence, _noted, _thread_evidence
+from .memory import furthest_call
+from .pasted import inline_notes
+from .reading import (
+    FILE_ROW,
+    REQUEST,
+    _asked,
+    _calls_made,
+    _file_calls,
+    _question_files,
+    _tool_texts,
+    _turns,
+    _unnumbered,
+    _unread_summary,
+)
+from .reading import RANGE as RANGE  # direct.py takes these from here
+from .reading import _question as _question
 from .steps import Reply, ScriptedCall, ScriptedRequest
-from .words import ASKED, goes_on, own_words, person_request, spoken, told, turn_words
 from .words import distinctive as _distinctive
 from .words import phrases as _phrases
 from .words import score as _score
+from .words import spoken
 from .words import terms as _terms
 
-FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("([^"]*)", ([\d,]+) bytes, (\w+)\)', re.MULTILINE)
-NOTE = re.compile(r"^NOTES evidence (\{.*\})$", re.MULTILINE)
 PROGRESS = re.compile(r"^NOTES progress (\{.*\})$", re.MULTILINE)
-REQUEST = re.compile(r"^NOTES request (\{.*\})$", re.MULTILINE)
-RANGE = re.compile(r"\bpages? (\d+) (?:to|-|\u2013|through) (\d+)\b", re.IGNORECASE)
 SEARCHED = {"query", "q", "search", "text", "jql", "keywords", "terms", "question", "topic", "prompt", "task"}
 JUDGE_START = "You are grading an assistant's answer"
 RUNTIME_TOOLS = {"file_read", "file_regex", "extract_file", "load_file", "peek_file", "load_skill", "python",
                  "subagent", "load_skill_file"}  # fmt: skip # a table: names
-
-
-LIMIT_MARK = "The workflow's "  # the loop's notes at a limit (tool calls, spend): "... no more tools can run"
 
 
 def handles(request: ScriptedRequest) -> bool:
@@ -47,7 +56,14 @@ def handles(request: ScriptedRequest) -> bool:
     question = _question(request)
     if re.search(r"\breview", question, re.IGNORECASE) and not declared:
         return False  # a review of documents (demo.py)
-    return bool(declared) or question.rstrip().endswith("?") or len(_turns(request)) > 1
+    asks = question.rstrip().endswith("?") and not _pasted_alone(request, question)
+    return bool(declared) or asks or len(_turns(request)) > 1
+
+
+def _pasted_alone(request: ScriptedRequest, question: str) -> bool:
+    """A paste in the message with nothing attached (a document's open questions end it): reviewed (``demo``),
+    not taken for a question because its last line asks one."""
+    return not FILE_ROW.search(request.system_text()) and bool(inline_notes(question))
 
 
 def respond(request: ScriptedRequest) -> Reply:
@@ -96,10 +112,6 @@ def _next_call(request: ScriptedRequest, question: str, terms: list[str]) -> Scr
             if (name, json.dumps(args, sort_keys=True)) not in done:
                 return ScriptedCall(name, args)
     return _file_call(request, terms, done)
-
-
-def _asked(request: ScriptedRequest, question: str) -> Asked:
-    return Asked.of(request.system_text(), spoken(own_words(question)), request.tool_names)
 
 
 def _arguments(
@@ -195,17 +207,6 @@ def _searches(request: ScriptedRequest) -> dict[str, list[str]]:
     return found
 
 
-def _file_calls(request: ScriptedRequest, tool: str) -> list[tuple[str, str | None]]:
-    """Each call of a file tool still in the window: the file id, and its result (None: no longer shown)."""
-    results = {m.get("tool_call_id"): text_of(m) for m in request.messages if m["role"] == "tool"}
-    return [
-        (json.loads(call["function"]["arguments"] or "{}").get("id", ""), results.get(call["id"]))
-        for message in request.messages
-        for call in message.get("tool_calls", [])
-        if call["function"]["name"] == tool
-    ]
-
-
 def _new_files(request: ScriptedRequest) -> list[tuple[str, str, str, str, str]]:
     """Files made during the run (extractions, masked outputs, archives), as the results named them."""
     found = []
@@ -220,223 +221,3 @@ def _new_files(request: ScriptedRequest) -> list[tuple[str, str, str, str, str]]
 
 def _textual(mimetype: str, source: str) -> bool:
     return mimetype.startswith(("text/", "application/json")) or source in ("virtual", "extracted", "archive")
-
-
-# Evidence ---------------------------------------------------------------------------------------------------
-
-
-def _fresh_evidence(request: ScriptedRequest, terms: list[str]) -> list[dict[str, Any]]:
-    calls = tool_names(request.messages)
-    found = []
-    echo = _question(request)[:40].lower()
-    for call_id, text in request.tool_results().items():
-        said = [line for raw in text.splitlines() for line in _said(raw)]
-        lines = [line for line in said if _score(line, terms) > 0 and _content(line) and echo not in line.lower()]
-        best = sorted(lines, key=lambda line: -_score(line, terms))[:4]
-        if best:
-            found.append({"source": calls.get(call_id, "tool"), "lines": [line[:300] for line in best]})
-    return found
-
-
-def _said(raw: str) -> list[str]:
-    """What a result line says: without a search's line number and cut marks; a note found in an archive gives
-    the lines it kept."""
-    line = re.sub(r"^\d+[:\-]\t", "", raw.strip())
-    line = re.sub(r"\[… \d+ chars\]", "", line).strip()
-    if ASKED in line:
-        return []
-    if "NOTES " in line:
-        return re.findall(r'"((?:[^"\\]|\\.){12,})"', line)
-    return [line] if line else []
-
-
-def _content(line: str) -> bool:
-    """A line that says something: not a heading, a search hit's listing or a tool's own header."""
-    stripped = line.strip()
-    return not (re.match(r"#|id:\s", stripped) or (stripped.startswith("[") and stripped.endswith("]")))
-
-
-def _noted(request: ScriptedRequest) -> list[dict[str, Any]]:
-    """Its own notes, and those a compaction summary carried (in the window or read back from its file)."""
-    return [
-        json.loads(m)
-        for message in request.messages
-        if message["role"] != "system"
-        for m in NOTE.findall(_unnumbered(text_of(message)))
-    ]
-
-
-def _thread_evidence(request: ScriptedRequest, question: str, terms: list[str]) -> list[dict[str, Any]]:
-    """What earlier messages of the thread said (the question itself is no evidence)."""
-    lines = [
-        line.strip()
-        for turn in _turns(request)[:-1]
-        for line in turn.splitlines()
-        if _score(line, terms) > 0 and _content(line)
-    ]
-    return [{"source": "this thread", "lines": lines[:4]}] if lines else []
-
-
-def _compose(request: ScriptedRequest, evidence: list[dict[str, Any]], terms: list[str]) -> str:
-    acted = _acted(request)
-    unread = [f"I could not read {name}: {told(why, name)}" for name, why in _unreadable_named(request)]
-    if acted:  # what the request asked done is the answer (a ticket's key and link, or why it was not made)
-        return "\n".join([*acted, *unread])
-    ranked = sorted(
-        ((_score(line, terms), item["source"], line) for item in evidence for line in item["lines"]),
-        key=lambda row: -row[0],
-    )
-    if not ranked:
-        searched = ", ".join(sorted({name for name, _ in _calls_made(request)})) or "nothing"
-        return " ".join(
-            [f"I could not find an answer to that (searched with: {searched}; terms: {', '.join(terms[:6])}).", *unread]
-        )
-    top = list(dict.fromkeys((source, line) for _, source, line in ranked))[:4]
-    out = ["Here is what I found:"] + [f"• {told(line)} (from {source})" for source, line in top] + unread
-    if "cite" in request.system_text().lower():
-        titles = _titles(request) or sorted({source for source, _ in top})
-        out.append("Sources: " + "; ".join(titles[:3]))
-    return "\n".join(out)
-
-
-def _acted(request: ScriptedRequest) -> list[str]:
-    """What the calls that act on the request did; or, when a duplicate stopped them, which one it is."""
-    asked = _asked(request, _question(request))
-    specs = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
-    results = request.tool_results()
-    lines = [
-        outcome(call["function"]["name"], results[call["id"]])
-        for message in request.messages
-        for call in message.get("tool_calls", [])
-        if call["id"] in results and asked.makes(specs.get(call["function"]["name"], {}))
-    ]
-    duplicate = asked.duplicate(_tool_texts(request))
-    if not lines and duplicate and any(asked.makes(spec) for spec in specs.values()):
-        return [f"This looks like a duplicate of {duplicate}, so I made nothing new."]
-    return lines
-
-
-def _unreadable_named(request: ScriptedRequest) -> list[tuple[str, str]]:
-    return [(_name_of(request, fid), why) for fid, why in _unreadable(request).items()]
-
-
-def _name_of(request: ScriptedRequest, fid: str) -> str:
-    """A file as people know it: an attachment's name; a file the run made (a kept message, an archive) is no
-    name of theirs."""
-    listed = "\n".join([request.system_text(), *(text_of(m) for m in request.messages if m["role"] == "user")])
-    row = next((row for row in FILE_ROW.findall(listed) if row[0] == fid), None)
-    return row[1] if row and row[4] in ("attachment", "extracted") else "a file kept for this run"
-
-
-def _titles(request: ScriptedRequest) -> list[str]:
-    found = []
-    for text in _tool_texts(request):
-        found += re.findall(r"^(?:title|#)[:\s]+(.+)$", text, re.MULTILINE)
-    return list(dict.fromkeys(t.strip() for t in found))
-
-
-# Helpers ----------------------------------------------------------------------------------------------------
-
-
-SUMMARY_FILE = re.compile(r"^\[virtual file (file-[0-9a-f]+): compaction summary")
-FOLDED_FILE = re.compile(r"^\[virtual file file-[0-9a-f]+: your earlier turns")  # its own turns, kept in a file
-
-
-def _read_results(request: ScriptedRequest) -> dict[str, str]:
-    """What file_read returned, by file id (as far as the window still shows it)."""
-    found: dict[str, str] = {}
-    for fid, result in _file_calls(request, "file_read"):
-        if result is not None:
-            found[fid] = found.get(fid, "") + _unnumbered(result)
-    return found
-
-
-def _unreadable(request: ScriptedRequest) -> dict[str, str]:
-    """The files a file tool said it cannot read, and why (the first line of its error)."""
-    found: dict[str, str] = {}
-    for tool in ("file_read", "file_regex", "extract_file"):
-        for fid, result in _file_calls(request, tool):
-            if fid and result and result.startswith("ERROR"):
-                found.setdefault(fid, result.removeprefix("ERROR:").strip().splitlines()[0][:240])
-    return found
-
-
-def _unnumbered(text: str) -> str:
-    """file_read's text without its header and line numbers."""
-    lines = text.splitlines()[1:] if text.startswith("[") else text.splitlines()
-    return "\n".join(re.sub(r"^\d+\t", "", line) for line in lines)
-
-
-def _unread_summary(request: ScriptedRequest) -> dict[str, Any] | None:
-    """The file_read arguments of a summary kept in a file and not read yet (or the part a read said did not
-    fit). One read is enough: its notes carry what it said, and a masked read is not a reason to read again."""
-    read, made = _read_results(request), _calls_made(request)
-    for message in request.messages:
-        match = SUMMARY_FILE.match(text_of(message)) if message["role"] == "user" else None
-        if match is None:
-            continue
-        fid = match.group(1)
-        if not any(name == "file_read" and json.loads(args).get("id") == fid for name, args in made):
-            return {"id": fid}
-        if (more := continuation(fid, [read.get(fid, "")], made)) is not None:
-            return more
-    return None
-
-
-def _turns(request: ScriptedRequest) -> list[str]:
-    """The person's messages, oldest first, without the context status and what the runtime adds to them; a
-    compaction summary stands for the request it kept."""
-
-    out = []
-    for message in request.messages:
-        if message["role"] == "user":
-            text = text_of(message).split("\n\n" + STATUS_MARK, 1)[0]
-            pointer = SUMMARY_FILE.match(text)
-            if pointer:
-                text = _read_results(request).get(pointer.group(1), "")
-            if text.startswith(SUMMARY_MARK) or pointer:
-                text = person_request(text)
-            text = turn_words(text.split(LIMIT_MARK, 1)[0])  # the runtime's "answer now" note is no one's request
-            folded = text.startswith(FOLD_MARK) or FOLDED_FILE.match(text) is not None
-            if text and not text.startswith(STATUS_MARK) and not folded:  # a fold holds its own earlier turns
-                out.append(text)
-    return out
-
-
-def _question(request: ScriptedRequest) -> str:
-    """The request to answer: the newest turn's, or, when it only asks to go on (after a Stop, a limit), the
-    newest one before it that asks something."""
-    kept = [
-        json.loads(m)["text"] for message in request.messages for m in REQUEST.findall(_unnumbered(text_of(message)))
-    ]
-    turns = _turns(request)
-    if kept and (not turns or not RANGE.search(turns[-1])):
-        return str(kept[-1])
-    asked = [turn.split("[the message to answer]\n", 1)[-1] for turn in turns]
-    return next((turn for turn in reversed(asked) if not goes_on(turn)), asked[-1] if asked else "")
-
-
-def _question_files(request: ScriptedRequest) -> set[str]:
-    return set(re.findall(r"\[virtual file (file-[0-9a-f]+): user message", _question(request)))
-
-
-FOLDED_CALL = re.compile(r"^- (\w+) (\{.*?\}) → ", re.MULTILINE)
-
-
-def _calls_made(request: ScriptedRequest) -> set[tuple[str, str]]:
-    """Its calls so far: in the window, and those folds list (``- tool {arguments} → …``)."""
-    made = set()
-    for message in request.messages:
-        calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", [])]
-        if text_of(message).startswith(FOLD_MARK):
-            calls += FOLDED_CALL.findall(text_of(message))
-        for name, arguments in calls:
-            try:
-                made.add((name, json.dumps(json.loads(arguments or "{}"), sort_keys=True)))
-            except json.JSONDecodeError:
-                continue
-    return made
-
-
-def _tool_texts(request: ScriptedRequest) -> list[str]:
-    return [text_of(m) for m in request.messages if m["role"] == "tool"]

@@ -16,7 +16,8 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, direct, incident, instructed, memory, payload, triage
+from . import assistant, direct, incident, instructed, memory, payload, reading, triage
+from .pasted import INLINE, STOP, doc_note, inline_notes, pasted_note, prose
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 from .words import ASKED, own_words, person_request, score, terms, told
@@ -25,12 +26,10 @@ _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\
 _TICKET = re.compile(r"\[virtual file (file-[0-9a-f]+): user message")
 _NOTE = re.compile(r"^NOTES (\S+) (\{.*\})$", re.MULTILINE)
 _ROW = re.compile(r"^\s*(\d+)[:\-\t]\t?(.*)$")
-_OPEN_MARK = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b")
 BIG_FILE = 20_000  # bytes: larger references are searched and read by section, not read whole
 MAX_DEMO_STEPS = 300  # a run's model calls: a long tool loop (an eval's 200 pages) fits
 HELPER_PROMPT_START = "You are a helper agent"
 FILE_READERS = {"file_read", "file_regex"}  # an error of these on a file: the file cannot be read
-STOP = {"design", "the", "and", "for", "with", "this", "that", "from", "must", "every", "have", "their"}
 
 
 def demo_script() -> list[Step]:
@@ -59,7 +58,7 @@ def respond(request: ScriptedRequest) -> Reply:
     ]
     ticket = _TICKET.search(next((text_of(m) for m in request.messages if m["role"] == "user"), ""))
     if not files and not ticket:
-        return Reply(text="(demo model) Nothing is attached to this run, so there is nothing to review.")
+        return _inline(reading._question(request))
     if "file_read" not in request.tool_names:
         return Reply(text="(demo model) This workflow offers no file tools, so I cannot read the files.")
     fresh = _new_notes(request, ticket.group(1) if ticket else None, files)
@@ -75,10 +74,19 @@ def respond(request: ScriptedRequest) -> Reply:
     if ticket and not files and f"doc:{ticket.group(1)}" in notes:
         return Reply(text=_review(notes, [(ticket.group(1), "", 0)]))  # the paste is a document, not a log
     if "ticket-errors" in notes and not any(key.startswith("doc:") for key in notes):
-        return Reply(
-            text=incident.from_log(own_words(assistant._question(request)), notes)
-        )  # the paste is the document
+        return Reply(text=incident.from_log(own_words(reading._question(request)), notes))  # the paste is the document
     return Reply(text=_review(notes, files))
+
+
+def _inline(message: str) -> Reply:
+    """A message with nothing attached and no paste kept as a file: a paste short enough to stay in it is read
+    there, and reviewed (or its log read) as a kept one is."""
+    notes = inline_notes(message)
+    if INLINE in notes:
+        return Reply(text=_review(notes, [(INLINE.removeprefix("doc:"), "", 0)]))
+    if "ticket-errors" in notes:
+        return Reply(text=incident.from_log(prose(message), notes))
+    return Reply(text="(demo model) Nothing is attached to this run, so there is nothing to review.")
 
 
 def _told_to_answer(request: ScriptedRequest) -> bool:
@@ -155,32 +163,7 @@ def _note_for(
             "heading": rows[0][1].lstrip("# ") if rows else "",
             "rules": found,
         }
-    return f"doc:{file_id}", _doc_note(names.get(file_id, file_id), rows)
-
-
-LOG_LINE = re.compile(r"^\s*(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARN(?:ING)?|ERROR)\b)")
-
-
-def pasted_note(rows: list[tuple[int, str]]) -> dict[str, Any]:
-    """A pasted text read whole: a document (reviewed as an attachment is) unless most of its lines are a log's
-    (a timestamp or a level first)."""
-    said = [text for _, text in rows if text.strip()]
-    title = next((text.lstrip("# ").strip() for text in said if re.match(r"#{1,2} ", text)), "")
-    name = f"“{title[:80]}” (the document you pasted)" if title else "the document you pasted"
-    return _doc_note(name, rows) | {"log": sum(map(bool, map(LOG_LINE.match, said))) * 2 > len(said)}
-
-
-def _doc_note(name: str, rows: list[tuple[int, str]]) -> dict[str, Any]:
-    headings = [[n, t.lstrip("#").strip()] for n, t in rows if t.startswith("## ")]
-    open_items = [[n, t.strip()] for n, t in rows if _OPEN_MARK.search(t)]
-    questions, inside = [], False
-    for n, t in rows:
-        if t.startswith("#"):
-            inside = "question" in t.lower()
-        elif inside and t.strip().startswith(("-", "*")) and t.rstrip().endswith("?"):
-            questions.append([n, t.strip().lstrip("-* ")])
-    words = sorted({w for _, t in rows for w in re.findall(r"[a-z]{5,}", t.lower())} - STOP)
-    return {"name": name, "headings": headings, "open": open_items, "questions": questions, "words": words}
+    return f"doc:{file_id}", doc_note(names.get(file_id, file_id), rows)
 
 
 # What to do next --------------------------------------------------------------------------------------------

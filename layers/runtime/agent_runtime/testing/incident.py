@@ -11,7 +11,7 @@ import io
 import re
 from typing import Any
 
-from .assistant import FILE_ROW, _file_calls, _question, _unnumbered, _unreadable
+from .reading import FILE_ROW, _file_calls, _question, _unnumbered, _unreadable
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import own_words, score, terms, told
 

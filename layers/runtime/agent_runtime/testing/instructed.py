@@ -15,7 +15,8 @@ import re
 
 from ..messages import text_of
 from .acting import FOUND, Asked
-from .assistant import _asked, _next_call, _question
+from .assistant import _next_call
+from .reading import _asked, _question
 from .steps import Reply, ScriptedRequest
 from .words import spoken, terms
 

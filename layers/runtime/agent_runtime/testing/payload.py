@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from .assistant import FILE_ROW, _read_results
+from .reading import FILE_ROW, _read_results
 from .steps import Reply, ScriptedCall, ScriptedRequest
 
 TITLE = ("title", "name", "subject", "summary")

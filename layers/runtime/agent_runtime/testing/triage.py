@@ -8,7 +8,8 @@ import json
 import re
 
 from ..messages import text_of, tool_names
-from .assistant import JUDGE_START, _question
+from .assistant import JUDGE_START
+from .reading import _question
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import IDENT
 from .words import terms as _terms
