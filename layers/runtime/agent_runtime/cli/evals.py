@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
+from ..stores.ids import check_run_id
 from .common import Commands, check_workflow
 
 if TYPE_CHECKING:  # the evals pull in the whole runtime (openai): loaded when `eval` runs, not for `--help`
@@ -197,6 +198,7 @@ def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
     if len(args.cases) != 1 or not args.from_run:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
+    check_run_id(args.from_run)
     check_workflow(args.cases[0], config)
     path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name, warn=_warn)
     print(

@@ -50,13 +50,15 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
     args.message = message_text(args.message)
     if not args.message.strip():
         raise ConfigError("--message is empty: say what the workflow should do")
+    if args.thread is not None:  # before the demo model's note: a refused id is one line (-t '' too: no id)
+        check_thread_id(args.thread)
     skills = SkillLibrary(config.skills_dir)
     workflow = _workflow(args, config, skills)
     store = LocalStore(config.state_dir)
     run_id = new_run_id()
     # A run without -t is the first turn of a thread of its own, named by its run id: `run -t RUN_ID` goes on
     # from it, as from any thread (its answer, `runs show` and `runs list` name the thread).
-    thread = check_thread_id(args.thread) if args.thread else run_id
+    thread = args.thread if args.thread is not None else run_id
     # A thread's turns one at a time, as a deployed thread's (its messages are one SQS FIFO group): a second turn
     # waits for the first to end and goes on from it, so no turn is lost to the other's save.
     waiting = partial(_waiting, ThreadStore(store), thread)

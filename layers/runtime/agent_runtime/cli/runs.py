@@ -18,6 +18,7 @@ from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..record import RunStatus
+from ..stores.ids import check_run_id
 from .common import Commands, check_workflow, login, runs_store, store_location
 from .running import as_listed, close, gone, interrupted
 
@@ -158,6 +159,7 @@ def no_run(runs: RunStore, run_id: str, config: RuntimeConfig) -> ConfigError:
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    check_run_id(args.run_id)
     runs = runs_store(config)
     record = runs.load_record(args.run_id)
     record = interrupted(runs, args.run_id, record) or record  # as `runs list` shows it
@@ -271,6 +273,7 @@ def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
     from ..pages import KEY, PageLinks
     from ..triggers.config import TriggerConfig
 
+    check_run_id(args.run_id)
     key = TriggerConfig.from_env().secret(KEY)
     if not (config.api_url and key):
         raise ConfigError("a page link needs AGENT_API_URL (the stack's ApiUrl output) and the run_page_key secret")
@@ -281,6 +284,7 @@ def _cmd_link(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
 
 def _cmd_chart(args: argparse.Namespace, config: RuntimeConfig) -> int:
+    check_run_id(args.run_id)
     from ..reading.chart import run_chart
 
     record = (runs := runs_store(config)).load_record(args.run_id, feedback=False)
@@ -373,6 +377,7 @@ def _cmd_stop(args: argparse.Namespace, config: RuntimeConfig) -> int:
 
     from ..stopping import StopRequest
 
+    check_run_id(args.run_id)
     runs = runs_store(config)
     summary = runs.summary(args.run_id)
     if summary is None and runs.load_checkpoint(args.run_id) is None:

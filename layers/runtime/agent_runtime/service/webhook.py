@@ -182,7 +182,8 @@ class _Routes:
         if source.answers_caller:
             return _json(403, {"error": f"not started: {verdict.reason}"})
         message = RefusedMessage(event, verdict.reason).body()
-        once = self.once.send(message, group=event.thread_id, dedup=f"{event.dedup_key}:refused")  # told once
+        # Told once. Its key leads with what it is: an event id that ends in ":refused" is another event, not this.
+        once = self.once.send(message, group=event.thread_id, dedup=f"refused:{event.dedup_key}")
         return _json(200, {"status": "refused" if once else "duplicate", "workflow": workflow.name})
 
     def stop(self, raw: dict[str, Any], run_id: str) -> Response:

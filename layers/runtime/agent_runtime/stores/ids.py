@@ -31,5 +31,18 @@ def event_run_id(key: str) -> str:
 
 def check_thread_id(thread_id: str) -> str:
     if not _THREAD_ID.fullmatch(thread_id):
-        raise ConfigError(f"thread id {thread_id!r}: use up to 200 letters, digits, '.', '_', ':' or '-'")
+        raise ConfigError(f"thread id {_said(thread_id)}: use up to 200 letters, digits, '.', '_', ':' or '-'")
     return thread_id
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id given by a person (a flag, an argument): one the store may have kept, else a one-line error before
+    anything is looked up (a path, a 5,000-character name the filesystem refuses)."""
+    if not RUN_ID.fullmatch(run_id):
+        raise ConfigError(f"run id {_said(run_id)} is not one: `runs list` shows them")
+    return run_id
+
+
+def _said(value: str) -> str:
+    """An id refused, said back: its repr, cut (it may be as long as a command line)."""
+    return repr(value) if len(value) <= 60 else f"{value[:60]!r}… ({len(value)} characters)"

@@ -97,14 +97,19 @@ def _labelled(param: str, words: str, spec: dict[str, Any]) -> Any:
     or the line's end, or one key-like value ("ticket PAY-812")."""
     label = rf"(?<![\w-]){'[ _]'.join(map(re.escape, param.split('_')))}(?![\w-])"
     others = "|".join(re.escape(p) for p in _properties(spec) if p != param) or "(?!)"
+    # No two whitespace runs side by side, nor a lazy value before one: each tried at every space of a long run
+    # made a pasted run of spaces quadratic (seconds per 20 KB). The value's end ("and text …") is cut after.
     patterns = (
-        rf"{label}\s*[:=]?\s*(?:{QUOTED})",
-        rf"{label}\s*[:=]\s*(.+?)\s*(?:,|;|\band\s+(?:{others})\b|$)",
+        rf"{label}\s*(?:[:=]\s*)?(?:{QUOTED})",
+        rf"{label}\s*[:=]\s*([^,;\n]+)",
         rf"{label}\s+([A-Z][A-Z0-9]*-\d+|\d+)(?![\w-])",
     )
-    for pattern in patterns:
+    cut = re.compile(rf"\band\s+(?:{others})\b", re.IGNORECASE)
+    for number, pattern in enumerate(patterns):
         for found in re.finditer(pattern, words, re.IGNORECASE | re.MULTILINE):
             value = next((g for g in found.groups() if g), None)
+            if value is not None and number == 1 and (end := cut.search(value, 1)) is not None:
+                value = value[: end.start()]
             if value is not None and (typed := _typed(value.strip(), _properties(spec)[param])) is not None:
                 return typed
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
 # channel a person looks at beside an assistant thread.
 PANE_EVENTS = ("app_home_opened", "assistant_thread_started", "assistant_thread_context_changed")
 _SLACK_ID = re.compile(r"[A-Z0-9]{2,40}")  # used with fullmatch: "C0VIEW\n" is not an id
+_PLAIN_EMOJI = re.compile(r"[A-Za-z0-9_-]{1,100}")  # no '.': a digest's suffix starts with one
 NAME_CHARS = 80  # a rater's name as kept: Slack's user names are at most 80 characters
 
 
@@ -89,14 +91,23 @@ def _reaction(
     return TriggerEvent(
         source="slack",
         kind="reaction_added",
-        dedup_key=f"slack-reaction:{team}:{channel}:{ts}:{reaction[:100]}",
+        dedup_key=f"slack-reaction:{team}:{channel}:{ts}:{emoji_key(reaction)}",
         text="",
         user=str(user),
-        thread_id=f"slack-{team}-{channel}-{ts}-" + re.sub(r"[^A-Za-z0-9_-]", "-", reaction[:100]),
+        thread_id=f"slack-{team}-{channel}-{ts}-{emoji_key(reaction)}",
         correlation_id=str(payload.get("event_id")),
         reply_to={"channel": str(channel), "thread_ts": str(ts)},  # the message's thread: the worker reads it
         attributes={"channel": channel, "direct_message": False, "team": team, "ts": ts, "reaction": reaction[:100]},
     )
+
+
+def emoji_key(reaction: str) -> str:
+    """The emoji's name as a thread id and a dedup key take it, one per name: as it is when it is letters, digits,
+    '_' and '-' (up to 100), else what it has of those and its digest (":+1:" and ":-1:" were one thread, and two
+    names alike in their first 100 characters one key: the second emoji's run was lost or went on in the first's)."""
+    if _PLAIN_EMOJI.fullmatch(reaction):
+        return reaction
+    return re.sub(r"[^A-Za-z0-9_-]", "-", reaction[:40]) + "." + hashlib.sha256(reaction.encode()).hexdigest()[:16]
 
 
 def _bots(payload: dict[str, Any], bot_user_id: str | None) -> set[str]:
