@@ -93,7 +93,8 @@ export class Sandbox {
     return { child: new Child({ memoryMb, snapshot: this.snapshot }), prespawned: false };
   }
 
-  async run(event) {
+  // `signal` (local.mjs: the caller gave the call up) kills the call's child at once; its reply says so.
+  async run(event, signal) {
     const started = performance.now();
     let request;
     try {
@@ -104,9 +105,13 @@ export class Sandbox {
     }
     const { child, prespawned } = this.take(request.memoryMb);
     this.busy.add(child);
+    const cancel = () => child.kill("cancelled");
+    if (signal?.aborted) cancel();
+    signal?.addEventListener("abort", cancel, { once: true });
     try {
       return await this.runOn(child, prespawned, request, started);
     } finally {
+      signal?.removeEventListener("abort", cancel);
       this.busy.delete(child);
     }
   }
@@ -153,6 +158,7 @@ function childRequest(request) {
 }
 
 function shape({ exit, stdout, stderr }, child, request) {
+  if (child.killedFor === "cancelled") return { status: "crashed", error: "given up by the caller (its run was stopped)" };
   if (child.killedFor === "timeout" && exit.code !== 0) {
     return { status: "timeout", error: `killed after the time limit of ${request.timeLimitMs} ms` };
   }

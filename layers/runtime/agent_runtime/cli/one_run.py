@@ -25,7 +25,7 @@ from ..skills import SkillLibrary
 from ..spend import cli_go_on
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
-from ..stores.hook import new_turn, unfinished
+from ..stores.hook import KeptAtStart, new_turn, unfinished
 from ..stores.ids import check_thread_id
 from ..stores.runs import thread_partition
 from ..trace import TraceHook
@@ -103,7 +103,8 @@ def _turn(
     before = {meta.id for meta in files.list()}
     # The trace's last line leaves out why the run stopped: print_outcome says it, once.
     trace = TraceHook(sys.stderr, show_payloads=config.log_payloads, reason=False)
-    hooks: list[Hook] = [Started(runs, thread), ActingForYou(), *([] if args.quiet else [trace])]
+    # KeptAtStart: a turn killed in its first model call keeps the person's message for the thread's next turn
+    hooks: list[Hook] = [Started(runs, thread), KeptAtStart(runs), ActingForYou(), *([] if args.quiet else [trace])]
     ctrl_c = CtrlC(stop_check(runs, run_id), login())  # Ctrl-C is a stop, as `runs stop` from elsewhere
     with open_model(workflow, config) as model, workflow_sandbox(workflow, config, notice=_notes(args)) as sandbox:
         services = Services(

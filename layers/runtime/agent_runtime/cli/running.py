@@ -3,7 +3,8 @@
 It is stored as it starts, as a worker's run is (``stores/running.py``): a row of the runs index saying ``running``
 and which process runs it (pid, host, the process's start time, so a reused pid is not taken for it). ``runs stop``
 from another process writes the request its ``StopCheck`` reads; Ctrl-C asks the same stop in-process, seen at
-once (a model call in flight is closed, a tool call under way finishes), and a second Ctrl-C quits there and then.
+once (a model call in flight is closed, a local sandbox's python call is ended, other tool calls finish), and a
+second Ctrl-C quits there and then.
 A run whose process is gone without ending it (killed, or that second Ctrl-C) reads as ``interrupted``, and
 ``runs stop`` closes it.
 """

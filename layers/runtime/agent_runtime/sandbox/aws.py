@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from .client import SandboxClient
+from .client import SandboxClient, never
 from .exceptions import SandboxError
 
 
@@ -32,7 +33,8 @@ class LambdaSandbox(SandboxClient):
         if self._client is not None:
             self._client.close()
 
-    def _invoke(self, event: dict[str, Any], timeout: float) -> Any:
+    def _invoke(self, event: dict[str, Any], timeout: float, cancelled: Callable[[], bool] = never) -> Any:
+        # A synchronous invocation cannot be called back: a stopped run's call runs to its end (its time limit).
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,11 @@ class SandboxResult:
         return self.status == "ok"
 
 
+def never() -> bool:
+    """The cancel check of a call nobody gives up."""
+    return False
+
+
 class SandboxClient(ABC):
     """Runs Python in the sandbox. Subclasses implement the transport; :meth:`run` is the same for all."""
 
@@ -82,17 +87,22 @@ class SandboxClient(ABC):
         files: Sequence[SandboxFile] = (),
         time_limit_seconds: float = 30,
         memory_mb: int = 256,
+        cancelled: Callable[[], bool] | None = None,
     ) -> SandboxResult:
+        """``cancelled`` is asked while the call runs (a run's stop): once true, the call is given up and raises
+        :class:`SandboxCancelled` where the transport can give one up (the local sandbox; a Lambda invocation
+        runs to its end)."""
         event = {
             "code": code,
             "files": [{"name": f.name, "content_b64": base64.b64encode(f.data).decode("ascii")} for f in files],
             "time_limit_ms": int(time_limit_seconds * 1000),
             "memory_mb": memory_mb,
         }
-        return SandboxResult.from_reply(self._invoke(event, time_limit_seconds + TRANSPORT_MARGIN_SECONDS))
+        timeout = time_limit_seconds + TRANSPORT_MARGIN_SECONDS
+        return SandboxResult.from_reply(self._invoke(event, timeout, cancelled or never))
 
     @abstractmethod
-    def _invoke(self, event: dict[str, Any], timeout: float) -> Any:
+    def _invoke(self, event: dict[str, Any], timeout: float, cancelled: Callable[[], bool] = never) -> Any:
         """Send one request and return the decoded reply; raise :class:`SandboxError` when there is none."""
 
     def close(self) -> None:  # noqa: B027 - transports without resources need nothing

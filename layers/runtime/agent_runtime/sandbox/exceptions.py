@@ -14,3 +14,7 @@ class SandboxUnavailableError(ConfigError):
 
 class SandboxError(RunError):
     """The sandbox failed to answer (it crashed, timed out at the transport, or replied with garbage)."""
+
+
+class SandboxCancelled(SandboxError):
+    """The caller gave the call up before its answer (the run was stopped): the code's child is ended."""

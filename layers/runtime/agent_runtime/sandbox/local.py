@@ -15,17 +15,21 @@ import json
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
-from .client import SandboxClient
-from .exceptions import SandboxError, SandboxUnavailableError
+from .client import SandboxClient, never
+from .exceptions import SandboxCancelled, SandboxError, SandboxUnavailableError
 
 # Calls under way at once per client, as serve's four lanes: each is a Deno child (~150 MB resident, up to its
 # memory_mb), and more would only queue for the same two or four cores. Callers past it wait for a slot.
 CONCURRENCY = 4
+# How often a call asks whether its run was stopped: a stop ends a 30 s script within this (and the run's own
+# stop check's interval), not at its time limit.
+CANCEL_CHECK_SECONDS = 0.25
 STDERR_SETTLE_SECONDS = 1.0  # after stdout ends, how long the stderr reader may take to catch the last lines
 
 
@@ -64,10 +68,15 @@ class LocalSandbox(SandboxClient):
                 self._process = _NodeProcess([self.node, "local.mjs"], self.directory, self.env)
             return self._process
 
-    def _invoke(self, event: dict[str, Any], timeout: float) -> Any:
-        with self._slots:
+    def _invoke(self, event: dict[str, Any], timeout: float, cancelled: Callable[[], bool] = never) -> Any:
+        while not self._slots.acquire(timeout=CANCEL_CHECK_SECONDS):
+            if cancelled():
+                raise SandboxCancelled("the call was given up before a slot was free: its run was stopped")
+        try:
             process = self._current()
-            return process.call(next(self._ids), event, timeout)
+            return process.call(next(self._ids), event, timeout, cancelled)
+        finally:
+            self._slots.release()
 
     def close(self) -> None:
         # Without the start lock or a slot: calls under way hold their slots until they end (their time limit), and
@@ -96,7 +105,7 @@ class _NodeProcess:
     def alive(self) -> bool:
         return not self.ended and self.popen.poll() is None
 
-    def call(self, request_id: int, event: dict[str, Any], timeout: float) -> Any:
+    def call(self, request_id: int, event: dict[str, Any], timeout: float, cancelled: Callable[[], bool]) -> Any:
         future: Future[Any] = Future()
         line = json.dumps({"id": request_id, "event": event}).encode() + b"\n"
         with self._routes:
@@ -112,13 +121,31 @@ class _NodeProcess:
             self._forget(request_id)
             self.popen.kill()  # a process that takes no requests is of no use to the next caller either
             raise SandboxError(f"the local sandbox is not accepting requests: {error}; {self._tail()}") from None
-        try:
-            return future.result(timeout)
-        except TimeoutError:
-            # Only this call is given up: the process and its neighbours go on; a late reply finds no one.
+        return self._wait(request_id, future, timeout, cancelled)
+
+    def _wait(self, request_id: int, future: Future[Any], timeout: float, cancelled: Callable[[], bool]) -> Any:
+        """The reply, in slices of CANCEL_CHECK_SECONDS: past the timeout or once cancelled, only this call is given
+        up (its Deno child ended): the process and its neighbours go on, and a late reply finds no one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(TimeoutError):
+                return future.result(max(0.0, min(CANCEL_CHECK_SECONDS, deadline - time.monotonic())))
+            given_up = cancelled()
+            if not given_up and time.monotonic() < deadline:
+                continue
             if self._forget(request_id) is None and future.done():
                 return future.result()  # it came in just now
-            raise SandboxError(f"the local sandbox did not answer within {timeout:.0f} s") from None
+            self._cancel(request_id)
+            if given_up:
+                raise SandboxCancelled("the call was given up: its run was stopped")
+            raise SandboxError(f"the local sandbox did not answer within {timeout:.0f} s")
+
+    def _cancel(self, request_id: int) -> None:
+        line = json.dumps({"id": request_id, "cancel": True}).encode() + b"\n"
+        with self._writing, contextlib.suppress(OSError, ValueError):  # a process gone has no child left either
+            assert self.popen.stdin is not None
+            self.popen.stdin.write(line)
+            self.popen.stdin.flush()
 
     def _forget(self, request_id: int) -> Future[Any] | None:
         with self._routes:

@@ -14,7 +14,7 @@ from ..run_context import RunContext
 from ..workflows.sandbox import SandboxSettings
 from .aws import LambdaSandbox
 from .client import SandboxClient, SandboxFile, SandboxResult
-from .exceptions import SandboxError
+from .exceptions import SandboxCancelled, SandboxError
 from .local import LocalSandbox
 from .outputs import SOURCE
 
@@ -50,8 +50,14 @@ def python_tool(sandbox: SandboxClient, settings: SandboxSettings, read_skill: S
         inputs = _inputs(ctx, files or []) + _skill_inputs(ctx, skill_files or [], read_skill)
         try:
             result = sandbox.run(
-                code, files=inputs, time_limit_seconds=settings.time_limit_seconds, memory_mb=settings.memory_mb
+                code,
+                files=inputs,
+                time_limit_seconds=settings.time_limit_seconds,
+                memory_mb=settings.memory_mb,
+                cancelled=lambda: ctx.stop() is not None,  # a stop ends the call now, not at its time limit
             )
+        except SandboxCancelled:
+            raise ToolError("not finished: the run was stopped during this call (the code was ended)") from None
         except SandboxError as error:
             raise ToolError(f"the sandbox is unavailable: {error}") from None
         if result.status in ("crashed", "invalid_request"):

@@ -68,8 +68,8 @@ def unfinished(threads: ThreadStore, runs: RunStore, thread_id: str) -> RunState
     """The last checkpoint of a thread's turn that never ended (its process was killed), to go on from: the calls it
     left without a result are answered (``settled``), so the next message follows a whole history."""
     run_id = threads.active(thread_id)
-    checkpoint = runs.load_checkpoint(run_id) if run_id else None
-    return None if checkpoint is None else settled(checkpoint[0])
+    saved = runs.load_checkpoint(run_id) if run_id else None
+    return None if saved is None else settled(saved[0])
 
 
 def kept_so_far(record: RunRecord, state: RunState) -> None:
@@ -101,7 +101,7 @@ class PersistenceHook(Hook):
         self.thread_id = thread_id  # listed with the run (runs list --thread)
 
     def after_step(self, run: Run) -> None:
-        self._checkpoint(run)
+        checkpoint(self.runs, run)
 
     def on_run_end(self, run: Run) -> None:
         SO_FAR.clear(run.state.context)  # the record has them now
@@ -121,7 +121,7 @@ class PersistenceHook(Hook):
             run.record.event(MutationUnknown(call=call.id, tool=call.name))
             return ToolOutcome(call, error_text(UNKNOWN.format(tool=call.name)), True, mutating=True)
         journal[call.id] = {"status": "started", "tool": call.name, "arguments_sha256": arguments_hash(call.arguments)}
-        self._checkpoint(run)  # durable before the side effect
+        checkpoint(self.runs, run)  # durable before the side effect
         return None
 
     def on_tool_result(self, run: Run, outcome: ToolOutcome) -> ToolOutcome:
@@ -136,22 +136,36 @@ class PersistenceHook(Hook):
             }
         return outcome
 
-    def _checkpoint(self, run: Run) -> None:
-        # The version travels inside the state: a worker resumed from an old checkpoint (a duplicate delivery,
-        # a retried invocation) expects that old version, loses the conditional write, and stops.
-        expected = VERSION.get(run.state.context)
-        VERSION.set(run.state.context, (expected or 0) + 1)
-        record = run.record
-        SO_FAR.set(
-            run.state.context,
-            {
-                "started_at": record.started_at,
-                "model_calls": list(record.model_calls),
-                "tool_calls": list(record.tool_calls),
-            },
-        )
-        try:
-            self.runs.save_checkpoint(run.state, expected_version=expected)
-        except VersionConflictError as error:
-            VERSION.set(run.state.context, expected)
-            raise StoreError(f"another worker advanced run {run.state.run_id}; this one stops ({error})") from None
+
+def checkpoint(runs: RunStore, run: Run) -> None:
+    """The run's state saved, with what its invocation spent so far."""
+    # The version travels inside the state: a worker resumed from an old checkpoint (a duplicate delivery,
+    # a retried invocation) expects that old version, loses the conditional write, and stops.
+    expected = VERSION.get(run.state.context)
+    VERSION.set(run.state.context, (expected or 0) + 1)
+    record = run.record
+    SO_FAR.set(
+        run.state.context,
+        {
+            "started_at": record.started_at,
+            "model_calls": list(record.model_calls),
+            "tool_calls": list(record.tool_calls),
+        },
+    )
+    try:
+        runs.save_checkpoint(run.state, expected_version=expected)
+    except VersionConflictError as error:
+        VERSION.set(run.state.context, expected)
+        raise StoreError(f"another worker advanced run {run.state.run_id}; this one stops ({error})") from None
+
+
+class KeptAtStart(Hook):
+    """A CLI turn's state checkpointed as it starts, the person's message in it: a turn killed in its first model
+    call (nothing else is checkpointed before a step ends) is not lost; its thread's next turn goes on from it
+    (``unfinished``). A worker needs none: its queue delivers the message again."""
+
+    def __init__(self, runs: RunStore) -> None:
+        self.runs = runs
+
+    def on_run_start(self, run: Run) -> None:
+        checkpoint(self.runs, run)

@@ -2,7 +2,8 @@
 give its parameters, as a model does: "post_comment on PAY-812: the fix is in", "use post_comment for PAY-812:
 …", "call post_comment with ticket PAY-812 and text "the fix is in"" (``ticket=…``, ``text: …`` too). A required
 value the words do not give is asked for in the answer instead of a call: never a value nothing names. Once the
-calls ran (or were denied), the answer says what each did.
+calls ran (or were denied), the answer says what each did. A reply to that ask in the same thread ("text: the
+fix is in", or just the text) goes on from the message it asked about: its values and this one's, nothing else.
 
 A workflow's own mutating tool had never been called ("I could not find an answer to that"): its parameters were
 neither a search's nor a value the words put beside their names, so approvals could not be tried offline.
@@ -14,8 +15,9 @@ import json
 import re
 from typing import Any
 
+from ..messages import text_of
 from .acting import BODY, LINE, _line, outcome
-from .assistant import RANGE, RUNTIME_TOOLS, SEARCHED, _question
+from .assistant import RANGE, RUNTIME_TOOLS, SEARCHED, _question, _turns
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import own_words, spoken
 
@@ -29,6 +31,8 @@ POSITIONAL = (
 )
 KEYLIKE = re.compile(r".*(?:\d|[A-Z]|[-_.#/@]).*")  # a value by its shape, where no "on"/"for" says it is one
 ASK = "I did not call {tool}: your message does not give its {what}. Ask again with {which} and I will call it."
+ASKED_FOR = re.compile(r"^I did not call [\w.-]+: your message does not give its ", re.MULTILINE)
+ANSWERING = "[the message to answer]\n"
 
 
 def respond(request: ScriptedRequest) -> Reply | None:
@@ -37,13 +41,16 @@ def respond(request: ScriptedRequest) -> Reply | None:
     if RANGE.search(words):
         return None  # "pages 1 to 30 with read_page": every page of the range, one call each (``assistant``)
     specs = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
+    bare = None
+    if (asked := _asked_about(request)) is not None and not _named(asked[1], specs):
+        words, bare = "\n".join(asked), asked[1]  # the reply to an ask: with the message it asked about
     named = [name for name in _named(words, specs) if _direct(specs[name], words)]
     if not named:
         return None
     made = _made(request)
     done, asks = [], []
     for name in named:
-        args, missing = arguments(specs[name], words)
+        args, missing = _answered(specs[name], *arguments(specs[name], words), bare)
         if missing:
             asks.append(_ask(name, missing, specs[name]))
         elif (key := (name, json.dumps(args, sort_keys=True))) not in made:
@@ -51,6 +58,31 @@ def respond(request: ScriptedRequest) -> Reply | None:
         else:
             done.append(outcome(name, made[key] or ""))
     return Reply(text="\n".join([*done, *asks]))
+
+
+def _asked_about(request: ScriptedRequest) -> tuple[str, str] | None:
+    """The words of the person's previous message and of their newest when the answer to the previous one asked
+    for a value ("I did not call X: …"): the newest answers that ask (even a bare "the fix is in")."""
+    turns = _turns(request)
+    users = [i for i, m in enumerate(request.messages) if m["role"] == "user"]
+    if len(turns) < 2 or len(users) < 2:
+        return None
+    answers = [m for m in request.messages[users[-2] : users[-1]] if m["role"] == "assistant"]
+    if not answers or not ASKED_FOR.search(text_of(answers[-1])):
+        return None
+    earlier, latest = (spoken(own_words(turn.split(ANSWERING, 1)[-1])) for turn in turns[-2:])
+    return earlier, latest
+
+
+def _answered(
+    spec: dict[str, Any], args: dict[str, Any], missing: list[str], bare: str | None
+) -> tuple[dict[str, Any], list[str]]:
+    """A reply to an ask that is only the value ("the fix is in") gives it to the one value asked for, when it
+    names none of the tool's parameters."""
+    if bare is None or len(missing) != 1 or any(_labelled(p, bare, spec) is not None for p in _properties(spec)):
+        return args, missing
+    value = _typed(bare.strip(), _properties(spec)[missing[0]])
+    return (args, missing) if value is None else ({**args, missing[0]: value}, [])
 
 
 def _named(words: str, specs: dict[str, dict[str, Any]]) -> list[str]:
@@ -86,7 +118,7 @@ def arguments(spec: dict[str, Any], words: str) -> tuple[dict[str, Any], list[st
             given[p] = _typed(_line(text) if p.lower() in LINE else text, props[p])
     rest = [p for p in slots if p not in given]
     rest = rest if len(rest) == 1 else [p for p in rest if p.lower() not in PROSE]
-    if target is not None and len(rest) == 1:
+    if target is not None and len(rest) == 1 and target not in given.values():  # not a value its label gave
         given[rest[0]] = _typed(target, props[rest[0]])
     kept = {p: v for p, v in given.items() if v is not None}
     return kept, [p for p in _required(spec) if p not in kept]
