@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what only `run` uses loads with it: every command imports t
     from ..files import FileStore
     from ..record import RunRecord
     from ..stores import RunStore
+    from ..stores.base import Store
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -166,11 +167,20 @@ def print_outcome(
 def runs_store(config: RuntimeConfig) -> RunStore:
     """The local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set."""
     from ..stores import RunStore
+
+    return RunStore(store_here(config))
+
+
+def store_here(config: RuntimeConfig) -> Store:
+    """The store this process reads: S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set, else the local one,
+    its folder checked first (a file as AGENT_STATE_DIR is one line, as every command that opens it says)."""
     from ..stores.opening import open_store
     from ..triggers.config import TriggerConfig
 
     triggers = TriggerConfig.from_env()
-    return RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))
+    if not (triggers.table and triggers.bucket):
+        config.usable_state_dir()
+    return open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir)
 
 
 def program() -> str:

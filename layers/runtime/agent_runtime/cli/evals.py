@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from .common import Commands, check_workflow
+from .common import Commands, check_workflow, store_here
 
 if TYPE_CHECKING:  # the evals pull in the whole runtime (openai): loaded when `eval` runs, not for `--help`
     from ..evals import Attempt, EvalOptions
@@ -108,6 +108,7 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.repeat is not None and not 1 <= args.repeat <= MAX_REPEAT:
         raise ConfigError(f"--repeat is 1 to {MAX_REPEAT}")
     options = EvalOptions(args.parallel, args.repeat, args.model, _settings(args.settings), args.judge_model)
+    config.usable_state_dir(create=True)  # each case's threads and records: said once, before any case runs
     attempts = Runner(config, options, progress=None if args.quiet else _progress).run(cases)
     report = build_report(args.workflow, attempts, _meta(options, config, attempts))
     print(table(report))
@@ -198,6 +199,7 @@ def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if len(args.cases) != 1 or not args.from_run:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
     check_workflow(args.cases[0], config)
+    store_here(config)  # its folder checked: a file as AGENT_STATE_DIR is one line
     path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name, warn=_warn)
     print(
         f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",

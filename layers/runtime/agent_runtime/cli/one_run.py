@@ -52,7 +52,7 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError("--message is empty: say what the workflow should do")
     skills = SkillLibrary(config.skills_dir)
     workflow = _workflow(args, config, skills)
-    store = LocalStore(config.state_dir)
+    store = LocalStore(config.usable_state_dir(create=True))
     run_id = new_run_id()
     # A run without -t is the first turn of a thread of its own, named by its run id: `run -t RUN_ID` goes on
     # from it, as from any thread (its answer, `runs show` and `runs list` name the thread).
