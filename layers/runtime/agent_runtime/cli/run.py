@@ -43,7 +43,8 @@ def add(commands: Commands) -> None:
         "--thread",
         metavar="ID",
         help="continue (or start) a conversation thread stored under AGENT_STATE_DIR; without it, the run starts "
-        "a thread named by its run id (-t RUN_ID goes on with it)",
+        "a thread named by its run id (-t RUN_ID goes on with it; a run id mistyped, naming nothing stored, is refused "
+        "with the id meant)",
     )
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")

@@ -149,12 +149,17 @@ def _add_stop(runs_commands: Commands) -> None:
 
 def no_run(runs: RunStore, run_id: str, config: RuntimeConfig) -> ConfigError:
     """No such run: said with the newest stored run ids it is closest to (a character dropped or swapped)."""
+    close = close_runs(runs, run_id)
+    meant = f"; did you mean {' or '.join(close)}?" if close else ""
+    return ConfigError(f"no stored run {run_id!r} in {store_location(config)}{meant}")
+
+
+def close_runs(runs: RunStore, run_id: str) -> list[str]:
+    """The newest stored run ids ``run_id`` is likely a typo of (at most two)."""
     import difflib
 
     known = [row.run_id for row in runs.list_runs(limit=500)]
-    close = difflib.get_close_matches(run_id, known, n=2, cutoff=0.85)
-    meant = f"; did you mean {' or '.join(close)}?" if close else ""
-    return ConfigError(f"no stored run {run_id!r} in {store_location(config)}{meant}")
+    return difflib.get_close_matches(run_id, known, n=2, cutoff=0.85)
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
