@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -117,6 +118,14 @@ class RuntimeConfig:
             if not os.access(self.state_dir, os.W_OK | os.X_OK):
                 raise ConfigError(f"{where}: not writable")
         return self.state_dir
+
+
+def check_base_url(env: Mapping[str, str]) -> None:
+    """OPENAI_BASE_URL as the openai client needs it: an http(s) URL. Without its scheme (``localhost:11434/v1``)
+    every call fails "unsupported protocol" after its retries: said once, before any."""
+    url = (env.get(ENV_OPENAI_BASE_URL) or "").strip()
+    if url and urlsplit(url).scheme.lower() not in ("http", "https"):
+        raise ConfigError(f"{ENV_OPENAI_BASE_URL}={url!r}: not an http(s) URL (such as http://localhost:11434/v1)")
 
 
 def _sandbox_mode(env: Mapping[str, str]) -> str:
