@@ -108,10 +108,21 @@ def message_text(value: str) -> str:
         return sys.stdin.read()
     if value.startswith("@") and len(value) > 1:
         try:
-            return Path(value[1:]).read_text(encoding="utf-8", errors="replace")
+            data = Path(value[1:]).read_bytes()
         except OSError as error:
             raise ConfigError(f"--message {value}: {error.strerror or error}") from None
+        return _text_of(value, data)
     return value
+
+
+def _text_of(value: str, data: bytes) -> str:
+    """A message file's text; a binary file (a program, an image, a PDF) is refused, as the file tools refuse one
+    attached with --file, not sent as 100k tokens of replacement characters."""
+    from ..files.readable import TEXT_SAMPLE, looks_like_text
+
+    if not looks_like_text(data[:TEXT_SAMPLE], whole=len(data) <= TEXT_SAMPLE):
+        raise ConfigError(f"--message {value}: not text (binary); a document (PDF, DOCX...) goes with --file")
+    return data.decode("utf-8", errors="replace")
 
 
 def approver(choice: str | None) -> Approver:

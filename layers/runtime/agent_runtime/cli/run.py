@@ -33,7 +33,7 @@ def add(commands: Commands) -> None:
         "--message",
         required=True,
         help="the user's message; '-' reads it from stdin, '@FILE' from a file (a pasted log can be longer than a "
-        "command line may hold)",
+        "command line may hold; a text file: a document goes with --file)",
     )
     run.add_argument(
         "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="attach a file (repeatable)"
