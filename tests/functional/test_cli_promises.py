@@ -63,3 +63,19 @@ def test_slack_manifest_without_aws_says_how_to_go_on(tmp_path: Path) -> None:
     assert not re.search(r"\$\{\w+\}", done.stdout)
     broken = subprocess.run([sys.executable, str(copy), str(tmp_path / "missing.json")], capture_output=True, text=True)
     assert broken.returncode == 1 and "cannot read" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_an_unusable_state_dir_is_one_line(tmp_path: Path) -> None:
+    """A file as AGENT_STATE_DIR, or a path below one: every command that opens the local store says so in one
+    line, exit 2 (it was three chained tracebacks from `run`, and "no runs here" from `runs list`)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    commands = (["run", "document-feedback", "-m", "hi", "-q"], ["runs", "list"], ["runs", "show", "run-1"])
+    for state in (a_file, a_file / "below"):
+        for command in commands:
+            where = env(tmp_path, AGENT_STATE_DIR=str(state))
+            result = subprocess.run([sys.executable, "-m", "agent_runtime", *command], capture_output=True,
+                                    text=True, cwd=REPO, timeout=120, env=where)  # fmt: skip
+            assert result.returncode == 2 and "Traceback" not in result.stderr, (command, result.stderr)
+            assert result.stderr.count("\n") == 1 and f"AGENT_STATE_DIR={state}: not a directory" in result.stderr
+    assert a_file.read_text() == ""  # nothing written over it

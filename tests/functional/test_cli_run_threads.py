@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,32 @@ def test_each_runs_part_of_a_later_turn_is_marked_where_it_begins(
     assert [lines[i] for i in marks] == expected
     assert [lines[i + 1] for i in marks] == [f"user: turn-{n}" for n in range(1, turns + 1)]
     assert "(this run's)" in lines[0] and f"thread {thread or ids[0]}" in lines[1]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(4, 27), swap=st.booleans())
+def test_a_mistyped_run_id_as_thread_is_refused_with_the_id_meant(
+    cut: int, swap: bool, desk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Invariant: `-t` of a stored run's id with one character dropped (or two swapped) starts nothing: exit 2,
+    the id meant named (as `runs show` says); a name of one's own starts its thread, as ever (was: the typo
+    silently started a new thread)."""
+    monkeypatch.setenv("AGENT_STATE_DIR", tempfile.mkdtemp(dir=desk))  # a store of this example's own
+    with ScriptedServer([echo, echo]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, err = said("run", "desk", "-m", "hello", "--json")
+        assert code == 0, err
+        run_id = json.loads(out)["run_id"]
+        typo = (
+            run_id[:cut] + run_id[cut + 1] + run_id[cut] + run_id[cut + 2 :]
+            if swap
+            else run_id[:cut] + run_id[cut + 1 :]
+        )
+        if typo != run_id:  # swapping two equal digits is no typo
+            code, out, err = said("run", "desk", "-t", typo, "-m", "go on")
+            assert code == 2 and out == "" and f"did you mean {run_id}?" in err and "--thread" in err, err
+            assert len(server.requests) == 1  # nothing ran
+        code, out, err = said("run", "desk", "-t", "my-desk", "-m", "go on", "-q")
+        assert code == 0 and out.strip() == "seen: go on", err  # a name of one's own: a new thread
+    code, out, _ = said("runs", "list", "--json")
+    assert sorted(row["thread_id"] for row in json.loads(out)) == sorted([run_id, "my-desk"])

@@ -238,3 +238,27 @@ def test_a_response_closed_before_its_first_byte_is_read_is_a_connection_cut(scr
     stream.response.close()
     with pytest.raises(openai.APIConnectionError):
         list(_bytes(stream.response))
+
+
+def test_a_404_names_the_model_and_a_base_url_without_its_v1_and_the_url_called(scripted: Start) -> None:
+    """The usual 404 is OPENAI_BASE_URL without /v1 (the server has no route there), not a model name."""
+    server = scripted()  # nothing reaches /v1/chat/completions
+    import openai
+
+    bare = server.base_url.removesuffix("/v1")
+    client = openai.OpenAI(base_url=bare, api_key="x", max_retries=0)
+    model = OpenAIChatModel("gpt-4o", client=client, retry=RetryPolicy(base_delay=0.01))
+    with pytest.raises(
+        ModelError, match=r"HTTP 404 \(check the model name, or OPENAI_BASE_URL: missing its /v1\?"
+    ) as caught:
+        model.complete(REQUEST)
+    assert f"called {bare}/chat/completions" in str(caught.value) and caught.value.attempts == 1
+
+
+@pytest.mark.parametrize("status", [501, 505])
+def test_a_server_that_does_not_do_chat_is_not_retried_and_says_base_url(scripted: Start, status: int) -> None:
+    server = scripted(Fail(status, f"Error code: {status}"))  # a second request would be a script error
+    sleeps: list[float] = []
+    with pytest.raises(ModelError, match=rf"HTTP {status} \(not retried: .*check OPENAI_BASE_URL, called http"):
+        _model(server, sleeps).complete(REQUEST)
+    assert len(server.requests) == 1 and sleeps == []

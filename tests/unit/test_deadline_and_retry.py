@@ -63,7 +63,20 @@ def _status_error(status: int, headers: dict[str, str] | None = None) -> openai.
 
 
 @pytest.mark.parametrize(
-    ("status", "retry"), [(429, True), (500, True), (503, True), (408, True), (400, False), (401, False), (404, False)]
+    ("status", "retry"),
+    [
+        (429, True),
+        (500, True),
+        (503, True),
+        (408, True),
+        (400, False),
+        (401, False),
+        (404, False),
+        (501, False),
+        (505, False),
+        (502, True),
+        (504, True),
+    ],
 )
 def test_which_statuses_are_retried(status: int, retry: bool) -> None:
     assert is_retryable(_status_error(status)) is retry

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -99,6 +100,32 @@ class RuntimeConfig:
             run_page_days=min(90.0, max(1 / 24, _number(env, ENV_RUN_PAGE_DAYS, 7.0))),
             runs_channel=(env.get(ENV_RUNS_CHANNEL) or "").strip() or None,
         )
+
+    def usable_state_dir(self, *, create: bool = False) -> Path:
+        """The local store's folder, checked before a command opens it: a file in its place (or above it) is one
+        line naming AGENT_STATE_DIR, not a traceback from deep in a run. ``create``: made now (a command that
+        writes), so a folder the OS refuses (read-only, under /proc) is said the same way."""
+        where = f"{ENV_STATE_DIR}={self.state_dir}"
+        existing = next((p for p in (self.state_dir, *self.state_dir.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            above = "" if existing == self.state_dir else f" ({existing} is a file)"
+            raise ConfigError(f"{where}: not a directory{above}")
+        if create:
+            try:
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ConfigError(f"{where}: cannot create it: {error.strerror or error}") from None
+            if not os.access(self.state_dir, os.W_OK | os.X_OK):
+                raise ConfigError(f"{where}: not writable")
+        return self.state_dir
+
+
+def check_base_url(env: Mapping[str, str]) -> None:
+    """OPENAI_BASE_URL as the openai client needs it: an http(s) URL. Without its scheme (``localhost:11434/v1``)
+    every call fails "unsupported protocol" after its retries: said once, before any."""
+    url = (env.get(ENV_OPENAI_BASE_URL) or "").strip()
+    if url and urlsplit(url).scheme.lower() not in ("http", "https"):
+        raise ConfigError(f"{ENV_OPENAI_BASE_URL}={url!r}: not an http(s) URL (such as http://localhost:11434/v1)")
 
 
 def _sandbox_mode(env: Mapping[str, str]) -> str:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what only `run` uses loads with it: every command imports t
     from ..files import FileStore
     from ..record import RunRecord
     from ..stores import RunStore
+    from ..stores.base import Store
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -107,10 +108,21 @@ def message_text(value: str) -> str:
         return sys.stdin.read()
     if value.startswith("@") and len(value) > 1:
         try:
-            return Path(value[1:]).read_text(encoding="utf-8", errors="replace")
+            data = Path(value[1:]).read_bytes()
         except OSError as error:
             raise ConfigError(f"--message {value}: {error.strerror or error}") from None
+        return _text_of(value, data)
     return value
+
+
+def _text_of(value: str, data: bytes) -> str:
+    """A message file's text; a binary file (a program, an image, a PDF) is refused, as the file tools refuse one
+    attached with --file, not sent as 100k tokens of replacement characters."""
+    from ..files.readable import TEXT_SAMPLE, looks_like_text
+
+    if not looks_like_text(data[:TEXT_SAMPLE], whole=len(data) <= TEXT_SAMPLE):
+        raise ConfigError(f"--message {value}: not text (binary); a document (PDF, DOCX...) goes with --file")
+    return data.decode("utf-8", errors="replace")
 
 
 def approver(choice: str | None) -> Approver:
@@ -166,11 +178,20 @@ def print_outcome(
 def runs_store(config: RuntimeConfig) -> RunStore:
     """The local store, or S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set."""
     from ..stores import RunStore
+
+    return RunStore(store_here(config))
+
+
+def store_here(config: RuntimeConfig) -> Store:
+    """The store this process reads: S3 + DynamoDB when AGENT_TABLE and AGENT_BUCKET are set, else the local one,
+    its folder checked first (a file as AGENT_STATE_DIR is one line, as every command that opens it says)."""
     from ..stores.opening import open_store
     from ..triggers.config import TriggerConfig
 
     triggers = TriggerConfig.from_env()
-    return RunStore(open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir))
+    if not (triggers.table and triggers.bucket):
+        config.usable_state_dir()
+    return open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir)
 
 
 def program() -> str:

@@ -7,13 +7,14 @@ import fnmatch
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..stores.ids import check_run_id
-from .common import Commands, check_workflow
+from .common import Commands, check_workflow, store_here
 
 if TYPE_CHECKING:  # the evals pull in the whole runtime (openai): loaded when `eval` runs, not for `--help`
     from ..evals import Attempt, EvalOptions
@@ -63,7 +64,8 @@ def add(commands: Commands) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a workflow key for every case, without editing the file (repeatable; the value is YAML): "
-        "--set context.context_budget=8000 --set limits.max_tool_calls=10",
+        "--set context.context_budget=8000 --set limits.max_tool_calls=10; a key or value the workflow refuses "
+        "is bad usage, said before any case runs",
     )
     cmd.add_argument(
         "--tag", dest="tags", action="append", default=[], metavar="TAG", help="only cases with this tag (repeatable)"
@@ -109,6 +111,8 @@ def _cmd_eval(args: argparse.Namespace, config: RuntimeConfig) -> int:
     if args.repeat is not None and not 1 <= args.repeat <= MAX_REPEAT:
         raise ConfigError(f"--repeat is 1 to {MAX_REPEAT}")
     options = EvalOptions(args.parallel, args.repeat, args.model, _settings(args.settings), args.judge_model)
+    _check_settings(args.settings, options.settings, {case.workflow for case in cases}, config)
+    config.usable_state_dir(create=True)  # each case's threads and records: said once, before any case runs
     attempts = Runner(config, options, progress=None if args.quiet else _progress).run(cases)
     report = build_report(args.workflow, attempts, _meta(options, config, attempts))
     print(table(report))
@@ -160,6 +164,34 @@ def _settings(items: list[str]) -> dict[str, Any]:
     return settings
 
 
+def _check_settings(given: list[str], settings: Mapping[str, Any], workflows: set[str], config: RuntimeConfig) -> None:
+    """--set over each workflow its cases run, before any case does: a key the file does not take, or a value it
+    refuses, is bad usage named by its --set (not every case failed "could not run"). A file refused without any
+    --set is left to its cases, which say why they cannot run."""
+    from ..errors import AgentRuntimeError
+    from ..skills import SkillLibrary
+    from ..workflows import WorkflowError, load_workflow
+
+    skills = SkillLibrary(config.skills_dir).names()
+    for name in sorted(workflows) if settings else []:
+        try:
+            load_workflow(name, config.workflows_dir, skill_names=skills, overrides=settings)
+        except WorkflowError as error:
+            try:
+                load_workflow(name, config.workflows_dir, skill_names=skills)
+            except AgentRuntimeError:
+                continue
+            problem = next((p for p in error.problems if _set_by(p.key, settings)), error.problems[0])
+            key = _set_by(problem.key, settings)
+            item = next((i for i in reversed(given) if i.partition("=")[0].strip() == key), " ".join(given))
+            raise ConfigError(f"--set {item}: {problem.key}: {problem.why}") from None
+
+
+def _set_by(key: str, settings: Mapping[str, Any]) -> str | None:
+    """The --set key a problem at ``key`` is of: the same key, one inside it, or one it cannot be set inside."""
+    return next((k for k in settings if key == k or key.startswith(f"{k}.") or k.startswith(f"{key}.")), None)
+
+
 def _meta(options: EvalOptions, config: RuntimeConfig, attempts: list[Attempt]) -> dict[str, Any]:
     from ..evals.report import DEMO_ENDPOINT
 
@@ -200,6 +232,7 @@ def _cmd_add(args: argparse.Namespace, config: RuntimeConfig) -> int:
         raise ConfigError("usage: agent-runtime eval add WORKFLOW --from-run RUN_ID [--name NAME]")
     check_run_id(args.from_run)
     check_workflow(args.cases[0], config)
+    store_here(config)  # its folder checked: a file as AGENT_STATE_DIR is one line
     path = case_from_run(args.cases[0], args.from_run, evals_dir(args, config), config, name=args.name, warn=_warn)
     print(
         f"agent-runtime: wrote {path}: edit its expect section, then: agent-runtime eval {args.cases[0]}",

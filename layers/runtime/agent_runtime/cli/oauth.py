@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import RuntimeConfig
 from ..events import ActsFor
 from ..hooks import Hook
-from .common import Commands, login
+from .common import Commands, login, store_here
 
 if TYPE_CHECKING:
     from ..identity import Asked, Connections, Need
@@ -73,12 +73,10 @@ def flow_here(config: RuntimeConfig) -> ConnectFlow:
     import boto3
 
     from ..service.connections import flow_from_env
-    from ..stores.opening import open_store
     from ..triggers.config import TriggerConfig
 
     triggers = TriggerConfig.from_env()
-    store = open_store(table=triggers.table, bucket=triggers.bucket, state_dir=config.state_dir)
-    return flow_from_env(store, config, triggers.secret, lambda: boto3.client("kms"))
+    return flow_from_env(store_here(config), config, triggers.secret, lambda: boto3.client("kms"))
 
 
 def run_revoke(args: argparse.Namespace, config: RuntimeConfig) -> int:

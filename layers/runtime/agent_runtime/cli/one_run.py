@@ -26,7 +26,7 @@ from ..spend import cli_go_on
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import KeptAtStart, new_turn, unfinished
-from ..stores.ids import check_thread_id
+from ..stores.ids import RUN_ID_SHAPE, check_thread_id
 from ..stores.runs import thread_partition
 from ..trace import TraceHook
 from ..workflows import Workflow, load_workflow
@@ -44,6 +44,7 @@ from .common import (
 )
 from .oauth import ActingForYou, terminal_connections
 from .running import EXIT_INTERRUPTED, CtrlC, Started, stop_check
+from .runs import close_runs
 
 
 def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
@@ -54,11 +55,13 @@ def run_workflow(args: argparse.Namespace, config: RuntimeConfig) -> int:
         check_thread_id(args.thread)
     skills = SkillLibrary(config.skills_dir)
     workflow = _workflow(args, config, skills)
-    store = LocalStore(config.state_dir)
+    store = LocalStore(config.usable_state_dir(create=True))
     run_id = new_run_id()
     # A run without -t is the first turn of a thread of its own, named by its run id: `run -t RUN_ID` goes on
     # from it, as from any thread (its answer, `runs show` and `runs list` name the thread).
     thread = args.thread if args.thread is not None else run_id
+    if args.thread is not None:
+        _no_typo(ThreadStore(store), RunStore(store), thread, config)
     # A thread's turns one at a time, as a deployed thread's (its messages are one SQS FIFO group): a second turn
     # waits for the first to end and goes on from it, so no turn is lost to the other's save.
     waiting = partial(_waiting, ThreadStore(store), thread)
@@ -148,6 +151,17 @@ def _workflow(args: argparse.Namespace, config: RuntimeConfig, skills: SkillLibr
     if warning and not args.quiet:
         print(f"agent-runtime: warning: {warning}", file=sys.stderr)
     return workflow
+
+
+def _no_typo(threads: ThreadStore, runs: RunStore, thread: str, config: RuntimeConfig) -> None:
+    """``-t`` shaped as a run id (``run-…``, ``eval-…``: copied from an answer) naming nothing stored, though a
+    stored run is a character away: a typo, refused with the id meant (as ``runs show`` says), not a new thread
+    under it. A thread name of one's own choosing starts a new thread, as ever."""
+    if not RUN_ID_SHAPE.fullmatch(thread) or threads.load(thread)[0] is not None or runs.summary(thread):
+        return
+    if close := close_runs(runs, thread):
+        where = store_location(config)
+        raise ConfigError(f"--thread {thread}: no such thread or run in {where}; did you mean {' or '.join(close)}?")
 
 
 def _a_run_as_thread(runs: RunStore, thread: str) -> None:

@@ -33,7 +33,7 @@ def add(commands: Commands) -> None:
         "--message",
         required=True,
         help="the user's message; '-' reads it from stdin, '@FILE' from a file (a pasted log can be longer than a "
-        "command line may hold)",
+        "command line may hold; a text file: a document goes with --file)",
     )
     run.add_argument(
         "-f", "--file", dest="files", action="append", default=[], metavar="PATH", help="attach a file (repeatable)"
@@ -43,7 +43,8 @@ def add(commands: Commands) -> None:
         "--thread",
         metavar="ID",
         help="continue (or start) a conversation thread stored under AGENT_STATE_DIR; without it, the run starts "
-        "a thread named by its run id (-t RUN_ID goes on with it)",
+        "a thread named by its run id (-t RUN_ID goes on with it; a run id mistyped, naming nothing stored, is refused "
+        "with the id meant)",
     )
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")

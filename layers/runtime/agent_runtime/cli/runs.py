@@ -91,8 +91,10 @@ def _add_list(runs_commands: Commands) -> None:
         help="list stored runs, newest first",
         description="List stored runs, newest first: id (eval-… for an eval case's), workflow, status, model calls, "
         "tokens, cost estimate (all the run caused: its calls, compaction summaries and helpers), the helpers' share "
-        "of it, started. A run at work says running (a CLI run from its start); one whose process is gone without "
-        "ending it (killed, a second Ctrl-C) says interrupted. Reads the local store, or S3 + DynamoDB when "
+        "of it, started (a resumed run's first start, as runs show; --json: first_started_at, and started_at its "
+        "latest invocation's, which orders the list). A run at work says running (a CLI run from its start); one "
+        "whose process is gone without ending it (killed, a second Ctrl-C) says interrupted. Reads the local "
+        "store, or S3 + DynamoDB when "
         "AGENT_TABLE and AGENT_BUCKET are set.",
     )
     runs_list.add_argument("--thread", metavar="ID", help="only this thread's runs")
@@ -150,12 +152,17 @@ def _add_stop(runs_commands: Commands) -> None:
 
 def no_run(runs: RunStore, run_id: str, config: RuntimeConfig) -> ConfigError:
     """No such run: said with the newest stored run ids it is closest to (a character dropped or swapped)."""
+    close = close_runs(runs, run_id)
+    meant = f"; did you mean {' or '.join(close)}?" if close else ""
+    return ConfigError(f"no stored run {run_id!r} in {store_location(config)}{meant}")
+
+
+def close_runs(runs: RunStore, run_id: str) -> list[str]:
+    """The newest stored run ids ``run_id`` is likely a typo of (at most two)."""
     import difflib
 
     known = [row.run_id for row in runs.list_runs(limit=500)]
-    close = difflib.get_close_matches(run_id, known, n=2, cutoff=0.85)
-    meant = f"; did you mean {' or '.join(close)}?" if close else ""
-    return ConfigError(f"no stored run {run_id!r} in {store_location(config)}{meant}")
+    return difflib.get_close_matches(run_id, known, n=2, cutoff=0.85)
 
 
 def _cmd_show(args: argparse.Namespace, config: RuntimeConfig) -> int:
@@ -350,7 +357,7 @@ def _cmd_list(args: argparse.Namespace, config: RuntimeConfig) -> int:
         cost = "-" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         shared = f"${row.helpers_cost:.4f}" if row.helpers_cost else "-"
         rated = f"+{good}/-{bad}" if good or bad else "-"
-        started = inert.terminal(row.started_at[:19].replace("T", " "))
+        started = inert.terminal(row.first_start[:19].replace("T", " "))  # as runs show: the first
         thread = inert.terminal((row.thread_id or "-")[:60])  # what `run -t` takes to go on with it
         run_id, workflow, status = (
             inert.terminal(text[:cut]) for text, cut in zip((row.run_id, row.workflow, status), LIST_CUTS, strict=True)

@@ -66,6 +66,7 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
         if args.playground:
             raise ConfigError(f"--playground: the page is loopback only (--host 127.0.0.1), not {args.host}")
         playground = False
+    config.usable_state_dir(create=True)  # its queue, threads and records: said before the port is taken
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port, playground=playground)
     server.start()
     for warning in _lacking(server):

@@ -98,8 +98,9 @@ def table(report: Mapping[str, Any]) -> str:
 
 
 def _only_status(report: Mapping[str, Any]) -> list[str]:
-    """The cases whose expect names nothing but a status: a pass of theirs says nothing of the answer."""
-    cases = [row["case"] for row in report["cases"] if row.get("checks_only_status")]
+    """The cases whose expect names nothing but a status, that passed: a pass of theirs says nothing of the answer
+    (one that failed is under FAILED already)."""
+    cases = [row["case"] for row in report["cases"] if row.get("checks_only_status") and row["passed"]]
     if not cases:
         return []
     said = "checks only the run's status (its expect names nothing else): it passes whatever the answer says"

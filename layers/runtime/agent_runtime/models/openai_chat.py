@@ -22,14 +22,14 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from ..config import ENV_OPENAI_API_KEY
+from ..config import ENV_OPENAI_API_KEY, check_base_url
 from ..messages import Message
 from .base import ModelRequest, ModelResponse
 from .dialect import Dialect, dialect_for
 from .exceptions import ContextLengthExceededError, ModelError
 from .overflow import is_context_overflow, overflow_numbers
 from .probe import ServerInfo, count_tokens, probe
-from .retry import RetryPolicy, is_retryable, retry_after_seconds
+from .retry import NOT_THERE, RetryPolicy, is_retryable, retry_after_seconds
 from .sse import Bounds, OversizedReplyError, SilentStreamError, events, read_body
 from .stream import Assembler, MalformedReplyError
 
@@ -55,6 +55,8 @@ class OpenAIChatModel:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.name = name
+        if client is None:
+            check_base_url(os.environ)
         # Local servers (Ollama, vLLM) need no key, but the client refuses to start without one.
         self._client = client or openai.OpenAI(
             api_key=os.environ.get(ENV_OPENAI_API_KEY) or "not-needed", max_retries=0
@@ -222,7 +224,7 @@ class OpenAIChatModel:
                 prompt_tokens=prompt,
                 window=window,
             )
-        hint = {401: " (check OPENAI_API_KEY)", 403: " (check the key's permissions)", 404: " (check the model name)"}
+        hint = _hint(error)
         said = error.message if len(error.message) <= MAX_MESSAGE_CHARS else error.message[:MAX_MESSAGE_CHARS] + "…"
         where = f"HTTP {status}" if status else type(error).__name__
         if isinstance(error, openai.APITimeoutError):
@@ -233,10 +235,22 @@ class OpenAIChatModel:
             )
             said = str(error.__cause__ or said)[:MAX_MESSAGE_CHARS]
         return ModelError(
-            f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint.get(status or 0, '')}: {said}",
+            f"model {self.name!r} failed after {attempts} attempt(s): {where}{hint}: {said}",
             status_code=status,
             attempts=attempts,
         )
+
+
+def _hint(error: openai.APIError) -> str:
+    """What to check for a refusal a setting explains: a 404 is as often OPENAI_BASE_URL without its /v1 as a model
+    name (the URL called tells which), a 501 an endpoint that is no chat server."""
+    status = getattr(error, "status_code", None)
+    called = f"called {error.request.url}" if getattr(error, "request", None) is not None else ""
+    if status == 404:
+        return f" (check the model name, or OPENAI_BASE_URL: missing its /v1? {called})"
+    if status in NOT_THERE:
+        return f" (not retried: the server does not do this; check OPENAI_BASE_URL, {called})"
+    return {401: " (check OPENAI_API_KEY)", 403: " (check the key's permissions)"}.get(status or 0, "")
 
 
 def _whole(completion: Any) -> dict[str, Any]:

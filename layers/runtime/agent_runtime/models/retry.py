@@ -38,6 +38,11 @@ _DETERMINISTIC_5XX = re.compile(
 )
 
 
+# 5xx that say the server does not do this at all (501 Not Implemented, 505 HTTP Version Not Supported): usually
+# OPENAI_BASE_URL pointing at something that is no chat endpoint. Asking again gets the same answer.
+NOT_THERE = (501, 505)
+
+
 def is_retryable(error: Exception) -> bool:
     """429, 408, 409, 5xx, timeouts and dropped connections are worth another try; the rest are not."""
     if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
@@ -45,6 +50,8 @@ def is_retryable(error: Exception) -> bool:
     if isinstance(error, openai.APIStatusError):
         message = error.message or ""
         if error.status_code >= 500 and (_DETERMINISTIC_5XX.search(message) or TEMPLATE_REFUSAL.search(message)):
+            return False
+        if error.status_code in NOT_THERE:
             return False
         return error.status_code in (408, 409, 429) or error.status_code >= 500
     return False

@@ -17,6 +17,9 @@ RUN_PREFIX = "run-"
 # The hex digits of a run id minted here, by the CLI (random) as by serve and the worker (an event's digest): one
 # format whoever minted it. Ids of other shapes (the CLI's 16 digits before) still read: RUN_ID takes them.
 RUN_ID_HEX = 24
+# What an id a person copied from a run looks like (this format, the CLI's old digits, an eval case's): a `-t`
+# of this shape naming nothing is likely a typo of one (cli/one_run.py), a name of one's choosing never is.
+RUN_ID_SHAPE = re.compile(r"(run|eval)-[0-9a-f]{8,}")
 
 
 def new_run_id(prefix: str = RUN_PREFIX) -> str:

@@ -184,6 +184,7 @@ class RunStore:
             "cost_usd": data["cost_usd"],
             "cost": data["cost"],
             "started_at": record.started_at,
+            "first_started_at": data["started_at"],  # the whole run's (with_earlier keeps the first)
             "ended_at": record.ended_at,
             "thread_id": thread_id,
         }
@@ -204,6 +205,7 @@ class RunStore:
                 "cost_usd": None,
                 "cost": {},
                 "started_at": record.started_at,
+                "first_started_at": (self._get(record.run_id, RECORD) or {}).get("started_at") or record.started_at,
                 "ended_at": None,
                 "thread_id": thread_id,
                 "process": process,

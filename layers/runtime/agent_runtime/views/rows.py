@@ -25,10 +25,17 @@ class RunRow:
     tokens: int = 0
     cost_usd: float | None = None  # everything the run caused: its calls, compaction summaries, helpers
     cost: Mapping[str, float] = field(default_factory=dict)  # by source (run, compaction, helpers), and total
-    started_at: str = ""
+    started_at: str = ""  # this invocation's start: the index's order, a thread's spend today, a resume's key
+    first_started_at: str | None = None  # the run's first start, as its record keeps it (None: rows from before)
     ended_at: str | None = None
     thread_id: str | None = None
     process: Mapping[str, Any] | None = None  # a CLI run's (cli/running.py reads it)
+
+    @property
+    def first_start(self) -> str:
+        """When the run started: its first invocation's start, as ``runs show`` says (a resumed run's row is its
+        latest invocation's)."""
+        return self.first_started_at or self.started_at
 
     @property
     def helpers_cost(self) -> float:
@@ -37,7 +44,8 @@ class RunRow:
     def to_dict(self) -> dict[str, Any]:
         """The row as ``runs list --json`` prints it: the stored keys (a running row's model and process too)."""
         row = dataclasses.asdict(self)
-        return {key: value for key, value in row.items() if value is not None or key not in ("model", "process")}
+        kept = {key: value for key, value in row.items() if value is not None or key not in ("model", "process")}
+        return kept | {"first_started_at": self.first_start}
 
 
 @dataclass(frozen=True)
