@@ -17,7 +17,8 @@ from typing import Any
 
 from ..messages import text_of
 from .acting import BODY, LINE, _line, outcome
-from .assistant import RANGE, RUNTIME_TOOLS, SEARCHED, _question, _turns
+from .assistant import RUNTIME_TOOLS, SEARCHED
+from .reading import RANGE, _question, _turns
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import own_words, spoken
 
