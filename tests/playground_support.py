@@ -313,3 +313,26 @@ def until(check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> An
             raise AssertionError(f"waited {timeout:.0f} s for {what or check}")
         time.sleep(0.05)
     return value
+
+
+def new_answer(server: LocalServer, before: set[str], workflow: str) -> str:
+    """The final answer of the run of ``workflow`` started since ``before`` (the run ids then)."""
+    from agent_runtime.stores import RunStore
+
+    runs = RunStore(server.store)
+
+    def answered() -> list[str]:
+        rows = [r for r in runs.list_runs() if r.run_id not in before and r.workflow == workflow]
+        return [
+            str(rec["final_answer"]) for r in rows if (rec := runs.load_record(r.run_id)) and rec.get("final_answer")
+        ]
+
+    said = until(answered, timeout=60, what=f"the {workflow} run's answer")[0]
+    assert "file-" not in said and "text/plain" not in said and "application/json" not in said  # no internals
+    return str(said)
+
+
+def run_ids(server: LocalServer) -> set[str]:
+    from agent_runtime.stores import RunStore
+
+    return {row.run_id for row in RunStore(server.store).list_runs(limit=1000)}

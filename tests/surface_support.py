@@ -17,10 +17,10 @@ from typing import Any
 
 from agent_runtime.identity import KmsKeyring, Vault
 from agent_runtime.identity.flow import ConnectFlow
+from agent_runtime.ids import RUN_ID, check_thread_id
 from agent_runtime.inbound import TriggerEvent
 from agent_runtime.service.webhook import Webhook, create_app
 from agent_runtime.stores import LocalStore
-from agent_runtime.stores.ids import RUN_ID, check_thread_id
 from agent_runtime.stores.items import ConnectAsk
 from agent_runtime.triggers.config import TriggerConfig
 from agent_runtime.triggers.idempotency import dynamodb_layer

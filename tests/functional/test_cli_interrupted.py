@@ -31,34 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import REPO
-
-TOOLS = '''
-import os
-import time
-from pathlib import Path
-from agent_runtime import tool
-
-
-@tool
-def check(service: str) -> str:
-    """Check a service.
-
-    Args:
-        service: Its name.
-    """
-    gate = Path(os.environ["GATE"])
-    if service == "held":  # the call the process dies in
-        (gate / "started").touch()
-        time.sleep(60)
-    return f"{service}: up"
-'''
-FLOW = """\
-name: checks
-description: Checks services.
-prompt: You check services.
-model: {name: gpt-4o, context_window: 128000, max_output_tokens: 512}
-tools: {python: [check_tools:check]}
-"""
+from tests.killed_support import FLOW, TOOLS, cli
 
 
 def killed_run(tmp_path: Path, server: ScriptedServer, *thread: str) -> tuple[dict[str, str], str]:
@@ -90,11 +63,6 @@ def killed_run(tmp_path: Path, server: ScriptedServer, *thread: str) -> tuple[di
     run.communicate(timeout=30)
     [row] = RunStore(LocalStore(tmp_path / "state")).list_runs()
     return env, row.run_id
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_runtime", *args], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
 
 
 def test_a_killed_run_reads_interrupted_everywhere_and_keeps_its_spend(

@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
-from tests.functional.test_playground_examples import new_answer, run_ids
-from tests.playground_support import act, page_token, playground, repo_workflows
+from tests.playground_support import act, new_answer, page_token, playground, repo_workflows, run_ids
 
 ONCE = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 WORD = st.sampled_from(["ledger", "export", "settlement", "warehouse", "retry", "owner", "nightly", "schema", "feed"])

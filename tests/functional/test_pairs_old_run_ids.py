@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_runtime.ids import RUN_ID_HEX
 from agent_runtime.stores import LocalStore, RunStore
-from agent_runtime.stores.ids import RUN_ID_HEX
 from agent_runtime.testing import ScriptedRequest, call, reply
 
 from tests.cli_support import REPO
-from tests.functional.test_cli_interrupted import FLOW, TOOLS, cli
+from tests.killed_support import FLOW, TOOLS, cli
 
 OLD_MINTER = """\
 import sys, uuid

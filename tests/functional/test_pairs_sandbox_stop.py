@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from tests.functional.test_sandbox_concurrency import sleeping, until, waiting
+from tests.sandbox_support import sleeping, until, waiting
 from tests.triggers_support import BOT_USER, ENV, fake_apis, slack_mention, slack_request
 
 SANDBOX = REPO / "functions" / "sandbox"

@@ -22,12 +22,11 @@ from typing import Any
 
 import pytest
 from agent_runtime.service.serve import LocalServer
-from agent_runtime.stores import RunStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from tests.playground_support import act, page_token, playground, repo_workflows, until
+from tests.playground_support import act, new_answer, page_token, playground, repo_workflows, run_ids, until
 
 REPORT = "The export button is broken: clicking Export on the billing page does nothing since Monday."
 WORD = st.sampled_from(["export", "billing", "retry", "Webhook", "queue", "login", "timeout", "cache", "v2", "slow"])
@@ -104,25 +103,6 @@ def test_a_denied_issue_is_not_made_and_the_answer_says_so(served: Any) -> None:
     said = answer(server, ts, "did not run")
     assert "denied" in said and "Do not retry" not in said
     assert server.playground is not None and server.playground.workspace.all("issue") == []
-
-
-def new_answer(server: LocalServer, before: set[str], workflow: str) -> str:
-    """The final answer of the run of ``workflow`` started since ``before`` (the run ids then)."""
-    runs = RunStore(server.store)
-
-    def answered() -> list[str]:
-        rows = [r for r in runs.list_runs() if r.run_id not in before and r.workflow == workflow]
-        return [
-            str(rec["final_answer"]) for r in rows if (rec := runs.load_record(r.run_id)) and rec.get("final_answer")
-        ]
-
-    said = until(answered, timeout=60, what=f"the {workflow} run's answer")[0]
-    assert "file-" not in said and "text/plain" not in said and "application/json" not in said  # no internals
-    return str(said)
-
-
-def run_ids(server: LocalServer) -> set[str]:
-    return {row.run_id for row in RunStore(server.store).list_runs(limit=1000)}
 
 
 def test_the_digest_lists_the_tickets_its_prompts_jql_finds_and_says_when_there_is_nothing(served: Any) -> None:

@@ -10,7 +10,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
+from tests.sandbox_support import sleeping, until, waiting
 
 
 @pytest.fixture(scope="module")
@@ -32,24 +33,8 @@ def local() -> Iterator[LocalSandbox]:
     client.close()
 
 
-def sleeping(seconds: float, value: str) -> str:
-    return f"import asyncio\nfor _ in range({round(seconds * 10)}):\n    await asyncio.sleep(0.1)\n{value!r}"
-
-
 def event(code: str) -> dict[str, Any]:
     return {"code": code, "files": [], "time_limit_ms": 20_000, "memory_mb": 256}
-
-
-def until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
-        time.sleep(0.02)
-
-
-def waiting(client: LocalSandbox) -> int:
-    process = client._process
-    return len(process.waiting) if process is not None else 0
 
 
 @pytest.mark.timed  # two calls racing: beside another worker a cold Deno child can take most of the slow call's span

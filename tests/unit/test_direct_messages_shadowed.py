@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_runtime.sources.shadowing import direct_messages_shadowed
 from agent_runtime.workflows import Workflow, parse_workflow
-from agent_runtime.workflows.shadowing import direct_messages_shadowed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

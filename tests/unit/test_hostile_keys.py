@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from agent_runtime.ids import check_thread_id
 from agent_runtime.inbound import TriggerEvent
-from agent_runtime.stores.ids import check_thread_id
 from agent_runtime.triggers.slack import parse
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -68,6 +68,7 @@ FLOORS = {
     "deployment": 1,
     "errors": 1,
     "events": 1,
+    "ids": 1,
     "inbound": 1,
     "inert": 1,
     "messages": 1,

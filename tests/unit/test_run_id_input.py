@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from agent_runtime.cli import main
-from agent_runtime.stores.ids import RUN_ID
+from agent_runtime.ids import RUN_ID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from agent_runtime.cli import main
+from agent_runtime.ids import RUN_ID, RUN_ID_HEX, RUN_PREFIX, event_run_id
 from agent_runtime.inbound import TriggerEvent, run_id_for
 from agent_runtime.record import EVAL_RUN_PREFIX, RunRecord, RunStatus, new_run_id
 from agent_runtime.stores import LocalStore, RunStore
-from agent_runtime.stores.ids import RUN_ID, RUN_ID_HEX, RUN_PREFIX, event_run_id
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

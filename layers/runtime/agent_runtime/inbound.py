@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from .stores.ids import event_run_id
+from .ids import event_run_id
 
 
 @dataclass(frozen=True, slots=True)

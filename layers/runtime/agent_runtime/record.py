@@ -8,10 +8,10 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from .events import Custom, RunEvent, now_iso
+from .ids import new_run_id as new_run_id  # one run id format for all (ids.py), here for its users
 from .messages import Message
 from .models.prices import Prices
 from .spend.ledger import BAD_USAGE, CUT_SHORT, Ledger, usage_problem
-from .stores.ids import new_run_id as new_run_id  # one run id format for all (stores/ids.py), here for its users
 
 E = TypeVar("E", bound=RunEvent)
 

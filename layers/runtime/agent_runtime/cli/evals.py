@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import RuntimeConfig
 from ..errors import ConfigError
-from ..stores.ids import check_run_id
+from ..ids import check_run_id
 from .common import Commands, check_workflow, store_here
 
 if TYPE_CHECKING:  # the evals pull in the whole runtime (openai): loaded when `eval` runs, not for `--help`

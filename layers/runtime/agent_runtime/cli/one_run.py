@@ -18,6 +18,7 @@ from .. import telemetry
 from ..config import RuntimeConfig
 from ..errors import ConfigError
 from ..hooks import Hook
+from ..ids import RUN_ID_SHAPE, check_thread_id
 from ..models.prices import unpriced_warning
 from ..record import RunRecord, RunStatus, new_run_id
 from ..runtime import Services, answer_footer, build_agent, deployed, open_model, workflow_sandbox
@@ -26,7 +27,6 @@ from ..spend import cli_go_on
 from ..stores import LocalStore, RunStore, StoreFileStore, ThreadStore, VersionConflictError
 from ..stores.exceptions import InvalidStateError
 from ..stores.hook import KeptAtStart, new_turn, unfinished
-from ..stores.ids import RUN_ID_SHAPE, check_thread_id
 from ..stores.runs import thread_partition
 from ..trace import TraceHook
 from ..workflows import Workflow, load_workflow

@@ -46,6 +46,12 @@ def add(commands: Commands) -> None:
         "a thread named by its run id (-t RUN_ID goes on with it; a run id mistyped, naming nothing stored, is refused "
         "with the id meant)",
     )
+    _add_outputs(run)
+    run.set_defaults(handler=_cmd_run)
+
+
+def _add_outputs(run: argparse.ArgumentParser) -> None:
+    """What the run prints and writes, and what it may do on its own (approvals, spend)."""
     run.add_argument("--json", action="store_true", help="print the run record as JSON instead of the answer")
     run.add_argument("--out-dir", metavar="DIR", help="save the files the run's Python wrote here")
     run.add_argument(
@@ -75,7 +81,6 @@ def add(commands: Commands) -> None:
         help="this run's spend limit instead of the workflow's limits.max_cost (to go on with a thread that "
         "stopped at its limit: --thread ID --message 'go on' --max-cost 2)",
     )
-    run.set_defaults(handler=_cmd_run)
 
 
 def _cmd_run(args: argparse.Namespace, config: RuntimeConfig) -> int:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from .. import inert
 from ..config import RuntimeConfig
 from ..errors import ConfigError
+from ..ids import check_run_id
 from ..record import RunStatus
-from ..stores.ids import check_run_id
 from .common import Commands, check_workflow, login, runs_store, store_location
 from .running import as_listed, close, gone, interrupted
 

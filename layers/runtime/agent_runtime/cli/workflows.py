@@ -137,8 +137,8 @@ def _deployed_beside(config: RuntimeConfig, library: SkillLibrary) -> list[Workf
 
 def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, folder: list[Workflow], *, offline: bool) -> bool:
     from ..deployment import deployed
+    from ..sources.shadowing import direct_messages_shadowed
     from ..workflows import WorkflowError, load_workflow
-    from ..workflows.shadowing import direct_messages_shadowed
 
     try:
         workflow = load_workflow(ref, config.workflows_dir, skill_names=library.names())

@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ..ids import RUN_ID
 from ..redaction import Redactor
 from ..stores import RunStore
 from ..stores.base import Store
-from ..stores.ids import RUN_ID
 from ..triggers import fields
 from ..views.parsing import Unreadable
 from ..workflows import Workflow

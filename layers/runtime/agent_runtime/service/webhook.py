@@ -23,11 +23,11 @@ from .. import snapstart, telemetry
 from ..access import Access
 from ..config import RuntimeConfig
 from ..errors import ConfigError
+from ..ids import RUN_ID, check_thread_id
 from ..inbound import Challenge, Ignored, TriggerEvent
 from ..sources import BUILTIN, Queued, Request, Source, Sources
 from ..sources.base import Intake
 from ..stores.base import Store
-from ..stores.ids import RUN_ID, check_thread_id
 from ..stores.opening import open_store
 from ..triggers import api, fields, slack
 from ..triggers.config import TriggerConfig, WorkflowsWhenUsed

@@ -6,6 +6,8 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, cast
 
+from ..ids import RUN_ID as RUN_ID  # where they were, for their importers
+from ..ids import check_thread_id as check_thread_id
 from ..inbound import TriggerEvent
 from ..messages import find_orphans
 from ..record import RunRecord, RunState, RunStatus, with_earlier
@@ -15,8 +17,6 @@ from ..views.rows import Rating, RunRow, read_rating, read_row
 from ..views.run import StoredRun, read_run
 from .base import Store
 from .exceptions import InvalidStateError, VersionConflictError
-from .ids import RUN_ID as RUN_ID  # where they were, for their importers
-from .ids import check_thread_id as check_thread_id
 from .items import (
     ActiveRun,
     Announced,

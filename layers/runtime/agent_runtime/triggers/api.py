@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..ids import check_thread_id
 from ..inbound import TriggerEvent
-from ..stores.ids import check_thread_id
 from . import fields
 from .config import TriggerConfig
 from .exceptions import RejectedRequest

@@ -11,8 +11,8 @@ from typing import Any
 
 from ..actions import APPROVE, DENY, FEEDBACK, STOP
 from ..errors import ConfigError
+from ..ids import RUN_ID, check_thread_id
 from ..inbound import Attachment, Challenge, Ignored, PaneEvent, TriggerEvent
-from ..stores.ids import RUN_ID, check_thread_id
 from . import fields
 from .exceptions import RejectedRequest
 from .payload import parse_json

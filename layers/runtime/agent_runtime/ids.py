@@ -1,6 +1,7 @@
 """What a thread id and a run id may be: checked where they come in (a route, a flag) and where they are stored.
 
-Apart from ``runs.py`` so that the webhook checks an id without loading the run record and its events.
+Below every feature (the record, the inbound event and the stores mint and check them here), and apart from
+``stores/runs.py`` so that the webhook checks an id without loading the run record and its events.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import hashlib
 import os
 import re
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")  # a run id, whole: what a route may take as one

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..inbound import TriggerEvent
 
 if TYPE_CHECKING:
-    from .schema import Workflow
+    from ..workflows import Workflow
 
 KEY = "triggers.slack.direct_messages"
 
@@ -25,7 +25,7 @@ def direct_messages_shadowed(workflow: Workflow, folder: Sequence[Workflow]) -> 
     rule = workflow.triggers.slack
     if rule is None or not rule.direct_messages:
         return []
-    from ..sources import BUILTIN
+    from . import BUILTIN
 
     together = [workflow, *(other for other in folder if other.name != workflow.name)]
     message = _direct_message()
