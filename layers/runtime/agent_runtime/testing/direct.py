@@ -185,8 +185,9 @@ def _ask(tool: str, missing: list[str], spec: dict[str, Any]) -> str:
 
 
 def _made(request: ScriptedRequest) -> dict[tuple[str, str], str | None]:
-    """Its calls so far and their results (None: not shown)."""
-    results = request.tool_results()
+    """Its calls so far and their results (None: not shown). Every result in the window by its call's id, not only
+    the latest batch's: a note after them (a spend limit's "answer now") had made a call that ran "(no result)"."""
+    results = {str(m.get("tool_call_id", "")): text_of(m) for m in request.messages if m["role"] == "tool"}
     made: dict[tuple[str, str], str | None] = {}
     for message in request.messages:
         for call in message.get("tool_calls", []):
