@@ -1,4 +1,5 @@
-"""The demo model calling a tool the person names (C) x a spend limit and x ``eval`` with a stub of that tool.
+"""The demo model calling a tool the person names (C) x a spend limit, x ``eval`` with a stub of that tool, and x
+approvals across invocations under serve (the value asked for given in the thread's next message).
 
 Spend limit: a run stops at its limit before the call, or after it with a last answer. Invariant: the tool runs at
 most once and only when approved, and the answer says what it did — its result, never "(no result)": the limit's
@@ -132,3 +133,33 @@ def test_an_eval_stub_of_the_named_tool_keeps_its_approval(tmp_path: Path, appro
         assert "denied by the eval case (approve: none)" in run["answer"], run["answer"]
     else:
         assert not run["tool_calls"][0]["error"] and run["answer"] == "Done: commented on PAY-812 (the stub)", run
+
+
+APPROVED = WORKFLOW + "  approvers: [requester]\ntriggers:\n  slack: {direct_messages: true}\n"
+
+
+def test_under_serve_the_reply_with_the_value_asks_approval_and_the_decision_runs_the_call_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C x approvals across invocations (serve, the playground's HTTP API): the ask, the reply with the value in the
+    thread, the approval card, the decision arriving as its own message (clicked twice), the run resuming: the
+    tool runs once, with both messages' values."""
+    from tests.playground_support import act, page_token, playground, until
+
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "payments_tools.py").write_text(TOOLS)
+    monkeypatch.setenv("AGENT_TOOLS_PATH", str(tmp_path / "tools"))
+    posted = tmp_path / "tools" / "posted.txt"
+    with playground(tmp_path, {"ticket-triage": APPROVED}) as server:
+        token = page_token(server.url)
+        thread = lambda: list(server.playground.workspace.thread("D0AGENT", ts))  # noqa: E731
+        ts = str(act(server.url, "message", {"channel": "D0AGENT", "text": "post_comment on PAY-812"}, token)["ts"])
+        until(lambda: any("I did not call post_comment" in str(m.get("text")) for m in thread()), what="the ask")
+        act(server.url, "message", {"channel": "D0AGENT", "text": "text: the fix is in", "thread_ts": ts}, token)
+        card = lambda: [m for m in thread() if "approval_approve" in json.dumps(m.get("blocks") or [])]  # noqa: E731
+        [asked] = until(card, what="the approval card")
+        for _ in range(2):  # a second click on the same card: the decision is taken once
+            act(server.url, "click", {"channel": "D0AGENT", "ts": asked["ts"], "action_id": "approval_approve"}, token)
+        until(lambda: any("Done: commented on PAY-812" in str(m.get("text")) for m in thread()), what="the answer")
+        assert server.drain(10)  # the second click's message handled too, before the file is read
+    assert posted.read_text() == "PAY-812: the fix is in\n"
