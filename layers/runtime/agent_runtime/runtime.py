@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from .approvals.gate import CallGate
 from .config import RuntimeConfig
 from .context import ContextEngine
 from .coordinator import ScriptAgent
+from .demo_model import open_demo_model
 from .deployment import Services as Services  # here before deployment.py: their importers' name
 from .deployment import deployed as deployed
 from .errors import ConfigError, ToolError
@@ -129,28 +129,8 @@ def open_model(
     if not config.use_demo_model:
         yield OpenAIChatModel(name, client=client, retry=retry, timeout=config.model_timeout_seconds)
         return
-    from .testing.demo import demo_script  # only without a configured endpoint: not in a deployed function
-    from .testing.server import ScriptedServer
-
-    with ScriptedServer(demo_script(), model=name) as server:
-        canned = (
-            ""
-            if workflow.name == DEMO_WORKFLOW
-            else (
-                ": its answers are CANNED (scripted for this repository's example workflows; it calls a tool you "
-                "name with the values your message gives), not a model's — set "
-                "OPENAI_BASE_URL (and OPENAI_API_KEY) for real answers, or see docs/local-models.md"
-            )
-        )
-        print(
-            f"agent-runtime: OPENAI_API_KEY and OPENAI_BASE_URL are unset: using the embedded demo model "
-            f"at {server.base_url}{canned}",
-            file=notice or sys.stderr,
-        )
-        yield OpenAIChatModel(name, client=server.client(), retry=retry)
-
-
-DEMO_WORKFLOW = "document-feedback"  # the workflow the embedded demo model is scripted for (make demo)
+    with open_demo_model(workflow.name, name, retry, notice) as model:
+        yield model
 
 
 @contextmanager

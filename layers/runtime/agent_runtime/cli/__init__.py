@@ -17,7 +17,7 @@ from .. import __version__, inert
 from ..config import RuntimeConfig
 from ..errors import AgentRuntimeError, ConfigError
 from ..record import RunStatus
-from . import evals, extract, oauth, run, runs, sandbox, serve, skills, workflows
+from . import evals, extract, logs, oauth, run, runs, sandbox, serve, skills, workflows
 from ._parser import Parser
 from .common import EXIT_CODES, EXIT_USAGE, Commands
 
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     Parser.given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=_log_level(args), format="%(levelname)s %(message)s")
+    logs.configure(_log_level(args), structured=args.command == "serve")  # serve's lines are its logs
     try:
         config = RuntimeConfig.from_env()
         code = int(args.handler(args, config))

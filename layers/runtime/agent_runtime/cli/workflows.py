@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # loaded by the commands that read workflows (yaml, jsonschem
     from ..workflows.tools import ToolSettings
 
 
+# Said when the tools section (or the whole file) does not read: its tools cannot be checked in this pass.
+UNCHECKED = "more may follow once these are fixed (the tools are checked when the tools section reads)"
+
+
 def add(commands: Commands) -> None:
     workflows = commands.add_parser(
         "workflows", help="list or validate workflow files", description="List or validate workflow files."
@@ -36,8 +40,10 @@ def add(commands: Commands) -> None:
         "validate",
         help="validate workflows; exit 2 with one line per problem (file: key: why)",
         description="Validate workflow files. With no argument, validates every workflow in the workflows folder. "
-        "Prints every problem in one pass, one line each (file: key: why) on stderr, and exits 2 if any workflow "
-        "is invalid, or what a run here would refuse (a misspelt coordinator script, a limit in dollars on "
+        "Prints every problem in one pass, one line each (file: key: why) on stderr — the tools checked too, "
+        "unless the tools section itself does not read, when a last line says "
+        "more may follow once these are fixed — and exits 2 if any workflow is invalid, or what a run here would "
+        "refuse (a misspelt coordinator script, a limit in dollars on "
         "AGENT_MODEL's model when it has no known price); then warns (file: warning: key: why) of what this "
         "machine lacks — a tools section's "
         "secrets (a run fails until they are set), a built-in tool's credentials (a run goes without it), the "
@@ -148,6 +154,8 @@ def _validate(ref: str, config: RuntimeConfig, library: SkillLibrary, folder: li
             stand_in = _stand_in(Path(error.problems[0].file), error.tools)
             for problem in _checked(stand_in, library, offline=offline).errors:
                 print(f"{stand_in.path}: {problem}", file=sys.stderr)
+        elif any(problem.key != "(file)" for problem in error.problems):  # a file read, its tools not checkable
+            print(f"{error.problems[0].file}: {UNCHECKED}", file=sys.stderr)
         return False
     if not offline:  # as a run here would run it: on AGENT_MODEL's model, when set
         workflow = deployed(workflow, config)

@@ -58,6 +58,8 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+# The page's own GET routes (one ending in / takes what follows it), each in docs/playground.md (a test checks).
+GETS = ("/", "/play/static/", "/play/ui/state", "/play/ui/changes", "/play/ui/file/", "/play/workflows/")
 STATIC = {"play.js": "text/javascript; charset=utf-8", "play.css": "text/css; charset=utf-8"}
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 
@@ -159,25 +161,29 @@ class Playground:
         return _error(404, "not found")
 
     def _get(self, path: str, query: str) -> Reply:
-        if path == "/":
+        """The page's GET routes, by ``GETS``: a route not there is not served (so the doc cannot miss one)."""
+        route = next((r for r in GETS if path == r or (r.endswith("/") and r != "/" and path.startswith(r))), None)
+        rest = path.removeprefix(route or "")
+        if route == "/":
             page = resources.files(__package__).joinpath("static/index.html").read_text(encoding="utf-8")
             return (
                 200,
                 {"Content-Type": "text/html; charset=utf-8", **PAGE_HEADERS},
                 page.replace("{{token}}", self.token).encode(),
             )
-        if path.startswith("/play/static/") and (name := path.removeprefix("/play/static/")) in STATIC:
-            data = resources.files(__package__).joinpath(f"static/{name}").read_bytes()
-            return 200, {"Content-Type": STATIC[name], **PAGE_HEADERS}, data
-        if path == "/play/ui/state":
-            return _json(200, self.state())
-        if path == "/play/ui/changes":
-            return _json(200, self.changes(query))
-        if path.startswith("/play/ui/file/"):
-            status, data, kind = download(self.slack, path.rsplit("/", 1)[-1], True)
+        if route == "/play/static/" and rest in STATIC:
+            return (
+                200,
+                {"Content-Type": STATIC[rest], **PAGE_HEADERS},
+                resources.files(__package__).joinpath(f"static/{rest}").read_bytes(),
+            )
+        if route in ("/play/ui/state", "/play/ui/changes"):
+            return _json(200, self.state() if route == "/play/ui/state" else self.changes(query))
+        if route == "/play/ui/file/":
+            status, data, kind = download(self.slack, rest.rsplit("/", 1)[-1], True)
             return status, {"Content-Type": kind, "Content-Disposition": "attachment", **PAGE_HEADERS}, data
-        if path.startswith("/play/workflows/"):
-            return self._workflow_file(path.removeprefix("/play/workflows/"))
+        if route == "/play/workflows/":
+            return self._workflow_file(rest)
         return _error(404, "not found")
 
     def state(self) -> dict[str, Any]:
@@ -231,7 +237,10 @@ def _made() -> str:
 
 def _model(runtime: RuntimeConfig) -> str:
     if runtime.use_demo_model:
-        return "the embedded demo model (no OPENAI_BASE_URL or OPENAI_API_KEY): canned, scripted for document-feedback"
+        return (
+            "the embedded demo model (no OPENAI_BASE_URL or OPENAI_API_KEY): canned, following this repository's "
+            "example workflows and calling a tool you name"
+        )
     return f"the model at OPENAI_BASE_URL{f' ({runtime.model_override})' if runtime.model_override else ''}"
 
 
