@@ -2,7 +2,8 @@
 workflow's prompt, or the person's words) is called in the order the request names the tools, with the values the
 request names ("in project PROJ") and, for its text parameters (a summary, a description), the person's own words
 (a one-line summary, the report quoted); never a value nothing names. When the prompt asks to look for duplicates
-and a search found one, nothing is made. Its answer says what the call did (its result, or why it did not run).
+and a search found one, nothing is made. Its answer says what the call did: its result; that it failed, and its
+error; or why it did not run.
 """
 
 from __future__ import annotations
@@ -88,13 +89,26 @@ class Asked:
         return None
 
 
+# An error before the tool was called (refused, denied, its arguments not taken): the call did not run.
+NEVER_CALLED = re.compile(
+    r"^(?:not run:|there is no tool named|invalid arguments|the arguments (?:are|must))|\(it was not run\)"
+)
+RAISED = re.compile(r"^tool '[^']*' failed: ")  # the runtime's line for a tool that raised
+
+
 def outcome(tool: str, result: str) -> str:
-    """What a call that acted did, in a line people read: its result, or why it did not run."""
+    """What a call that acted did, in a line people read: its result; that it failed, with the error's one line;
+    or, when it was denied or never called, why it did not run."""
     said = result.strip().splitlines()[0] if result.strip() else "(no result)"
     if not said.startswith("ERROR"):
         return f"Done: {said}"
-    why = said.removeprefix("ERROR:").strip().removeprefix("not run:").strip()
-    return f"{tool} did not run: {why.split('. Do not retry', 1)[0].rstrip('.')}."
+    why = said.removeprefix("ERROR:").strip()
+    if NEVER_CALLED.search(why):
+        why = why.removeprefix("not run:").strip()
+        return f"{tool} did not run: {why.split('. Do not retry', 1)[0].rstrip('.')}."
+    if why.startswith("the outcome of this"):  # started before an interruption: neither done nor failed
+        return f"{tool}: {why.split('. It was not run again', 1)[0].rstrip('.')}."
+    return f"{tool} failed: {RAISED.sub('', why).rstrip('.')}."
 
 
 def _line(report: str) -> str:
