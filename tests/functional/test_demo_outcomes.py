@@ -1,7 +1,9 @@
 """What the demo model says a call it made did. A mutating tool that ran and raised was reported "restart_service
-did not run: … CalledProcessError" (false: it ran, and failed). The promise, over drawn tools and errors, through
-the demo model over HTTP and the CLI: a call that raised is said to have failed, with the error's one line; "did
-not run" only for a call denied or never called."""
+did not run: … CalledProcessError" (false: it ran, and failed), and "go on" after a Stop whose call had finished
+was answered "Done: (no result)" although the tool had returned its result. The promises, over drawn tools,
+errors and results, through the demo model over HTTP and the CLI: a call that raised is said to have failed, with
+the error's one line; "did not run" only for a call denied or never called; the answer after a resume names the
+finished call's result."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 import pytest
 from agent_runtime.runtime import build_agent
+from agent_runtime.stopping import StopRequest
 from agent_runtime.testing import ScriptedServer
 from agent_runtime.testing.assistant import RUNTIME_TOOLS
 from agent_runtime.testing.demo import demo_script
@@ -52,6 +55,20 @@ def test_a_tool_that_raised_is_said_to_have_failed_with_its_errors_one_line(
     assert answer.startswith(f"{tool} failed: {error.__name__}: "), answer
     assert "did not run" not in answer and "\n" not in answer.strip(), answer
     assert str(error(said)).splitlines()[0].strip().rstrip(".")[:40] in answer, (said, answer)
+
+
+@settings(max_examples=10, deadline=None)
+@given(tool=TOOL, key=KEY, result=LINE.filter(lambda s: s and not s.startswith("ERROR")))
+def test_go_on_after_a_stop_whose_call_finished_names_the_calls_result(tool: str, key: str, result: str) -> None:
+    ran: list[dict[str, Any]] = []
+
+    def stop() -> StopRequest | None:  # pressed once the call ran, before the model is asked again
+        return StopRequest("U0DANA", 1.0, "slack") if ran else None
+
+    made = external_tool(tool, "Counts.", SCHEMA, lambda args, _ctx: ran.append(args) or result)
+    first, resumed = _ask(made, f"{tool} on {key}", stop=stop)
+    assert first.status.value == "stopped" and resumed is not None
+    assert resumed.final_answer == f"Done: {result}", resumed.final_answer
 
 
 TOOLS = '''\

@@ -18,7 +18,7 @@ from typing import Any
 from ..messages import text_of
 from .acting import BODY, LINE, _line, outcome
 from .assistant import RUNTIME_TOOLS, SEARCHED
-from .reading import RANGE, _question, _turns
+from .reading import RANGE, _all_results, _question, _turns
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import own_words, spoken
 
@@ -185,8 +185,8 @@ def _ask(tool: str, missing: list[str], spec: dict[str, Any]) -> str:
 
 
 def _made(request: ScriptedRequest) -> dict[tuple[str, str], str | None]:
-    """Its calls so far and their results (None: not shown)."""
-    results = request.tool_results()
+    """Its calls so far and their results (None: not shown), a turn a Stop ended included."""
+    results = _all_results(request)
     made: dict[tuple[str, str], str | None] = {}
     for message in request.messages:
         for call in message.get("tool_calls", []):
