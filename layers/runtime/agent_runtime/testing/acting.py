@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..context.history import VIRTUAL_MARK
 from .words import IDENT, named, terms
 
 LINE = {"summary", "title", "subject", "headline"}  # one line of the person's words
@@ -98,7 +99,10 @@ RAISED = re.compile(r"^tool '[^']*' failed: ")  # the runtime's line for a tool 
 
 def outcome(tool: str, result: str) -> str:
     """What a call that acted did, in a line people read: its result; that it failed, with the error's one line;
-    or, when it was denied or never called, why it did not run."""
+    or, when it was denied or never called, why it did not run. A result kept as a file is told from its first
+    lines, never by the engine's header for it."""
+    if result.startswith(VIRTUAL_MARK):
+        return f"Done: {kept(result)}"
     said = result.strip().splitlines()[0] if result.strip() else "(no result)"
     if not said.startswith("ERROR"):
         return f"Done: {said}"
@@ -109,6 +113,17 @@ def outcome(tool: str, result: str) -> str:
     if why.startswith("the outcome of this"):  # started before an interruption: neither done nor failed
         return f"{tool}: {why.split('. It was not run again', 1)[0].rstrip('.')}."
     return f"{tool} failed: {RAISED.sub('', why).rstrip('.')}."
+
+
+def kept(result: str) -> str:
+    """A result the engine kept as a file, as people read it: its first line shown, and how long it is."""
+    header, *rest = result.splitlines()
+    lines = re.search(r", ([\d,]+) lines, ", header)
+    length = f"{lines.group(1)} lines" if lines else "long"
+    first = next((line.strip() for line in rest[:-1] if line.strip()), None)  # the last line is the pointer
+    if first is None:
+        return f"its output is too long to show here ({length})."
+    return f"{first[:300]} (the first of {length}: the output is too long to show whole)"
 
 
 def _line(report: str) -> str:
