@@ -2,7 +2,8 @@
 workflow's prompt, or the person's words) is called in the order the request names the tools, with the values the
 request names ("in project PROJ") and, for its text parameters (a summary, a description), the person's own words
 (a one-line summary, the report quoted); never a value nothing names. When the prompt asks to look for duplicates
-and a search found one, nothing is made. Its answer says what the call did (its result, or why it did not run).
+and a search found one, nothing is made. Its answer says what the call did: its result; that it failed, and its
+error; or why it did not run.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..context.history import VIRTUAL_MARK
 from .words import IDENT, named, terms
 
 LINE = {"summary", "title", "subject", "headline"}  # one line of the person's words
@@ -88,13 +90,40 @@ class Asked:
         return None
 
 
+# An error before the tool was called (refused, denied, its arguments not taken): the call did not run.
+NEVER_CALLED = re.compile(
+    r"^(?:not run:|there is no tool named|invalid arguments|the arguments (?:are|must))|\(it was not run\)"
+)
+RAISED = re.compile(r"^tool '[^']*' failed: ")  # the runtime's line for a tool that raised
+
+
 def outcome(tool: str, result: str) -> str:
-    """What a call that acted did, in a line people read: its result, or why it did not run."""
+    """What a call that acted did, in a line people read: its result; that it failed, with the error's one line;
+    or, when it was denied or never called, why it did not run. A result kept as a file is told from its first
+    lines, never by the engine's header for it."""
+    if result.startswith(VIRTUAL_MARK):
+        return f"Done: {kept(result)}"
     said = result.strip().splitlines()[0] if result.strip() else "(no result)"
     if not said.startswith("ERROR"):
         return f"Done: {said}"
-    why = said.removeprefix("ERROR:").strip().removeprefix("not run:").strip()
-    return f"{tool} did not run: {why.split('. Do not retry', 1)[0].rstrip('.')}."
+    why = said.removeprefix("ERROR:").strip()
+    if NEVER_CALLED.search(why):
+        why = why.removeprefix("not run:").strip()
+        return f"{tool} did not run: {why.split('. Do not retry', 1)[0].rstrip('.')}."
+    if why.startswith("the outcome of this"):  # started before an interruption: neither done nor failed
+        return f"{tool}: {why.split('. It was not run again', 1)[0].rstrip('.')}."
+    return f"{tool} failed: {RAISED.sub('', why).rstrip('.')}."
+
+
+def kept(result: str) -> str:
+    """A result the engine kept as a file, as people read it: its first line shown, and how long it is."""
+    header, *rest = result.splitlines()
+    lines = re.search(r", ([\d,]+) lines, ", header)
+    length = f"{lines.group(1)} lines" if lines else "long"
+    first = next((line.strip() for line in rest[:-1] if line.strip()), None)  # the last line is the pointer
+    if first is None:
+        return f"its output is too long to show here ({length})."
+    return f"{first[:300]} (the first of {length}: the output is too long to show whole)"
 
 
 def _line(report: str) -> str:

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, direct, incident, instructed, memory, payload, reading, triage
+from . import assistant, counting, direct, incident, instructed, memory, payload, reading, triage
 from .pasted import INLINE, STOP, doc_note, inline_notes, pasted_note, prose
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
@@ -48,7 +48,7 @@ def respond(request: ScriptedRequest) -> Reply:
         return delivery  # a JSON file the prompt names: its fields, as the prompt asks
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
         reply = triage.respond(request) or incident.respond(request) or instructed.respond(request)
-        reply = reply or direct.respond(request) or assistant.respond(request)
+        reply = reply or direct.respond(request) or counting.respond(request) or assistant.respond(request)
         if _told_to_answer(request) and reply.calls:  # as a real model does: no call when none may be made
             return Reply(text=reply.text or "(demo model) I stopped before I could finish reading.")
         return reply

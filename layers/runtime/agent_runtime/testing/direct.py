@@ -18,7 +18,7 @@ from typing import Any
 from ..messages import text_of
 from .acting import BODY, LINE, _line, outcome
 from .assistant import RUNTIME_TOOLS, SEARCHED
-from .reading import RANGE, _question, _turns
+from .reading import RANGE, _all_results, _question, _turns
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import own_words, spoken
 
@@ -185,9 +185,9 @@ def _ask(tool: str, missing: list[str], spec: dict[str, Any]) -> str:
 
 
 def _made(request: ScriptedRequest) -> dict[tuple[str, str], str | None]:
-    """Its calls so far and their results (None: not shown). Every result in the window by its call's id, not only
-    the latest batch's: a note after them (a spend limit's "answer now") had made a call that ran "(no result)"."""
-    results = {str(m.get("tool_call_id", "")): text_of(m) for m in request.messages if m["role"] == "tool"}
+    """Its calls so far and their results (None: not shown): every result in the window by its call's id, a turn a
+    Stop or a spend limit's "answer now" ended included (not only the latest batch's)."""
+    results = _all_results(request)
     made: dict[tuple[str, str], str | None] = {}
     for message in request.messages:
         for call in message.get("tool_calls", []):

@@ -12,7 +12,17 @@ from typing import Any
 
 from ..messages import text_of, tool_names
 from .acting import outcome
-from .reading import FILE_ROW, _asked, _calls_made, _question, _tool_texts, _turns, _unnumbered, _unreadable
+from .reading import (
+    FILE_ROW,
+    _asked,
+    _calls_made,
+    _question,
+    _results_since_asked,
+    _tool_texts,
+    _turns,
+    _unnumbered,
+    _unreadable,
+)
 from .steps import ScriptedRequest
 from .words import ASKED, told
 from .words import score as _score
@@ -98,7 +108,7 @@ def _acted(request: ScriptedRequest) -> list[str]:
     """What the calls that act on the request did; or, when a duplicate stopped them, which one it is."""
     asked = _asked(request, _question(request))
     specs = {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])}
-    results = request.tool_results()
+    results = _results_since_asked(request)  # a "go on" after a Stop: the calls made before it too
     lines = [
         outcome(call["function"]["name"], results[call["id"]])
         for message in request.messages

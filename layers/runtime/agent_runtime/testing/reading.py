@@ -133,5 +133,26 @@ def _calls_made(request: ScriptedRequest) -> set[tuple[str, str]]:
     return made
 
 
+def _all_results(request: ScriptedRequest) -> dict[str, str]:
+    """Every tool result the window shows, by call id (a Stop's or a limit's turn left its calls' results before the
+    "go on" that resumes it: they are not the latest batch)."""
+    return {str(m.get("tool_call_id", "")): text_of(m) for m in request.messages if m["role"] == "tool"}
+
+
+def _results_since_asked(request: ScriptedRequest) -> dict[str, str]:
+    """The results of the calls made since the person asked the question being answered: a "go on" keeps the calls
+    before it, a new question does not."""
+    start = 0
+    for at, message in enumerate(request.messages):
+        text = turn_words(text_of(message).split("\n\n" + STATUS_MARK, 1)[0]) if message["role"] == "user" else ""
+        if text and not text.startswith(STATUS_MARK) and not goes_on(text):
+            start = at
+    return {key: text for key, text in _all_results(request).items() if _index(request, key) > start}
+
+
+def _index(request: ScriptedRequest, call_id: str) -> int:
+    return next((at for at, m in enumerate(request.messages) if m.get("tool_call_id") == call_id), -1)
+
+
 def _tool_texts(request: ScriptedRequest) -> list[str]:
     return [text_of(m) for m in request.messages if m["role"] == "tool"]
