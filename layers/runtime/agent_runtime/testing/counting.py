@@ -16,8 +16,10 @@ from .reading import FILE_ROW, _file_calls, _question, _turns
 from .steps import Reply, ScriptedCall, ScriptedRequest
 from .words import spoken
 
-COUNT = re.compile(r"\bhow many\s+([a-z][a-z\s-]{0,60}?)(?:\s+(?:are|were|is|did|do|does|in|of|there)\b|[?.!,]|$)",
-                   re.IGNORECASE | re.MULTILINE)  # fmt: skip
+COUNT = re.compile(
+    r"\bhow many\s+([a-z][a-z\s-]{0,60}?)(?:\s+(?:are|were|is|did|do|does|in|of|there)\b|[?.!,]|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
 GENERIC = {"line", "lines", "row", "rows", "entry", "entries", "time", "times", "message", "messages", "total", "the"}
 MATCHES = re.compile(r": (\d+) matching line\(s\) for /.*?/( \(stopped at max_matches\))?")
 MAX = 200  # file_regex's most matches: a count past it is "at least"
