@@ -28,6 +28,7 @@ from ..capped import read_capped
 from .exceptions import ReplyError
 from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
+from .stream import UNREACHABLE
 
 # The SDK logs an ERROR line for each failed attempt; the ReplyError its caller handles says it once.
 logging.getLogger("slack_sdk.web.base_client").setLevel(logging.CRITICAL)
@@ -50,7 +51,7 @@ class SlackReplier:
             return getattr(self.client, method.replace(".", "_"))(**arguments)
         except SlackApiError as error:
             raise ReplyError(f"Slack {method} failed: {error.response.get('error')}") from None
-        except (OSError, SlackRequestError) as error:  # unreachable after the SDK's retries, a timeout
+        except UNREACHABLE as error:  # after the SDK's retries: refused, a timeout, a connection cut
             raise ReplyError(f"Slack {method} failed: {getattr(error, 'reason', None) or error}") from None
 
     def post(self, channel: str, thread_ts: str, text: str) -> str:
