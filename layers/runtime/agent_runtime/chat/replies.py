@@ -25,7 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 from ..actions import FEEDBACK, STOP
 from ..adf import to_adf
 from ..capped import read_capped
-from .exceptions import ReplyError
+from .exceptions import ReplyError, Unreachable
 from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
 from .stream import UNREACHABLE
@@ -52,7 +52,7 @@ class SlackReplier:
         except SlackApiError as error:
             raise ReplyError(f"Slack {method} failed: {error.response.get('error')}") from None
         except UNREACHABLE as error:  # after the SDK's retries: refused, a timeout, a connection cut
-            raise ReplyError(f"Slack {method} failed: {getattr(error, 'reason', None) or error}") from None
+            raise Unreachable(f"Slack {method} failed: {getattr(error, 'reason', None) or error}") from None
 
     def post(self, channel: str, thread_ts: str, text: str) -> str:
         return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, text=text)["ts"])
