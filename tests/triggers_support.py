@@ -298,15 +298,17 @@ def _too_long(chunks: Any) -> bool:
 
 
 @contextmanager
-def fake_apis() -> Iterator[tuple[FakeApis, str]]:
-    apis = FakeApis()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeApiHandler)
+def fake_apis(port: int = 0, apis: FakeApis | None = None) -> Iterator[tuple[FakeApis, str]]:
+    """``port``: where (a Slack that comes back where it was out of reach); ``apis``: an earlier server's log."""
+    apis = apis if apis is not None else FakeApis()
+    server = ThreadingHTTPServer(("127.0.0.1", port), _FakeApiHandler)
     server.apis = apis  # type: ignore[attr-defined]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield apis, f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def sqs_lambda_event(messages: list[dict[str, Any]], queue_arn: str = "arn:aws:sqs:us-east-1:123456789012:q.fifo"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +21,7 @@ from ..inbound import TriggerEvent
 from ..messages import quoted
 from ..stores import RunStore
 from ..stores.items import Asked
-from .exceptions import ReplyError
+from .exceptions import ReplyError, Unreachable
 from .replies import SLACK_CHUNK, JiraReplier, SlackReplier, feedback_blocks, working_blocks
 from .stream import AnswerStream
 
@@ -109,6 +109,7 @@ class SlackChannel(Channel):
         self.client, self.runs, self.run_id, self.thread_id = client, runs, run_id, thread_id
         self.channel, self.thread_ts = target["channel"], target["thread_ts"]
         self.ts: str | None = None  # the progress message, kept with the run: a resumed run edits the same one
+        self.unreachable = False  # a progress update could not reach Slack: no more are tried
         # The answer streams into the thread as it is written (the plain path where Slack refuses streams).
         self.stream = AnswerStream(client.client, channel=self.channel, thread_ts=self.thread_ts, team=team, user=user)
         self.stream.on_start, self.stream.on_stop = self._streaming, self._stream_ended
@@ -162,10 +163,19 @@ class SlackChannel(Channel):
                 self.client.delete(self.channel, working)
 
     def progress(self, text: str) -> None:
-        if self.stream.started:
+        if self.stream.started or self.unreachable:
             return
         if self.ts is not None:
-            self.client.update_blocks(self.channel, self.ts, self._working(text), text)
+            self._reaching(lambda: self.client.update_blocks(self.channel, self.ts or "", self._working(text), text))
+
+    def _reaching(self, update: Callable[[], object]) -> None:
+        """A progress update. Once Slack could not be reached, the run's later ones are not tried: each would wait
+        out slack_sdk's retries, for a message the answer replaces."""
+        try:
+            update()
+        except Unreachable:
+            self.unreachable = True
+            raise
 
     def answer(self, text: str, *, feedback: bool = False) -> None:
         value = f"{self.run_id}|{self.thread_id}" if feedback and self.thread_id else None

@@ -63,9 +63,9 @@ class PaneChannel(SlackChannel):
     def progress(self, text: str) -> None:
         if not self.showing:
             return super().progress(text)
-        if not self.stream.started:  # a streamed answer shows its own progress (task cards)
+        if not self.stream.started and not self.unreachable:  # a streamed answer shows its own progress (cards)
             with suppress(ReplyError):  # cosmetic
-                self.client.set_status(self.channel, self.thread_ts, status_line(text))
+                self._reaching(lambda: self.client.set_status(self.channel, self.thread_ts, status_line(text)))
 
     def waiting(self, text: str) -> None:
         """The run waits for a decision asked in the thread: nobody is working, so no status."""

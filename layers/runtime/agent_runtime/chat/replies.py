@@ -25,9 +25,10 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 from ..actions import FEEDBACK, STOP
 from ..adf import to_adf
 from ..capped import read_capped
-from .exceptions import ReplyError
+from .exceptions import ReplyError, Unreachable
 from .mentions import neutralise
 from .mrkdwn import to_mrkdwn
+from .stream import UNREACHABLE
 
 # The SDK logs an ERROR line for each failed attempt; the ReplyError its caller handles says it once.
 logging.getLogger("slack_sdk.web.base_client").setLevel(logging.CRITICAL)
@@ -50,8 +51,8 @@ class SlackReplier:
             return getattr(self.client, method.replace(".", "_"))(**arguments)
         except SlackApiError as error:
             raise ReplyError(f"Slack {method} failed: {error.response.get('error')}") from None
-        except (OSError, SlackRequestError) as error:  # unreachable after the SDK's retries, a timeout
-            raise ReplyError(f"Slack {method} failed: {getattr(error, 'reason', None) or error}") from None
+        except UNREACHABLE as error:  # after the SDK's retries: refused, a timeout, a connection cut
+            raise Unreachable(f"Slack {method} failed: {getattr(error, 'reason', None) or error}") from None
 
     def post(self, channel: str, thread_ts: str, text: str) -> str:
         return str(self._api("chat.postMessage", channel=channel, thread_ts=thread_ts, text=text)["ts"])

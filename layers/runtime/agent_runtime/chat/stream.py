@@ -13,20 +13,21 @@ model text (``<!channel>``, ``<!here>``, ``<!everyone>``, ``<!subteam^…>``) ar
 
 Only an error that says the workspace or token cannot stream (``CANNOT_STREAM``) is remembered for the process:
 its answers take the plain post/update path. Any other failure ends this stream only; its answer is posted the
-plain way.
+plain way. So does Slack out of reach (``UNREACHABLE``, once slack_sdk's retries gave up): the stream is broken at
+the first call that cannot reach it, so a run in an outage makes one such call, not one for every batch of text.
 """
 
 from __future__ import annotations
 
+import http.client
 import logging
 import threading
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from .mentions import neutralise
 
@@ -46,6 +47,11 @@ CANNOT_STREAM = frozenset(
         "no_permission",
     }
 )
+# What slack_sdk raises once its ConnectionErrorRetryHandler gave up (or never retried): a refused connection, a
+# DNS failure, a timeout (URLError, TimeoutError: OSError), a connection cut mid-answer (http.client's), a URL it
+# will not call. Slack's own refusal is a SlackApiError.
+UNREACHABLE: tuple[type[Exception], ...] = (OSError, http.client.HTTPException, SlackRequestError)
+FAILED: tuple[type[Exception], ...] = (SlackApiError, *UNREACHABLE)  # what ends a stream
 _REFUSED: set[str] = set()  # teams (or tokens) that cannot stream: they take the plain path
 _LOCK = threading.Lock()
 
@@ -145,8 +151,8 @@ class AnswerStream:
             return False
         try:
             self.client.chat_stopStream(channel=self.channel, ts=self.ts, blocks=blocks)
-        except SlackApiError as error:
-            self._failed(str(error.response.get("error") or ""))
+        except FAILED as error:
+            self._failed(_why(error))
             return False
         self._stopped(answered=True)
         return True
@@ -159,7 +165,7 @@ class AnswerStream:
         if self.ts is not None and not self.broken:
             try:
                 self.client.chat_stopStream(channel=self.channel, ts=self.ts)
-            except SlackApiError:
+            except FAILED:
                 self.broken = True
                 return
             self._stopped(answered=False)
@@ -214,12 +220,17 @@ class AnswerStream:
         ts, self.ts, self._shown, self._unsent = self.ts, None, "", 0
         if ts is None:
             return True
-        with suppress(SlackApiError):  # a stream Slack ended already: deleting it is what matters
+        try:
             self.client.chat_stopStream(channel=self.channel, ts=ts)
+        except SlackApiError:  # a stream Slack ended already: deleting it is what matters
+            pass
+        except UNREACHABLE as error:  # deleting it would meet the same outage
+            self._failed(_why(error))
+            return False
         try:
             self.client.chat_delete(channel=self.channel, ts=ts)
-        except SlackApiError as error:
-            self._failed(str(error.response.get("error") or ""))
+        except FAILED as error:
+            self._failed(_why(error))
             return False
         return True
 
@@ -239,8 +250,8 @@ class AnswerStream:
                     self.on_start()
             else:
                 self.client.chat_appendStream(channel=self.channel, ts=self.ts, chunks=payload)
-        except SlackApiError as error:
-            self._failed(str(error.response.get("error") or ""))
+        except FAILED as error:
+            self._failed(_why(error))
             return False
         return True
 
@@ -252,6 +263,13 @@ class AnswerStream:
                 _REFUSED.add(self.team or self.channel)
         else:  # this stream only (a size, a rate, a hiccup): the next answer streams again
             logger.warning("error=<%s> | the stream failed: this answer is posted the plain way", why)
+
+
+def _why(error: Exception) -> str:
+    """Slack's error by name; for Slack out of reach, the reason (never in ``CANNOT_STREAM``: this stream only)."""
+    if isinstance(error, SlackApiError):
+        return str(error.response.get("error") or "")
+    return f"unreachable: {getattr(error, 'reason', None) or error or type(error).__name__}"
 
 
 def _pieces(text: str) -> list[str]:

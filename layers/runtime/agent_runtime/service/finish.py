@@ -38,10 +38,12 @@ def finish(
     link, private = reports.page(event, record)
     answers = delivery.answers
     answer = answers.compose(record, workflow, base, files, page=link, said=said)
-    answers.post(channel, record.run_id, answer)
-    reports.finished(event, record, link, private)  # the runs channel, the metrics
-    if record.state is not None:  # every ending: the next message of the thread goes on from this turn
-        _save_thread(delivery, event.thread_id, base, record.state)
+    try:
+        answers.post(channel, record.run_id, answer)
+    except ReplyError:  # Slack or JIRA out of reach: the claim keeps the answer, the redelivery posts it
+        _ended(delivery, event, record, base, (link, private))
+        raise  # the queue delivers the message again (answered_already: Answers.post_again)
+    _ended(delivery, event, record, base, (link, private))
     if record.status is RunStatus.STOPPED:
         return Outcome.STOPPED
     if not answer.answered:
@@ -49,6 +51,20 @@ def finish(
             "run did not complete", extra={"status": str(record.status), "reason": record.stop_reason}
         )
     return Outcome.ANSWERED if answer.answered else Outcome.FAILED
+
+
+def _ended(
+    delivery: Delivery[Any],
+    event: TriggerEvent,
+    record: RunRecord,
+    base: ThreadBase | None,
+    page: tuple[str | None, bool],
+) -> None:
+    """What a run's end tells beyond its thread (the runs channel, the metrics), and the thread's state kept — also
+    when its answer could not be posted yet: the redelivery that posts it runs no turn."""
+    delivery.reports.finished(event, record, *page)
+    if record.state is not None:  # every ending: the next message of the thread goes on from this turn
+        _save_thread(delivery, event.thread_id, base, record.state)
 
 
 def not_started(

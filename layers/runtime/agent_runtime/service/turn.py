@@ -43,8 +43,9 @@ def answered_already(delivery: Delivery[Any], event: TriggerEvent, run_id: str |
         try:
             channel = delivery.channel(resolved(event, process.sources, delivery.chat), run_id)
             delivery.answers.post_again(channel, run_id)
-        except ReplyError as error:  # still unreachable: the next delivery tries again
+        except ReplyError as error:  # still unreachable: the queue delivers the message again, to try again
             process.log.warning("the answer cut off while posting is not finished", extra={"reason": str(error)})
+            raise
     if delivery.threads.active(event.thread_id) is None:
         delivery.desk.release(event.thread_id, process.queue)
     return Outcome.DUPLICATE
