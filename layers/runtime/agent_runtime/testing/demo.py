@@ -17,7 +17,7 @@ from typing import Any
 
 from ..messages import text_of
 from . import assistant, counting, direct, failure, incident, instructed, memory, payload, reading, triage
-from .pasted import INLINE, STOP, doc_note, inline_notes, pasted_note, prose
+from .pasted import INLINE, STOP, inline_notes, pasted_note, prose
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
 from .tables import is_table, table_note, tables_answer
@@ -176,7 +176,7 @@ def _note_for(
         }
     if is_table(names.get(file_id, ""), "\n".join(line for _, line in rows)):  # data, never reviewed as prose
         return f"data:{file_id}", table_note(names.get(file_id, "the table"), rows)
-    return f"doc:{file_id}", doc_note(names.get(file_id, file_id), rows)
+    return f"doc:{file_id}", pasted_note(rows) | {"name": names.get(file_id, file_id)}  # "log": a log's lines
 
 
 # What to do next --------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def _review(notes: dict[str, Any], files: list[tuple[str, str, int]]) -> str:
             if unread
             else ["(demo model) I could not read any of the documents."]
         )
-    subject, references = docs[0], docs[1:]
+    subject, *references = sorted(docs, key=lambda doc: bool(doc.get("log")))  # a document before a log
     missing = _missing_sections(subject, references)
     rules = _unaddressed_rules(notes, set(subject["words"]))
     points = len(missing) + len(subject["open"]) + len(subject["questions"]) + len(rules)
