@@ -16,10 +16,11 @@ import re
 from typing import Any
 
 from ..messages import text_of
-from . import assistant, counting, direct, incident, instructed, memory, payload, reading, triage
-from .pasted import INLINE, STOP, doc_note, inline_notes, pasted_note, prose
+from . import assistant, counting, direct, failure, incident, instructed, memory, payload, reading, triage
+from .pasted import INLINE, STOP, inline_notes, pasted_note, prose
 from .shaped import asked_schema, shaped_reply
 from .steps import Reply, ScriptedCall, ScriptedRequest, Step
+from .tables import is_table, table_note, tables_answer
 from .words import ASKED, own_words, person_request, score, terms, told
 
 _FILE_ROW = re.compile(r'^- (file-[0-9a-f]+): "((?:[^"\\]|\\.)*)" \("[^"]*", ([\d,]+) bytes', re.MULTILINE)
@@ -44,8 +45,8 @@ def respond(request: ScriptedRequest) -> Reply:
         return _helper(request)
     if (asked := asked_schema(request)) is not None:  # a script's run.ask(..., schema=...): JSON of that shape
         return shaped_reply(*asked)
-    if (delivery := payload.respond(request, may_call=not _told_to_answer(request))) is not None:
-        return delivery  # a JSON file the prompt names: its fields, as the prompt asks
+    if (led := _led(request)) is not None:
+        return led
     if assistant.handles(request):  # questions, triage, an eval's judge: not a document review
         reply = triage.respond(request) or incident.respond(request) or instructed.respond(request)
         reply = reply or direct.respond(request) or counting.respond(request) or assistant.respond(request)
@@ -76,6 +77,16 @@ def respond(request: ScriptedRequest) -> Reply:
     if "ticket-errors" in notes and not any(key.startswith("doc:") for key in notes):
         return Reply(text=incident.from_log(own_words(reading._question(request)), notes))  # the paste is the document
     return Reply(text=_review(notes, files))
+
+
+def _led(request: ScriptedRequest) -> Reply | None:
+    """What the prompt or the question leads to, whatever is attached: a JSON delivery the prompt names (its
+    fields, as the prompt asks); the log a "what went wrong?" is about (an attached table had taken it for a
+    document to review)."""
+    may_call = not _told_to_answer(request)
+    if (delivery := payload.respond(request, may_call=may_call)) is not None:
+        return delivery
+    return None if triage.owns(request) else failure.respond(request, may_call=may_call)
 
 
 def _inline(message: str) -> Reply:
@@ -163,7 +174,9 @@ def _note_for(
             "heading": rows[0][1].lstrip("# ") if rows else "",
             "rules": found,
         }
-    return f"doc:{file_id}", doc_note(names.get(file_id, file_id), rows)
+    if is_table(names.get(file_id, ""), "\n".join(line for _, line in rows)):  # data, never reviewed as prose
+        return f"data:{file_id}", table_note(names.get(file_id, "the table"), rows)
+    return f"doc:{file_id}", pasted_note(rows) | {"name": names.get(file_id, file_id)}  # "log": a log's lines
 
 
 # What to do next --------------------------------------------------------------------------------------------
@@ -188,7 +201,7 @@ def _next_calls(
     small = [
         ScriptedCall("file_read", {"id": fid})
         for fid, _, size in files
-        if size < BIG_FILE and f"doc:{fid}" not in notes and f"unreadable:{fid}" not in notes
+        if size < BIG_FILE and not {f"doc:{fid}", f"data:{fid}", f"unreadable:{fid}"} & {*notes}
     ]
     if small:
         return small
@@ -284,13 +297,16 @@ def _summary(request: ScriptedRequest) -> Reply:
 def _review(notes: dict[str, Any], files: list[tuple[str, str, int]]) -> str:
     docs = [notes[f"doc:{fid}"] for fid, _, size in files if size < BIG_FILE and f"doc:{fid}" in notes]
     unread = [f"• {n['name']}: {n['why']}" for key, n in notes.items() if key.startswith("unreadable:")]
+    tables = [note for key, note in notes.items() if key.startswith("data:")]
+    if not docs and tables:
+        return tables_answer(tables)
     if not docs:
         return "\n".join(
             ["(demo model) I could not read any of the documents:", *unread]
             if unread
             else ["(demo model) I could not read any of the documents."]
         )
-    subject, references = docs[0], docs[1:]
+    subject, *references = sorted(docs, key=lambda doc: bool(doc.get("log")))  # a document before a log
     missing = _missing_sections(subject, references)
     rules = _unaddressed_rules(notes, set(subject["words"]))
     points = len(missing) + len(subject["open"]) + len(subject["questions"]) + len(rules)

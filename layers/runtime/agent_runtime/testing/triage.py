@@ -15,6 +15,11 @@ from .words import IDENT
 from .words import terms as _terms
 
 
+def owns(request: ScriptedRequest) -> bool:
+    """An eval's judge or a JIRA triage: this module's, whatever the words ask."""
+    return request.system_text().startswith(JUDGE_START) or "jira_issue" in request.tool_names
+
+
 def respond(request: ScriptedRequest) -> Reply | None:
     """The judge's verdict or a triage step; None: neither is asked."""
     if request.system_text().startswith(JUDGE_START):
