@@ -8,8 +8,6 @@ engine's marker for it."""
 
 from __future__ import annotations
 
-import re
-
 from agent_runtime.files import InMemoryFileStore
 from agent_runtime.runtime import build_agent
 from agent_runtime.testing import ScriptedServer
@@ -21,6 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO, make_workflow, model_for
+from tests.demo_support import leaks
 
 LOG = (REPO / "examples" / "incidents" / "pasted-log.txt").read_text()
 WORDS = ["what", "went", "wrong", "here", "export", "retry", "budget", "owner", "review", "design", "the", "is",
@@ -35,20 +34,11 @@ ATTACHMENT = st.tuples(
         b'{"owner": "payments", "retry": 3}',
     ]),
 )  # fmt: skip
-ENGINE = ("[context status", "## Files", "virtual file", "user-turn", "Read them with the file tools", "[masked")
 WORKFLOWS = ["document-feedback", "slack-helper", "plain"]
 
 
 def workflow(name: str):  # type: ignore[no-untyped-def]
     return make_workflow(max_tool_calls=12) if name == "plain" else load_workflow(name, REPO / "workflows")
-
-
-def leaks(answer: str, files: InMemoryFileStore) -> list[str]:
-    """What of the run's internals the answer shows."""
-    found = [meta.id for meta in files.list() if meta.id in answer]
-    found += [meta.mimetype for meta in files.list() if meta.mimetype and meta.mimetype in answer]
-    found += [mark for mark in ENGINE if mark in answer]
-    return found + re.findall(r"\bfile-[0-9a-f]{6,}", answer)
 
 
 @settings(max_examples=12, deadline=None)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
 from tests.conftest import REPO, model_for
-from tests.functional.test_demo_internals import leaks
+from tests.demo_support import leaks
 
 ASKED = {
     "failure": ["what went wrong?", "Why did it fail?", "what happened here?", "why did checkout break?"],

@@ -25,6 +25,7 @@ FLOORS = {
     "service": 12,
     "runtime": 11,
     "testing": 10,
+    "demo_model": 10,
     "coordinator": 9,
     "loop": 8,
     "pages": 8,

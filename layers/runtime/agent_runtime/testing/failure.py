@@ -96,8 +96,9 @@ def _inline(message: str) -> dict[str, Any] | None:
     errors = [(n, text) for n, text in rows if ERROR_LINE.search(text) and LOG_LINE.match(text)]
     found = _errors("", PASTED, errors, capped=False)
     first = errors[0][0] if errors else start
-    return found | {"before": [[n, t] for n, t in rows if first - 3 <= n < first and LOG_LINE.match(t) and n not in
-                                dict(errors)]}  # fmt: skip
+    erred = dict(errors)
+    before = [[n, t] for n, t in rows if first - 3 <= n < first and LOG_LINE.match(t) and n not in erred]
+    return found | {"before": before}
 
 
 def _errors(fid: str, name: str, errors: list[tuple[int, str]], capped: bool) -> dict[str, Any]:
