@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -42,6 +43,18 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # An earlier test's OTLP collector is gone: its exporter would go on retrying it in threads of its own, drawing
     # retry jitter from `random` while a later test's hypothesis draws (HypothesisDeprecationWarning).
     telemetry.forget()
+
+
+@pytest.fixture(autouse=True)
+def _own_tool_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A tools module a test wrote under its tmp folder is forgotten after it: a later test in the same worker
+    writing one of the same name (``payments_tools``) imports its own, not the cached one writing to another folder."""
+    before = set(sys.modules)
+    yield
+    base = str(tmp_path_factory.getbasetemp())
+    for name in set(sys.modules) - before:
+        if str(getattr(sys.modules.get(name), "__file__", None) or "").startswith(base):
+            del sys.modules[name]
 
 
 @pytest.fixture

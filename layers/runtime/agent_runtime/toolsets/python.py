@@ -42,10 +42,11 @@ _FINDER = _ToolsFinder()
 
 
 def python_tools(refs: Sequence[str], path: Sequence[str] = ()) -> list[Tool]:
-    for folder in path:
-        resolved = str(Path(folder).resolve())
-        if Path(resolved).is_dir() and resolved not in _FINDER.folders:
-            _FINDER.folders.append(resolved)
+    # The path asked for now comes first, in its order: folders an earlier call named (another AGENT_TOOLS_PATH in
+    # the same process: tests, a playground) never shadow a module of the same name in it.
+    wanted = [resolved for folder in path if Path(resolved := str(Path(folder).resolve())).is_dir()]
+    wanted = list(dict.fromkeys(wanted))
+    _FINDER.folders[:] = wanted + [folder for folder in _FINDER.folders if folder not in wanted]
     if _FINDER not in sys.meta_path:
         sys.meta_path.append(_FINDER)
     return [item for ref in refs for item in ([_load(ref)] if ":" in ref else _module(ref))]
