@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
-from ..config import RuntimeConfig
+from ..config import RuntimeConfig, check_base_url
 from ..errors import ConfigError
 from .common import Commands
 
@@ -66,6 +66,7 @@ def _cmd_serve(args: argparse.Namespace, config: RuntimeConfig) -> int:
         if args.playground:
             raise ConfigError(f"--playground: the page is loopback only (--host 127.0.0.1), not {args.host}")
         playground = False
+    check_base_url(os.environ)  # as `run` does: said once at the start, not as every mention's failed run
     config.usable_state_dir(create=True)  # its queue, threads and records: said before the port is taken
     server = LocalServer(config, TriggerConfig.from_env(), host=args.host, port=args.port, playground=playground)
     server.start()

@@ -36,7 +36,7 @@ class Observed:
     status: str
     answer: str | None
     request: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # name, arguments, error
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # name, arguments, error, ran
     model_calls: int = 0
     cost_usd: float | None = None
     seconds: float = 0.0
@@ -109,8 +109,14 @@ def _found(pattern: str, text: str) -> bool:
 
 
 def _not_called(name: str, calls: Sequence[Mapping[str, Any]]) -> CheckResult:
-    count = sum(c["name"] == name for c in calls)
-    return CheckResult(f"not called {name}", count == 0, f"{count} call(s)" if count else "")
+    """No call of ``name`` ran. One asked and denied (``approve``) or refused by a limit never ran: it is not
+    counted ("nothing was posted" holds), and said; ``tools_called`` is what checks the call was asked."""
+    named = [c for c in calls if c["name"] == name]
+    ran = sum(bool(c.get("ran", True)) for c in named)
+    refused = f"{len(named) - ran} asked and not run" if len(named) > ran else ""
+    if ran:
+        return CheckResult(f"not called {name}", False, f"{ran} call(s) ran" + (f", {refused}" if refused else ""))
+    return CheckResult(f"not called {name}", True, refused)
 
 
 def _found_by_search(name: str, found: Sequence[str]) -> CheckResult:

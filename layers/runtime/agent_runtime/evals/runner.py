@@ -100,6 +100,10 @@ class Attempt:
         self.compactions += len(record.events_of(Compaction))
         self.maskings += len(record.events_of(Masking))
         self.found += [name for e in record.events if e["type"] == "tools_found" for name in e["found"]]
+        ran = {call.get("id") for call in record.tool_calls if call.get("executed")}
+        for call in self.tool_calls:  # this run's: a call denied (or refused by a limit) was asked, never run
+            if "ran" not in call:
+                call["ran"] = call.pop("id", None) in ran
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,7 +118,9 @@ class Attempt:
             "stop_reason": self.stop_reason,
             "answer": self.answer,
             "model": self.model,
-            "tool_calls": [{"name": c["name"], "error": c["error"]} for c in self.tool_calls],
+            "tool_calls": [
+                {"name": c["name"], "error": c["error"], "ran": c.get("ran", True)} for c in self.tool_calls
+            ],
             "tools_found": self.found,
             "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
@@ -140,7 +146,8 @@ class _Calls(Hook):
             arguments = json.loads(outcome.call.arguments or "{}")
         except ValueError:
             arguments = {"(unparsed)": outcome.call.arguments}
-        self.sink.append({"name": outcome.call.name, "arguments": arguments, "error": outcome.is_error})
+        call = {"id": outcome.call.id, "name": outcome.call.name, "arguments": arguments, "error": outcome.is_error}
+        self.sink.append(call)  # whether it ran: from the run's record (Attempt.add)
         return outcome
 
 

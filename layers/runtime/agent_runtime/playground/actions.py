@@ -107,6 +107,27 @@ def click(play: Playground, body: Body) -> Body:
     return {"sent": _said(sent, "")}
 
 
+def _labels(given: Any) -> list[str]:
+    """An issue's labels: a list of strings or one comma-separated string (at most ten). Anything else is refused,
+    naming ``labels``: was, ``str()`` of a list made the one label ``"['design-review']"``, routed nowhere it
+    should be, silently. JIRA's labels hold no spaces: a space separates them in the string, and is refused in an
+    item of the list."""
+    if given is None or isinstance(given, str):
+        return [label for label in re.split(r"[\s,]+", given or "") if label][:10]
+    if not isinstance(given, list) or not all(isinstance(label, str) for label in given):
+        raise BadAction(f"labels: a list of strings or a comma-separated string, not {_json_kind(given)}")
+    labels = [label.strip() for label in given if label.strip()]
+    if any(re.search(r"[\s,]", label) for label in labels):
+        raise BadAction("labels: a label holds no space or comma (JIRA's labels are single words)")
+    return labels[:10]
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list holding " + ", ".join(sorted({_json_kind(item) for item in value if not isinstance(item, str)}))
+    return {bool: "true/false", int: "a number", float: "a number", dict: "an object"}.get(type(value), "null")
+
+
 def open_pane(play: Playground, body: Body) -> Body:
     return {"sent": _said(_slack(play, envelope(pane_opened(person(play, body)))), "")}
 
@@ -116,7 +137,7 @@ def new_ticket(play: Playground, body: Body) -> Body:
     user, project = person(play, body), str(body.get("project") or "").upper()
     if not _PROJECT.fullmatch(project) or not str(body.get("summary") or "").strip():
         raise BadAction("a project key (PROJ) and a summary")
-    labels = [label for label in re.split(r"[\s,]+", str(body.get("labels") or "")) if label][:10]
+    labels = _labels(body.get("labels"))
     kind = str(body.get("issue_type") or "Task")[:40]
     summary, description, files = str(body["summary"])[:255], str(body.get("description") or ""), _files(body)
     name = play.layout.people[user]

@@ -208,6 +208,9 @@ class Playground:
             return _json(404, {"error": f"no such action: {name[:40]!r}"})
         try:
             request = json.loads(body or b"{}")
+        except ValueError:  # was the parser's own words ("Expecting value: line 1 column 1 (char 0)")
+            return _json(400, {"error": "the request's body is not JSON (a JSON object, as the page sends)"})
+        try:
             if not isinstance(request, dict):
                 raise BadAction("the request is not a JSON object")
             return _json(200, ACTIONS[name](self, request))

@@ -17,7 +17,7 @@ from aws_lambda_powertools import Logger, Metrics
 from .. import snapstart
 from ..chat.channels import Replies
 from ..chat.replies import JiraReplier, SlackReplier
-from ..config import RuntimeConfig
+from ..config import RuntimeConfig, check_base_url
 from ..errors import AgentRuntimeError
 from ..sandbox import sandbox_for
 from ..sources import BUILTIN
@@ -43,6 +43,9 @@ def worker_from_env(logger: Logger, metrics: Metrics) -> tuple[Worker, Store]:
 
     snapstart.install()
     triggers, runtime = TriggerConfig.from_env(), RuntimeConfig.from_env()
+    # The shared client below reads OPENAI_BASE_URL as it is: one without its scheme is refused here, at init (the
+    # function's log says it once), not found out as every message's failed model call.
+    check_base_url(os.environ)
     session = boto3.session.Session()  # one session: its clients share the parsed endpoint data (~60 ms each)
     store = open_store(table=triggers.table, bucket=triggers.bucket, state_dir=runtime.state_dir, session=session)
     queue = SqsQueue(session.client("sqs"), triggers.queue_url, store=store) if triggers.queue_url else None

@@ -3,6 +3,7 @@ and what the worker does with the run's outcome — answer, wait for a decision,
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
 
@@ -71,13 +72,18 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
         channel = delivery.channel(event, run_id)
         return not_started(delivery, event, channel, workflow, run_id, workflow.model.name, error, files)
     grant = _grant(delivery, event, workflow, channel, run_id, door) if checkpoint is None else 0.0
-    with process.models(workflow) as model:
-        services = door.given(_services(delivery, event, channel, grant))
-        services = replace(services, identity=connections_for(delivery, event, workflow), go_on=go_on(workflow))
+    with ExitStack() as opened:
+        # The model opened (OPENAI_BASE_URL not a URL) or the agent built (a listing, a document, a tool module
+        # that fails to import): an error is the run's apology and failed record, never "working" forever.
+        name = process.config.model_override or workflow.model.name
         try:
+            model = opened.enter_context(process.models(workflow))
+            name = model.name
+            services = door.given(_services(delivery, event, channel, grant))
+            services = replace(services, identity=connections_for(delivery, event, workflow), go_on=go_on(workflow))
             agent = build_agent(workflow, model, services, files=files, hooks=_hooks(delivery, event, channel))
-        except Exception as error:  # a tools section that cannot be built (a listing, a document): apologise
-            return not_started(delivery, event, channel, workflow, run_id, model.name, error, files)
+        except Exception as error:
+            return not_started(delivery, event, channel, workflow, run_id, name, error, files)
         stop = StopCheck(lambda: delivery.runs.stop_request(run_id))
         record = agent.run(message, state=state, deadline=delivery.deadline, run_id=run_id, stop=stop)
     measure(process.metrics, record)
