@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
 from tests.conftest import make_workflow, model_for
+from tests.labelled_support import labelled
 from tests.playground_support import act, page_token, playground, until
 
 PHRASES = {  # a phrasing → whether it gives (the target, the text)
@@ -80,6 +81,19 @@ def test_a_tool_the_person_names_gets_the_values_they_give_and_only_those(
     said = record.final_answer or ""
     assert f"I did not call {tool}" in said
     assert (f"`{tp}: …`" in said) is not has_key and (f"`{pp}: …`" in said) is not has_text, said
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.data(), tool=st.from_regex(r"[a-z]{3,8}_[a-z]{3,8}", fullmatch=True).filter(lambda n: n not in TAKEN))
+def test_several_values_in_one_message_each_go_to_their_parameter(data: st.DataObject, tool: str) -> None:
+    """A message "post_comment ticket=PAY-816 text=hello" had called it with the ticket "PAY-816 text=hello": each value
+    ends where the next parameter's label begins, whatever the order and the labels' style."""
+    said = data.draw(labelled(tool))
+    ran: list[dict[str, Any]] = []
+    made = external_tool(tool, "Acts on one.", said.parameters(), lambda args, _ctx: ran.append(args) or "ok")
+    with ScriptedServer(demo_script(), model="demo") as server:
+        record = build_agent(make_workflow(), model_for(server), tools=[made]).run(said.message)
+    assert ran == [said.values] and _calls(record, tool) == ran, (said.message, ran)
 
 
 TOOLS = '''\

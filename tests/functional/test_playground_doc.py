@@ -8,6 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from agent_runtime.playground import app
 
 from tests.conftest import REPO
@@ -33,11 +34,20 @@ def test_the_doc_names_no_route_the_page_does_not_serve() -> None:
     assert said and said <= {*app.ACTIONS, *(r.removeprefix("/play/ui/").strip("/") for r in app.GETS)}, said
 
 
-def test_the_docs_mention_from_a_shell_is_answered_in_its_thread(tmp_path: Path) -> None:
+EXAMPLES = {path.stem: path.read_text() for path in (REPO / "examples" / "workflows").glob("*.yaml")}
+
+
+@pytest.mark.parametrize("workflows", [{"helper": HELPER}, EXAMPLES], ids=["helper", "examples"])
+def test_the_docs_mention_from_a_shell_is_answered_in_its_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workflows: dict[str, str]
+) -> None:
+    """On the examples' workflows too, whose first channel is a schedule's (the digest's C0DIGEST, where a
+    mention starts nothing): the example picks a channel a mention is answered in."""
+    monkeypatch.setenv("AGENT_TOOLS_PATH", str(REPO / "examples" / "tools"))
     block = re.search(r"```sh\n(.*?)```", SECTION, re.S)
     assert block is not None
     mention = block[1].split("# a button")[0]  # the click needs a run asking for approval: the serve tests click
-    with playground(tmp_path, {"helper": HELPER}) as server:
+    with playground(tmp_path, workflows) as server:
         script = mention.replace("PLAY=http://127.0.0.1:8080", f"PLAY={server.url}") + 'echo "$CHANNEL $TS"'
         ran = subprocess.run(["bash", "-ec", script], capture_output=True, text=True, timeout=60)
         assert ran.returncode == 0, ran.stderr

@@ -9,9 +9,11 @@ import time
 from typing import Any
 
 from agent_runtime.testing.direct import respond
-from agent_runtime.testing.steps import ScriptedRequest
+from agent_runtime.testing.steps import Reply, ScriptedCall, ScriptedRequest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.labelled_support import Labelled, labelled
 
 
 def tool(name: str, **props: str) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def asked(words: str) -> Any:
 PIECES = st.sampled_from([
     "post_comment", "post", "set_priority", "post_comment2", "p\u043est_comment",  # a Cyrillic o
     "ticket", "ticket=", "ticket:", "t\u0456cket", "\uff54\uff49\uff43\uff4b\uff45\uff54",
-    "text", "text:", "level", "level=", "and", "on", "for",
+    "text", "text:", "text=", "and text", "level", "level=", "level:", "and", "on", "for", "with", "with ticket",
     "PAY-812", "PAY-8l2", "12", "-3", '"', "'", "`", "\u201c", "\u201d", ":", "=", ",", ";", "\n", " ", "  ",
     "the fix is in", "\u00a0", "\u200b",
 ])  # fmt: skip
@@ -49,6 +51,14 @@ def test_a_call_holds_only_values_the_words_give(words: str) -> None:
             assert str(value) in words, (call, words)
 
 
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(said=labelled("post_comment"))
+def test_several_labelled_values_each_end_where_the_next_label_begins(said: Labelled) -> None:
+    spec = {"type": "function", "function": {"name": "post_comment", "parameters": said.parameters()}}
+    request = ScriptedRequest(0, {"messages": [{"role": "user", "content": said.message}], "tools": [spec]})
+    assert respond(request) == Reply(calls=(ScriptedCall("post_comment", said.values),)), said
+
+
 HOSTILE = {
     "spaces after a label's colon": "post_comment ticket: a" + " " * 100_000 + "b",
     "spaces after a label": "post_comment ticket" + " " * 100_000 + "x",
@@ -57,6 +67,9 @@ HOSTILE = {
     "a tool's name again and again": "post_comment " * 8_000,
     "an open quote": 'post_comment ticket "' + "a" * 100_000,
     "spaces and quotes": "post_comment text" + ' "' * 50_000,
+    "labels in a list": "call post_comment with ticket" + " and text ticket=" * 10_000,
+    "spaces in a list": "call post_comment with ticket" + " " * 100_000 + "a",
+    "a value and labels": "post_comment ticket=a" + " text:" * 10_000 + " b" * 10_000,
 }
 
 

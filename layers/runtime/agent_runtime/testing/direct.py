@@ -126,26 +126,35 @@ def arguments(spec: dict[str, Any], words: str) -> tuple[dict[str, Any], list[st
 
 
 def _labelled(param: str, words: str, spec: dict[str, Any]) -> Any:
-    """The value the words put after the parameter's name: quoted, after ``:`` or ``=`` up to a comma, "and"
-    or the line's end, or one key-like value ("ticket PAY-812")."""
-    label = rf"(?<![\w-]){'[ _]'.join(map(re.escape, param.split('_')))}(?![\w-])"
-    others = "|".join(re.escape(p) for p in _properties(spec) if p != param) or "(?!)"
-    # No two whitespace runs side by side, nor a lazy value before one: each tried at every space of a long run
-    # made a pasted run of spaces quadratic (seconds per 20 KB). The value's end ("and text …") is cut after.
+    """The value the words put after the parameter's name: quoted, after ``:`` or ``=``, after the name in a
+    "with … and …" list ("with service billing-api and team payments"), or one key-like value ("ticket
+    PAY-812"). An unquoted value ends at a comma, the line's end or where another parameter's label begins
+    ("text=", "text:", "and text"): "ticket=PAY-816 text=hello" gives the ticket PAY-816."""
+    others = "|".join(_label(p) for p in _properties(spec) if p != param) or "(?!)"
+    stop = rf"(?:{others})\s*[:=]|\band\s+(?:{others})"
+    # The value starts on a character no whitespace run before it can take (two side by side, each tried at every
+    # space of a long run, made a pasted run of spaces quadratic), and stops before a label, so each match is
+    # read once and the next begins after it.
+    value = rf"((?!{stop})[^\s,;](?:(?!{stop})[^,;\n])*)"
+    label = _label(param)
     patterns = (
         rf"{label}\s*(?:[:=]\s*)?(?:{QUOTED})",
-        rf"{label}\s*[:=]\s*([^,;\n]+)",
+        rf"{label}\s*[:=]\s*{value}",
         rf"{label}\s+([A-Z][A-Z0-9]*-\d+|\d+)(?![\w-])",
+        rf"(?:\bwith|\band|,)\s+{label}\s+{value}",
     )
-    cut = re.compile(rf"\band\s+(?:{others})\b", re.IGNORECASE)
     for number, pattern in enumerate(patterns):
         for found in re.finditer(pattern, words, re.IGNORECASE | re.MULTILINE):
-            value = next((g for g in found.groups() if g), None)
-            if value is not None and number == 1 and (end := cut.search(value, 1)) is not None:
-                value = value[: end.start()]
-            if value is not None and (typed := _typed(value.strip(), _properties(spec)[param])) is not None:
+            said = next((g for g in found.groups() if g), "").strip()
+            said = said.rstrip(".!?").strip() if number == 3 else said  # the sentence's end, in a list read bare
+            if (typed := _typed(said, _properties(spec)[param])) is not None:
                 return typed
     return None
+
+
+def _label(param: str) -> str:
+    """A parameter's name as words write it: ``ticket_id``, ``ticket id``."""
+    return rf"(?<![\w-]){'[ _]'.join(map(re.escape, param.split('_')))}(?![\w-])"
 
 
 def _positional(tool: str, params: list[str], words: str) -> tuple[str | None, str | None]:
