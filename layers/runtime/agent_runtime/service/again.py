@@ -19,7 +19,7 @@ from ..chat.exceptions import Unreachable
 from ..triggers.queue import EventQueue, SqsQueue
 
 FIRST_SECONDS = 30.0  # the first redelivery's wait; each one after waits twice the last
-CAP_SECONDS = 900.0  # 15 minutes: a Slack out for hours is tried four times an hour
+CAP_SECONDS = 900.0  # 15 minutes (serve, with no receive limit, tries a long outage four times an hour)
 _MAX_DOUBLINGS = 16  # 30 s x 2^16 is far past the cap: no float overflow for a count in the thousands
 
 
