@@ -320,7 +320,7 @@ def sqs_lambda_event(messages: list[dict[str, Any]], queue_arn: str = "arn:aws:s
                 "receiptHandle": m["ReceiptHandle"],
                 "body": m["Body"],
                 "attributes": {
-                    "ApproximateReceiveCount": "1",
+                    "ApproximateReceiveCount": m.get("Attributes", {}).get("ApproximateReceiveCount", "1"),
                     "SentTimestamp": "1763800000000",
                     "SenderId": "AIDAIENQZJOLO23YVJ4VO",
                     "ApproximateFirstReceiveTimestamp": "1763800000001",

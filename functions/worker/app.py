@@ -1,6 +1,7 @@
 """Worker function: SQS (FIFO, one thread at a time) → run the workflow → persist → reply.
 
-Partial batch failures are reported, so one failing message does not redeliver the others.
+Partial batch failures are reported, so one failing message does not redeliver the others; one whose answer Slack
+could not take is delivered again soon (``service/again.py``), any other keeps the queue's timeout.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 from agent_runtime import telemetry
 from agent_runtime.config import RuntimeConfig
 from agent_runtime.deadline import Deadline
+from agent_runtime.service.again import soon_when_unreachable
 from agent_runtime.service.setup import worker_from_env
 from agent_runtime.triggers.queue import decode
 from aws_lambda_powertools import Logger, Metrics
@@ -25,7 +27,9 @@ processor = SqsFifoPartialProcessor()
 
 def record_handler(record: SQSRecord, lambda_context: Any) -> str:
     deadline = Deadline.from_lambda_context(lambda_context, margin_seconds=margin)
-    return worker.handle(decode(record.body, store), deadline=deadline)
+    received = int(record.attributes.approximate_receive_count or 1)
+    with soon_when_unreachable(worker.process.queue, record.receipt_handle, received, logger):
+        return worker.handle(decode(record.body, store), deadline=deadline)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -7,6 +7,7 @@ group that waited behind one would never finish before the release (no timing de
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -109,3 +110,43 @@ def test_the_local_queue_hands_each_body_with_its_group_and_as_text() -> None:
     body, stop = queue.messages.get_nowait(), queue.beside.get_nowait()
     assert isinstance(body, Queued) and body.group == "C0HELP:1.0" and json.loads(body) == {"type": "event", "x": 1}
     assert isinstance(stop, Queued) and stop.group == "stop:C0HELP:1.0"
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    width=st.integers(1, 3),
+    sends=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 2)), min_size=1, max_size=8),
+)
+def test_a_message_given_back_comes_again_after_its_wait_ahead_of_its_groups_later_ones(
+    width: int, sends: list[tuple[str, int]]
+) -> None:
+    """A lane's handle that answers seconds (Slack out of reach, ``service/again.py``) has its message handed over
+    again after that wait, its receive count one more each time; its group's later messages wait behind it (the
+    group's order kept, as a FIFO group on SQS); the other groups go on meanwhile, and nothing is lost."""
+    wait = 0.05
+    tries: list[tuple[int, int, float]] = []  # (message, its receive count, when)
+    lock = threading.Lock()
+
+    def handle(body: str) -> float | None:
+        number = json.loads(body)["n"]
+        received = getattr(body, "received", 0)
+        with lock:
+            tries.append((number, received, time.monotonic()))
+        return wait if received <= sends[number][1] else None  # it fails its first `fails` times
+
+    queue, stop = LocalQueue(), threading.Event()
+    started = Lanes(queue.messages, [handle] * width, stop).start("test-again")
+    try:
+        for number, (group, _) in enumerate(sends):
+            queue.send({"type": "test", "n": number}, group=group, dedup=str(number))
+        total = sum(fails + 1 for _, fails in sends)
+        until(lambda: len(tries) == total, timeout=15, what="every message, given back and handed over again")
+    finally:
+        stop.set()
+        assert started.join(5)
+    for group in {g for g, _ in sends}:
+        mine = [(n, received, at) for n, received, at in tries if sends[n][0] == group]
+        expected = [(n, k) for n, (g, fails) in enumerate(sends) if g == group for k in range(1, fails + 2)]
+        assert [(n, received) for n, received, _ in mine] == expected  # its tries together, then the next message
+        for (n, _, at), (m, _, then) in itertools.pairwise(mine):
+            assert n != m or then - at >= wait * 0.9  # handed over again after its wait, not before

@@ -4,6 +4,10 @@ messages (one thread's) in the order sent, one at a time; different groups at on
 A lane is a worker (its own process services and logger: a run's log keys never reach another's lines). With
 every lane busy, a group waits for the first lane free, in the order its message came; a group never waits for
 another group's run while a lane is free.
+
+A message its lane gives back (a handle's answer: seconds) is handed over again after that wait, as SQS makes a
+failed message visible again: its group holds it at its head meanwhile, so the group's later messages wait behind it,
+in order; other groups go on.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from queue import Empty, Queue
 
+from ..triggers.queue import Queued
+
 # Lanes of serve's queue, as Lambda invocations on AWS (one message each; different message groups at once).
 # Four: one person's playground or one team's app through a tunnel has a few threads at work at once; each lane
 # holds a run's files and a model stream in this process, and a local model server answers a few requests at
@@ -22,7 +28,9 @@ from queue import Empty, Queue
 WIDTH = 4
 POLL_SECONDS = 0.2  # how soon a lane sees close
 
-Handle = Callable[[str], None]  # one message's body, worked on to its end (its failures its own to say)
+# One message's body, worked on to its end (its failures its own to say): None, or the seconds after which it is
+# to be handed over again (``again.py``).
+Handle = Callable[[str], float | None]
 
 
 class Lanes:
@@ -74,10 +82,22 @@ class Lanes:
     def _lane(self, handle: Handle) -> None:
         while (taken := self._take()) is not None:
             group, body = taken
+            again: float | None = None
             try:
-                handle(body)
+                again = handle(body)
             finally:
-                self._done(group)
+                if again is None:
+                    self._done(group)
+                else:
+                    self._later(group, body, again)
+
+    def _later(self, group: str, body: str, seconds: float) -> None:
+        """``body`` back at its group's head, the group busy until ``seconds`` have passed: a timer frees it."""
+        with self._turn:
+            self._waiting[group].appendleft(body)
+        timer = threading.Timer(seconds, self._done, args=(group,))
+        timer.daemon = True  # a close does not wait for it: the message is lost with the queue, as any waiting
+        timer.start()
 
     def _take(self) -> tuple[str, str] | None:
         """The oldest ready group's next message, its group marked busy; None once serve closes."""
@@ -90,7 +110,10 @@ class Lanes:
                 return None
             group = self._ready.popleft()
             self._busy.add(group)
-            return group, self._waiting[group].popleft()
+            body = self._waiting[group].popleft()
+            if isinstance(body, Queued):
+                body.received += 1
+            return group, body
 
     def _done(self, group: str) -> None:
         with self._turn:

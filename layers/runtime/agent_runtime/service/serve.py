@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
+from ..chat.exceptions import Unreachable
 from ..config import RuntimeConfig
 from ..deadline import Deadline
 from ..errors import ConfigError
@@ -36,6 +37,7 @@ from ..triggers.idempotency import StorePersistenceLayer
 from ..triggers.queue import LocalQueue, decode
 from ..triggers.queued import TickMessage
 from ..triggers.schedules import dedup_id, due
+from .again import FIRST_SECONDS, backoff
 from .connections import flow_from_env
 from .lanes import WIDTH, Lanes
 from .resumed import resume_interrupted
@@ -65,6 +67,7 @@ class _Server(ThreadingHTTPServer):
 class LocalServer:
     read_timeout = READ_TIMEOUT
     tick_every = TICK_SECONDS
+    retry_first = FIRST_SECONDS  # the first wait before a message Slack could not take is tried again
     lanes: tuple[Lanes, ...] = ()  # the runs' and the stops', once started
 
     def __init__(
@@ -191,17 +194,23 @@ class LocalServer:
         self.tick_log.info("schedule fired", extra={"workflow": workflow, "schedule": schedule, "at": tick.at})
         return f"tick {tick.at} queued"
 
-    def _handle(self, worker: Worker, body: str) -> None:
-        """One message through ``worker`` (a lane), its outcome logged with its run's id and counted."""
-        said = worker.process.log
+    def _handle(self, worker: Worker, body: str) -> float | None:
+        """One message through ``worker`` (a lane), its outcome logged with its run's id and counted. One whose
+        answer Slack could not take is handed over again after a backoff (``again.py``): the seconds."""
+        said, again = worker.process.log, None
         said.clear_state()
         try:
             outcome: str = worker.handle(decode(body, self.store), deadline=Deadline.none())
+        except Unreachable as error:  # an outage, not a bug: one line, and the message tried again
+            again = backoff(getattr(body, "received", 1), self.retry_first)
+            log.warning("Slack is unreachable (%s): the message is tried again in %.0f s", error, again)
+            outcome = "unreachable"
         except Exception:
             log.exception("the worker failed on a message")  # the stack trace stays in this terminal
             outcome = "error"
         said.info("message handled", extra={"outcome": outcome})  # with its run's id, if it had one
         self.outcomes.append(outcome)
+        return again
 
     def drain(self, seconds: float) -> bool:
         """Takes no more messages and waits for the runs under way to end, at most ``seconds``, before a close:

@@ -87,12 +87,18 @@ class SqsQueue(EventQueue):
         extra = {"MessageGroupId": group_id(group), "MessageDeduplicationId": _dedup_id(dedup)} if self.fifo else {}
         return str(self.sqs.send_message(QueueUrl=self.url, MessageBody=body, **extra)["MessageId"])
 
+    def visible_in(self, receipt: str, seconds: int) -> None:
+        """The received message (its ``receipt`` handle) delivered again ``seconds`` from now, whatever the queue's
+        visibility timeout."""
+        self.sqs.change_message_visibility(QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=seconds)
+
 
 class Queued(str):
     """A body as the local queue holds it: the text, with its message group (``group``), as SQS hands a FIFO
     message's MessageGroupId with it. A str still: whoever reads ``messages`` reads bodies."""
 
     group: str
+    received = 0  # how many times a lane took it, as SQS counts a message's receives (``service/again.py``)
 
     def __new__(cls, body: str, group: str) -> Queued:
         made = super().__new__(cls, body)
