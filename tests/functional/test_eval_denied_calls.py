@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
-from tests.functional.test_pairs_demo_tool import TOOLS, WORKFLOW
+from tests.demo_support import TOOLS, WORKFLOW
 
 SUITE = """\
 cases:

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
 from tests.conftest import model_for
+from tests.demo_support import TOOLS, WORKFLOW
 
 MESSAGE = "post_comment on PAY-812: the fix is in"
 
@@ -77,31 +78,6 @@ def test_a_run_at_its_spend_limit_calls_the_named_tool_at_most_once_and_says_wha
         assert stopped, (record.status, answer)
 
 
-TOOLS = '''\
-from pathlib import Path
-
-from agent_runtime import tool
-
-
-@tool(mutating=True)
-def post_comment(ticket: str, text: str) -> str:
-    """Post a comment on a ticket.
-
-    Args:
-        ticket: The ticket's key, e.g. PAY-1.
-        text: The comment.
-    """
-    (Path(__file__).parent / "posted.txt").open("a").write(f"{ticket}: {text}\\n")
-    return f"commented on {ticket} (the real tool)"
-'''
-WORKFLOW = """\
-name: ticket-triage
-description: Triage of the payments team's tickets.
-prompt: You help the payments team with their tickets.
-model: {name: gpt-4.1-mini, context_window: 1047576}
-tools:
-  python: [payments_tools:post_comment]
-"""
 SUITE = """\
 cases:
   - name: comment-{approve}

@@ -8,7 +8,6 @@ slack_sdk's real WebClient (the worker's retry handlers, their waits shortened) 
 from __future__ import annotations
 
 import json
-import socket
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -27,17 +26,9 @@ from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 
 from tests.approvals_support import mention
+from tests.slack_down_support import ANSWER, answers_posted, closed_port
 from tests.triggers_support import FakeContext, fake_apis, slack_request, sqs_lambda_event
 from tests.worker_support import System
-
-ANSWER = "Payments, ticket 4711: " + "the service restarted cleanly. " * 50  # several batches of text
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released): a Slack that cannot be reached."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def counted(client: WebClient) -> Counter[str]:
@@ -110,11 +101,6 @@ def lambda_batch(s: System, messages: list[dict[str, Any]]) -> tuple[list[str], 
     except BatchProcessingError:  # every message failed: the invocation fails, the queue delivers them all again
         return outcomes, [message["MessageId"] for message in messages]
     return outcomes, [failure["itemIdentifier"] for failure in result["batchItemFailures"]]
-
-
-def answers_posted(s: System) -> int:
-    """How many times the answer went to Slack (streamed, posted or set as a message's text)."""
-    return sum(json.dumps(body).count("ticket 4711") for _, body in s.apis.calls)
 
 
 def test_a_streaming_run_whose_slack_goes_down_ends_and_its_redelivery_posts_the_answer_once(

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.approvals_support import mention
-from tests.functional.test_slack_unreachable import ANSWER, answers_posted, closed_port
+from tests.slack_down_support import ANSWER, answers_posted, closed_port
 from tests.triggers_support import FakeContext, fake_apis, slack_request, sqs_lambda_event
 from tests.worker_support import System
 

@@ -13,7 +13,7 @@ from ..deployment import Services
 from ..hooks import Hook
 from ..inbound import TriggerEvent
 from ..loop.continuation import ContinuationHook, count_continuation
-from ..record import RunState, RunStatus
+from ..record import RunRecord, RunState, RunStatus
 from ..sandbox.outputs import code_files
 from ..stopping import StopCheck
 from ..stores import StoreFileStore
@@ -88,6 +88,19 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
         record = agent.run(message, state=state, deadline=delivery.deadline, run_id=run_id, stop=stop)
     measure(process.metrics, record)
     charge(delivery, workflow, door.run, record)
+    return _ended(delivery, event, channel, workflow, record, files)
+
+
+def _ended(
+    delivery: Delivery[Any],
+    event: TriggerEvent,
+    channel: Channel,
+    workflow: Workflow,
+    record: RunRecord,
+    files: StoreFileStore,
+) -> Outcome:
+    """What the invocation's end says: waiting for a decision, suspended to go on, or the run's answer."""
+    process = delivery.process
     waits = record.status in (RunStatus.SUSPENDED, RunStatus.AWAITING_APPROVAL)
     delivery.threads.mark_active(event.thread_id, record.run_id if waits else None)
     if record.status is RunStatus.AWAITING_APPROVAL:
@@ -98,7 +111,7 @@ def run_turn(delivery: Delivery[Any], event: TriggerEvent, run_id: str, *, conti
             else f":link: Waiting for {str(record.stop_reason).removeprefix('awaiting ')}: asked privately."
         )
         waiting = pending(record.state.context) if record.state else {}
-        wake_when_expired(process.wakeups, event, run_id, waiting, process.now())
+        wake_when_expired(process.wakeups, event, record.run_id, waiting, process.now())
         return Outcome.AWAITING_APPROVAL
     if waits:
         channel.progress(STILL_WORKING)
