@@ -1,8 +1,10 @@
-"""What the demo model's answers must never show: the run's internals (file ids, mime types, the engine's lines)."""
+"""The demo model's tests' shared parts: what its answers must never show (file ids, mime types, the engine's lines),
+and a payments workflow with a mutating tool of its own, as a person would write them."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from agent_runtime.files import InMemoryFileStore
 
@@ -44,3 +46,15 @@ model: {name: gpt-4.1-mini, context_window: 1047576}
 tools:
   python: [payments_tools:post_comment]
 """
+
+
+def eval_desk(folder: Path, suite: str) -> dict[str, str]:
+    """A folder holding the payments tools, the ticket-triage workflow and an eval suite of it; the CLI's
+    environment to run that suite there."""
+    for name in ("workflows", "evals", "tools", "state"):
+        (folder / name).mkdir()
+    (folder / "tools" / "payments_tools.py").write_text(TOOLS)
+    (folder / "workflows" / "ticket-triage.yaml").write_text(WORKFLOW)
+    (folder / "evals" / "ticket-triage.yaml").write_text(suite)
+    return {"AGENT_TOOLS_PATH": str(folder / "tools"), "AGENT_WORKFLOWS_DIR": str(folder / "workflows"),
+            "AGENT_EVALS_DIR": str(folder / "evals"), "AGENT_STATE_DIR": str(folder / "state")}  # fmt: skip

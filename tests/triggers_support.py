@@ -349,3 +349,18 @@ def workflows() -> list:
         ),
     )
     return [review, replace(make_workflow(), name="chat")]
+
+
+# A workflow only the support group may start (U0SAM): the access refusals' tests
+GUARDED = """\
+name: guarded
+description: d
+prompt: p
+model: {name: gpt-4o, context_window: 128000}
+triggers:
+  slack: {channels: [C0GUARD]}
+access:
+  groups:
+    support: {slack_users: [U0SAM]}
+  start: [support]
+"""

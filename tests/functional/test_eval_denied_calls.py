@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
-from tests.demo_support import TOOLS, WORKFLOW
+from tests.demo_support import eval_desk
 
 SUITE = """\
 cases:
@@ -35,13 +35,7 @@ cases:
 
 @pytest.mark.parametrize("approve", ["none", "all"])
 def test_a_denied_call_is_asked_but_not_called(tmp_path: Path, approve: str) -> None:
-    for name in ("workflows", "evals", "tools", "state"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "tools" / "payments_tools.py").write_text(TOOLS)
-    (tmp_path / "workflows" / "ticket-triage.yaml").write_text(WORKFLOW)
-    (tmp_path / "evals" / "ticket-triage.yaml").write_text(SUITE.format(approve=approve))
-    env = {"AGENT_TOOLS_PATH": str(tmp_path / "tools"), "AGENT_WORKFLOWS_DIR": str(tmp_path / "workflows"),
-           "AGENT_EVALS_DIR": str(tmp_path / "evals"), "AGENT_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    env = eval_desk(tmp_path, SUITE.format(approve=approve))
     report = tmp_path / "report.json"
     run_cli("eval", "ticket-triage", "-q", "--json", str(report), env=env)
     [case] = json.loads(report.read_text())["cases"]

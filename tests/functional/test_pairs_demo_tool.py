@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from tests.cli_support import run_cli
 from tests.conftest import model_for
-from tests.demo_support import TOOLS, WORKFLOW
+from tests.demo_support import TOOLS, WORKFLOW, eval_desk
 
 MESSAGE = "post_comment on PAY-812: the fix is in"
 
@@ -90,13 +90,7 @@ cases:
 
 @pytest.mark.parametrize("approve", ["none", "all"])
 def test_an_eval_stub_of_the_named_tool_keeps_its_approval(tmp_path: Path, approve: str) -> None:
-    for name in ("workflows", "evals", "tools", "state"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "tools" / "payments_tools.py").write_text(TOOLS)
-    (tmp_path / "workflows" / "ticket-triage.yaml").write_text(WORKFLOW)
-    (tmp_path / "evals" / "ticket-triage.yaml").write_text(SUITE.format(approve=approve))
-    env = {"AGENT_TOOLS_PATH": str(tmp_path / "tools"), "AGENT_WORKFLOWS_DIR": str(tmp_path / "workflows"),
-           "AGENT_EVALS_DIR": str(tmp_path / "evals"), "AGENT_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    env = eval_desk(tmp_path, SUITE.format(approve=approve))
     report = tmp_path / "report.json"
     result = run_cli("eval", "ticket-triage", "-q", "--json", str(report), env=env)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -15,20 +15,7 @@ from agent_runtime.triggers.queue import LocalQueue, decode
 from agent_runtime.workflows import load_workflow
 
 from tests.surface_support import signed_slack
-from tests.triggers_support import ENV, FakeContext, slack_mention, workflows
-
-GUARDED = """\
-name: guarded
-description: d
-prompt: p
-model: {name: gpt-4o, context_window: 128000}
-triggers:
-  slack: {channels: [C0GUARD]}
-access:
-  groups:
-    support: {slack_users: [U0SAM]}
-  start: [support]
-"""
+from tests.triggers_support import ENV, GUARDED, FakeContext, slack_mention, workflows
 
 
 def local(tmp_path: Path) -> tuple[Webhook, LocalQueue]:

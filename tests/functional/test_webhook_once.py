@@ -34,22 +34,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import moto_clients
 from tests.surface_support import SECRETS, WORKFLOWS, Surface, form, signed_slack, surface
-from tests.triggers_support import ENV, FakeContext, slack_mention, workflows
+from tests.triggers_support import ENV, GUARDED, FakeContext, slack_mention, workflows
 
 FAST = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 FRESH = itertools.count()
-GUARDED = """\
-name: guarded
-description: d
-prompt: p
-model: {name: gpt-4o, context_window: 128000}
-triggers:
-  slack: {channels: [C0GUARD]}
-access:
-  groups:
-    support: {slack_users: [U0SAM]}
-  start: [support]
-"""
 THREAD = {"ts": "1763800000.000300", "thread_ts": "1763800000.000100"}
 
 
