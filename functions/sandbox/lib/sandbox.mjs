@@ -123,6 +123,8 @@ export class Sandbox {
     if (!ready) {
       child.kill("start");
       const { stderr } = await child.execute({}, 1);
+      // Given up while its child was still starting (a busy machine): the caller's reason, not a failed start.
+      if (child.killedFor === "cancelled") return { ...GIVEN_UP, timings: { total_ms: ms(started) } };
       return { status: "crashed", error: `the sandbox did not start: ${tail(stderr)}`, timings: { total_ms: ms(started) } };
     }
     const outcome = await child.execute(childRequest(request), request.timeLimitMs);
@@ -142,6 +144,8 @@ export class Sandbox {
   }
 }
 
+const GIVEN_UP = { status: "crashed", error: "given up by the caller (its run was stopped)" };
+
 function childRequest(request) {
   return {
     code: request.code,
@@ -158,7 +162,7 @@ function childRequest(request) {
 }
 
 function shape({ exit, stdout, stderr }, child, request) {
-  if (child.killedFor === "cancelled") return { status: "crashed", error: "given up by the caller (its run was stopped)" };
+  if (child.killedFor === "cancelled") return { ...GIVEN_UP };
   if (child.killedFor === "timeout" && exit.code !== 0) {
     return { status: "timeout", error: `killed after the time limit of ${request.timeLimitMs} ms` };
   }
